@@ -1,0 +1,3 @@
+from tinydeploy.cli import main
+
+raise SystemExit(main())

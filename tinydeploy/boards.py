@@ -1,0 +1,283 @@
+"""Boards are data: one TOML file per board in ``boards/``, validated against schema 1.
+
+A board says which core and features the firmware may use, where its memory is, how its
+serial port is wired, how its cycles are counted and how it is flashed or emulated. The C
+that differs per chip family lives in ``firmware/platform/<family>/``.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from tinydeploy.errors import BoardError
+
+SCHEMA_VERSION = 1
+BOARDS_DIR = Path(__file__).resolve().parent.parent / "boards"
+
+# core id -> (gcc flags, features the core can have). "host" builds with the system compiler.
+CORES: dict[str, tuple[str, ...]] = {
+    "cortex-m0": ("-mcpu=cortex-m0", "-mthumb", "-mfloat-abi=soft"),
+    "cortex-m0plus": ("-mcpu=cortex-m0plus", "-mthumb", "-mfloat-abi=soft"),
+    "cortex-m3": ("-mcpu=cortex-m3", "-mthumb", "-mfloat-abi=soft"),
+    "cortex-m4": ("-mcpu=cortex-m4", "-mthumb", "-mfloat-abi=soft"),
+    "cortex-m4f": ("-mcpu=cortex-m4", "-mthumb", "-mfpu=fpv4-sp-d16", "-mfloat-abi=hard"),
+    "cortex-m7": ("-mcpu=cortex-m7", "-mthumb", "-mfpu=fpv5-d16", "-mfloat-abi=hard"),
+    "cortex-m33": ("-mcpu=cortex-m33", "-mthumb", "-mfpu=fpv5-sp-d16", "-mfloat-abi=hard"),
+    "cortex-m55": ("-mcpu=cortex-m55", "-mthumb", "-mfloat-abi=hard"),
+    "host": (),
+}
+FEATURES = frozenset({"dsp", "fpu", "mve"})
+FAMILIES = frozenset({"cmsdk", "stm32f4", "nrf5", "host"})
+UART_KINDS = frozenset({"cmsdk-uart", "stm32-usart", "nrf-uart0", "pty"})
+CYCLE_COUNTERS = frozenset({"dwt", "systick", "clock"})
+RUNNERS = frozenset({"qemu", "host", "pyocd", "nrfjprog", "platformio"})
+MEMORY_KINDS = frozenset({"flash", "ram"})
+
+
+@dataclass(frozen=True)
+class MemoryRegion:
+    name: str
+    kind: str
+    origin: int
+    size: int
+
+
+@dataclass(frozen=True)
+class Uart:
+    kind: str
+    base: int = 0
+    tx_pin: int | str | None = None
+    rx_pin: int | str | None = None
+    baud: int = 115200
+
+
+@dataclass(frozen=True)
+class Runner:
+    name: str
+    args: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Board:
+    id: str
+    name: str
+    mcu: str
+    family: str
+    core: str
+    clock_hz: int
+    cycle_counter: str
+    memory: tuple[MemoryRegion, ...]
+    uart: Uart
+    aliases: tuple[str, ...] = ()
+    features: frozenset[str] = frozenset()
+    runners: tuple[Runner, ...] = ()
+    qemu_machine: str | None = None
+    emulate: str | None = None
+    platformio: dict[str, str] = field(default_factory=dict)
+    path: Path | None = None
+
+    @property
+    def emulated(self) -> bool:
+        """True when the board itself runs here (QEMU machine or the host)."""
+        return self.qemu_machine is not None or self.family == "host"
+
+    @property
+    def cflags(self) -> tuple[str, ...]:
+        return CORES[self.core]
+
+    def region(self, kind: str) -> MemoryRegion:
+        """The first (main) region of a kind: the one code/data are linked into."""
+        for r in self.memory:
+            if r.kind == kind:
+                return r
+        raise BoardError(f"board '{self.id}' has no {kind} region")
+
+    @property
+    def ram_bytes(self) -> int:
+        return self.region("ram").size
+
+    @property
+    def flash_bytes(self) -> int:
+        return self.region("flash").size
+
+    def limited_to(self, real: Board) -> Board:
+        """This (emulated) board with RAM and flash capped at ``real``'s sizes.
+
+        Used by ``--emulate``: the firmware runs on the emulator with the real board's budget.
+        """
+        mem = []
+        for r in self.memory:
+            try:
+                cap = real.region(r.kind).size
+            except BoardError:
+                cap = r.size
+            mem.append(replace(r, size=min(r.size, cap)))
+        return replace(self, memory=tuple(mem), id=f"{real.id}@{self.id}",
+                       name=f"{real.name} emulated on {self.name}")
+
+
+def _fail(path: Path, msg: str) -> BoardError:
+    return BoardError(f"{path.name}: {msg}", hint="see boards/README.md for the board schema")
+
+
+def _get(d: dict[str, Any], key: str, typ: type | tuple[type, ...], path: Path,
+         where: str = "", default: Any = ...) -> Any:
+    if key not in d:
+        if default is not ...:
+            return default
+        raise _fail(path, f"missing required field '{where}{key}'")
+    val = d[key]
+    if isinstance(val, bool) and bool not in (typ if isinstance(typ, tuple) else (typ,)):
+        raise _fail(path, f"field '{where}{key}' must be {_tname(typ)}, got {val!r}")
+    if not isinstance(val, typ):
+        raise _fail(path, f"field '{where}{key}' must be {_tname(typ)}, got {val!r}")
+    return val
+
+
+def _tname(typ: type | tuple[type, ...]) -> str:
+    if isinstance(typ, tuple):
+        return " or ".join(t.__name__ for t in typ)
+    return typ.__name__
+
+
+def parse_board(data: dict[str, Any], path: Path) -> Board:
+    """Validate one board document; every problem is a BoardError naming file and field."""
+    schema = _get(data, "schema", int, path)
+    if schema != SCHEMA_VERSION:
+        raise _fail(path, f"schema {schema} is not supported (this tinydeploy reads "
+                          f"schema {SCHEMA_VERSION})")
+    known = {"schema", "id", "name", "aliases", "mcu", "family", "core", "features",
+             "clock_hz", "cycle_counter", "memory", "uart", "runners", "qemu", "emulate",
+             "platformio"}
+    unknown = sorted(set(data) - known)
+    if unknown:
+        raise _fail(path, f"unknown field '{unknown[0]}'")
+    bid = _get(data, "id", str, path)
+    if path.suffix == ".toml" and path.stem != bid:
+        raise _fail(path, f"id '{bid}' does not match the file name '{path.stem}'")
+    core = _get(data, "core", str, path)
+    if core not in CORES:
+        raise _fail(path, f"unknown core '{core}' (known: {', '.join(sorted(CORES))})")
+    family = _get(data, "family", str, path)
+    if family not in FAMILIES:
+        raise _fail(path, f"unknown family '{family}' (known: {', '.join(sorted(FAMILIES))})")
+    features = _get(data, "features", list, path, default=[])
+    for f in features:
+        if f not in FEATURES:
+            raise _fail(path, f"unknown feature '{f}' (known: {', '.join(sorted(FEATURES))})")
+    clock = _get(data, "clock_hz", int, path)
+    if clock <= 0:
+        raise _fail(path, f"clock_hz must be positive, got {clock}")
+    counter = _get(data, "cycle_counter", str, path)
+    if counter not in CYCLE_COUNTERS:
+        raise _fail(path, f"unknown cycle_counter '{counter}'")
+
+    regions = []
+    for i, m in enumerate(_get(data, "memory", list, path)):
+        if not isinstance(m, dict):
+            raise _fail(path, f"memory[{i}] must be a table")
+        w = f"memory[{i}]."
+        kind = _get(m, "kind", str, path, w)
+        if kind not in MEMORY_KINDS:
+            raise _fail(path, f"memory[{i}].kind '{kind}' must be flash or ram")
+        origin = _get(m, "origin", int, path, w)
+        size = _get(m, "size", int, path, w)
+        if size <= 0 or origin < 0:
+            raise _fail(path, f"memory[{i}] has origin {origin:#x} and size {size}: "
+                              "origin must be ≥ 0 and size > 0")
+        regions.append(MemoryRegion(_get(m, "name", str, path, w), kind, origin, size))
+    for kind in ("flash", "ram"):
+        if not any(r.kind == kind for r in regions):
+            raise _fail(path, f"no {kind} memory region")
+    ordered = sorted(regions, key=lambda r: r.origin)
+    if family != "host":
+        for a, b in zip(ordered, ordered[1:]):
+            if a.origin + a.size > b.origin:
+                raise _fail(path, f"memory regions '{a.name}' and '{b.name}' overlap")
+
+    u = _get(data, "uart", dict, path)
+    ukind = _get(u, "kind", str, path, "uart.")
+    if ukind not in UART_KINDS:
+        raise _fail(path, f"unknown uart.kind '{ukind}' (known: {', '.join(sorted(UART_KINDS))})")
+    uart = Uart(ukind, _get(u, "base", int, path, "uart.", 0),
+                _get(u, "tx_pin", (int, str), path, "uart.", None),
+                _get(u, "rx_pin", (int, str), path, "uart.", None),
+                _get(u, "baud", int, path, "uart.", 115200))
+
+    runners = []
+    for i, r in enumerate(_get(data, "runners", list, path, default=[])):
+        name = _get(r, "name", str, path, f"runners[{i}].")
+        if name not in RUNNERS:
+            raise _fail(path, f"unknown runner '{name}' (known: {', '.join(sorted(RUNNERS))})")
+        args = _get(r, "args", list, path, f"runners[{i}].", [])
+        runners.append(Runner(name, tuple(str(a) for a in args)))
+    qemu = _get(data, "qemu", dict, path, default={})
+    machine = _get(qemu, "machine", str, path, "qemu.", None) if qemu else None
+
+    return Board(
+        id=bid,
+        name=_get(data, "name", str, path),
+        mcu=_get(data, "mcu", str, path),
+        family=family,
+        core=core,
+        clock_hz=clock,
+        cycle_counter=counter,
+        memory=tuple(regions),
+        uart=uart,
+        aliases=tuple(_get(data, "aliases", list, path, default=[])),
+        features=frozenset(features),
+        runners=tuple(runners),
+        qemu_machine=machine,
+        emulate=_get(data, "emulate", str, path, default=None),
+        platformio=dict(_get(data, "platformio", dict, path, default={})),
+        path=path,
+    )
+
+
+def load_board_file(path: Path) -> Board:
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as e:
+        raise _fail(path, f"not valid TOML: {e}") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise BoardError(f"{path}: cannot read board file: {e}") from None
+    return parse_board(data, path)
+
+
+def list_boards(directory: Path = BOARDS_DIR) -> list[Board]:
+    """All boards, sorted by id."""
+    boards = [load_board_file(p) for p in sorted(directory.glob("*.toml"))]
+    seen: dict[str, str] = {}
+    for b in boards:
+        for name in (b.id, *b.aliases):
+            if name in seen:
+                raise BoardError(f"board name '{name}' is used by both '{seen[name]}' "
+                                 f"and '{b.id}'")
+            seen[name] = b.id
+    return boards
+
+
+def get_board(name: str, directory: Path = BOARDS_DIR) -> Board:
+    """A board by id or alias (case-insensitive), or a BoardError listing the known ids."""
+    boards = list_boards(directory)
+    key = name.lower()
+    for b in boards:
+        if key == b.id or key in (a.lower() for a in b.aliases):
+            return b
+    raise BoardError(f"unknown board '{name}'",
+                     hint="known boards: " + ", ".join(b.id for b in boards)
+                     + " (tinydeploy boards lists them)")
+
+
+def emulation_target(board: Board, directory: Path = BOARDS_DIR) -> Board:
+    """The emulated board that stands in for ``board`` under ``--emulate``, with ``board``'s
+    memory limits."""
+    if board.emulated:
+        return board
+    if not board.emulate:
+        raise BoardError(f"board '{board.id}' has no emulated stand-in",
+                         hint="its board file would need an 'emulate = \"<board id>\"' line")
+    return get_board(board.emulate, directory).limited_to(board)
