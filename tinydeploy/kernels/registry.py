@@ -1,0 +1,216 @@
+"""The kernel registry: the single table of supported ops and the `select` stage.
+
+Every op tinydeploy can compile is described by one or more `KernelVariant`s registered here
+by the op modules listed in `VARIANT_MODULES`. A variant says which C symbol implements the
+op, which sources it needs, which core features it requires, whether it accepts a given
+operator (from static shapes, dtypes and quantization only) and how to prepare it: `prepare`
+does all of TFLite's Prepare-time work in Python (multipliers, shifts, padding, activation
+ranges, output shapes) and returns a `KernelCall` from which codegen emits C with no decision
+left.
+
+Invariants:
+
+* `select_kernels` picks exactly one variant per operator, in op order; among the variants
+  whose features the board has and whose `accepts` returns None, the highest `priority` wins,
+  ties broken by `impl` then `symbol` (so the choice is reproducible);
+* `SUPPORTED_OPS` is derived from the registry, never written by hand;
+* an op without an accepting variant is an `UnsupportedError` naming the op index, its type
+  and every variant's reason.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from tinydeploy.errors import UnsupportedError
+from tinydeploy.model.ir import Graph, Operator
+
+
+@dataclass(frozen=True, eq=False)
+class ConstArray:
+    """A constant array emitted into model_data.c (const, 16-byte aligned).
+
+    ``values`` is 1-D, in the layout the kernel reads; ``name`` is unique within the op.
+    """
+
+    name: str
+    ctype: str
+    values: np.ndarray
+
+
+@dataclass(frozen=True, eq=False)
+class KernelCall:
+    """Everything codegen needs to emit one op; no decision is left to the template.
+
+    ``params`` maps struct fields to literals (int, float or str); a str value ``"@x"`` is a
+    pointer to the op's ConstArray named ``x``, ``"NULL"`` a null pointer. ``args`` are the
+    pointer arguments after ``&params``: ``"in0"``, ``"in1"``, ..., ``"out0"``, ``"scratch"``.
+    """
+
+    symbol: str
+    params_type: str
+    params: tuple[tuple[str, int | float | str], ...]
+    consts: tuple[ConstArray, ...]
+    args: tuple[str, ...]
+    scratch_bytes: int = 0
+
+    def const(self, name: str) -> ConstArray:
+        for c in self.consts:
+            if c.name == name:
+                return c
+        raise KeyError(f"{self.symbol} has no constant array '{name}'")
+
+    def param(self, name: str) -> int | float | str:
+        for k, v in self.params:
+            if k == name:
+                return v
+        raise KeyError(f"{self.symbol} has no parameter '{name}'")
+
+
+@dataclass(frozen=True)
+class KernelVariant:
+    """One implementation of one op. ``sources`` are relative to ``firmware/``."""
+
+    op: str
+    impl: str
+    symbol: str
+    sources: tuple[str, ...]
+    requires: frozenset[str]
+    accepts: Callable[[Graph, Operator], str | None] = field(compare=False)
+    prepare: Callable[[Graph, Operator], KernelCall] = field(compare=False)
+    inplace: bool = False
+    alias: bool = False
+    priority: int = 0
+
+
+@dataclass(frozen=True)
+class KernelChoice:
+    op_index: int
+    variant: KernelVariant
+    call: KernelCall | None  # None for aliases
+
+
+@dataclass(frozen=True)
+class Selection:
+    """One choice per operator, in op order."""
+
+    choices: tuple[KernelChoice, ...]
+
+    @property
+    def sources(self) -> tuple[str, ...]:
+        """Sorted unique source files (relative to firmware/) of the chosen variants."""
+        return tuple(sorted({s for c in self.choices for s in c.variant.sources}))
+
+    @property
+    def symbols(self) -> tuple[str, ...]:
+        return tuple(sorted({c.variant.symbol for c in self.choices if not c.variant.alias}))
+
+
+_VARIANTS: dict[str, list[KernelVariant]] = {}
+
+# Modules of tinydeploy.kernels that register variants when imported. A listed module that
+# does not exist (yet) is skipped, so the registry works while ops are being added.
+VARIANT_MODULES: list[str] = [
+    "conv",
+    "depthwise",
+    "fully_connected",
+    "pooling",
+    "softmax",
+    "reshape",
+]
+VARIANT_MODULES += ["elementwise", "shape_ops", "activations", "recurrent"]
+
+_loaded = False
+
+
+def register(variant: KernelVariant) -> KernelVariant:
+    """Add a variant to the table; a second variant with the same op and symbol is an error."""
+    lst = _VARIANTS.setdefault(variant.op, [])
+    for v in lst:
+        if v.symbol == variant.symbol:
+            raise ValueError(f"kernel variant {variant.symbol} for {variant.op} registered twice")
+    lst.append(variant)
+    return variant
+
+
+def _load() -> None:
+    global _loaded
+    if _loaded:
+        return
+    _loaded = True
+    for name in VARIANT_MODULES:
+        full = f"tinydeploy.kernels.{name}"
+        if importlib.util.find_spec(full) is not None:
+            importlib.import_module(full)
+
+
+def variants(op: str) -> tuple[KernelVariant, ...]:
+    """All registered variants of a builtin op (empty when unsupported)."""
+    _load()
+    return tuple(_VARIANTS.get(op, ()))
+
+
+def all_variants() -> tuple[KernelVariant, ...]:
+    _load()
+    return tuple(v for op in sorted(_VARIANTS) for v in _VARIANTS[op])
+
+
+def supported_ops() -> frozenset[str]:
+    _load()
+    return frozenset(op for op, lst in _VARIANTS.items() if lst)
+
+
+def is_supported(name: str) -> bool:
+    """True when at least one variant exists for the builtin op ``name``."""
+    return name in supported_ops()
+
+
+def __getattr__(name: str) -> object:
+    # SUPPORTED_OPS is computed on first access so that importing the registry stays cheap
+    # and op modules may import it to register themselves.
+    if name == "SUPPORTED_OPS":
+        return supported_ops()
+    raise AttributeError(name)
+
+
+def select_kernels(graph: Graph, board: object | None = None) -> Selection:
+    """Choose one kernel variant per operator of ``graph`` for ``board``.
+
+    ``board`` is a `tinydeploy.boards.Board` (its ``features`` gate dsp/mve variants) or None
+    for reference kernels only. Raises UnsupportedError naming the op index, type and reasons.
+    """
+    _load()
+    features: frozenset[str] = frozenset(getattr(board, "features", frozenset()) or ())
+    choices = []
+    for op in graph.operators:
+        cands = _VARIANTS.get(op.opcode, [])
+        if not cands:
+            raise UnsupportedError(
+                f"op {op.index} ({op.type_name}): no kernel for this op type",
+                hint="supported ops: " + ", ".join(sorted(supported_ops())))
+        reasons = []
+        ok: list[KernelVariant] = []
+        for v in cands:
+            missing = v.requires - features
+            if missing:
+                reasons.append(f"{v.symbol}: board lacks {', '.join(sorted(missing))}")
+                continue
+            why = v.accepts(graph, op)
+            if why is not None:
+                reasons.append(f"{v.symbol}: {why}")
+                continue
+            ok.append(v)
+        if not ok:
+            raise UnsupportedError(
+                f"op {op.index} ({op.type_name}): not supported: " + "; ".join(reasons),
+                hint="tinydeploy compiles full-INT8 models; quantize the model with "
+                     "'tinydeploy quantize' or check the op's options")
+        best = sorted(ok, key=lambda v: (-v.priority, v.impl, v.symbol))[0]
+        call = None if best.alias else best.prepare(graph, op)
+        choices.append(KernelChoice(op.index, best, call))
+    return Selection(tuple(choices))
