@@ -1,0 +1,21 @@
+# The two commands of the README. Both set up what is missing first (scripts/setup.sh).
+.PHONY: setup demo test lint fixtures
+
+PY := .venv/bin/python
+
+setup:
+	@bash scripts/setup.sh
+
+# The main job: keyword-spotting firmware for the nRF52840, run on its emulated Cortex-M4.
+demo: setup
+	@$(PY) -m tinydeploy.demo
+
+# The whole test suite (unit, golden, firmware, target tiers); CI runs exactly this.
+test: setup
+	@$(PY) -m pytest -q -p no:cacheprovider $(PYTEST_ARGS)
+
+lint: setup
+	@.venv/bin/ruff check tinydeploy tests
+
+fixtures: setup
+	@$(PY) tests/fixtures/make_fixtures.py

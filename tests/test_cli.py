@@ -1,0 +1,60 @@
+"""The command line: help, version, exit codes, JSON output, no tracebacks on user errors."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+FIX = Path(__file__).parent / "fixtures"
+
+
+def tdp(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "tinydeploy", *args],
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_version_and_help() -> None:
+    r = tdp("--version")
+    assert r.returncode == 0 and r.stdout.startswith("tinydeploy ")
+    r = tdp("--help")
+    assert r.returncode == 0
+    for cmd in ("inspect", "boards"):
+        assert cmd in r.stdout
+
+
+def test_usage_errors_exit_2() -> None:
+    assert tdp().returncode == 2
+    assert tdp("frobnicate").returncode == 2
+    assert tdp("inspect").returncode == 2
+
+
+def test_inspect_json() -> None:
+    r = tdp("inspect", str(FIX / "dscnn_kws.tflite"), "--json")
+    assert r.returncode == 0, r.stderr
+    info = json.loads(r.stdout)
+    for key in ("ops", "params_bytes", "macs", "inputs", "outputs", "unsupported_ops"):
+        assert key in info
+    assert info["macs"] == 2_656_768
+    assert [o["index"] for o in info["ops"]] == list(range(12))
+    assert {"index", "type", "version", "macs"} <= set(info["ops"][0])
+    (inp,) = info["inputs"]
+    assert inp["shape"] == [1, 49, 10, 1] and inp["dtype"] == "int8"
+    assert isinstance(inp["scale"], float) and isinstance(inp["zero_point"], int)
+
+
+def test_user_errors_exit_1_without_traceback(tmp_path: Path) -> None:
+    junk = tmp_path / "junk.tflite"
+    junk.write_bytes(b"\x01\x02\x03\x04" * 100)
+    for arg in (str(tmp_path / "missing.tflite"), str(tmp_path), str(junk)):
+        r = tdp("inspect", arg)
+        assert r.returncode == 1, (arg, r.stderr)
+        assert "Traceback" not in r.stderr
+        assert r.stderr.startswith("error: ") and arg in r.stderr
+    r = tdp("boards", "--json")
+    assert r.returncode == 0
+    ids = {b["id"] for b in json.loads(r.stdout)}
+    assert {"nrf52840dk", "microbit-v1", "host"} <= ids
+    for b in json.loads(r.stdout):
+        assert {"id", "name", "core", "ram_bytes", "flash_bytes", "emulated"} <= set(b)
