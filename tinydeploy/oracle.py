@@ -1,0 +1,41 @@
+"""The numeric oracle: TensorFlow Lite Micro's reference kernels via the tflite-micro
+Python interpreter.
+
+Every kernel test compares tinydeploy's bytes with this function's bytes (DESIGN invariant
+1). tflite-micro is imported lazily so that the rest of tinydeploy works without it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from tinydeploy.errors import ToolchainError
+
+
+def run_oracle(model_bytes: bytes, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
+    """Run ``model_bytes`` once on ``inputs`` (one array per graph input, in order, already of
+    the input tensors' dtype and shape) and return copies of all graph outputs."""
+    try:
+        from tflite_micro.python.tflite_micro import runtime
+    except ImportError as e:
+        raise ToolchainError("the reference interpreter (tflite-micro) is not installed",
+                             hint="pip install tflite-micro (the 'oracle' extra)") from e
+    try:
+        interp = runtime.Interpreter.from_bytes(bytes(model_bytes))
+    except Exception as e:  # the interpreter raises RuntimeError/ValueError with its log
+        raise ToolchainError(f"tflite-micro rejected the model: {e}".strip()) from e
+    for i, arr in enumerate(inputs):
+        interp.set_input(np.ascontiguousarray(arr), i)
+    try:
+        interp.invoke()
+    except Exception as e:
+        raise ToolchainError(f"tflite-micro failed to invoke the model: {e}".strip()) from e
+    return [np.array(interp.get_output(i), copy=True) for i in range(_num_outputs(model_bytes))]
+
+
+def _num_outputs(model_bytes: bytes) -> int:
+    from tinydeploy.model.loader import load_tflite
+
+    return len(load_tflite(bytes(model_bytes)).outputs)
