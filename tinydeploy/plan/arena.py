@@ -1,0 +1,500 @@
+"""The static arena planner: one offset per buffer, decided on the host and checked.
+
+The firmware has a single arena. Every non-constant tensor, every kernel scratch buffer and
+every variable tensor gets an offset into it here; the device never allocates. The problem is
+dynamic storage allocation with fixed lifetimes: buffers are intervals in time (op steps,
+both ends inclusive) and must be given intervals in space (offsets) such that two buffers live
+at the same step never share a byte, unless one is declared in-place over the other.
+
+Invariants of every `ArenaPlan` returned by `plan_arena` (checked by `verify_plan` before it
+returns, so a planner bug is an exception and never a corrupt firmware):
+
+* two buffers live at a common step occupy disjoint byte ranges, except a declared in-place
+  pair, which sits at the *same* offset (the elementwise kernel writes each output element
+  after reading the input element at the same index, so only an exact overlap is safe);
+* every offset is a multiple of its buffer's alignment;
+* ``arena_bytes >= lower_bound_bytes``, the largest sum of aligned sizes of buffers live at
+  any one step (an in-place pair counted once, as the larger of the two);
+* the same buffers give the same plan on every run and every machine: orders are total
+  (ties broken by name) and the exhaustive search is limited by a node count, not by time
+  (a wall-clock limit exists only as a safety net and is reported when it fires).
+
+In-place: a buffer ``Y`` with ``inplace_of="X"`` is written by the op that reads ``X`` for the
+last time (``X.last == Y.first``). The planner places ``Y`` at ``X``'s offset; such chains
+(``X -> Y -> Z``) are planned as one unit whose footprint at each step is the largest member
+live at that step.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from tinydeploy.errors import BudgetError
+
+ALGORITHMS: tuple[str, ...] = ("auto", "greedy-size", "greedy-conflicts", "optimal")
+DEFAULT_ALIGN = 16
+# Exhaustive search limits. The node budget keeps results reproducible; the time limit is a
+# safety net for pathological inputs only.
+DEFAULT_MAX_NODES = 20_000
+DEFAULT_TIME_LIMIT_S = 5.0
+
+
+def align_up(value: int, align: int) -> int:
+    """The smallest multiple of ``align`` that is >= ``value``."""
+    return -(-value // align) * align
+
+
+@dataclass(frozen=True)
+class Buffer:
+    """A block of arena memory needed from op step ``first`` to ``last`` (inclusive).
+
+    ``inplace_of`` names a buffer this one may be placed over (declared by an elementwise
+    kernel); it requires ``that.last == self.first``.
+    """
+
+    name: str
+    size: int
+    first: int
+    last: int
+    align: int = DEFAULT_ALIGN
+    inplace_of: str | None = None
+
+    @property
+    def padded_size(self) -> int:
+        """The size rounded up to the alignment: what the buffer costs in the arena."""
+        return align_up(self.size, self.align)
+
+    def live_at(self, step: int) -> bool:
+        return self.first <= step <= self.last
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where one buffer went: ``offset`` bytes from the arena start."""
+
+    name: str
+    offset: int
+    size: int
+    first: int
+    last: int
+
+
+@dataclass(frozen=True)
+class Trial:
+    """The result one algorithm reached (``auto`` tries several and keeps the smallest)."""
+
+    algorithm: str
+    arena_bytes: int
+    complete: bool = True  # False: the exhaustive search stopped at its node or time limit
+
+
+@dataclass(frozen=True)
+class ArenaPlan:
+    """Offsets for every buffer. ``algorithm`` is the one whose layout was kept."""
+
+    algorithm: str
+    arena_bytes: int
+    lower_bound_bytes: int
+    placements: tuple[Placement, ...]
+    requested: str = "auto"
+    trials: tuple[Trial, ...] = ()
+
+    @property
+    def optimal(self) -> bool:
+        """True when the arena provably cannot be smaller (it reaches the lower bound)."""
+        return self.arena_bytes == self.lower_bound_bytes
+
+    def offset(self, name: str) -> int:
+        return self.placement(name).offset
+
+    def placement(self, name: str) -> Placement:
+        for p in self.placements:
+            if p.name == name:
+                return p
+        raise KeyError(f"arena plan has no buffer '{name}'")
+
+
+# --- planning units: a buffer, or an in-place chain of buffers sharing one offset ----------
+
+
+@dataclass(frozen=True)
+class _Unit:
+    name: str
+    members: tuple[Buffer, ...]
+    first: int
+    last: int
+    profile: tuple[int, ...]  # footprint (padded bytes) at steps first..last
+    align: int
+    size: int  # the largest footprint
+
+    def at(self, step: int) -> int:
+        if self.first <= step <= self.last:
+            return self.profile[step - self.first]
+        return 0
+
+
+def _check_buffers(buffers: Sequence[Buffer]) -> dict[str, Buffer]:
+    by_name: dict[str, Buffer] = {}
+    for b in buffers:
+        if b.name in by_name:
+            raise ValueError(f"arena buffers: name '{b.name}' is used twice")
+        if b.size < 0 or b.first < 0 or b.last < b.first:
+            raise ValueError(f"arena buffer '{b.name}': size {b.size}, steps {b.first}..{b.last}"
+                             " (need size >= 0 and 0 <= first <= last)")
+        if b.align < 1:
+            raise ValueError(f"arena buffer '{b.name}': alignment {b.align} must be >= 1")
+        by_name[b.name] = b
+    sources: dict[str, str] = {}
+    for b in buffers:
+        if b.inplace_of is None:
+            continue
+        src = by_name.get(b.inplace_of)
+        if src is None:
+            raise ValueError(f"arena buffer '{b.name}' is in-place over unknown buffer "
+                             f"'{b.inplace_of}'")
+        if src.last != b.first:
+            raise ValueError(f"arena buffer '{b.name}' (steps {b.first}..{b.last}) cannot be "
+                             f"in-place over '{src.name}' (steps {src.first}..{src.last}): "
+                             f"the source must die at the step the buffer is written")
+        if src.name in sources:
+            raise ValueError(f"arena buffers '{sources[src.name]}' and '{b.name}' are both "
+                             f"in-place over '{src.name}'")
+        sources[src.name] = b.name
+    # Cycles: with src.last == b.first a cycle needs every member at one step.
+    for b in buffers:
+        seen = {b.name}
+        cur = b
+        while cur.inplace_of is not None:
+            cur = by_name[cur.inplace_of]
+            if cur.name in seen:
+                raise ValueError(f"arena buffers form an in-place cycle through '{b.name}'")
+            seen.add(cur.name)
+    return by_name
+
+
+def _units(buffers: Sequence[Buffer]) -> list[_Unit]:
+    by_name = _check_buffers(buffers)
+    child = {b.inplace_of: b.name for b in buffers if b.inplace_of is not None}
+    units = []
+    for b in sorted(buffers, key=lambda x: x.name):
+        if b.inplace_of is not None:
+            continue  # placed with its root
+        members = [b]
+        while members[-1].name in child:
+            members.append(by_name[child[members[-1].name]])
+        first = min(m.first for m in members)
+        last = max(m.last for m in members)
+        profile = tuple(max((m.padded_size for m in members if m.live_at(t)), default=0)
+                        for t in range(first, last + 1))
+        align = math.lcm(*(m.align for m in members))
+        units.append(_Unit(b.name, tuple(members), first, last, profile, align,
+                           max(profile)))
+    return units
+
+
+def _live_profile(units: Iterable[_Unit]) -> list[int]:
+    units = list(units)
+    steps = max((u.last for u in units), default=-1) + 1
+    live = [0] * steps
+    for u in units:
+        for i, s in enumerate(u.profile):
+            live[u.first + i] += s
+    return live
+
+
+def live_bytes(buffers: Sequence[Buffer]) -> tuple[int, ...]:
+    """Aligned bytes live at each op step (an in-place pair counted once, as the larger)."""
+    return tuple(_live_profile(_units(buffers)))
+
+
+def lower_bound(buffers: Sequence[Buffer]) -> int:
+    """No arena can be smaller: the largest sum of aligned sizes live at any one step."""
+    return max(live_bytes(buffers), default=0)
+
+
+# --- first-fit placement ---------------------------------------------------------------
+
+
+class _Conflicts:
+    """For every pair of units live at a common step, the footprint pairs (a, b) that occur,
+    so that the test 'can u sit at o given v at ov' is: for each pair, o + a <= ov or
+    ov + b <= o."""
+
+    def __init__(self, units: Sequence[_Unit]) -> None:
+        n = len(units)
+        self.pairs: list[dict[int, tuple[tuple[int, int], ...]]] = [{} for _ in range(n)]
+        order = sorted(range(n), key=lambda i: units[i].first)
+        for x, i in enumerate(order):
+            ui = units[i]
+            for j in order[x + 1:]:
+                uj = units[j]
+                if uj.first > ui.last:
+                    break
+                lo, hi = max(ui.first, uj.first), min(ui.last, uj.last)
+                fp = sorted({(ui.at(t), uj.at(t)) for t in range(lo, hi + 1)
+                             if ui.at(t) > 0 and uj.at(t) > 0})
+                if not fp:
+                    continue
+                self.pairs[i][j] = tuple(fp)
+                self.pairs[j][i] = tuple((b, a) for a, b in fp)
+        self.count = [len(p) for p in self.pairs]
+
+
+def _first_fit(u: int, unit: _Unit, offsets: dict[int, int], conf: _Conflicts) -> int:
+    """The lowest aligned offset where unit ``u`` overlaps no placed unit live with it."""
+    forbidden = []  # open intervals (lo, hi): u's offset o is invalid when lo < o < hi
+    for v, fps in conf.pairs[u].items():
+        ov = offsets.get(v)
+        if ov is None:
+            continue
+        for a, b in fps:
+            forbidden.append((ov - a, ov + b))
+    forbidden.sort()
+    o = 0
+    moved = True
+    while moved:
+        moved = False
+        for lo, hi in forbidden:
+            if lo < o < hi:
+                o = align_up(hi, unit.align)
+                moved = True
+    return o
+
+
+def _top(units: Sequence[_Unit], offsets: dict[int, int]) -> int:
+    return max((o + units[i].size for i, o in offsets.items()), default=0)
+
+
+def _greedy(units: Sequence[_Unit], conf: _Conflicts, order: Sequence[int]) -> dict[int, int]:
+    offsets: dict[int, int] = {}
+    for i in order:
+        offsets[i] = _first_fit(i, units[i], offsets, conf)
+    return offsets
+
+
+def _order_by_size(units: Sequence[_Unit]) -> list[int]:
+    """Largest first (TFLM's greedy planner); then longest-lived; ties by name."""
+    return sorted(range(len(units)),
+                  key=lambda i: (-units[i].size, units[i].first - units[i].last, units[i].name))
+
+
+def _order_by_conflicts(units: Sequence[_Unit], conf: _Conflicts) -> list[int]:
+    """Most conflicting first (TVM USMP's greedy_by_conflicts); then largest; ties by name."""
+    return sorted(range(len(units)),
+                  key=lambda i: (-conf.count[i], -units[i].size, units[i].name))
+
+
+class _Search:
+    """Branch and bound over first-fit placement orders.
+
+    A node is a set of placed units. Each child places one more unit at its first-fit offset.
+    Bound: placing more units only removes free space, so every unplaced unit ends at or
+    above its current first-fit offset; max(top, max over unplaced of first fit + size) is a
+    lower bound for the subtree, as is the global lower bound. Two units not live at a common
+    step do not affect each other's first fit, so their order is fixed (lower index first)
+    when they are placed one right after the other.
+    """
+
+    def __init__(self, units: Sequence[_Unit], conf: _Conflicts, lb: int, best: int,
+                 best_offsets: dict[int, int] | None, max_nodes: int,
+                 time_limit_s: float) -> None:
+        self.units = units
+        self.conf = conf
+        self.lb = lb
+        self.best = best
+        self.best_offsets = best_offsets
+        self.max_nodes = max_nodes
+        self.deadline = time.monotonic() + time_limit_s
+        self.nodes = 0
+        self.stopped = False
+        self.rank = {i: r for r, i in enumerate(_order_by_size(units))}
+        steps = max((u.last for u in units), default=-1) + 1
+        self.by_step: list[list[int]] = [[] for _ in range(steps)]
+        for i, u in enumerate(units):
+            for t in range(u.first, u.last + 1):
+                self.by_step[t].append(i)
+
+    def run(self) -> None:
+        n = len(self.units)
+        ff = {i: _first_fit(i, self.units[i], {}, self.conf) for i in range(n)}
+        self._dfs({}, ff, 0, None)
+
+    def _step_bound(self, offsets: dict[int, int], ff: dict[int, int]) -> int:
+        """At each step the unplaced units live there must all sit at or above the lowest
+        of their first fits, side by side, around the placed units above that height."""
+        units = self.units
+        floor: dict[int, int] = {}
+        need: dict[int, int] = {}
+        for i, o in ff.items():
+            u = units[i]
+            for t in range(u.first, u.last + 1):
+                f = u.profile[t - u.first]
+                if f:
+                    need[t] = need.get(t, 0) + f
+                    if o < floor.get(t, 1 << 62):
+                        floor[t] = o
+        bound = 0
+        for t, m in floor.items():
+            total = m + need[t]
+            for p in self.by_step[t]:
+                op = offsets.get(p)
+                if op is not None:
+                    total += max(0, op + units[p].at(t) - max(op, m))
+            if total > bound:
+                bound = total
+        return bound
+
+    def _dfs(self, offsets: dict[int, int], ff: dict[int, int], top: int,
+             last: int | None) -> None:
+        if self.stopped or self.best <= self.lb:
+            return
+        self.nodes += 1
+        if self.nodes > self.max_nodes or (self.nodes % 256 == 0
+                                           and time.monotonic() > self.deadline):
+            self.stopped = True
+            return
+        if not ff:
+            if top < self.best:
+                self.best = top
+                self.best_offsets = dict(offsets)
+            return
+        units = self.units
+        bound = max(top, self.lb, max(o + units[i].size for i, o in ff.items()))
+        if bound >= self.best or self._step_bound(offsets, ff) >= self.best:
+            return
+        kids = sorted(ff, key=lambda i: self.rank[i])
+        for i in kids:
+            if (last is not None and self.rank[i] < self.rank[last]
+                    and last not in self.conf.pairs[i]):
+                continue  # same layout as placing i before last: explored there
+            o = ff[i]
+            new_top = max(top, o + units[i].size)
+            if new_top >= self.best:
+                continue
+            offsets[i] = o
+            child_ff = {}
+            for j, oj in ff.items():
+                if j == i:
+                    continue
+                child_ff[j] = (_first_fit(j, units[j], offsets, self.conf)
+                               if i in self.conf.pairs[j] else oj)
+            self._dfs(offsets, child_ff, new_top, i)
+            del offsets[i]
+            if self.stopped or self.best <= self.lb:
+                return
+
+
+def plan_arena(buffers: Sequence[Buffer], capacity: int | None = None,
+               algorithm: str = "auto", time_limit_s: float = DEFAULT_TIME_LIMIT_S,
+               max_nodes: int = DEFAULT_MAX_NODES) -> ArenaPlan:
+    """Give every buffer an offset; raise BudgetError when the arena exceeds ``capacity``.
+
+    ``auto`` runs both greedy orders, then (unless one already reached the lower bound, which
+    proves it optimal) the branch and bound seeded with the better greedy layout, and keeps
+    the smallest arena (ties: the earlier algorithm in ``ALGORITHMS``).
+    """
+    if algorithm not in ALGORITHMS:
+        raise ValueError(f"unknown arena planning algorithm '{algorithm}' "
+                         f"(known: {', '.join(ALGORITHMS)})")
+    units = _units(buffers)
+    conf = _Conflicts(units)
+    lb = max(_live_profile(units), default=0)
+    trials: list[Trial] = []
+    results: list[tuple[str, dict[int, int]]] = []
+
+    def keep(name: str, offsets: dict[int, int], complete: bool = True) -> None:
+        trials.append(Trial(name, _top(units, offsets), complete))
+        results.append((name, offsets))
+
+    if algorithm in ("auto", "greedy-size"):
+        keep("greedy-size", _greedy(units, conf, _order_by_size(units)))
+    if algorithm in ("auto", "greedy-conflicts"):
+        keep("greedy-conflicts", _greedy(units, conf, _order_by_conflicts(units, conf)))
+    if algorithm == "optimal" or (algorithm == "auto" and min(t.arena_bytes for t in trials)
+                                  > lb):
+        seed_name, seed = min(results, key=lambda r: _top(units, r[1])) if results else (
+            "greedy-size", _greedy(units, conf, _order_by_size(units)))
+        search = _Search(units, conf, lb, _top(units, seed), dict(seed), max_nodes,
+                         time_limit_s)
+        search.run()
+        assert search.best_offsets is not None
+        keep("optimal", search.best_offsets, not search.stopped)
+    # Smallest arena wins; on a tie the first tried (simplest) algorithm is reported.
+    best_i = min(range(len(results)), key=lambda i: (trials[i].arena_bytes, i))
+    name, offsets = results[best_i]
+    placements = []
+    for i, u in enumerate(units):
+        for m in u.members:
+            placements.append(Placement(m.name, offsets[i], m.size, m.first, m.last))
+    placements.sort(key=lambda p: (p.offset, p.first, p.name))
+    plan = ArenaPlan(name, _top(units, offsets), lb, tuple(placements), algorithm,
+                     tuple(trials))
+    verify_plan(buffers, plan)
+    if capacity is not None and plan.arena_bytes > capacity:
+        raise BudgetError(
+            f"arena needs {plan.arena_bytes:,} bytes but only {capacity:,} are available "
+            f"(over by {plan.arena_bytes - capacity:,}; lower bound {lb:,}); "
+            f"peak at op {peak_step(buffers)}: {_peak_text(buffers)}",
+            hint="a board with more RAM, a smaller model, or in-place elementwise kernels")
+    return plan
+
+
+def peak_step(buffers: Sequence[Buffer]) -> int:
+    """The first op step at which the live bytes reach the lower bound."""
+    live = live_bytes(buffers)
+    return live.index(max(live)) if live else 0
+
+
+def _peak_text(buffers: Sequence[Buffer], limit: int = 3) -> str:
+    step = peak_step(buffers)
+    live = sorted((b for b in buffers if b.live_at(step)), key=lambda b: (-b.size, b.name))
+    parts = [f"{b.name} {b.size:,} B" for b in live[:limit]]
+    if len(live) > limit:
+        parts.append(f"{len(live) - limit} more")
+    return ", ".join(parts) if parts else "nothing live"
+
+
+def verify_plan(buffers: Sequence[Buffer], plan: ArenaPlan) -> None:
+    """Check a plan's invariants against its buffers; raise AssertionError on a violation.
+
+    This is the planner's proof obligation: every buffer placed once, offsets aligned, no two
+    buffers live at a common step sharing a byte unless they belong to one in-place chain and
+    sit at the same offset, everything inside ``arena_bytes``, which is >= the bound.
+    """
+    by_name = {b.name: b for b in buffers}
+    placed = {p.name: p for p in plan.placements}
+    if set(placed) != set(by_name) or len(placed) != len(plan.placements):
+        raise AssertionError("arena plan does not place every buffer exactly once")
+    for name, b in by_name.items():
+        p = placed[name]
+        if p.offset < 0 or p.offset % b.align:
+            raise AssertionError(f"buffer '{name}' at offset {p.offset} breaks alignment "
+                                 f"{b.align}")
+        if p.offset + b.padded_size > plan.arena_bytes:
+            raise AssertionError(f"buffer '{name}' ends past the arena")
+    if plan.arena_bytes < plan.lower_bound_bytes:
+        raise AssertionError("arena smaller than its lower bound")
+    roots = {}
+    for b in buffers:
+        cur = b
+        while cur.inplace_of is not None and cur.inplace_of in by_name:
+            cur = by_name[cur.inplace_of]
+        roots[b.name] = cur.name
+    ordered = sorted(buffers, key=lambda b: (b.first, b.name))
+    for x, a in enumerate(ordered):
+        pa = placed[a.name]
+        for b in ordered[x + 1:]:
+            if b.first > a.last:
+                break
+            pb = placed[b.name]
+            if pa.offset + a.size <= pb.offset or pb.offset + b.size <= pa.offset:
+                continue
+            if a.size == 0 or b.size == 0:
+                continue
+            if roots[a.name] == roots[b.name] and pa.offset == pb.offset:
+                continue
+            raise AssertionError(f"buffers '{a.name}' and '{b.name}' are live together and "
+                                 f"overlap at offsets {pa.offset} and {pb.offset}")
