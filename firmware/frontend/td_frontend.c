@@ -1,0 +1,199 @@
+/*
+ * td_frontend.c: framing, Hann window, real FFT, power spectrum, mel filterbank, log,
+ * DCT-II (or identity for log-mel), normalisation, int8 quantization. See td_frontend.h and
+ * docs/frontend.md. Every floating-point operation below is a plain IEEE single-precision
+ * +, -, * or /, in the order written: keep it that way (no reassociation, no FMA).
+ */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("fp-contract=off")
+#endif
+#if defined(__FAST_MATH__)
+#error "td_frontend must not be built with -ffast-math: host and device output would differ"
+#endif
+
+#define TD_FRONTEND_DEFINE_TABLES
+#include "td_frontend.h"
+
+#define TD_FE_HALF (TD_FE_FFT / 2)
+
+#if TD_FE_WINDOW > TD_FE_FFT
+#error "TD_FE_WINDOW must not exceed TD_FE_FFT"
+#endif
+#if TD_FE_BIN_LAST > TD_FE_HALF
+#error "TD_FE_BIN_LAST out of range"
+#endif
+
+typedef union {
+    float f;
+    uint32_t u;
+} td_fe_bits_t;
+
+float td_frontend_logf(float x)
+{
+    /* x = m * 2^e with m in [sqrt(1/2), sqrt(2)); ln m = 2 atanh(s), s = (m - 1) / (m + 1),
+     * |s| < 0.172, series to s^9 (truncation < 2e-9 relative). */
+    td_fe_bits_t b;
+    int32_t e;
+    float m, s, s2, p;
+    b.f = x;
+    e = (int32_t)((b.u >> 23) & 0xffu) - 127;
+    b.u = (b.u & 0x007fffffu) | 0x3f800000u;
+    m = b.f;
+    if (m > 0x1.6a09e6p+0f) { /* sqrt(2) */
+        m = m * 0.5f;
+        e = e + 1;
+    }
+    s = (m - 1.0f) / (m + 1.0f);
+    s2 = s * s;
+    p = 0x1.c71c72p-4f;               /* 1/9 */
+    p = 0x1.24924ap-3f + s2 * p;      /* 1/7 */
+    p = 0x1.99999ap-3f + s2 * p;      /* 1/5 */
+    p = 0x1.555556p-2f + s2 * p;      /* 1/3 */
+    p = 1.0f + s2 * p;
+    return (float)e * 0x1.62e430p-1f + 2.0f * s * p; /* ln 2 */
+}
+
+static void td_fe_cfft(float *z)
+{
+    /* In-place radix-2 decimation-in-time FFT of TD_FE_HALF complex values (interleaved),
+     * forward sign: W = exp(-2 pi i j / TD_FE_HALF) = cos[2j * step] - i sin[2j * step]. */
+    uint32_t i, j, k, len;
+    for (i = 0; i < TD_FE_HALF; i++) {
+        uint32_t r = 0, v = i;
+        for (k = 1; k < TD_FE_FFT_LOG2; k++) {
+            r = (r << 1) | (v & 1u);
+            v >>= 1;
+        }
+        if (r > i) {
+            float tr = z[2 * i], ti = z[2 * i + 1];
+            z[2 * i] = z[2 * r];
+            z[2 * i + 1] = z[2 * r + 1];
+            z[2 * r] = tr;
+            z[2 * r + 1] = ti;
+        }
+    }
+    for (len = 2; len <= TD_FE_HALF; len <<= 1) {
+        uint32_t half = len >> 1;
+        uint32_t step = (TD_FE_FFT / len); /* index into the TD_FE_FFT-point tables */
+        for (j = 0; j < half; j++) {
+            float wr = td_fe_cos[j * step];
+            float wi = -td_fe_sin[j * step];
+            for (k = j; k < TD_FE_HALF; k += len) {
+                float *a = &z[2 * k];
+                float *b = &z[2 * (k + half)];
+                float tr = wr * b[0] - wi * b[1];
+                float ti = wr * b[1] + wi * b[0];
+                b[0] = a[0] - tr;
+                b[1] = a[1] - ti;
+                a[0] = a[0] + tr;
+                a[1] = a[1] + ti;
+            }
+        }
+    }
+}
+
+void td_frontend_frame_f32(const int16_t *ring, uint32_t ring_len, uint32_t start,
+                           float *out, td_frontend_scratch_t *scratch)
+{
+    float *z = scratch->fft;
+    float *mel = scratch->mel;
+    uint32_t i, k, pos;
+    int32_t j;
+
+    /* window: z[n] holds x[n], i.e. z[2m] + i z[2m+1] = x[2m] + i x[2m+1] */
+    pos = start % ring_len;
+    for (i = 0; i < TD_FE_WINDOW; i++) {
+        z[i] = (float)ring[pos] * td_fe_window[i];
+        pos = pos + 1;
+        if (pos == ring_len) {
+            pos = 0;
+        }
+    }
+    for (; i < TD_FE_FFT; i++) {
+        z[i] = 0.0f;
+    }
+    td_fe_cfft(z);
+
+    for (i = 0; i < TD_FE_MEL_BANDS; i++) {
+        mel[i] = 0.0f;
+    }
+    /* split the half-size complex spectrum Z into the real signal's spectrum X, k <= N/2:
+     * X[k] = (Z[k] + conj Z[M-k]) / 2 + W^k (Z[k] - conj Z[M-k]) / 2i,  W = exp(-2 pi i / N) */
+    for (k = TD_FE_BIN_FIRST; k <= TD_FE_BIN_LAST; k++) {
+        uint32_t ka = k % TD_FE_HALF, kb = (TD_FE_HALF - k) % TD_FE_HALF;
+        float ar = z[2 * ka], ai = z[2 * ka + 1];
+        float br = z[2 * kb], bi = z[2 * kb + 1];
+        float er = 0.5f * (ar + br), ei = 0.5f * (ai - bi);
+        float or_ = 0.5f * (ai + bi), oi = 0.5f * (br - ar);
+        float c = (k < TD_FE_HALF) ? td_fe_cos[k] : -1.0f;
+        float s = (k < TD_FE_HALF) ? td_fe_sin[k] : 0.0f;
+        float xr = er + (c * or_ + s * oi);
+        float xi = ei + (c * oi - s * or_);
+        float power = xr * xr + xi * xi;
+        uint32_t t = k - TD_FE_BIN_FIRST;
+        j = td_fe_bin_band[t];
+        if (j >= 0) {
+            mel[j] = mel[j] + td_fe_w_lower[t] * power;
+        }
+        if (j + 1 < TD_FE_MEL_BANDS) {
+            mel[j + 1] = mel[j + 1] + td_fe_w_upper[t] * power;
+        }
+    }
+    for (i = 0; i < TD_FE_MEL_BANDS; i++) {
+        mel[i] = td_frontend_logf(mel[i] + TD_FE_LOG_FLOOR);
+    }
+    for (i = 0; i < TD_FE_OUT; i++) {
+        const float *row = &td_fe_out_matrix[i * TD_FE_MEL_BANDS];
+        float acc = 0.0f;
+        for (k = 0; k < TD_FE_MEL_BANDS; k++) {
+            acc = acc + row[k] * mel[k];
+        }
+        out[i] = acc + td_fe_out_bias[i];
+    }
+}
+
+void td_frontend_quantize_s8(const float *x, int8_t *q, uint32_t n, float scale,
+                             int32_t zero_point)
+{
+    uint32_t i;
+    for (i = 0; i < n; i++) {
+        float v = x[i] / scale;
+        int32_t r;
+        if (v > 1000.0f) {
+            v = 1000.0f;
+        } else if (v < -1000.0f) {
+            v = -1000.0f;
+        }
+        r = (v >= 0.0f) ? (int32_t)(v + 0.5f) : -(int32_t)(0.5f - v);
+        r = r + zero_point;
+        q[i] = (int8_t)(r < -128 ? -128 : (r > 127 ? 127 : r));
+    }
+}
+
+void td_frontend_frame_s8(const int16_t *ring, uint32_t ring_len, uint32_t start,
+                          int8_t *out, float scale, int32_t zero_point,
+                          td_frontend_scratch_t *scratch)
+{
+    float f[TD_FE_OUT];
+    td_frontend_frame_f32(ring, ring_len, start, f, scratch);
+    td_frontend_quantize_s8(f, out, TD_FE_OUT, scale, zero_point);
+}
+
+void td_frontend_clip_f32(const int16_t *clip, float *out, td_frontend_scratch_t *scratch)
+{
+    uint32_t t;
+    for (t = 0; t < TD_FE_FRAMES; t++) {
+        td_frontend_frame_f32(clip, TD_FE_CLIP_SAMPLES, t * TD_FE_STRIDE,
+                              &out[t * TD_FE_OUT], scratch);
+    }
+}
+
+void td_frontend_clip_s8(const int16_t *clip, int8_t *out, float scale, int32_t zero_point,
+                         td_frontend_scratch_t *scratch)
+{
+    uint32_t t;
+    for (t = 0; t < TD_FE_FRAMES; t++) {
+        td_frontend_frame_s8(clip, TD_FE_CLIP_SAMPLES, t * TD_FE_STRIDE,
+                             &out[t * TD_FE_OUT], scale, zero_point, scratch);
+    }
+}

@@ -1,0 +1,63 @@
+/*
+ * td_frontend: the keyword-spotting audio front end (int16 PCM -> MFCC or log-mel -> int8).
+ *
+ * One C implementation serves the device and the host (where tinydeploy loads it as a shared
+ * library to make training features), so the features a model was trained on are the bytes
+ * the device computes. The sizes and every table come from td_frontend_config.h, rendered by
+ * tinydeploy/kws/frontend_config.py; docs/frontend.md states the exact math.
+ *
+ * Arithmetic is IEEE-754 single precision with a fixed operation order and no fused
+ * multiply-add (this file forces -ffp-contract=off under GCC; -ffast-math is refused), so
+ * x86-64 hosts, Cortex-M4F/M7/M33/M55 FPUs and soft-float Cortex-M0 give byte-identical
+ * output. No malloc, no static state: every function is reentrant, scratch comes from the
+ * caller.
+ */
+#ifndef TD_FRONTEND_H
+#define TD_FRONTEND_H
+
+#include <stdint.h>
+
+#include <td_frontend_config.h> /* angle brackets: the -I path decides which config */
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Working memory of one frame computation (4 * (TD_FE_FFT + TD_FE_MEL_BANDS) bytes). */
+typedef struct {
+    float fft[TD_FE_FFT];           /* TD_FE_FFT / 2 complex values, interleaved re, im */
+    float mel[TD_FE_MEL_BANDS];
+} td_frontend_scratch_t;
+
+/*
+ * Features of one frame (TD_FE_WINDOW samples) as float.
+ *   ring, ring_len: the samples, read as ring[(start + i) % ring_len] for i < TD_FE_WINDOW
+ *                   (a linear buffer is a ring with ring_len >= start + TD_FE_WINDOW);
+ *                   int16 PCM, full scale = 32768.
+ *   out:            TD_FE_OUT floats (normalised MFCCs or log-mel energies).
+ */
+void td_frontend_frame_f32(const int16_t *ring, uint32_t ring_len, uint32_t start,
+                           float *out, td_frontend_scratch_t *scratch);
+
+/* q = clamp(round_half_away(x / scale) + zero_point, -128, 127), n values; scale > 0. */
+void td_frontend_quantize_s8(const float *x, int8_t *q, uint32_t n, float scale,
+                             int32_t zero_point);
+
+/* One frame straight to int8 (td_frontend_frame_f32 then td_frontend_quantize_s8). */
+void td_frontend_frame_s8(const int16_t *ring, uint32_t ring_len, uint32_t start,
+                          int8_t *out, float scale, int32_t zero_point,
+                          td_frontend_scratch_t *scratch);
+
+/* A whole clip (TD_FE_CLIP_SAMPLES samples) to TD_FE_FRAMES x TD_FE_OUT values, row-major. */
+void td_frontend_clip_f32(const int16_t *clip, float *out, td_frontend_scratch_t *scratch);
+void td_frontend_clip_s8(const int16_t *clip, int8_t *out, float scale, int32_t zero_point,
+                         td_frontend_scratch_t *scratch);
+
+/* Natural logarithm for x > 0 (normal numbers), from + - * / only: identical everywhere. */
+float td_frontend_logf(float x);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TD_FRONTEND_H */

@@ -1,0 +1,44 @@
+"""Host and device front ends give byte-identical features (QEMU, hard and soft float)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tinydeploy.kws.frontend import HostFrontend, Quant
+from tinydeploy.kws.frontend_target import run_frontend_on_qemu
+
+pytestmark = pytest.mark.target
+
+
+def _clips(n: int, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    t = np.arange(16000) / 16000
+    out = []
+    for i in range(n):
+        gain = 10 ** rng.uniform(-3, 0) * 32767
+        kind = i % 4
+        if kind == 0:
+            x = rng.normal(0, gain / 4, 16000)
+        elif kind == 1:
+            x = gain * np.sin(2 * np.pi * rng.uniform(50, 7900) * t)
+        elif kind == 2:
+            x = gain * np.sign(np.sin(2 * np.pi * rng.uniform(50, 500) * t)) * (t > rng.random())
+        else:
+            x = np.zeros(16000) + rng.integers(-3, 3, 16000)
+        out.append(np.clip(x, -32768, 32767).astype(np.int16))
+    return np.stack(out)
+
+
+@pytest.mark.parametrize("machine, n", [("mps2-an386", 64), ("mps2-an385", 8)])
+def test_device_features_are_byte_identical_to_host(machine: str, n: int) -> None:
+    clips = _clips(n, seed=hash(machine) % 1000)
+    quant = Quant(0.0789, -7)
+    dev_f, dev_q = run_frontend_on_qemu(clips, quant, machine=machine)
+    host = HostFrontend()
+    host_f = host.features(clips)
+    host_q = host.features_s8(clips, quant)
+    bad = np.nonzero(dev_f.view(np.uint32) != host_f.view(np.uint32))
+    assert bad[0].size == 0, f"float mismatches at {list(zip(*bad))[:5]}"
+    assert (dev_q == host_q).all()
+    assert len(np.unique(host_q)) > 50      # the clips exercise a wide range of codes

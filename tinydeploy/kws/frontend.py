@@ -1,0 +1,208 @@
+"""The C audio front end on the host (via ctypes), and a numpy reference of the same math.
+
+Training features are made by the very C code that runs on the device
+(``firmware/frontend/td_frontend.c``), compiled here as a shared library against the header
+rendered from a `FrontendConfig`. The numpy `reference_features` states the math
+independently (float64, numpy's FFT, dense matrices) and is what the C output is tested
+against; it is close to, not bit-identical with, the C output.
+
+Libraries are cached per (header, sources, compiler flags) digest under the system temp
+directory; building is atomic (compile to a temporary name, then rename), so concurrent
+processes may share the cache.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import os
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from tinydeploy.errors import InputDataError, ToolchainError
+from tinydeploy.kws.frontend_config import (
+    FeatureKind,
+    FrontendConfig,
+    hz_to_mel,
+    render_frontend_header,
+)
+
+FIRMWARE_FRONTEND = Path(__file__).resolve().parent.parent.parent / "firmware" / "frontend"
+SOURCES = ("td_frontend.c",)
+# The flags that make float arithmetic deterministic: no contraction into FMA, no fast-math,
+# IEEE semantics. -O2 never reassociates float sums without -ffast-math.
+DETERMINISTIC_CFLAGS = ("-std=c99", "-O2", "-ffp-contract=off", "-fno-fast-math",
+                        "-Wall", "-Wextra", "-Wdouble-promotion", "-Werror")
+HOST_CFLAGS = (*DETERMINISTIC_CFLAGS, "-fPIC", "-shared")
+
+
+def _cache_root() -> Path:
+    return Path(os.environ.get("TINYDEPLOY_CACHE", Path(tempfile.gettempdir()) / "tinydeploy"))
+
+
+def write_frontend_header(cfg: FrontendConfig, directory: Path) -> Path:
+    """Write ``td_frontend_config.h`` for ``cfg`` into ``directory``; returns its path."""
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / "td_frontend_config.h"
+    text = render_frontend_header(cfg)
+    if not path.exists() or path.read_text() != text:
+        path.write_text(text)
+    return path
+
+
+def build_host_library(cfg: FrontendConfig, cc: str = "gcc") -> Path:
+    """Compile the front end for the host as a shared library; cached by content digest."""
+    header = render_frontend_header(cfg)
+    h = hashlib.sha256(header.encode())
+    for src in SOURCES + ("td_frontend.h",):
+        h.update((FIRMWARE_FRONTEND / src).read_bytes())
+    h.update(" ".join((cc, *HOST_CFLAGS)).encode())
+    digest = h.hexdigest()[:20]
+    out_dir = _cache_root() / f"frontend-{digest}"
+    lib = out_dir / "libtd_frontend.so"
+    if lib.exists():
+        return lib
+    if shutil.which(cc) is None:
+        raise ToolchainError(f"host C compiler '{cc}' not found; it builds the audio front end",
+                             hint="install gcc (apt-get install gcc)")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    write_frontend_header(cfg, out_dir)
+    tmp = out_dir / f"libtd_frontend.{os.getpid()}.so"
+    cmd = [cc, *HOST_CFLAGS, f"-I{out_dir}", f"-I{FIRMWARE_FRONTEND}",
+           *[str(FIRMWARE_FRONTEND / s) for s in SOURCES], "-o", str(tmp)]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise ToolchainError(f"compiling the audio front end failed ({cc} exit "
+                             f"{proc.returncode}):\n{proc.stderr.strip()}")
+    os.replace(tmp, lib)
+    return lib
+
+
+@dataclass(frozen=True)
+class Quant:
+    """The model input's quantization: q = round(x / scale) + zero_point."""
+
+    scale: float
+    zero_point: int
+
+
+class HostFrontend:
+    """The C front end, loaded from the host shared library for ``cfg``."""
+
+    def __init__(self, cfg: FrontendConfig | None = None, cc: str = "gcc") -> None:
+        self.cfg = cfg or FrontendConfig()
+        self.lib_path = build_host_library(self.cfg, cc)
+        lib = ctypes.CDLL(str(self.lib_path))
+        f32p = ctypes.POINTER(ctypes.c_float)
+        i16p = ctypes.POINTER(ctypes.c_int16)
+        i8p = ctypes.POINTER(ctypes.c_int8)
+        lib.td_frontend_clip_f32.argtypes = [i16p, f32p, ctypes.c_void_p]
+        lib.td_frontend_clip_s8.argtypes = [i16p, i8p, ctypes.c_float, ctypes.c_int32,
+                                            ctypes.c_void_p]
+        lib.td_frontend_quantize_s8.argtypes = [f32p, i8p, ctypes.c_uint32, ctypes.c_float,
+                                                ctypes.c_int32]
+        lib.td_frontend_frame_f32.argtypes = [i16p, ctypes.c_uint32, ctypes.c_uint32, f32p,
+                                              ctypes.c_void_p]
+        lib.td_frontend_logf.argtypes = [ctypes.c_float]
+        lib.td_frontend_logf.restype = ctypes.c_float
+        self._lib = lib
+        self._scratch = ctypes.create_string_buffer(4 * (self.cfg.fft + self.cfg.mel_bands))
+
+    def _clips(self, audio: np.ndarray) -> np.ndarray:
+        a = np.asarray(audio)
+        if a.dtype != np.int16:
+            raise InputDataError(f"front end: audio must be int16 PCM, got {a.dtype}")
+        if a.ndim == 1:
+            a = a[None, :]
+        if a.ndim != 2 or a.shape[1] != self.cfg.clip_samples:
+            raise InputDataError(f"front end: audio shape {tuple(np.shape(audio))} is not "
+                                 f"[n,] {self.cfg.clip_samples} samples")
+        return np.ascontiguousarray(a)
+
+    def features(self, audio: np.ndarray) -> np.ndarray:
+        """Float features: [n, frames, n_out] (or [frames, n_out] for one 1-D clip)."""
+        clips = self._clips(audio)
+        out = np.empty((clips.shape[0], *self.cfg.shape), dtype=np.float32)
+        f32p = ctypes.POINTER(ctypes.c_float)
+        i16p = ctypes.POINTER(ctypes.c_int16)
+        for i in range(clips.shape[0]):
+            row = clips[i]
+            self._lib.td_frontend_clip_f32(row.ctypes.data_as(i16p),
+                                           out[i].ctypes.data_as(f32p), self._scratch)
+        return out[0] if np.ndim(audio) == 1 else out
+
+    def features_s8(self, audio: np.ndarray, quant: Quant) -> np.ndarray:
+        """int8 features as the device computes them, quantized to the model input."""
+        clips = self._clips(audio)
+        out = np.empty((clips.shape[0], *self.cfg.shape), dtype=np.int8)
+        i8p = ctypes.POINTER(ctypes.c_int8)
+        i16p = ctypes.POINTER(ctypes.c_int16)
+        for i in range(clips.shape[0]):
+            self._lib.td_frontend_clip_s8(clips[i].ctypes.data_as(i16p),
+                                          out[i].ctypes.data_as(i8p),
+                                          float(quant.scale), int(quant.zero_point),
+                                          self._scratch)
+        return out[0] if np.ndim(audio) == 1 else out
+
+    def quantize(self, feats: np.ndarray, quant: Quant) -> np.ndarray:
+        """The C quantizer applied to float features (same bytes as ``features_s8``)."""
+        f = np.ascontiguousarray(feats, dtype=np.float32)
+        out = np.empty(f.shape, dtype=np.int8)
+        self._lib.td_frontend_quantize_s8(
+            f.ctypes.data_as(ctypes.POINTER(ctypes.c_float)),
+            out.ctypes.data_as(ctypes.POINTER(ctypes.c_int8)), f.size,
+            float(quant.scale), int(quant.zero_point))
+        return out
+
+    def logf(self, x: float) -> float:
+        return float(self._lib.td_frontend_logf(x))
+
+
+# ---- numpy reference ------------------------------------------------------------------------
+
+def mel_matrix(cfg: FrontendConfig) -> np.ndarray:
+    """Dense [fft/2 + 1, mel_bands] triangular filterbank on the HTK mel scale (float64)."""
+    lo, hi = hz_to_mel(cfg.mel_low_hz), hz_to_mel(cfg.mel_high_hz)
+    edges = np.linspace(lo, hi, cfg.mel_bands + 2)
+    freqs = np.arange(cfg.fft // 2 + 1) * cfg.sample_rate / cfg.fft
+    m = hz_to_mel(freqs)[:, None]
+    left, centre, right = edges[None, :-2], edges[None, 1:-1], edges[None, 2:]
+    up = (m - left) / (centre - left)
+    down = (right - m) / (right - centre)
+    return np.maximum(0.0, np.minimum(up, down))
+
+
+def reference_features(audio: np.ndarray, cfg: FrontendConfig | None = None) -> np.ndarray:
+    """float64 features of one int16 clip, [frames, n_out], written from docs/frontend.md."""
+    cfg = cfg or FrontendConfig()
+    x = np.asarray(audio, dtype=np.float64) / 32768.0
+    idx = np.arange(cfg.frames)[:, None] * cfg.stride + np.arange(cfg.window)[None, :]
+    n = np.arange(cfg.window)
+    hann = 0.5 - 0.5 * np.cos(2 * np.pi * n / cfg.window)
+    spec = np.fft.rfft(x[idx] * hann, n=cfg.fft, axis=1)
+    power = spec.real ** 2 + spec.imag ** 2
+    logmel = np.log(power @ mel_matrix(cfg) + cfg.log_floor)
+    if cfg.kind is FeatureKind.MFCC:
+        nb = cfg.mel_bands
+        i = np.arange(cfg.n_mfcc)[:, None]
+        j = np.arange(nb)[None, :]
+        dct = np.sqrt(2.0 / nb) * np.cos(np.pi * i * (j + 0.5) / nb)
+        dct[0] /= np.sqrt(2.0)
+        out = logmel @ dct.T
+    else:
+        out = logmel
+    if cfg.mean:
+        out = (out - np.asarray(cfg.mean)) / np.asarray(cfg.std)
+    return out
+
+
+def reference_quantize(x: np.ndarray, quant: Quant) -> np.ndarray:
+    """round half away from zero, then clamp to int8 (TFLite's input quantization)."""
+    v = np.asarray(x, dtype=np.float64) / quant.scale
+    r = np.sign(v) * np.floor(np.abs(v) + 0.5) + quant.zero_point
+    return np.clip(r, -128, 127).astype(np.int8)

@@ -1,0 +1,279 @@
+"""The audio front end's parameters, and the C header that carries them to the firmware.
+
+One `FrontendConfig` fixes everything the C front end (``firmware/frontend/``) computes:
+framing, window, FFT size, mel filterbank, MFCC or log-mel output, and a per-coefficient
+normalisation. Every table the C code reads (window, twiddles, mel weights, DCT matrix) is
+computed here in float64, rounded once to float32 and written as an exact hexadecimal float
+literal, so the host library and every device build read the very same bits (see
+``docs/frontend.md``). Nothing is derived from trigonometric or logarithm functions of a C
+library, whose last bits differ between glibc and newlib.
+
+Invariants: the same config renders byte-identical headers; ``window <= fft``; the mel
+band edges lie strictly inside (0, sample_rate / 2]; each FFT bin feeds at most two adjacent
+mel bands.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from dataclasses import asdict, dataclass, field
+from enum import Enum
+from pathlib import Path
+
+import numpy as np
+
+from tinydeploy.errors import InputDataError
+
+
+class FeatureKind(str, Enum):
+    MFCC = "mfcc"
+    LOG_MEL = "log_mel"
+
+
+@dataclass(frozen=True)
+class FrontendConfig:
+    """Front-end parameters. Defaults: the MLPerf Tiny / Hello-Edge 49 x 10 MFCC input."""
+
+    sample_rate: int = 16000
+    clip_samples: int = 16000     # one model input covers this many samples (1 s)
+    window: int = 640             # 40 ms
+    stride: int = 320             # 20 ms
+    fft: int = 1024               # a power of two >= window
+    mel_bands: int = 40
+    mel_low_hz: float = 20.0
+    mel_high_hz: float = 4000.0
+    kind: FeatureKind = FeatureKind.MFCC
+    n_mfcc: int = 10              # outputs per frame when kind is MFCC
+    log_floor: float = 1e-6       # added to each mel energy before the logarithm
+    # per-output normalisation y = (x - mean) / std, folded into the output tables
+    mean: tuple[float, ...] = field(default=())
+    std: tuple[float, ...] = field(default=())
+
+    def __post_init__(self) -> None:
+        def bad(msg: str) -> InputDataError:
+            return InputDataError(f"front-end config: {msg}",
+                                  hint="see docs/frontend.md for the parameters")
+        if self.fft & (self.fft - 1) or not 16 <= self.fft <= 4096:
+            raise bad(f"fft={self.fft} must be a power of two in [16, 4096]")
+        if not 0 < self.window <= self.fft:
+            raise bad(f"window={self.window} must be in (0, fft={self.fft}]")
+        if not 0 < self.stride <= self.window:
+            raise bad(f"stride={self.stride} must be in (0, window={self.window}]")
+        if self.clip_samples < self.window:
+            raise bad(f"clip_samples={self.clip_samples} is shorter than one window")
+        if not 0 < self.mel_low_hz < self.mel_high_hz <= self.sample_rate / 2:
+            raise bad(f"mel range {self.mel_low_hz}..{self.mel_high_hz} Hz must lie in "
+                      f"(0, {self.sample_rate / 2}]")
+        if not 1 <= self.mel_bands <= 127:
+            raise bad(f"mel_bands={self.mel_bands} must be in [1, 127]")
+        if self.kind is FeatureKind.MFCC and not 1 <= self.n_mfcc <= self.mel_bands:
+            raise bad(f"n_mfcc={self.n_mfcc} must be in [1, mel_bands={self.mel_bands}]")
+        for name in ("mean", "std"):
+            v = getattr(self, name)
+            if v and len(v) != self.n_out:
+                raise bad(f"{name} has {len(v)} values, expected {self.n_out} (one per output)")
+        if any(s <= 0 for s in self.std):
+            raise bad("std values must be > 0")
+
+    @property
+    def frames(self) -> int:
+        return 1 + (self.clip_samples - self.window) // self.stride
+
+    @property
+    def n_out(self) -> int:
+        return self.n_mfcc if self.kind is FeatureKind.MFCC else self.mel_bands
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return (self.frames, self.n_out)
+
+    def with_normalisation(self, mean: np.ndarray, std: np.ndarray) -> FrontendConfig:
+        from dataclasses import replace
+        return replace(self, mean=tuple(float(np.float32(m)) for m in mean),
+                       std=tuple(float(np.float32(max(s, 1e-6))) for s in std))
+
+    # -- serialisation -------------------------------------------------------------------
+    def to_json(self) -> str:
+        d = asdict(self)
+        d["kind"] = self.kind.value
+        d["mean"] = list(self.mean)
+        d["std"] = list(self.std)
+        return json.dumps(d, indent=2) + "\n"
+
+    @classmethod
+    def from_json(cls, text: str, source: str = "<string>") -> FrontendConfig:
+        try:
+            d = json.loads(text)
+            d["kind"] = FeatureKind(d.get("kind", "mfcc"))
+            d["mean"] = tuple(float(x) for x in d.get("mean", ()))
+            d["std"] = tuple(float(x) for x in d.get("std", ()))
+            return cls(**d)
+        except (ValueError, TypeError, KeyError) as err:
+            raise InputDataError(f"{source}: not a front-end config ({err})",
+                                 hint="write it with FrontendConfig.to_json()") from err
+
+    @classmethod
+    def load(cls, path: Path) -> FrontendConfig:
+        try:
+            text = Path(path).read_text()
+        except OSError as err:
+            raise InputDataError(f"{path}: cannot read front-end config ({err.strerror})") \
+                from err
+        return cls.from_json(text, str(path))
+
+
+# ---- tables ------------------------------------------------------------------------------
+
+def hz_to_mel(f: np.ndarray | float) -> np.ndarray:
+    """HTK mel scale: 1127 ln(1 + f / 700)."""
+    return 1127.0 * np.log1p(np.asarray(f, dtype=np.float64) / 700.0)
+
+
+@dataclass(frozen=True)
+class FrontendTables:
+    """Every constant the C front end reads, as float32 (int32 for indices)."""
+
+    window: np.ndarray        # [window] periodic Hann, scaled by 1/32768 (int16 -> [-1, 1))
+    cos: np.ndarray           # [fft/2] cos(2 pi k / fft)
+    sin: np.ndarray           # [fft/2] sin(2 pi k / fft)
+    bin_first: int            # first FFT bin with a nonzero mel weight
+    bin_last: int             # last one (inclusive)
+    bin_band: np.ndarray      # [bins] int: lower band index (-1 = the bin feeds band 0 only)
+    w_lower: np.ndarray       # [bins] weight into band bin_band[k]
+    w_upper: np.ndarray       # [bins] weight into band bin_band[k] + 1
+    out_matrix: np.ndarray    # [n_out, mel_bands] DCT-II (orthonormal) or identity, / std
+    out_bias: np.ndarray      # [n_out] -mean / std
+
+
+def compute_tables(cfg: FrontendConfig) -> FrontendTables:
+    n = np.arange(cfg.window, dtype=np.float64)
+    hann = 0.5 - 0.5 * np.cos(2.0 * np.pi * n / cfg.window)        # periodic Hann
+    window = (hann / 32768.0).astype(np.float32)
+    k = np.arange(cfg.fft // 2, dtype=np.float64)
+    cos = np.cos(2.0 * np.pi * k / cfg.fft).astype(np.float32)
+    sin = np.sin(2.0 * np.pi * k / cfg.fft).astype(np.float32)
+
+    lo, hi = hz_to_mel(cfg.mel_low_hz), hz_to_mel(cfg.mel_high_hz)
+    edges = np.linspace(lo, hi, cfg.mel_bands + 2)        # edges[j+1] is band j's centre
+    centres = edges[1:-1]
+    freqs = np.arange(cfg.fft // 2 + 1, dtype=np.float64) * cfg.sample_rate / cfg.fft
+    mels = hz_to_mel(freqs)
+    inside = np.nonzero((mels > lo) & (mels < hi))[0]
+    if inside.size == 0:
+        raise InputDataError(f"front-end config: no FFT bin of {cfg.fft} falls inside the mel "
+                             f"range {cfg.mel_low_hz}..{cfg.mel_high_hz} Hz",
+                             hint="widen the mel range or raise fft")
+    first, last = int(inside[0]), int(inside[-1])
+    bands, wl, wu = [], [], []
+    for b in range(first, last + 1):
+        m = mels[b]
+        # j = index of the last centre <= m (-1 when m lies below the first centre)
+        j = int(np.searchsorted(centres, m, side="right")) - 1
+        lower_c = edges[j + 1]            # centre of band j (edges[0] = lo when j = -1)
+        upper_c = edges[j + 2]            # centre of band j+1 (edges[-1] = hi when j = last)
+        rise = (m - lower_c) / (upper_c - lower_c)
+        bands.append(j)
+        wl.append(0.0 if j < 0 else 1.0 - rise)
+        wu.append(0.0 if j + 1 >= cfg.mel_bands else rise)
+    if cfg.kind is FeatureKind.MFCC:
+        i = np.arange(cfg.n_mfcc, dtype=np.float64)[:, None]
+        jj = np.arange(cfg.mel_bands, dtype=np.float64)[None, :]
+        mat = np.sqrt(2.0 / cfg.mel_bands) * np.cos(np.pi * i * (jj + 0.5) / cfg.mel_bands)
+        mat[0, :] *= 1.0 / np.sqrt(2.0)
+    else:
+        mat = np.eye(cfg.mel_bands)
+    mean = np.asarray(cfg.mean or [0.0] * cfg.n_out, dtype=np.float64)
+    std = np.asarray(cfg.std or [1.0] * cfg.n_out, dtype=np.float64)
+    return FrontendTables(
+        window=window, cos=cos, sin=sin, bin_first=first, bin_last=last,
+        bin_band=np.asarray(bands, dtype=np.int32),
+        w_lower=np.asarray(wl, dtype=np.float32), w_upper=np.asarray(wu, dtype=np.float32),
+        out_matrix=(mat / std[:, None]).astype(np.float32),
+        out_bias=(-mean / std).astype(np.float32),
+    )
+
+
+# ---- the C header ----------------------------------------------------------------------------
+
+def _hexf(x: float) -> str:
+    """An exact C99 hexadecimal float literal for a float32 value."""
+    v = float(np.float32(x))
+    if v == 0.0:
+        return "-0.0f" if math.copysign(1.0, v) < 0 else "0.0f"
+    return f"{v.hex()}f"
+
+
+def _array(ctype: str, name: str, values: np.ndarray, per_line: int = 4) -> list[str]:
+    vals = np.asarray(values).ravel()
+    fmt = _hexf if ctype == "float" else (lambda v: str(int(v)))
+    out = [f"static const {ctype} {name}[{len(vals)}] = {{"]
+    for i in range(0, len(vals), per_line):
+        out.append("    " + ", ".join(fmt(v) for v in vals[i:i + per_line]) + ",")
+    out.append("};")
+    return out
+
+
+def config_digest(cfg: FrontendConfig) -> str:
+    return hashlib.sha256(cfg.to_json().encode()).hexdigest()
+
+
+def render_frontend_header(cfg: FrontendConfig) -> str:
+    """``td_frontend_config.h`` for ``cfg``: macros for the sizes, and (when the including
+    file defines ``TD_FRONTEND_DEFINE_TABLES``, which only td_frontend.c does) the tables."""
+    t = compute_tables(cfg)
+    log2 = cfg.fft.bit_length() - 1
+    lines = [
+        f"/* generated by tinydeploy from front-end config {config_digest(cfg)}, do not edit */",
+        "/* " + cfg.to_json().replace("\n", " ").replace("  ", "").strip() + " */",
+        "#ifndef TD_FRONTEND_CONFIG_H",
+        "#define TD_FRONTEND_CONFIG_H",
+        "",
+        f"#define TD_FE_SAMPLE_RATE {cfg.sample_rate}",
+        f"#define TD_FE_CLIP_SAMPLES {cfg.clip_samples}",
+        f"#define TD_FE_WINDOW {cfg.window}",
+        f"#define TD_FE_STRIDE {cfg.stride}",
+        f"#define TD_FE_FRAMES {cfg.frames}",
+        f"#define TD_FE_FFT {cfg.fft}",
+        f"#define TD_FE_FFT_LOG2 {log2}",
+        f"#define TD_FE_MEL_BANDS {cfg.mel_bands}",
+        f"#define TD_FE_BIN_FIRST {t.bin_first}",
+        f"#define TD_FE_BIN_LAST {t.bin_last}",
+        f"#define TD_FE_OUT {cfg.n_out}",
+        f"#define TD_FE_KIND_MFCC {1 if cfg.kind is FeatureKind.MFCC else 0}",
+        f"#define TD_FE_LOG_FLOOR {_hexf(cfg.log_floor)}",
+        "",
+        "#ifdef TD_FRONTEND_DEFINE_TABLES",
+        *_array("float", "td_fe_window", t.window),
+        *_array("float", "td_fe_cos", t.cos),
+        *_array("float", "td_fe_sin", t.sin),
+        *_array("int8_t", "td_fe_bin_band", t.bin_band, per_line=16),
+        *_array("float", "td_fe_w_lower", t.w_lower),
+        *_array("float", "td_fe_w_upper", t.w_upper),
+        *_array("float", "td_fe_out_matrix", t.out_matrix),
+        *_array("float", "td_fe_out_bias", t.out_bias),
+        "#endif /* TD_FRONTEND_DEFINE_TABLES */",
+        "",
+        "#endif /* TD_FRONTEND_CONFIG_H */",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m tinydeploy.kws.frontend_config [CONFIG.json]``: rewrite the committed
+    ``firmware/frontend/td_frontend_config.h`` (default config when no file is given)."""
+    import sys
+
+    args = sys.argv[1:] if argv is None else argv
+    cfg = FrontendConfig.load(Path(args[0])) if args else FrontendConfig()
+    out = Path(__file__).resolve().parent.parent.parent / "firmware" / "frontend" \
+        / "td_frontend_config.h"
+    out.write_text(render_frontend_header(cfg))
+    print(out)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,99 @@
+"""Run the C front end on an emulated Cortex-M (QEMU mps2) to compare its bytes with the host.
+
+The harness (``firmware/frontend/test/``) is bare metal and exchanges files through
+semihosting, so it depends on nothing but the front end, arm-none-eabi-gcc and QEMU.
+"""
+
+from __future__ import annotations
+
+import shutil
+import struct
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from tinydeploy.errors import ToolchainError
+from tinydeploy.kws.frontend import (
+    DETERMINISTIC_CFLAGS,
+    FIRMWARE_FRONTEND,
+    SOURCES,
+    Quant,
+    write_frontend_header,
+)
+from tinydeploy.kws.frontend_config import FrontendConfig
+
+
+@dataclass(frozen=True)
+class QemuTarget:
+    machine: str
+    cflags: tuple[str, ...]
+
+
+# M4F with its FPU (hard float) and M3 without one (soft float through libgcc).
+TARGETS = {
+    "mps2-an386": QemuTarget("mps2-an386", ("-mcpu=cortex-m4", "-mthumb", "-mfpu=fpv4-sp-d16",
+                                            "-mfloat-abi=hard")),
+    "mps2-an385": QemuTarget("mps2-an385", ("-mcpu=cortex-m3", "-mthumb", "-mfloat-abi=soft")),
+}
+
+
+def _need(tool: str) -> None:
+    if shutil.which(tool) is None:
+        raise ToolchainError(f"'{tool}' not found; it runs the front end on an emulated board",
+                             hint="apt-get install gcc-arm-none-eabi libnewlib-arm-none-eabi "
+                                  "qemu-system-arm")
+
+
+def build_frontend_harness(cfg: FrontendConfig, target: QemuTarget, out_dir: Path) -> Path:
+    _need("arm-none-eabi-gcc")
+    write_frontend_header(cfg, out_dir)
+    test_dir = FIRMWARE_FRONTEND / "test"
+    elf = out_dir / f"fe_{target.machine}.elf"
+    cmd = ["arm-none-eabi-gcc", *target.cflags, *DETERMINISTIC_CFLAGS, "-ffreestanding",
+           f"-I{out_dir}", f"-I{FIRMWARE_FRONTEND}",
+           *[str(FIRMWARE_FRONTEND / s) for s in SOURCES],
+           str(test_dir / "td_frontend_semihost_main.c"),
+           "-nostartfiles", "--specs=nano.specs", "--specs=nosys.specs",
+           f"-T{test_dir / 'td_semihost.ld'}", "-o", str(elf)]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise ToolchainError(f"building the front-end harness for {target.machine} failed:\n"
+                             f"{proc.stderr.strip()}")
+    return elf
+
+
+def run_frontend_on_qemu(clips: np.ndarray, quant: Quant, cfg: FrontendConfig | None = None,
+                         machine: str = "mps2-an386",
+                         timeout: float = 120.0) -> tuple[np.ndarray, np.ndarray]:
+    """Features of ``clips`` [n, clip_samples] int16 computed on the emulated board:
+    (float32 [n, frames, n_out], int8 [n, frames, n_out])."""
+    cfg = cfg or FrontendConfig()
+    _need("qemu-system-arm")
+    target = TARGETS[machine]
+    clips = np.ascontiguousarray(clips, dtype=np.int16).reshape(-1, cfg.clip_samples)
+    n = clips.shape[0]
+    with tempfile.TemporaryDirectory(prefix="td-fe-") as tmp:
+        d = Path(tmp)
+        elf = build_frontend_harness(cfg, target, d)
+        (d / "fe_in.bin").write_bytes(struct.pack("<ifi", n, quant.scale, quant.zero_point)
+                                      + clips.astype("<i2").tobytes())
+        cmd = ["qemu-system-arm", "-M", machine, "-nographic", "-monitor", "none",
+               "-serial", "null", "-semihosting-config", "enable=on,target=native",
+               "-kernel", str(elf)]
+        try:
+            proc = subprocess.run(cmd, cwd=d, capture_output=True, timeout=timeout)
+        except subprocess.TimeoutExpired as err:
+            raise ToolchainError(f"front-end harness on {machine} did not finish in "
+                                 f"{timeout:.0f} s for {n} clips") from err
+        if proc.returncode != 0:
+            raise ToolchainError(f"front-end harness on {machine} exited {proc.returncode}: "
+                                 f"{proc.stderr.decode(errors='replace').strip()}")
+        raw = (d / "fe_out.bin").read_bytes()
+    per = cfg.frames * cfg.n_out
+    rec = np.frombuffer(raw, dtype=np.uint8).reshape(n, per * 5)
+    f = rec[:, :per * 4].copy().view("<f4").reshape(n, *cfg.shape)
+    q = rec[:, per * 4:].copy().view(np.int8).reshape(n, *cfg.shape)
+    return f, q
