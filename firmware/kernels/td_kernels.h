@@ -112,6 +112,128 @@ void td_softmax_s8_ref(const td_softmax_params_t *p, const int8_t *in0, int8_t *
 
 /* ---- parameter structs of elementwise, shape and activation ops (below) ---- */
 
+/* ---- ADD (td_add_s8_ref) and MUL (td_mul_s8_ref), with broadcasting ------------------- *
+ * Shapes are right-aligned to TD_BCAST_DIMS dimensions on the host and adjacent dimensions
+ * with the same broadcast pattern are merged, so the last dimension is usually long. For an
+ * output index (i0..i5) the kernel reads in0[sum(ik * in0_strides[k])] and likewise in1: a
+ * stride of 0 repeats (broadcasts) that input along dimension k. The output is written
+ * densely in row-major order. */
+#define TD_BCAST_DIMS 6
+typedef struct {
+    int32_t left_shift;     /* [in] 20: both inputs are scaled by 2^left_shift first */
+    int32_t in0_offset;     /* [in] -input0_zero_point, in [-127, 128] */
+    int32_t in0_mult;       /* [in] Q31 multiplier of input 0 (scale0 / (2 * max scale)) */
+    int32_t in0_shift;      /* [in] <= 0 */
+    int32_t in1_offset;     /* [in] -input1_zero_point */
+    int32_t in1_mult;
+    int32_t in1_shift;      /* [in] <= 0 */
+    int32_t out_offset;     /* [in] output_zero_point */
+    int32_t out_mult;       /* [in] Q31 multiplier of the sum (2 * max scale / (2^20 out)) */
+    int32_t out_shift;      /* [in] <= 0 */
+    int32_t act_min, act_max; /* [in] -128 <= act_min <= act_max <= 127 */
+    const int32_t *out_dims;    /* [in] [TD_BCAST_DIMS] output dims, each >= 1 */
+    const int32_t *in0_strides; /* [in] [TD_BCAST_DIMS] element strides of in0, 0 = bcast */
+    const int32_t *in1_strides; /* [in] [TD_BCAST_DIMS] element strides of in1, 0 = bcast */
+} td_add_params_t;
+
+typedef struct {
+    int32_t in0_offset;     /* [in] -input0_zero_point */
+    int32_t in1_offset;     /* [in] -input1_zero_point */
+    int32_t out_offset;     /* [in] output_zero_point */
+    int32_t out_mult;       /* [in] Q31 multiplier of scale0 * scale1 / out_scale */
+    int32_t out_shift;      /* [in] [-31, 30] */
+    int32_t act_min, act_max;
+    const int32_t *out_dims;    /* as in td_add_params_t */
+    const int32_t *in0_strides;
+    const int32_t *in1_strides;
+} td_mul_params_t;
+
+/* ---- int8 -> int8 elementwise functions as a table (td_lut_s8_ref) ------------------- *
+ * RELU, RELU6, LEAKY_RELU, HARD_SWISH, LOGISTIC, TANH and int8 QUANTIZE map each of the 256
+ * int8 inputs to one int8 output; the host evaluates TFLite's integer arithmetic for all
+ * 256 of them (bit-exactly) and the device only looks the answers up. */
+typedef struct {
+    int32_t size;           /* [in] number of elements */
+    const int8_t *lut;      /* [in] [256]: out = lut[in + 128] */
+} td_lut_params_t;
+
+/* ---- DEQUANTIZE int8 -> float32 (td_dequantize_s8_ref) -------------------------------- */
+typedef struct {
+    int32_t size;           /* [in] number of elements */
+    const uint32_t *lut;    /* [in] [256]: IEEE-754 bits of (float)(scale * (in - zp)) for
+                             *      in = -128..127, computed in double on the host as TFLite */
+} td_dequantize_params_t;
+
+/* ---- QUANTIZE float32 -> int8 (td_quantize_f32_ref) ----------------------------------- */
+typedef struct {
+    int32_t size;           /* [in] number of elements */
+    uint32_t scale_bits;    /* [in] IEEE-754 bits of the (float) output scale, > 0 */
+    int32_t zero_point;     /* [in] output zero point, in [-128, 127] */
+} td_quantize_f32_params_t;
+
+/* ---- PAD / PADV2 (td_pad_s8_ref) -------------------------------------------------------- *
+ * Shapes right-aligned to 5 dimensions. The output is filled with pad_value, then every
+ * innermost input row is copied to its place. */
+#define TD_PAD_DIMS 5
+typedef struct {
+    int32_t pad_value;      /* [in] int8 value of the padding (output zero point, or PADV2's
+                             *      constant) */
+    const int32_t *in_dims;     /* [in] [TD_PAD_DIMS] */
+    const int32_t *out_dims;    /* [in] [TD_PAD_DIMS] in_dims + before + after */
+    const int32_t *pad_before;  /* [in] [TD_PAD_DIMS] >= 0 */
+} td_pad_params_t;
+
+/* ---- CONCATENATION (td_concatenation_s8_ref) ------------------------------------------- *
+ * Called as td_concatenation_s8_ref(&p, in0, ..., in<num_inputs-1>, out0) (variadic: one
+ * const int8_t * per input, then the int8_t * output). All inputs share the output's
+ * quantization (TFLite requires it), so this is a pure copy. */
+typedef struct {
+    int32_t num_inputs;     /* [in] 1..10 */
+    int32_t outer;          /* [in] product of the output dims before the axis */
+    int32_t out_chunk;      /* [in] output axis dim * product of the dims after it */
+    const int32_t *chunks;  /* [in] [num_inputs] input i's axis dim * product after it */
+} td_concatenation_params_t;
+
+/* ---- STRIDED_SLICE (td_strided_slice_s8_ref) ------------------------------------------- *
+ * The host resolves begin/end/strides and the masks into, for 5 right-aligned dims, a count
+ * of visited indices and an element step (stride * input row pitch; may be negative). Output
+ * element order is row-major over the 5 counts, as TFLite's. */
+#define TD_SLICE_DIMS 5
+typedef struct {
+    int32_t start;          /* [in] element offset of the first element read */
+    const int32_t *counts;  /* [in] [TD_SLICE_DIMS] >= 0 */
+    const int32_t *steps;   /* [in] [TD_SLICE_DIMS] element steps */
+} td_strided_slice_params_t;
+
+/* ---- MEAN over any axes (td_mean_s8_ref) ----------------------------------------------- *
+ * Input right-aligned to 6 dims; out_strides[k] is the output element stride of input dim k,
+ * 0 for reduced dims. Sums go to an int32 scratch of num_outputs elements. */
+#define TD_MEAN_DIMS 6
+typedef struct {
+    int32_t num_outputs;    /* [in] >= 1 */
+    int32_t sum_offset;     /* [in] -input_zero_point * reduced element count */
+    int32_t out_mult;       /* [in] multiplier of in_scale / (out_scale * count) (TFLite's) */
+    int32_t out_shift;      /* [in] [-31, 30] */
+    int32_t out_offset;     /* [in] output zero point */
+    const int32_t *in_dims;     /* [in] [TD_MEAN_DIMS] */
+    const int32_t *out_strides; /* [in] [TD_MEAN_DIMS] */
+} td_mean_params_t;
+
+void td_add_s8_ref(const td_add_params_t *p, const int8_t *in0, const int8_t *in1,
+                   int8_t *out0);
+void td_mul_s8_ref(const td_mul_params_t *p, const int8_t *in0, const int8_t *in1,
+                   int8_t *out0);
+void td_lut_s8_ref(const td_lut_params_t *p, const int8_t *in0, int8_t *out0);
+void td_dequantize_s8_ref(const td_dequantize_params_t *p, const int8_t *in0, float *out0);
+void td_quantize_f32_ref(const td_quantize_f32_params_t *p, const float *in0, int8_t *out0);
+void td_pad_s8_ref(const td_pad_params_t *p, const int8_t *in0, int8_t *out0);
+void td_concatenation_s8_ref(const td_concatenation_params_t *p, ...);
+void td_strided_slice_s8_ref(const td_strided_slice_params_t *p, const int8_t *in0,
+                             int8_t *out0);
+void td_mean_s8_ref(const td_mean_params_t *p, const int8_t *in0, int8_t *out0,
+                    void *scratch);
+
+
 /* (structs and prototypes of the other ops go between the marker above and these lines) */
 #ifdef __cplusplus
 }
