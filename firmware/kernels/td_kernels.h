@@ -96,10 +96,9 @@ typedef struct {
 typedef struct {
     int32_t rows;           /* [in] product of all but the last dimension */
     int32_t depth;          /* [in] last dimension, the softmax axis */
-    int32_t diff_min;       /* [in] input differences below this (<= 0) contribute 0 */
-    const int32_t *exp_lut; /* [in] [256]: exp_lut[d] = gemmlowp exp (Q0.31) of the scaled
-                             *      difference -d, already rescaled to Q12.19 (0 below
-                             *      diff_min); computed on the host */
+    const int32_t *exp_lut; /* [in] [256]: exp_lut[d] = gemmlowp exp (Q0.31) of the input
+                             *      difference -d scaled by beta * input_scale, 0 where -d is
+                             *      below TFLite's diff_min; computed on the host */
 } td_softmax_params_t;
 
 void td_conv2d_s8_ref(const td_conv2d_params_t *p, const int8_t *in0, int8_t *out0);

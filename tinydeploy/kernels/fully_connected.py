@@ -1,0 +1,86 @@
+"""FULLY_CONNECTED, int8 with per-tensor or per-channel weights: `td_fully_connected_s8_ref`.
+
+TFLM semantics (reference integer_ops/fully_connected.h): the input is seen as
+[batches, accum_depth] with batches = output elements / output features (so keep_num_dims
+and inputs of any rank reduce to the same loop); each output is the int32 sum of
+(input + input_offset) * (filter + filter_offset) plus bias, requantized (one multiplier for
+per-tensor weights, one per output feature for per-channel weights: this tflite-micro build
+supports both for int8), plus the output zero point, clamped to the activation range. The
+kernel always reads per-feature arrays; per-tensor models repeat the one value, which gives
+the same bytes.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tinydeploy.kernels.common import (
+    REF_DIR, activation_range, check_int8_tensor, first_reason, optional_input,
+    per_channel_multipliers,
+)
+from tinydeploy.kernels.conv import check_bias, check_filter
+from tinydeploy.kernels.registry import ConstArray, KernelCall, KernelVariant, register
+from tinydeploy.model.ir import FullyConnectedOptions, Graph, Operator
+
+
+def _accepts(graph: Graph, op: Operator) -> str | None:
+    opts = op.options
+    if not isinstance(opts, FullyConnectedOptions):
+        return "missing FullyConnectedOptions"
+    if opts.weights_format != 0:
+        return f"weights format {opts.weights_format} (shuffled) is not supported"
+    inp, filt = graph.tensor(op.inputs[0]), graph.tensor(op.inputs[1])
+    out = graph.tensor(op.outputs[0])
+    r = first_reason(check_int8_tensor(inp, "input"), check_int8_tensor(out, "output"))
+    if r:
+        return r
+    if len(filt.shape) != 2:
+        return f"filter '{filt.name}' must be 2-D [out, in], has shape {filt.shape}"
+    oc, depth = filt.shape
+    r = first_reason(check_filter(filt, oc, 0), check_bias(optional_input(graph, op, 2), oc))
+    if r:
+        return r
+    if filt.quant.per_channel and any(z != 0 for z in filt.quant.zero_point):
+        return f"per-channel filter '{filt.name}' has non-zero zero points"
+    if not out.shape or out.shape[-1] != oc:
+        return f"output shape {out.shape} does not end with the {oc} output features"
+    batches = out.size // oc if oc else 0
+    if inp.size != batches * depth:
+        return (f"input has {inp.size} elements, {batches} batches x {depth} features "
+                "expected")
+    if activation_range(opts.activation, out) is None:
+        return f"fused activation {opts.activation.name} is not supported"
+    return None
+
+
+def _prepare(graph: Graph, op: Operator) -> KernelCall:
+    opts = op.options
+    assert isinstance(opts, FullyConnectedOptions)
+    inp, filt = graph.tensor(op.inputs[0]), graph.tensor(op.inputs[1])
+    bias = optional_input(graph, op, 2)
+    out = graph.tensor(op.outputs[0])
+    oc, depth = filt.shape
+    mult, shift = per_channel_multipliers(inp.scale, filt.quant.scale, out.scale, oc)
+    act = activation_range(opts.activation, out)
+    assert act is not None
+    consts = [ConstArray("filter", "int8_t", np.asarray(filt.data, np.int8).reshape(-1)),
+              ConstArray("mult", "int32_t", mult), ConstArray("shift", "int32_t", shift)]
+    if bias is not None:
+        consts.insert(1, ConstArray("bias", "int32_t",
+                                    np.asarray(bias.data, np.int32).reshape(-1)))
+    filter_offset = 0 if filt.quant.per_channel else -filt.quant.zero_point[0]
+    params = (
+        ("batches", out.size // oc), ("accum_depth", depth), ("out_c", oc),
+        ("input_offset", -inp.zero_point), ("filter_offset", filter_offset),
+        ("output_offset", out.zero_point), ("act_min", act[0]), ("act_max", act[1]),
+        ("filter", "@filter"), ("bias", "@bias" if bias is not None else "NULL"),
+        ("mult", "@mult"), ("shift", "@shift"),
+    )
+    return KernelCall("td_fully_connected_s8_ref", "td_fully_connected_params_t", params,
+                      tuple(consts), ("in0", "out0"))
+
+
+FULLY_CONNECTED_S8_REF = register(KernelVariant(
+    op="FULLY_CONNECTED", impl="ref", symbol="td_fully_connected_s8_ref",
+    sources=(f"{REF_DIR}/td_fully_connected_s8_ref.c",), requires=frozenset(),
+    accepts=_accepts, prepare=_prepare))

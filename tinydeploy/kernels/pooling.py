@@ -1,0 +1,71 @@
+"""AVERAGE_POOL_2D and MAX_POOL_2D, int8: `td_avgpool2d_s8_ref`, `td_maxpool2d_s8_ref`.
+
+TFLM semantics (reference integer_ops/pooling.h): windows are clipped to the image (padding
+taps are not counted); the average divides the int32 sum by the count of *valid* taps with
+rounding half away from zero; both clamp to the fused activation range of the output. No
+requantization happens (TFLite requires equal input and output quantization; bytes are
+passed through as TFLM does).
+"""
+
+from __future__ import annotations
+
+from tinydeploy.kernels.common import (
+    REF_DIR, activation_range, check_int8_tensor, compute_out_size, compute_padding,
+    first_reason,
+)
+from tinydeploy.kernels.registry import KernelCall, KernelVariant, register
+from tinydeploy.model.ir import Graph, Operator, Pool2DOptions
+
+
+def _accepts(graph: Graph, op: Operator) -> str | None:
+    opts = op.options
+    if not isinstance(opts, Pool2DOptions):
+        return "missing Pool2DOptions"
+    inp, out = graph.tensor(op.inputs[0]), graph.tensor(op.outputs[0])
+    r = first_reason(check_int8_tensor(inp, "input"), check_int8_tensor(out, "output"))
+    if r:
+        return r
+    if len(inp.shape) != 4 or len(out.shape) != 4:
+        return "input and output must be 4-D (NHWC)"
+    if min(opts.filter_h, opts.filter_w, opts.stride_h, opts.stride_w) < 1:
+        return "filter and stride sizes must be >= 1"
+    if activation_range(opts.activation, out) is None:
+        return f"fused activation {opts.activation.name} is not supported"
+    n, h, w, c = inp.shape
+    oh = compute_out_size(opts.padding, h, opts.filter_h, opts.stride_h)
+    ow = compute_out_size(opts.padding, w, opts.filter_w, opts.stride_w)
+    if out.shape != (n, oh, ow, c):
+        return f"output shape {out.shape} differs from the computed {(n, oh, ow, c)}"
+    return None
+
+
+def _prepare_for(symbol: str):  # type: ignore[no-untyped-def]
+    def prepare(graph: Graph, op: Operator) -> KernelCall:
+        opts = op.options
+        assert isinstance(opts, Pool2DOptions)
+        inp, out = graph.tensor(op.inputs[0]), graph.tensor(op.outputs[0])
+        n, h, w, c = inp.shape
+        _, oh, ow, _ = out.shape
+        act = activation_range(opts.activation, out)
+        assert act is not None
+        params = (
+            ("batches", n), ("in_h", h), ("in_w", w), ("channels", c),
+            ("out_h", oh), ("out_w", ow),
+            ("filter_h", opts.filter_h), ("filter_w", opts.filter_w),
+            ("stride_h", opts.stride_h), ("stride_w", opts.stride_w),
+            ("pad_h", compute_padding(opts.stride_h, 1, h, opts.filter_h, oh)),
+            ("pad_w", compute_padding(opts.stride_w, 1, w, opts.filter_w, ow)),
+            ("act_min", act[0]), ("act_max", act[1]),
+        )
+        return KernelCall(symbol, "td_pool2d_params_t", params, (), ("in0", "out0"))
+    return prepare
+
+
+AVGPOOL2D_S8_REF = register(KernelVariant(
+    op="AVERAGE_POOL_2D", impl="ref", symbol="td_avgpool2d_s8_ref",
+    sources=(f"{REF_DIR}/td_avgpool2d_s8_ref.c",), requires=frozenset(),
+    accepts=_accepts, prepare=_prepare_for("td_avgpool2d_s8_ref")))
+MAXPOOL2D_S8_REF = register(KernelVariant(
+    op="MAX_POOL_2D", impl="ref", symbol="td_maxpool2d_s8_ref",
+    sources=(f"{REF_DIR}/td_maxpool2d_s8_ref.c",), requires=frozenset(),
+    accepts=_accepts, prepare=_prepare_for("td_maxpool2d_s8_ref")))

@@ -1,0 +1,78 @@
+"""SOFTMAX, int8 in -> int8 out: `td_softmax_s8_ref`.
+
+This tflite-micro build runs the gemmlowp fixed-point path for int8 (the LUT path is only
+for int16): input differences to the row maximum are scaled by beta * input_scale into a
+Q5.26 value (multiplier > 1 and a left shift, from ``PreprocessSoftmaxScaling``), those below
+``diff_min`` are dropped, exp is ``exp_on_negative_values`` in Q0.31, the sum is accumulated
+in Q12.19, its reciprocal comes from ``GetReciprocal`` and each output is
+``RoundingDivideByPOT(reciprocal * exp, num_bits_over_unit + 23) - 128``.
+
+An int8 difference lies in [-255, 0], so the whole exp stage (rescale, diff_min cut and
+gemmlowp exp) depends on the difference alone: ``prepare`` computes it here for all 256
+differences with the exact twins of `tinydeploy.quantize.fixedpoint`, and the kernel only
+sums, takes the reciprocal (Newton-Raphson, as gemmlowp) and scales. A dropped difference
+has table value 0, which yields the same bytes as TFLM's skip (it adds 0 and outputs -128).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tinydeploy.kernels.common import REF_DIR, check_int8_tensor, f32, first_reason
+from tinydeploy.kernels.registry import ConstArray, KernelCall, KernelVariant, register
+from tinydeploy.model.ir import Graph, Operator, SoftmaxOptions
+from tinydeploy.quantize.fixedpoint import (
+    calculate_input_radius, exp_on_negative_values,
+    multiply_by_quantized_multiplier_greater_than_one, preprocess_softmax_scaling,
+)
+
+SCALED_DIFF_INTEGER_BITS = 5
+
+
+def softmax_exp_table(beta: float, input_scale: float) -> tuple[np.ndarray, int]:
+    """(table[256] of Q0.31 exp values indexed by max - x, diff_min) as TFLM computes them."""
+    mult, shift = preprocess_softmax_scaling(f32(beta), f32(input_scale),
+                                             SCALED_DIFF_INTEGER_BITS)
+    diff_min = -calculate_input_radius(SCALED_DIFF_INTEGER_BITS, shift)
+    table = np.zeros(256, dtype=np.int32)
+    for d in range(256):
+        diff = -d
+        if diff >= diff_min:
+            scaled = multiply_by_quantized_multiplier_greater_than_one(diff, mult, shift)
+            table[d] = exp_on_negative_values(scaled, SCALED_DIFF_INTEGER_BITS)
+    return table, diff_min
+
+
+def _accepts(graph: Graph, op: Operator) -> str | None:
+    if not isinstance(op.options, SoftmaxOptions):
+        return "missing SoftmaxOptions"
+    inp, out = graph.tensor(op.inputs[0]), graph.tensor(op.outputs[0])
+    r = first_reason(check_int8_tensor(inp, "input"), check_int8_tensor(out, "output"))
+    if r:
+        return r
+    if out.zero_point != -128 or np.float32(out.scale) != np.float32(1.0 / 256):
+        return (f"output '{out.name}' has scale {out.scale} and zero point {out.zero_point}; "
+                "TFLite requires 1/256 and -128 for int8 softmax")
+    if not inp.shape or inp.shape != out.shape:
+        return f"input shape {inp.shape} and output shape {out.shape} differ"
+    beta = op.options.beta
+    if not beta > 0 or not f32(beta) * f32(inp.scale) * (1 << 26) > 1.0:
+        return f"beta {beta} times input scale {inp.scale} is too small"
+    return None
+
+
+def _prepare(graph: Graph, op: Operator) -> KernelCall:
+    assert isinstance(op.options, SoftmaxOptions)
+    inp = graph.tensor(op.inputs[0])
+    table, _ = softmax_exp_table(op.options.beta, inp.scale)
+    depth = inp.shape[-1]
+    params = (("rows", inp.size // depth if depth else 0), ("depth", depth),
+              ("exp_lut", "@exp_lut"))
+    return KernelCall("td_softmax_s8_ref", "td_softmax_params_t", params,
+                      (ConstArray("exp_lut", "int32_t", table),), ("in0", "out0"))
+
+
+SOFTMAX_S8_REF = register(KernelVariant(
+    op="SOFTMAX", impl="ref", symbol="td_softmax_s8_ref",
+    sources=(f"{REF_DIR}/td_softmax_s8_ref.c",), requires=frozenset(),
+    accepts=_accepts, prepare=_prepare))
