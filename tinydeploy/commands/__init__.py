@@ -13,6 +13,9 @@ from types import ModuleType
 
 COMMAND_MODULES: tuple[str, ...] = (
     "inspect",
+    "plan",
+    "quantize",
+    "build",
     "boards",
 )
 

@@ -132,7 +132,7 @@ def check_input_shape(data: CalibrationData, model_shape: tuple[int, ...],
     """Check that every sample fits the model's batch-1 input ``model_shape`` (-1 = any)."""
     expected = tuple(model_shape[1:])
     got = data.sample_shape
-    ok = len(expected) == len(got) and all(e in (-1, g) for e, g in zip(expected, got))
+    ok = len(expected) == len(got) and all(e in (-1, g) for e, g in zip(expected, got, strict=True))
     if not ok:
         want = "(N, " + ", ".join("?" if d == -1 else str(d) for d in expected) + ")"
         raise InputDataError(

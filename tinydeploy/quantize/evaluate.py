@@ -22,14 +22,18 @@ from typing import Any
 
 import numpy as np
 
-from tinydeploy.model.ir import Graph, Tensor
+from tinydeploy.model.ir import Graph, Operator, Tensor
 
 StepFn = Callable[[], None]
 
 
 @dataclass(frozen=True)
 class LayerSQNR:
-    """Signal-to-quantization-noise ratio of one op's output, in dB (None = exact)."""
+    """Signal-to-quantization-noise ratio of one op's output, in dB.
+
+    None when int8 and float agree exactly; -inf when the float output is all zeros but the
+    int8 one is not.
+    """
 
     op_index: int
     op_type: str
@@ -171,9 +175,8 @@ def _db(signal: float, noise: float) -> float | None:
     return round(10.0 * math.log10(signal / noise), 2)
 
 
-def _pair_tensors(graph: Graph, f_by_name: dict[str, Any], fit: Any) -> list[tuple[Any, Tensor,
-                                                                                    int]]:
-    pairs = []
+def _pair_tensors(graph: Graph, f_by_name: dict[str, Any],
+                  fit: Any) -> list[tuple[Operator, Tensor, int]]:
     quantized_outputs = []
     for op in graph.operators:
         if not op.outputs or op.outputs[0] < 0:

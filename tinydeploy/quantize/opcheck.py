@@ -110,20 +110,19 @@ def find_problems(graph: Graph, supported: Iterable[str]) -> list[OpProblem]:
             continue
         floats = _float_tensors(graph, op)
         if floats:
-            hint = SUGGESTIONS.get(op.opcode) if op.opcode in ("QUANTIZE", "DEQUANTIZE") \
-                else FLOAT_SUGGESTION
+            io_op = op.opcode in ("QUANTIZE", "DEQUANTIZE")
             problems.append(OpProblem(
                 op.index, name,
                 f"computes in float ({len(floats)} float tensor(s), e.g. '{floats[0]}')",
-                hint or FLOAT_SUGGESTION))
+                SUGGESTIONS[op.opcode] if io_op else FLOAT_SUGGESTION))
     return problems
 
 
 def supported_ops() -> frozenset[str]:
     """The kernel table's op names (looked up at call time: op modules register lazily)."""
-    from tinydeploy.kernels.registry import SUPPORTED_OPS
+    from tinydeploy.kernels import registry
 
-    return frozenset(SUPPORTED_OPS)
+    return registry.supported_ops()
 
 
 def check_ops(graph: Graph, supported: Iterable[str] | None = None,

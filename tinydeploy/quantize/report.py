@@ -78,7 +78,8 @@ class QuantizeReport:
         return min(finite, key=lambda layer: (layer.sqnr_db, layer.op_index)) if finite else None
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready dict; an exact layer (infinite SQNR) has ``sqnr_db`` null."""
+        """JSON-ready dict. ``sqnr_db`` is null when infinite: ``exact`` tells +inf (int8
+        equals float) from -inf (float all zeros)."""
 
         def tensor(t: TensorInfo) -> dict[str, Any]:
             return {"name": t.name, "shape": list(t.shape), "dtype": t.dtype,
@@ -107,7 +108,8 @@ class QuantizeReport:
             "int8_accuracy": self.int8_accuracy,
             "accuracy_drop_points": self.accuracy_drop,
             "layers": [{"op_index": x.op_index, "op": x.op_type, "tensor": x.tensor,
-                        "sqnr_db": db(x.sqnr_db)} for x in self.layers],
+                        "sqnr_db": db(x.sqnr_db), "exact": x.sqnr_db is None}
+                       for x in self.layers],
             "classes": [{"class_id": c.class_id, "label": c.label, "samples": c.samples,
                          "float_accuracy": c.float_accuracy, "int8_accuracy": c.int8_accuracy}
                         for c in self.classes],

@@ -101,7 +101,7 @@ def native_output_captured() -> Iterator[Path]:
             try:
                 yield Path(name)
             finally:
-                for target, s in zip((1, 2), saved):
+                for target, s in zip((1, 2), saved, strict=True):
                     os.dup2(s, target)
                 _SAVED_STDERR[:] = []
     finally:
@@ -181,7 +181,7 @@ def fix_batch_shape(shape: tuple[int | None, ...],
     if len(shape) != len(sample_shape) + 1:
         return None
     out = [1]
-    for d, s in zip(shape[1:], sample_shape):
+    for d, s in zip(shape[1:], sample_shape, strict=True):
         if d is not None and d != s:
             return None
         out.append(int(s))
