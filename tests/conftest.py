@@ -1,0 +1,20 @@
+"""Shared pytest options. ``--sweep`` enables the larger randomized sweeps (tests marked
+``slow``); the default run stays within a few minutes on two cores."""
+
+from __future__ import annotations
+
+import pytest
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--sweep", action="store_true", default=False,
+                     help="run the larger randomized sweeps (tests marked slow)")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if config.getoption("--sweep"):
+        return
+    skip = pytest.mark.skip(reason="larger sweep: run with --sweep")
+    for item in items:
+        if "slow" in item.keywords:
+            item.add_marker(skip)
