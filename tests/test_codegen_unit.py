@@ -1,0 +1,59 @@
+"""Pure-Python parts of codegen and build: C name sanitising, board defines, stack analysis."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tinydeploy.boards import get_board
+from tinydeploy.build.stack import worst_stack
+from tinydeploy.codegen.cnames import c_comment, c_identifier, c_string
+from tinydeploy.codegen.platform import board_defines
+
+
+def test_names_from_models_cannot_break_c() -> None:
+    hostile = 'a"b\\c*/d/*e\n?\x00é'
+    s = c_string(hostile)
+    assert '"' not in s.replace('\\"', "") and "\n" not in s and "?" not in s
+    assert all(" " <= ch <= "~" for ch in s)
+    c = c_comment(hostile)
+    assert "*/" not in c and "/*" not in c and "\n" not in c
+    assert c_identifier("3 conv/weights:0") == "t_3_conv_weights_0"
+    assert c_identifier("") == "t"
+
+
+def test_board_defines() -> None:
+    d = dict(x.split("=", 1) for x in board_defines(get_board("nrf52840")))
+    assert d["TD_UART_BASE"] == "0x40002000u" and d["TD_UART_TX_PIN"] == "6"
+    assert d["TD_FAMILY_NRF5"] == "1" and d["TD_CYCLE_COUNTER_DWT"] == "1"
+    assert "TD_QEMU" not in d
+    d = dict(x.split("=", 1) for x in board_defines(get_board("nucleo-f401re")))
+    assert d["TD_UART_TX_PIN"] == "2" and d["TD_UART_RX_PIN"] == "3"  # PA2, PA3
+    d = dict(x.split("=", 1) for x in board_defines(get_board("microbit-v1")))
+    assert d["TD_QEMU"] == "1" and d["TD_RAM_SIZE"] == "16384u"
+
+
+CI = """graph: {{ title: "x.c"
+node: {{ title: "main" label: "main\\nx.c:1:5\\n{main} bytes (static)" }}
+node: {{ title: "a" label: "a\\nx.c:9:6\\n{a} bytes (static)" }}
+node: {{ title: "x.c:b" label: "b\\nx.c:19:13\\n{b} bytes (static)" }}
+node: {{ title: "memcpy" label: "memcpy\\n<built-in>" shape : ellipse }}
+node: {{ title: "SysTick_Handler" label: "SysTick_Handler\\nx.c:30:6\\n8 bytes (static)" }}
+edge: {{ sourcename: "main" targetname: "a" }}
+edge: {{ sourcename: "main" targetname: "x.c:b" }}
+edge: {{ sourcename: "a" targetname: "memcpy" }}
+edge: {{ sourcename: "x.c:b" targetname: "x.c:b" }}
+}}
+"""
+
+
+def test_worst_stack_path(tmp_path: Path) -> None:
+    f = tmp_path / "x.ci"
+    f.write_text(CI.format(main=16, a=100, b=40))
+    r = worst_stack([f], "main", ["SysTick_Handler"], fpu=False)
+    # main(16) > a(100) > memcpy(unknown: 64) = 180, + ISR 8 + exception frame 32
+    assert r.path == ("main", "a", "memcpy")
+    assert r.bytes == 16 + 100 + 64 + 8 + 32
+    assert r.unknown == ("memcpy",) and r.unbounded == ("b",)
+    f.write_text(CI.format(main=16, a=8, b=400))
+    r = worst_stack([f], "main", [], fpu=True)
+    assert r.path == ("main", "b") and r.bytes == 416

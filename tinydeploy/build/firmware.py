@@ -1,0 +1,265 @@
+"""build: model + board + app -> a project folder and firmware.elf/.hex/.bin with its figures.
+
+The stages run in order — load, select, plan (with the board's RAM as capacity: a model that
+does not fit fails here, before any compiler runs), render, make — and the result carries
+every figure a report needs: flash and RAM by section, the arena, the measured worst-case
+stack, each op's weights and kernel code. `manifest.json` in the folder records them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+import shutil
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tinydeploy import __version__
+from tinydeploy.boards import Board, emulation_target
+from tinydeploy.build.stack import StackReport, handler_names, worst_stack
+from tinydeploy.errors import BudgetError, ToolchainError, TinydeployError
+from tinydeploy.model.ir import Graph
+
+MANIFEST_FORMAT = 1
+DEFAULT_STACK_BYTES = 4096
+# The apps' own RAM outside the arena (serial frame buffers, audio ring), by app: an estimate
+# used before the build; after the build the measured .bss/.data replaces it.
+APP_BUFFER_BYTES = {"bench": 1024, "validate": 2560, "kws": 40 * 1024}
+
+TOOLS_PACKAGE = {"arm-none-eabi-gcc": "gcc-arm-none-eabi libnewlib-arm-none-eabi",
+                 "make": "make", "cc": "gcc"}
+
+
+@dataclass(frozen=True)
+class KernelUse:
+    op_index: int
+    type: str
+    symbol: str
+    impl: str
+    weights_bytes: int
+    code_bytes: int
+
+
+@dataclass(frozen=True)
+class BuildResult:
+    project_dir: Path
+    elf: Path
+    hex: Path | None
+    bin: Path | None
+    board: Board
+    requested_board: Board
+    app: str
+    flash_bytes: int
+    ram_bytes: int
+    arena_bytes: int
+    stack_bytes: int
+    stack: StackReport
+    sections: dict[str, int]
+    kernels: tuple[KernelUse, ...]
+    manifest: dict[str, Any] = field(default_factory=dict)
+
+
+def _which(tool: str) -> str:
+    path = shutil.which(tool)
+    if path is None:
+        pkg = TOOLS_PACKAGE.get(tool, tool)
+        raise ToolchainError(f"'{tool}' was not found on PATH",
+                             hint=f"install it: sudo apt-get install {pkg} (or run make setup)")
+    return path
+
+
+def _run(cmd: list[str], cwd: Path, what: str) -> str:
+    try:
+        r = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=900)
+    except subprocess.TimeoutExpired:
+        raise ToolchainError(f"{what} did not finish within 15 minutes") from None
+    if r.returncode != 0:
+        tail = "\n".join((r.stdout + r.stderr).strip().splitlines()[-25:])
+        raise ToolchainError(f"{what} failed (exit {r.returncode}) in {cwd}:\n{tail}")
+    return r.stdout
+
+
+def _sections(elf: Path, board: Board, objdump: str) -> tuple[dict[str, int], int, int]:
+    """Section sizes and the flash/RAM they occupy, classified by address."""
+    out = subprocess.run([objdump, "-h", "-w", str(elf)], capture_output=True, text=True,
+                         check=True).stdout
+    sections: dict[str, int] = {}
+    flash = ram = 0
+    host = board.family == "host"
+    f_reg, r_reg = board.region("flash"), board.region("ram")
+    for line in out.splitlines():
+        parts = line.split()
+        if len(parts) < 7 or not parts[0].isdigit():
+            continue
+        name, size, vma, lma = parts[1], int(parts[2], 16), int(parts[3], 16), int(parts[4], 16)
+        flags = " ".join(parts[7:])
+        if "ALLOC" not in flags or size == 0:
+            continue
+        sections[name] = size
+        if host:
+            if "CODE" in flags or "READONLY" in flags:
+                flash += size
+            else:
+                ram += size
+            continue
+        if r_reg.origin <= vma < r_reg.origin + r_reg.size:
+            ram += size
+        if "LOAD" in flags and f_reg.origin <= lma < f_reg.origin + f_reg.size:
+            flash += size
+    return sections, flash, ram
+
+
+def _symbol_sizes(elf: Path, nm: str) -> dict[str, int]:
+    out = subprocess.run([nm, "-S", "--defined-only", str(elf)], capture_output=True,
+                         text=True, check=True).stdout
+    sizes: dict[str, int] = {}
+    for line in out.splitlines():
+        p = line.split()
+        if len(p) == 4:
+            sizes[p[3]] = sizes.get(p[3], 0) + int(p[1], 16)
+    return sizes
+
+
+def defined_symbols(elf: Path, board: Board) -> set[str]:
+    """Every symbol defined in the ELF (for checks such as 'no unused kernel is linked')."""
+    nm = _which("nm" if board.family == "host" else "arm-none-eabi-nm")
+    return set(_symbol_sizes(elf, nm))
+
+
+def build_firmware(model: Path | bytes, board: Board, app: str, out_dir: Path, *,
+                   emulate: bool = False, sanitize: bool = False, algorithm: str = "auto",
+                   stack_bytes: int = DEFAULT_STACK_BYTES, opt: str = "-O2",
+                   jobs: int | None = None, graph: Graph | None = None,
+                   extra_context: dict[str, Any] | None = None,
+                   generated_headers: dict[str, str] | None = None) -> BuildResult:
+    from tinydeploy.codegen.project import render_project
+    from tinydeploy.kernels.registry import select_kernels
+    from tinydeploy.model.loader import load_tflite
+    from tinydeploy.plan.lifetimes import plan_graph
+
+    requested = board
+    if emulate:
+        board = emulation_target(board)
+    if not board.emulated and emulate:
+        raise TinydeployError(f"board '{board.id}' cannot be emulated here")
+    host = board.family == "host"
+    _which("make")
+    cc = _which("cc" if host else "arm-none-eabi-gcc")
+    del cc
+
+    g = graph if graph is not None else load_tflite(model)
+    selection = select_kernels(g, board)
+    plan = plan_graph(g, selection, board=board, algorithm=algorithm)
+    _check_ram_before_build(board, plan.arena_bytes, stack_bytes, app)
+
+    out_dir = Path(out_dir)
+    project = render_project(g, selection, plan, board, app, out_dir,
+                             extra_context=extra_context, generated_headers=generated_headers,
+                             stack_bytes=stack_bytes)
+    make = ["make", "-C", str(out_dir), f"-j{jobs or os.cpu_count() or 1}", f"OPT={opt}"]
+    if sanitize:
+        if not host:
+            raise TinydeployError("--sanitize builds only for the host board")
+        make.append("SANITIZE=1")
+    _run(make, out_dir, f"building {out_dir.name} for {board.id}")
+
+    elf = out_dir / "firmware.elf"
+    objdump = _which("objdump" if host else "arm-none-eabi-objdump")
+    nm = _which("nm" if host else "arm-none-eabi-nm")
+    sections, flash, ram = _sections(elf, board, objdump)
+    ci_files = sorted((out_dir / "build").rglob("*.ci"))
+    entry = "main" if host else "Reset_Handler"
+    stack = worst_stack(ci_files, entry, [] if host else handler_names(ci_files),
+                        fpu="fpu" in board.features)
+    if not host and stack.bytes > stack_bytes:
+        raise BudgetError(
+            f"board '{board.id}': the measured worst-case stack is {stack.bytes} bytes but "
+            f"{stack_bytes} are reserved (deepest path: {' > '.join(stack.path)})",
+            hint=f"build again with --stack {((stack.bytes + 255) // 256) * 256}")
+    sizes = _symbol_sizes(elf, nm)
+    kernels = []
+    for ch in selection.choices:
+        op = g.operators[ch.op_index]
+        w = sum(int(c.values.nbytes) for c in ch.call.consts) if ch.call else 0
+        kernels.append(KernelUse(ch.op_index, op.type_name,
+                                 "(alias)" if ch.variant.alias else ch.variant.symbol,
+                                 ch.variant.impl, w, sizes.get(ch.variant.symbol, 0)))
+    ram_total = ram + (0 if host else stack_bytes)
+    if not host and ram_total > board.ram_bytes:
+        raise BudgetError(f"board '{board.id}': the firmware needs {ram_total} bytes of RAM "
+                          f"(static {ram} + stack {stack_bytes}) but the board has "
+                          f"{board.ram_bytes}, {ram_total - board.ram_bytes} over")
+    result = BuildResult(
+        project_dir=out_dir, elf=elf,
+        hex=None if host else out_dir / "firmware.hex",
+        bin=None if host else out_dir / "firmware.bin",
+        board=board, requested_board=requested, app=app,
+        flash_bytes=flash, ram_bytes=ram_total, arena_bytes=plan.arena_bytes,
+        stack_bytes=stack.bytes, stack=stack, sections=sections, kernels=tuple(kernels),
+    )
+    manifest = make_manifest(result, g, plan, project.files, stack_bytes)
+    (out_dir / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
+    return BuildResult(**{**result.__dict__, "manifest": manifest})
+
+
+def _check_ram_before_build(board: Board, arena: int, stack: int, app: str) -> None:
+    if board.family == "host":
+        return
+    need = arena + stack + APP_BUFFER_BYTES.get(app, 0)
+    if need > board.ram_bytes:
+        raise BudgetError(
+            f"board '{board.id}' has {board.ram_bytes:,} bytes of RAM but the firmware needs at "
+            f"least {need:,} (arena {arena:,} + stack {stack:,} + app buffers "
+            f"{APP_BUFFER_BYTES.get(app, 0):,}), {need - board.ram_bytes:,} over",
+            hint="run 'tinydeploy plan MODEL --board BOARD' for the full budget and boards "
+                 "where it fits")
+
+
+def make_manifest(r: BuildResult, g: Graph, plan: Any, files: tuple[str, ...],
+                  reserved_stack: int) -> dict[str, Any]:
+    return {
+        "format_version": MANIFEST_FORMAT,
+        "tinydeploy_version": __version__,
+        "model_sha256": g.sha256,
+        "board": r.board.id,
+        "requested_board": r.requested_board.id,
+        "emulated": r.board.id != r.requested_board.id,
+        "qemu_machine": r.board.qemu_machine,
+        "family": r.board.family,
+        "app": r.app,
+        "elf": "firmware.elf",
+        "flash_bytes": r.flash_bytes,
+        "ram_bytes": r.ram_bytes,
+        "arena_bytes": r.arena_bytes,
+        "stack_bytes": r.stack_bytes,
+        "stack_reserved_bytes": reserved_stack,
+        "stack_path": list(r.stack.path),
+        "sections": dict(sorted(r.sections.items())),
+        "kernels": [{"op_index": k.op_index, "type": k.type, "symbol": k.symbol,
+                     "impl": k.impl, "weights_bytes": k.weights_bytes,
+                     "code_bytes": k.code_bytes} for k in r.kernels],
+        "plan": {
+            "algorithm": plan.plan.algorithm,
+            "arena_bytes": plan.arena_bytes,
+            "lower_bound_bytes": plan.lower_bound_bytes,
+            "buffers": [{"name": p.name, "offset": p.offset, "bytes": p.size,
+                         "first_op": p.first, "last_op": p.last}
+                        for p in sorted(plan.plan.placements, key=lambda p: p.name)],
+        },
+        "inputs": [_io(t, plan) for t in g.inputs],
+        "outputs": [_io(t, plan) for t in g.outputs],
+        "files": list(files),
+    }
+
+
+def _io(t: Any, plan: Any) -> dict[str, Any]:
+    q = t.quant
+    return {"name": t.name, "shape": list(t.shape), "dtype": t.dtype.name.lower(),
+            "scale": q.scale[0] if q and not q.per_channel else None,
+            "zero_point": q.zero_point[0] if q and not q.per_channel else None,
+            "bytes": t.nbytes, "offset": plan.tensor_offset(t.index)}
+
+

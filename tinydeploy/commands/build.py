@@ -1,0 +1,132 @@
+"""`tinydeploy build MODEL --board B`: generate the firmware project and compile it."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+NAME = "build"
+HELP = "generate C firmware for a board and compile it (ELF/HEX/BIN + size report)"
+DESCRIPTION = """\
+Compile a model ahead of time into a self-contained firmware project (plain `make` builds
+it again) and build firmware.elf/.hex/.bin with arm-none-eabi-gcc (or the host compiler for
+--board host). The model must fit: the arena is planned against the board's RAM before the
+compiler runs. --emulate builds a real board's firmware for the QEMU machine with the same
+core, limited to the real board's RAM and flash.
+
+examples:
+  tinydeploy build model.tflite --board nrf52840
+  tinydeploy build model.tflite --board nrf52840 --emulate --app bench -o out/nrf"""
+
+
+def configure(p: argparse.ArgumentParser) -> None:
+    from tinydeploy.codegen.project import APPS
+
+    p.add_argument("model", type=Path, help="a full-INT8 .tflite file")
+    p.add_argument("--board", required=True, help="board id or alias (see: tinydeploy boards)")
+    p.add_argument("-o", "--output", type=Path, default=None,
+                   help="project folder (default: build/<model>-<board>-<app>)")
+    p.add_argument("--app", choices=APPS, default="validate",
+                   help="device application (default: validate)")
+    p.add_argument("--emulate", action="store_true",
+                   help="build for the board's emulated stand-in with its memory limits")
+    p.add_argument("--algorithm", default="auto",
+                   choices=["auto", "greedy-size", "greedy-conflicts", "optimal"],
+                   help="arena planning algorithm (default: auto)")
+    p.add_argument("--stack", type=int, default=None, metavar="BYTES",
+                   help="stack to reserve (default 4096; checked against the measured need)")
+    p.add_argument("--opt", default="-O2", choices=["-O2", "-O3", "-Os", "-O1", "-O0"],
+                   help="compiler optimisation (default -O2)")
+    p.add_argument("--force", action="store_true",
+                   help="write into an output folder that holds files not made by tinydeploy")
+    p.add_argument("--json", action="store_true", help="machine-readable output on stdout")
+
+
+def default_output(model: Path, board_id: str, app: str, emulate: bool) -> Path:
+    suffix = "-emulated" if emulate else ""
+    return Path("build") / f"{model.stem}-{board_id}{suffix}-{app}"
+
+
+def check_output_dir(out: Path, force: bool) -> None:
+    """Refuse to write into a non-empty folder that is not a tinydeploy project."""
+    from tinydeploy.errors import TinydeployError
+
+    if out.exists() and not out.is_dir():
+        raise TinydeployError(f"{out}: exists and is not a folder")
+    if out.is_dir() and any(out.iterdir()) and not (out / "manifest.json").exists() \
+            and not force:
+        raise TinydeployError(f"{out}: folder exists and was not made by tinydeploy",
+                              hint="choose another -o folder, or pass --force to write into it")
+
+
+def result_json(r: Any) -> dict[str, Any]:
+    return {
+        "elf": str(r.elf),
+        "hex": str(r.hex) if r.hex else None,
+        "bin": str(r.bin) if r.bin else None,
+        "project_dir": str(r.project_dir),
+        "board": r.board.id,
+        "requested_board": r.requested_board.id,
+        "app": r.app,
+        "flash_bytes": r.flash_bytes,
+        "flash_available": r.board.flash_bytes,
+        "ram_bytes": r.ram_bytes,
+        "ram_available": r.board.ram_bytes,
+        "arena_bytes": r.arena_bytes,
+        "stack_bytes": r.stack_bytes,
+        "stack_path": list(r.stack.path),
+        "sections": r.sections,
+        "kernels": [{"op_index": k.op_index, "type": k.type, "symbol": k.symbol,
+                     "impl": k.impl, "weights_bytes": k.weights_bytes,
+                     "code_bytes": k.code_bytes} for k in r.kernels],
+    }
+
+
+def print_report(r: Any) -> None:
+    from rich.table import Table
+
+    from tinydeploy.report.output import stdout
+
+    t = Table(title="flash per op", title_justify="left")
+    for col, j in (("#", "right"), ("op", "left"), ("kernel", "left"), ("weights", "right"),
+                   ("code", "right")):
+        t.add_column(col, justify=j)  # type: ignore[arg-type]
+    seen: set[str] = set()
+    for k in r.kernels:
+        code = "" if k.symbol in seen or not k.code_bytes else f"{k.code_bytes:,}"
+        seen.add(k.symbol)
+        t.add_row(str(k.op_index), k.type, k.symbol,
+                  f"{k.weights_bytes:,}" if k.weights_bytes else "", code)
+    stdout.print(t)
+    m = Table(title="memory", title_justify="left")
+    for col in ("", "used", "available", ""):
+        m.add_column(col, justify="right")
+    fl, ra = r.board.flash_bytes, r.board.ram_bytes
+    m.add_row("flash", f"{r.flash_bytes:,}", f"{fl:,}", f"{100 * r.flash_bytes / fl:.1f} %")
+    m.add_row("RAM", f"{r.ram_bytes:,}", f"{ra:,}", f"{100 * r.ram_bytes / ra:.1f} %")
+    m.add_row("  arena", f"{r.arena_bytes:,}", "", "")
+    m.add_row("  stack (measured)", f"{r.stack_bytes:,}", "", "")
+    stdout.print(m)
+    stdout.print(f"[green]built[/] {r.elf}  ({r.board.name}, app {r.app})")
+
+
+def run(args: argparse.Namespace) -> int:
+    from tinydeploy.boards import get_board
+    from tinydeploy.build.firmware import DEFAULT_STACK_BYTES, build_firmware
+    from tinydeploy.report.output import emit_json, stderr
+
+    board = get_board(args.board)
+    out = args.output or default_output(args.model, board.id, args.app, args.emulate)
+    check_output_dir(out, args.force)
+    if not args.json:
+        stderr.print(f"building {args.model} for {board.id}"
+                     f"{' (emulated)' if args.emulate else ''}, app {args.app} -> {out}")
+    r = build_firmware(args.model, board, args.app, out, emulate=args.emulate,
+                       algorithm=args.algorithm, opt=args.opt,
+                       stack_bytes=args.stack or DEFAULT_STACK_BYTES)
+    if args.json:
+        emit_json(result_json(r))
+    else:
+        print_report(r)
+    return 0
