@@ -133,6 +133,8 @@ typedef struct {
     const int32_t *out_dims;    /* [in] [TD_BCAST_DIMS] output dims, each >= 1 */
     const int32_t *in0_strides; /* [in] [TD_BCAST_DIMS] element strides of in0, 0 = bcast */
     const int32_t *in1_strides; /* [in] [TD_BCAST_DIMS] element strides of in1, 0 = bcast */
+    const int8_t *in1_const;    /* [in] a constant second operand (flash), or NULL to read
+                                 *      the in1 argument */
 } td_add_params_t;
 
 typedef struct {
@@ -145,6 +147,7 @@ typedef struct {
     const int32_t *out_dims;    /* as in td_add_params_t */
     const int32_t *in0_strides;
     const int32_t *in1_strides;
+    const int8_t *in1_const;    /* [in] as in td_add_params_t */
 } td_mul_params_t;
 
 /* ---- int8 -> int8 elementwise functions as a table (td_lut_s8_ref) ------------------- *
