@@ -1,0 +1,390 @@
+"""Keyword-spotting data: the Google Speech Commands v0.02 folder layout, and a synthetic set
+in the same spirit rendered with espeak-ng.
+
+Both give a `Dataset`: 1 s clips of 16 kHz int16 audio, a label index into `LABELS`
+(silence, unknown, then the ten keywords), a split (train / validation / test) and a speaker
+id. Splits are by speaker, so test speakers are never heard in training.
+
+The synthetic generator is byte-reproducible: every clip draws from its own random stream
+seeded by (seed, label, index), so the result does not depend on the number of worker
+processes or their scheduling; speakers are assigned to splits by a seeded shuffle.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+from collections.abc import Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from enum import IntEnum
+from pathlib import Path
+
+import numpy as np
+
+from tinydeploy.errors import InputDataError, ToolchainError
+from tinydeploy.kws.wav import SAMPLE_RATE, decode_wav, read_wav, write_wav
+
+KEYWORDS: tuple[str, ...] = ("yes", "no", "up", "down", "left", "right", "on", "off",
+                             "stop", "go")
+SILENCE, UNKNOWN = "_silence_", "_unknown_"
+LABELS: tuple[str, ...] = (SILENCE, UNKNOWN, *KEYWORDS)
+CLIP = SAMPLE_RATE   # samples per clip (1 s)
+
+
+class Split(IntEnum):
+    TRAIN = 0
+    VALIDATION = 1
+    TEST = 2
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """Clips and their labels. Invariant: all arrays have the same first dimension."""
+
+    audio: np.ndarray        # int16 [n, CLIP]
+    labels: np.ndarray       # int32 [n], index into LABELS
+    split: np.ndarray        # int8 [n], a Split value
+    speakers: np.ndarray     # str [n]
+
+    def __post_init__(self) -> None:
+        n = self.audio.shape[0]
+        if not (self.labels.shape[0] == self.split.shape[0] == self.speakers.shape[0] == n):
+            raise InputDataError("dataset arrays have different lengths")
+
+    def __len__(self) -> int:
+        return int(self.audio.shape[0])
+
+    def subset(self, split: Split) -> Dataset:
+        m = self.split == int(split)
+        return Dataset(self.audio[m], self.labels[m], self.split[m], self.speakers[m])
+
+    def counts(self) -> dict[str, dict[str, int]]:
+        """{split: {label: count}} for reports."""
+        out: dict[str, dict[str, int]] = {}
+        for s in Split:
+            m = self.split == int(s)
+            out[s.name.lower()] = {LABELS[i]: int(((self.labels == i) & m).sum())
+                                   for i in range(len(LABELS))}
+        return out
+
+    def save(self, path: Path) -> None:
+        np.savez(path, audio=self.audio, labels=self.labels, split=self.split,
+                 speakers=self.speakers.astype("U"))
+
+    @classmethod
+    def load(cls, path: Path) -> Dataset:
+        try:
+            z = np.load(path, allow_pickle=False)
+            return cls(z["audio"], z["labels"], z["split"], z["speakers"])
+        except (OSError, KeyError, ValueError) as err:
+            raise InputDataError(f"{path}: not a tinydeploy KWS dataset ({err})",
+                                 hint="make one with `tinydeploy kws data`") from err
+
+
+def fit_clip(x: np.ndarray, n: int = CLIP) -> np.ndarray:
+    """Zero-pad (at the end) or centre-crop to exactly ``n`` samples."""
+    if x.size >= n:
+        start = (x.size - n) // 2
+        return x[start:start + n]
+    return np.concatenate([x, np.zeros(n - x.size, dtype=x.dtype)])
+
+
+# ---- Google Speech Commands v0.02 -----------------------------------------------------------
+
+def _speaker_of(name: str) -> str:
+    return name.split("_nohash_")[0]
+
+
+def _hash_split(speaker: str, validation_pct: float = 10.0, testing_pct: float = 10.0) -> Split:
+    """Split for files not named in the lists: a stable hash of the speaker id."""
+    pct = int(hashlib.sha1(speaker.encode()).hexdigest(), 16) % 10000 / 100.0
+    if pct < validation_pct:
+        return Split.VALIDATION
+    if pct < validation_pct + testing_pct:
+        return Split.TEST
+    return Split.TRAIN
+
+
+def _read_list(path: Path) -> set[str]:
+    if not path.exists():
+        return set()
+    return {line.strip() for line in path.read_text().splitlines() if line.strip()}
+
+
+def load_speech_commands(root: str | Path, *, unknown_fraction: float = 0.1,
+                         silence_fraction: float = 0.1, seed: int = 0,
+                         max_per_word: int | None = None) -> Dataset:
+    """Load a Speech Commands v0.02 tree: one folder per word, ``_background_noise_/``,
+    ``validation_list.txt`` and ``testing_list.txt`` (paths relative to ``root``; files in
+    neither list are training files; without lists the split is a hash of the speaker).
+
+    Keyword folders give their label; every other word folder gives UNKNOWN, subsampled per
+    split to ``unknown_fraction`` of that split's clips; SILENCE clips (``silence_fraction``)
+    are random 1 s slices of the background-noise files at a random gain (all zeros when
+    there is no noise). Clips shorter than 1 s are zero-padded. Deterministic for a seed.
+    """
+    root = Path(root)
+    if not root.is_dir():
+        raise InputDataError(f"{root}: not a directory", hint="point at the folder that holds "
+                             "yes/, no/, ..., _background_noise_/")
+    val, test = _read_list(root / "validation_list.txt"), _read_list(root / "testing_list.txt")
+    words = sorted(d.name for d in root.iterdir() if d.is_dir() and not d.name.startswith("_"))
+    missing = [k for k in KEYWORDS if k not in words]
+    if missing:
+        raise InputDataError(f"{root}: keyword folders missing: {', '.join(missing)}",
+                             hint="a Speech Commands tree has one folder per word")
+    rng = np.random.default_rng(seed)
+    entries: list[tuple[str, int, Split]] = []       # (relative path, label, split)
+    unknown: list[tuple[str, int, Split]] = []
+    for w in words:
+        files = sorted(p.name for p in (root / w).glob("*.wav"))
+        if max_per_word is not None:
+            files = files[:max_per_word]
+        label = LABELS.index(w) if w in KEYWORDS else LABELS.index(UNKNOWN)
+        for f in files:
+            rel = f"{w}/{f}"
+            split = (Split.VALIDATION if rel in val else Split.TEST if rel in test else
+                     Split.TRAIN if (val or test) else _hash_split(_speaker_of(f)))
+            (entries if w in KEYWORDS else unknown).append((rel, label, split))
+    chosen = list(entries)
+    for s in Split:
+        n_kw = sum(1 for e in entries if e[2] is s)
+        pool = [e for e in unknown if e[2] is s]
+        want = min(len(pool), int(round(n_kw * unknown_fraction / (1 - unknown_fraction
+                                                                    - silence_fraction))))
+        if want:
+            idx = rng.choice(len(pool), size=want, replace=False)
+            chosen.extend(pool[i] for i in sorted(idx))
+    audio, labels, splits, speakers = [], [], [], []
+    for rel, label, split in chosen:
+        audio.append(fit_clip(read_wav(root / rel)))
+        labels.append(label)
+        splits.append(int(split))
+        speakers.append(_speaker_of(Path(rel).name))
+    noise = [read_wav(p) for p in sorted((root / "_background_noise_").glob("*.wav"))]
+    for s in Split:
+        n_s = sum(1 for c in chosen if c[2] is s)
+        n_sil = int(round(n_s * silence_fraction / (1 - silence_fraction)))
+        for i in range(n_sil):
+            audio.append(_noise_slice(noise, rng))
+            labels.append(LABELS.index(SILENCE))
+            splits.append(int(s))
+            speakers.append(f"silence-{int(s)}-{i}")
+    return Dataset(np.stack(audio).astype(np.int16) if audio else np.zeros((0, CLIP), np.int16),
+                   np.asarray(labels, np.int32), np.asarray(splits, np.int8),
+                   np.asarray(speakers, dtype="U"))
+
+
+def _noise_slice(noise: Sequence[np.ndarray], rng: np.random.Generator) -> np.ndarray:
+    usable = [n for n in noise if n.size >= CLIP]
+    if not usable:
+        return np.zeros(CLIP, np.int16)
+    src = usable[int(rng.integers(len(usable)))]
+    start = int(rng.integers(0, src.size - CLIP + 1))
+    gain = rng.uniform(0.0, 1.0)
+    return np.clip(src[start:start + CLIP] * gain, -32768, 32767).astype(np.int16)
+
+
+# ---- synthetic speech commands with espeak-ng -------------------------------------------------
+
+VOICES: tuple[str, ...] = ("en", "en-us", "en-gb-scotland", "en-gb-x-gbclan", "en-gb-x-rp",
+                           "en-gb-x-gbcwmd", "en-029", "en-us-nyc")
+UNKNOWN_WORDS: tuple[str, ...] = (
+    "bed", "bird", "cat", "dog", "eight", "five", "four", "happy", "house", "marvin", "nine",
+    "one", "seven", "sheila", "six", "three", "tree", "two", "wow", "zero", "backward",
+    "forward", "follow", "learn", "visual", "yellow", "note", "open", "dune", "lift", "write",
+    "stock", "goal", "yet", "know", "cup", "town", "often",
+)
+
+
+@dataclass(frozen=True)
+class SynthConfig:
+    """The synthetic set: ``per_class`` clips for each of the 12 labels."""
+
+    per_class: int = 1000
+    seed: int = 0
+    fractions: tuple[float, float, float] = (0.8, 0.1, 0.1)   # of speakers: train/val/test
+    speed: tuple[int, int] = (110, 210)       # espeak-ng -s, words per minute
+    pitch: tuple[int, int] = (15, 85)         # espeak-ng -p
+    snr_db: tuple[float, float] = (5.0, 35.0)
+    clean_fraction: float = 0.2               # clips without added noise
+    peak_dbfs: tuple[float, float] = (-24.0, -1.0)
+    workers: int = 2
+
+
+def espeak_variants() -> tuple[str, ...]:
+    """Voice variants espeak-ng offers, sorted (names with spaces cannot be selected)."""
+    if shutil.which("espeak-ng") is None:
+        raise ToolchainError("espeak-ng not found; it renders the synthetic speech set",
+                             hint="apt-get install espeak-ng")
+    out = subprocess.run(["espeak-ng", "--voices=variant"], capture_output=True, text=True,
+                         check=True).stdout.splitlines()[1:]
+    names = set()
+    for line in out:
+        parts = line.split()
+        if len(parts) >= 5 and parts[4].startswith("!v/"):
+            name = parts[4][3:]
+            if " " not in name and name.isprintable():
+                names.add(name)
+    return tuple(sorted(names))
+
+
+def synthetic_speakers(variants: Sequence[str] | None = None) -> tuple[str, ...]:
+    """'voice+variant' for every usable pair, sorted."""
+    variants = espeak_variants() if variants is None else variants
+    return tuple(sorted(f"{v}+{x}" for v in VOICES for x in variants))
+
+
+def split_speakers(speakers: Sequence[str], cfg: SynthConfig) -> dict[Split, tuple[str, ...]]:
+    order = sorted(speakers)
+    perm = np.random.default_rng([cfg.seed, 7]).permutation(len(order))
+    shuffled = [order[i] for i in perm]
+    n_val = max(1, int(round(len(order) * cfg.fractions[1])))
+    n_test = max(1, int(round(len(order) * cfg.fractions[2])))
+    return {Split.VALIDATION: tuple(sorted(shuffled[:n_val])),
+            Split.TEST: tuple(sorted(shuffled[n_val:n_val + n_test])),
+            Split.TRAIN: tuple(sorted(shuffled[n_val + n_test:]))}
+
+
+def render_word(word: str, speaker: str, speed: int, pitch: int) -> np.ndarray:
+    """espeak-ng's rendering of ``word`` at 16 kHz, leading/trailing silence trimmed."""
+    proc = subprocess.run(["espeak-ng", "-v", speaker, "-s", str(speed), "-p", str(pitch),
+                           "--stdout", word], capture_output=True)
+    if proc.returncode != 0 or not proc.stdout:
+        raise ToolchainError(f"espeak-ng failed for word '{word}' voice '{speaker}': "
+                             f"{proc.stderr.decode(errors='replace').strip()}")
+    x = decode_wav(proc.stdout, f"espeak-ng {speaker} '{word}'").astype(np.float64)
+    loud = np.nonzero(np.abs(x) > 0.02 * max(1.0, np.abs(x).max()))[0]
+    if loud.size:
+        x = x[max(0, loud[0] - 160):loud[-1] + 160]
+    return x
+
+
+def make_noise(rng: np.random.Generator, n: int = CLIP) -> np.ndarray:
+    """One of several procedural background noises, unit RMS: white, pink, brown, mains hum
+    with harmonics, band-limited rumble, or a mix."""
+    kind = int(rng.integers(6))
+    if kind == 0:
+        x = rng.normal(size=n)
+    elif kind in (1, 2, 4):
+        spec = np.fft.rfft(rng.normal(size=n))
+        f = np.maximum(np.arange(spec.size), 1.0)
+        if kind == 1:
+            spec /= np.sqrt(f)
+        elif kind == 2:
+            spec /= f
+        else:
+            lo, hi = sorted(rng.uniform(50, 6000, 2))
+            band = (f * SAMPLE_RATE / n >= lo) & (f * SAMPLE_RATE / n <= hi + 100)
+            spec *= band
+        x = np.fft.irfft(spec, n)
+    elif kind == 3:
+        t = np.arange(n) / SAMPLE_RATE
+        base = rng.choice([50.0, 60.0]) * rng.uniform(0.98, 1.02)
+        x = sum(rng.uniform(0.2, 1) * np.sin(2 * np.pi * base * h * t + rng.uniform(0, 6.3))
+                for h in range(1, 6)) + 0.1 * rng.normal(size=n)
+    else:
+        x = rng.normal(size=n) + 3 * np.cumsum(rng.normal(size=n)) / np.sqrt(n)
+        x = x - np.convolve(x, np.ones(64) / 64, mode="same")
+    x = x - x.mean()
+    return x / max(1e-9, float(np.sqrt(np.mean(x ** 2))))
+
+
+def _clip_job(args: tuple[SynthConfig, int, int, tuple[str, ...]]) -> tuple[np.ndarray, str]:
+    cfg, label, index, speakers = args
+    rng = np.random.default_rng([cfg.seed, label, index])
+    speaker = speakers[int(rng.integers(len(speakers)))]
+    name = LABELS[label]
+    noisy = rng.random() >= cfg.clean_fraction
+    if name == SILENCE:
+        level = 10 ** (rng.uniform(-80, -25) / 20) * 32768
+        x = make_noise(rng) * level if rng.random() > 0.05 else np.zeros(CLIP)
+        return np.clip(np.round(x), -32768, 32767).astype(np.int16), f"silence-{index}"
+    word = (UNKNOWN_WORDS[int(rng.integers(len(UNKNOWN_WORDS)))] if name == UNKNOWN else name)
+    speed = int(rng.integers(cfg.speed[0], cfg.speed[1] + 1))
+    pitch = int(rng.integers(cfg.pitch[0], cfg.pitch[1] + 1))
+    w = render_word(word, speaker, speed, pitch)
+    if w.size > CLIP:
+        w = fit_clip(w)
+    x = np.zeros(CLIP)
+    start = int(rng.integers(0, CLIP - w.size + 1))
+    x[start:start + w.size] = w
+    peak = 10 ** (rng.uniform(*cfg.peak_dbfs) / 20) * 32767
+    x *= peak / max(1.0, np.abs(x).max())
+    if noisy:
+        rms = np.sqrt(np.mean(w ** 2)) * peak / max(1.0, np.abs(w).max())
+        snr = rng.uniform(*cfg.snr_db)
+        x += make_noise(rng) * rms / 10 ** (snr / 20)
+    return np.clip(np.round(x), -32768, 32767).astype(np.int16), speaker
+
+
+def _nice_init() -> None:
+    try:
+        os.nice(10)
+    except OSError:
+        pass
+
+
+def _jobs(cfg: SynthConfig, splits: dict[Split, tuple[str, ...]]
+          ) -> Iterator[tuple[Split, tuple[SynthConfig, int, int, tuple[str, ...]]]]:
+    cuts = np.cumsum(cfg.fractions) / sum(cfg.fractions)
+    for label in range(len(LABELS)):
+        for i in range(cfg.per_class):
+            r = (i + 0.5) / cfg.per_class
+            split = (Split.TRAIN if r < cuts[0] else Split.VALIDATION if r < cuts[1]
+                     else Split.TEST)
+            yield split, (cfg, label, i, splits[split])
+
+
+def generate_synthetic(cfg: SynthConfig, speakers: Sequence[str] | None = None) -> Dataset:
+    """Render ``cfg.per_class`` clips per label with espeak-ng on ``cfg.workers`` processes.
+
+    Byte-reproducible for a given seed, speaker list and espeak-ng version."""
+    speakers = synthetic_speakers() if speakers is None else tuple(sorted(speakers))
+    if len(speakers) < 3:
+        raise InputDataError(f"synthetic set needs >= 3 speakers to split by speaker, got "
+                             f"{len(speakers)}")
+    splits = split_speakers(speakers, cfg)
+    plan = list(_jobs(cfg, splits))
+    if cfg.workers > 1:
+        with ProcessPoolExecutor(cfg.workers, initializer=_nice_init) as pool:
+            results = list(pool.map(_clip_job, [j for _, j in plan], chunksize=32))
+    else:
+        results = [_clip_job(j) for _, j in plan]
+    return Dataset(np.stack([r[0] for r in results]),
+                   np.asarray([j[1] for _, j in plan], np.int32),
+                   np.asarray([int(s) for s, _ in plan], np.int8),
+                   np.asarray([r[1] for r in results], dtype="U"))
+
+
+def export_speech_commands(ds: Dataset, root: Path, noise_seconds: int = 30,
+                           seed: int = 0) -> None:
+    """Write ``ds`` in the Speech Commands folder layout (silence clips become background
+    noise files; unknown clips go to an ``unknown`` word folder)."""
+    root.mkdir(parents=True, exist_ok=True)
+    lists: dict[Split, list[str]] = {Split.VALIDATION: [], Split.TEST: []}
+    counter: dict[str, int] = {}
+    for i in range(len(ds)):
+        name = LABELS[int(ds.labels[i])]
+        if name == SILENCE:
+            continue
+        word = "unknown" if name == UNKNOWN else name
+        spk = hashlib.sha1(str(ds.speakers[i]).encode()).hexdigest()[:8]
+        k = counter.get(f"{word}/{spk}", 0)
+        counter[f"{word}/{spk}"] = k + 1
+        rel = f"{word}/{spk}_nohash_{k}.wav"
+        (root / word).mkdir(exist_ok=True)
+        write_wav(root / rel, ds.audio[i])
+        split = Split(int(ds.split[i]))
+        if split in lists:
+            lists[split].append(rel)
+    (root / "validation_list.txt").write_text("".join(f"{r}\n" for r in lists[Split.VALIDATION]))
+    (root / "testing_list.txt").write_text("".join(f"{r}\n" for r in lists[Split.TEST]))
+    (root / "_background_noise_").mkdir(exist_ok=True)
+    rng = np.random.default_rng(seed)
+    noise = make_noise(rng, noise_seconds * SAMPLE_RATE) * 3000
+    write_wav(root / "_background_noise_" / "noise.wav",
+              np.clip(noise, -32768, 32767).astype(np.int16))
