@@ -1,0 +1,186 @@
+"""`tinydeploy plan MODEL --board BOARD`: the arena layout and the RAM/flash budget."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+NAME = "plan"
+HELP = "plan the static arena and check the model's RAM/flash budget against a board"
+DESCRIPTION = """\
+Plan the model's static arena (an offset for every tensor and scratch buffer, decided here
+and checked for overlaps) and add up the board's RAM (arena + stack + application buffers +
+static data) and flash (weights + code). Stack and code are estimates until a build measures
+them. Exit status 1 when the model does not fit, with every figure and the boards where it
+would fit (under --json the report is still printed, with "fits": false)."""
+
+ALGORITHMS = ("auto", "greedy-size", "greedy-conflicts", "optimal")
+APPS = ("bench", "validate", "kws")
+
+
+def _align(text: str) -> int:
+    try:
+        n = int(text, 0)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not an integer") from None
+    if n < 1 or n & (n - 1) or n > 4096:
+        raise argparse.ArgumentTypeError(f"alignment {n} must be a power of two in 1..4096")
+    return n
+
+
+def configure(p: argparse.ArgumentParser) -> None:
+    p.add_argument("model", type=Path, help="a full-INT8 .tflite file")
+    p.add_argument("--board", required=True, help="board id or alias (see 'tinydeploy boards')")
+    p.add_argument("--app", choices=APPS, default="bench",
+                   help="the application whose buffers count towards RAM (default: bench)")
+    p.add_argument("--algorithm", choices=ALGORITHMS, default="auto",
+                   help="arena planning algorithm (default: auto, the best of all)")
+    p.add_argument("--align", type=_align, default=16, metavar="N",
+                   help="alignment of every arena buffer in bytes (default: 16)")
+    p.add_argument("--json", action="store_true", help="machine-readable output on stdout")
+    p.add_argument("--html", type=Path, metavar="FILE",
+                   help="also write an HTML report with the memory timeline")
+
+
+def plan_model(model: Path, board_name: str, app: str = "bench", algorithm: str = "auto",
+               align: int = 16) -> tuple[dict[str, Any], Any]:
+    """Load, select kernels, plan and budget: the report as plain data (JSON-ready) and the
+    `Budget`."""
+    from tinydeploy.boards import get_board
+    from tinydeploy.kernels.registry import select_kernels
+    from tinydeploy.model.loader import load_tflite
+    from tinydeploy.plan.budget import compute_budget
+    from tinydeploy.plan.lifetimes import plan_graph
+
+    board = get_board(board_name)
+    graph = load_tflite(model)
+    selection = select_kernels(graph, board)
+    gplan = plan_graph(graph, selection, None, algorithm, align)
+    budget = compute_budget(selection, gplan.arena_bytes, board, app,
+                            input_bytes=sum(t.nbytes for t in graph.inputs))
+    return plan_report(model, graph, gplan, budget), budget
+
+
+def plan_report(model: Path, graph: Any, gplan: Any, budget: Any) -> dict[str, Any]:
+    plan = gplan.plan
+    ops = graph.operators
+    live = gplan.live_bytes()
+    by_buffer: dict[str, list[int]] = {}
+    for i, name in gplan.tensor_buffers:
+        by_buffer.setdefault(name, []).append(i)
+    inplace = {b.name: b.inplace_of for b in gplan.buffers}
+    tensors = []
+    for p in plan.placements:
+        entry: dict[str, Any]
+        if p.name.startswith("scratch"):
+            k = int(p.name[len("scratch"):])
+            entry = {"name": f"scratch of op {k} ({ops[k].type_name})", "buffer": p.name,
+                     "kind": "scratch", "tensor": None}
+        else:
+            idx = int(p.name[1:])
+            t = graph.tensor(idx)
+            entry = {"name": t.name, "buffer": p.name,
+                     "kind": "variable" if t.is_variable else "tensor", "tensor": idx,
+                     "aliases": [i for i in by_buffer.get(p.name, []) if i != idx]}
+        entry.update({"bytes": p.size, "offset": p.offset, "first_op": p.first,
+                      "last_op": p.last, "inplace_of": inplace.get(p.name)})
+        tensors.append(entry)
+    peak = gplan.peak_op
+    r, f = budget.ram, budget.flash
+    return {
+        "model": str(model),
+        "sha256": graph.sha256,
+        "board": budget.board,
+        "app": budget.app,
+        "arena_bytes": plan.arena_bytes,
+        "lower_bound_bytes": plan.lower_bound_bytes,
+        "optimal": plan.optimal,
+        "algorithm": plan.algorithm,
+        "requested_algorithm": plan.requested,
+        "trials": [{"algorithm": t.algorithm, "arena_bytes": t.arena_bytes,
+                    "complete": t.complete} for t in plan.trials],
+        "fits": budget.fits,
+        "ram": {"arena": r.arena, "stack": r.stack, "buffers": r.buffers, "static": r.static,
+                "total": r.total, "available": r.available, "over": r.over},
+        "flash": {"weights": f.weights, "code": f.code, "total": f.total,
+                  "available": f.available, "over": f.over},
+        "estimated": sorted(budget.estimated),
+        "app_buffers": [{"name": n, "bytes": b} for n, b in budget.app_buffers],
+        "peak_op": ({"index": peak, "type": ops[peak].type_name, "live_bytes": live[peak]}
+                    if ops else None),
+        "ops": [{"index": op.index, "type": op.type_name, "live_bytes": live[op.index]}
+                for op in ops],
+        "tensors": tensors,
+    }
+
+
+def _print(report: dict[str, Any]) -> None:
+    from rich.table import Table
+
+    from tinydeploy.report.output import stdout
+
+    def row(t: Table, label: str, used: int, avail: int | None = None, over: int = 0,
+            note: str = "") -> None:
+        t.add_row(label, f"{used:,}", "" if avail is None else f"{avail:,}",
+                  "" if avail is None else (f"[red]over by {over:,}[/]" if over
+                                            else f"{100 * used / avail:.1f} %"), note)
+
+    r, f = report["ram"], report["flash"]
+    est = set(report["estimated"])
+    t = Table(title=f"{Path(report['model']).name} on {report['board']} "
+                    f"(app {report['app']})", title_justify="left")
+    for col, just in (("", "left"), ("bytes", "right"), ("available", "right"),
+                      ("used", "right"), ("", "left")):
+        t.add_column(col, justify=just)  # type: ignore[arg-type]
+    row(t, "  arena", r["arena"])
+    row(t, "  stack", r["stack"], note="estimate" if "stack" in est else "measured")
+    row(t, "  app buffers", r["buffers"])
+    row(t, "  static data", r["static"], note="estimate" if "static" in est else "measured")
+    row(t, "RAM", r["total"], r["available"], r["over"])
+    row(t, "  weights", f["weights"])
+    row(t, "  code", f["code"], note="estimate" if "code" in est else "measured")
+    row(t, "flash", f["total"], f["available"], f["over"])
+    stdout.print(t)
+    bound = ("= lower bound (optimal)" if report["optimal"]
+             else f"lower bound {report['lower_bound_bytes']:,}")
+    tried = ", ".join(f"{x['algorithm']} {x['arena_bytes']:,}"
+                      + ("" if x["complete"] else " (search cut off)")
+                      for x in report["trials"])
+    stdout.print(f"arena {report['arena_bytes']:,} B {bound}; algorithm {report['algorithm']}"
+                 f" (tried: {tried})")
+    peak = report["peak_op"]
+    if peak is not None:
+        live = [x for x in report["tensors"]
+                if x["first_op"] <= peak["index"] <= x["last_op"]]
+        live.sort(key=lambda x: -x["bytes"])
+        names = ", ".join(f"{x['buffer']} {x['bytes']:,}" for x in live[:4])
+        stdout.print(f"peak at op {peak['index']} ({peak['type']}): {peak['live_bytes']:,} B "
+                     f"live ({names})")
+    stdout.print("[green]fits[/]" if report["fits"] else "[red]does not fit[/]")
+
+
+def run(args: argparse.Namespace) -> int:
+    from tinydeploy.report.output import emit_json, stderr
+
+    report, budget = plan_model(args.model, args.board, args.app, args.algorithm, args.align)
+    if args.html:
+        from tinydeploy.report.plan_html import render_plan_html
+
+        try:
+            args.html.write_text(render_plan_html(report), encoding="utf-8")
+        except OSError as e:
+            from tinydeploy.errors import InputDataError
+
+            raise InputDataError(f"{args.html}: cannot write the HTML report: "
+                                 f"{e.strerror}") from None
+        stderr.print(f"wrote {args.html}")
+    if args.json:
+        emit_json(report)
+    else:
+        _print(report)
+    if not budget.fits:
+        from tinydeploy.plan.budget import check_budget
+
+        check_budget(budget)
+    return 0

@@ -1,0 +1,239 @@
+"""The RAM and flash budget: every byte accounted for before anything is built.
+
+RAM = arena (the planned layout) + stack + application buffers (serial frames, the audio ring
+of ``kws``) + static data (``.data``/``.bss`` of platform, application and kernels).
+Flash = weights and constants (every `ConstArray` the kernels emit, each 16-byte aligned)
++ code (kernels, the generated op sequence with its parameter structs, platform, application).
+
+Before a build, stack, code and static data are *estimates* from the tables below (per kernel
+op and implementation, per application, per chip family); they err on the generous side so that
+"fits" here rarely turns into "does not fit" after the build. After a build, the build stage
+passes the measured figures (``-fstack-usage`` call-chain maximum, section sizes from the ELF)
+and the budget is exact. `Budget.estimated` says which figures are estimates.
+
+A model that does not fit is a `BudgetError` naming the board, each figure, how much it is
+over, and the boards that would fit it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from tinydeploy.errors import BudgetError
+
+CONST_ALIGN = 16
+APPS: tuple[str, ...] = ("bench", "validate", "kws")
+
+# Stack frame (bytes) of one kernel call including its callees (requantize, inner helpers),
+# by builtin op; optimised implementations keep more values in registers and spill more.
+KERNEL_STACK: Mapping[str, int] = {
+    "CONV_2D": 136, "DEPTHWISE_CONV_2D": 128, "FULLY_CONNECTED": 96,
+    "AVERAGE_POOL_2D": 88, "MAX_POOL_2D": 80, "SOFTMAX": 152, "ADD": 112, "MUL": 104,
+    "SUB": 112, "CONCATENATION": 80, "MEAN": 96, "PAD": 72, "SVDF": 160,
+    "UNIDIRECTIONAL_SEQUENCE_LSTM": 256, "LOGISTIC": 96, "TANH": 96,
+}
+KERNEL_STACK_DEFAULT = 160
+IMPL_STACK_EXTRA: Mapping[str, int] = {"ref": 0, "dsp": 64, "mve": 96, "alias": 0}
+
+# Code bytes (Thumb-2, -Os) per kernel symbol, by builtin op; DSP/MVE variants unroll.
+KERNEL_CODE: Mapping[str, int] = {
+    "CONV_2D": 1_100, "DEPTHWISE_CONV_2D": 1_000, "FULLY_CONNECTED": 600,
+    "AVERAGE_POOL_2D": 500, "MAX_POOL_2D": 450, "SOFTMAX": 1_400, "ADD": 700, "MUL": 500,
+    "SUB": 700, "CONCATENATION": 300, "MEAN": 600, "PAD": 400, "SVDF": 1_400,
+    "UNIDIRECTIONAL_SEQUENCE_LSTM": 3_000, "LOGISTIC": 700, "TANH": 700,
+}
+KERNEL_CODE_DEFAULT = 1_200
+IMPL_CODE_FACTOR: Mapping[str, float] = {"ref": 1.0, "dsp": 2.0, "mve": 2.5, "alias": 0.0}
+REQUANT_CODE = 200           # the one requantize primitive, shared
+PER_OP_CODE = 24             # one call in td_model_invoke (+ profiling hook)
+PER_PARAM_BYTES = 4          # one literal field of a const parameter struct
+
+# Per chip family: startup, vector table, UART, cycle counter, libgcc helpers.
+PLATFORM_CODE: Mapping[str, int] = {"cmsdk": 1_600, "stm32f4": 2_000, "nrf5": 1_800,
+                                    "host": 0}
+PLATFORM_STACK = 96          # reset handler + one exception frame (with FP context: 104)
+PLATFORM_STATIC = 64
+# Per application: code, stack frames above td_model_invoke, static data.
+APP_CODE: Mapping[str, int] = {"bench": 2_500, "validate": 3_500, "kws": 9_000}
+APP_STACK: Mapping[str, int] = {"bench": 192, "validate": 256, "kws": 384}
+APP_STATIC: Mapping[str, int] = {"bench": 96, "validate": 128, "kws": 256}
+INVOKE_STACK = 32            # td_model_invoke itself
+
+SERIAL_FRAME_BYTES = 1_040   # one protocol frame: 1 KiB payload + header and CRC
+KWS_WINDOW_SAMPLES = 640     # 40 ms at 16 kHz, int16
+KWS_FFT_BYTES = 4_096        # 1024-point real FFT work area (int32 interleaved)
+
+
+@dataclass(frozen=True)
+class RamBudget:
+    arena: int
+    stack: int
+    buffers: int
+    static: int
+    available: int
+
+    @property
+    def total(self) -> int:
+        return self.arena + self.stack + self.buffers + self.static
+
+    @property
+    def over(self) -> int:
+        return max(0, self.total - self.available)
+
+
+@dataclass(frozen=True)
+class FlashBudget:
+    weights: int
+    code: int
+    available: int
+
+    @property
+    def total(self) -> int:
+        return self.weights + self.code
+
+    @property
+    def over(self) -> int:
+        return max(0, self.total - self.available)
+
+
+@dataclass(frozen=True)
+class Budget:
+    """The figures for one model on one board with one application."""
+
+    board: str
+    app: str
+    ram: RamBudget
+    flash: FlashBudget
+    app_buffers: tuple[tuple[str, int], ...]
+    estimated: frozenset[str]  # which of "stack", "code", "static" are table estimates
+
+    @property
+    def fits(self) -> bool:
+        return self.ram.over == 0 and self.flash.over == 0
+
+    def on(self, board: Any) -> Budget:
+        """The same figures checked against another board's memory."""
+        return Budget(board.id, self.app,
+                      RamBudget(self.ram.arena, self.ram.stack, self.ram.buffers,
+                                self.ram.static, board.ram_bytes),
+                      FlashBudget(self.flash.weights, self.flash.code, board.flash_bytes),
+                      self.app_buffers, self.estimated)
+
+
+def weights_bytes(selection: Any) -> int:
+    """Flash taken by every constant array of the selected kernels (each 16-byte aligned)."""
+    total = 0
+    for c in selection.choices:
+        if c.call is None:
+            continue
+        for arr in c.call.consts:
+            total += -(-int(arr.values.nbytes) // CONST_ALIGN) * CONST_ALIGN
+    return total
+
+
+def stack_estimate(selection: Any, app: str) -> int:
+    """Deepest call chain: platform + app + td_model_invoke + the hungriest kernel."""
+    deepest = 0
+    for c in selection.choices:
+        v = c.variant
+        if v.alias:
+            continue
+        frame = KERNEL_STACK.get(v.op, KERNEL_STACK_DEFAULT) + IMPL_STACK_EXTRA.get(v.impl, 64)
+        deepest = max(deepest, frame)
+    return PLATFORM_STACK + APP_STACK.get(app, 256) + INVOKE_STACK + deepest
+
+
+def code_estimate(selection: Any, app: str, family: str) -> int:
+    """Kernels (each symbol once) + the op sequence and its parameter structs + platform +
+    application."""
+    kernels: dict[str, int] = {}
+    per_op = 0
+    for c in selection.choices:
+        v = c.variant
+        if v.alias:
+            continue
+        size = KERNEL_CODE.get(v.op, KERNEL_CODE_DEFAULT) * IMPL_CODE_FACTOR.get(v.impl, 2.0)
+        kernels[v.symbol] = int(size)
+        params = len(c.call.params) if c.call is not None else 0
+        per_op += PER_OP_CODE + PER_PARAM_BYTES * params
+    return (sum(kernels.values()) + (REQUANT_CODE if kernels else 0) + per_op
+            + PLATFORM_CODE.get(family, 2_000) + APP_CODE.get(app, 4_000))
+
+
+def default_app_buffers(app: str, input_bytes: int = 0) -> tuple[tuple[str, int], ...]:
+    """Buffers the application keeps outside the arena (they must survive between
+    inferences, or be written while an inference runs)."""
+    if app not in APPS:
+        raise BudgetError(f"unknown application '{app}'", hint="known: " + ", ".join(APPS))
+    if app == "bench":
+        return (("serial rx frame", SERIAL_FRAME_BYTES), ("serial tx frame", SERIAL_FRAME_BYTES))
+    if app == "validate":
+        return (("serial rx frame", SERIAL_FRAME_BYTES), ("serial tx frame", SERIAL_FRAME_BYTES))
+    return (("audio ring", 2 * KWS_WINDOW_SAMPLES), ("fft work", KWS_FFT_BYTES),
+            ("feature history", input_bytes),
+            ("serial rx frame", SERIAL_FRAME_BYTES), ("serial tx frame", SERIAL_FRAME_BYTES))
+
+
+def compute_budget(selection: Any, arena_bytes: int, board: Any, app: str = "bench", *,
+                   input_bytes: int = 0,
+                   app_buffers: Sequence[tuple[str, int]] | None = None,
+                   stack_bytes: int | None = None, code_bytes: int | None = None,
+                   static_bytes: int | None = None) -> Budget:
+    """All RAM and flash figures for a planned model on ``board``.
+
+    ``stack_bytes``, ``code_bytes`` and ``static_bytes`` are measured figures from a build;
+    when None the tables' estimates are used (and named in ``Budget.estimated``).
+    """
+    bufs = tuple(app_buffers) if app_buffers is not None else default_app_buffers(
+        app, input_bytes)
+    estimated = set()
+    if stack_bytes is None:
+        stack_bytes = stack_estimate(selection, app)
+        estimated.add("stack")
+    if code_bytes is None:
+        code_bytes = code_estimate(selection, app, board.family)
+        estimated.add("code")
+    if static_bytes is None:
+        static_bytes = PLATFORM_STATIC + APP_STATIC.get(app, 128)
+        estimated.add("static")
+    ram = RamBudget(arena_bytes, stack_bytes, sum(n for _, n in bufs), static_bytes,
+                    board.ram_bytes)
+    flash = FlashBudget(weights_bytes(selection), code_bytes, board.flash_bytes)
+    return Budget(board.id, app, ram, flash, bufs, frozenset(estimated))
+
+
+def boards_that_fit(budget: Budget, boards: Iterable[Any]) -> list[str]:
+    """Ids of the boards (other than the budget's own) whose RAM and flash hold the model."""
+    return [b.id for b in boards if b.id != budget.board and b.family != "host"
+            and budget.on(b).fits]
+
+
+def describe(budget: Budget) -> str:
+    r, f = budget.ram, budget.flash
+    ram = (f"RAM {r.total:,} B (arena {r.arena:,} + stack {r.stack:,} + buffers "
+           f"{r.buffers:,} + static {r.static:,}) of {r.available:,}")
+    ram += f": over by {r.over:,}" if r.over else ": ok"
+    flash = (f"flash {f.total:,} B (weights {f.weights:,} + code {f.code:,}) of "
+             f"{f.available:,}")
+    flash += f": over by {f.over:,}" if f.over else ": ok"
+    return f"{ram}; {flash}"
+
+
+def check_budget(budget: Budget, boards: Iterable[Any] | None = None) -> None:
+    """Raise BudgetError when the model does not fit, with every figure and the boards that
+    would hold it (from ``boards``, default: every board in boards/)."""
+    if budget.fits:
+        return
+    if boards is None:
+        from tinydeploy.boards import list_boards
+
+        boards = list_boards()
+    fit = boards_that_fit(budget, boards)
+    hint = ("fits on: " + ", ".join(fit)) if fit else (
+        "no known board holds it: shrink the model (fewer channels, smaller input)")
+    if "stack" in budget.estimated or "code" in budget.estimated:
+        hint += "; stack and code are estimates until built"
+    raise BudgetError(f"model does not fit board '{budget.board}' with app "
+                      f"'{budget.app}': {describe(budget)}", hint=hint)

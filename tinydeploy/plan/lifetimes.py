@@ -1,0 +1,220 @@
+"""From a graph and its kernel selection to arena buffers, and from buffers to a `GraphPlan`.
+
+Op steps are operator indices (the file's execution order). Rules, all inclusive:
+
+* a non-constant tensor lives from the op that writes it (graph inputs: step 0) to the last
+  op that reads it (graph outputs: the last step, so the application can read them after
+  ``td_model_invoke`` returns); a tensor that nothing reads lives at its producing step only;
+* an alias (``variant.alias``: RESHAPE, SQUEEZE) has no bytes of its own: its output resolves to
+  its input's buffer, whose lifetime grows to cover the alias's readers;
+* variable tensors (``is_variable``, e.g. SVDF state) keep their contents between invocations,
+  so they live for the whole program and are never overlapped;
+* the scratch buffer of op k (``call.scratch_bytes``) lives at step k only;
+* output 0 of an in-place variant (``variant.inplace``) is declared in-place over input 0 when
+  that is safe: input 0 dies at this op, is not a graph input or output (the application owns
+  those bytes around the call), is not variable and has exactly the output's size and element
+  size (so element i of the output lands where element i of the input was read).
+
+Buffer names: tensor i's buffer is ``"t<i>"`` (an alias uses its source's), op k's scratch is
+``"scratch<k>"``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from tinydeploy.errors import BudgetError
+from tinydeploy.model.ir import Graph
+from tinydeploy.plan.arena import (
+    DEFAULT_ALIGN,
+    DEFAULT_TIME_LIMIT_S,
+    ArenaPlan,
+    Buffer,
+    live_bytes,
+    plan_arena,
+)
+
+
+def tensor_buffer_name(index: int) -> str:
+    return f"t{index}"
+
+
+def scratch_buffer_name(op_index: int) -> str:
+    return f"scratch{op_index}"
+
+
+@dataclass(frozen=True)
+class GraphBuffers:
+    """The buffers of a graph and which buffer each arena tensor resolves to."""
+
+    buffers: tuple[Buffer, ...]
+    tensor_buffers: tuple[tuple[int, str], ...]  # (tensor index, buffer name), sorted
+    num_ops: int
+
+
+def _choices(selection: Any, num_ops: int) -> Sequence[Any]:
+    choices = tuple(selection.choices)
+    if len(choices) != num_ops:
+        raise ValueError(f"kernel selection has {len(choices)} choices for {num_ops} ops")
+    for k, c in enumerate(choices):
+        if c.op_index != k:
+            raise ValueError(f"kernel selection choice {k} is for op {c.op_index}")
+    return choices
+
+
+def graph_buffers(graph: Graph, selection: Any, align: int = DEFAULT_ALIGN) -> GraphBuffers:
+    """All arena buffers of the main subgraph, with the tensor -> buffer map."""
+    ops = graph.operators
+    n = len(ops)
+    end = max(n - 1, 0)
+    choices = _choices(selection, n)
+    tensors = graph.tensors
+    inputs = set(graph.main.inputs)
+    outputs = set(graph.main.outputs)
+
+    # Resolve aliases in op order: an alias output becomes its input's root.
+    root: dict[int, int] = {}
+
+    def resolve(i: int) -> int:
+        while i in root:
+            i = root[i]
+        return i
+
+    for k, op in enumerate(ops):
+        if choices[k].variant.alias and op.outputs and op.inputs and op.inputs[0] >= 0:
+            root[op.outputs[0]] = resolve(op.inputs[0])
+
+    first: dict[int, int] = {}
+    last: dict[int, int] = {}
+
+    def in_arena(i: int) -> bool:
+        return i >= 0 and not tensors[i].is_constant
+
+    def touch(i: int, step: int) -> None:
+        first[i] = min(first.get(i, step), step)
+        last[i] = max(last.get(i, step), step)
+
+    for i in sorted(inputs):
+        if in_arena(resolve(i)):
+            touch(resolve(i), 0)
+    for k, op in enumerate(ops):
+        alias = choices[k].variant.alias
+        for i in op.inputs:
+            if in_arena(i) and in_arena(resolve(i)):
+                touch(resolve(i), k)
+        for i in op.outputs:
+            if i >= 0 and not (alias and i in root) and in_arena(i):
+                touch(resolve(i), k)
+    for i in sorted(outputs):
+        if in_arena(resolve(i)):
+            touch(resolve(i), end)
+    for t in tensors:
+        if t.is_variable and not t.is_constant:
+            first[t.index], last[t.index] = 0, end
+
+    # In-place declarations.
+    inplace: dict[int, int] = {}
+    protected = {resolve(i) for i in inputs | outputs}
+    for k, op in enumerate(ops):
+        v = choices[k].variant
+        if not v.inplace or v.alias or not op.inputs or not op.outputs:
+            continue
+        src, dst = op.inputs[0], op.outputs[0]
+        if not (in_arena(src) and in_arena(dst)) or dst in root:
+            continue
+        src = resolve(src)
+        s, d = tensors[src], tensors[dst]
+        if (src in protected or src in inplace.values() or s.is_variable or d.is_variable
+                or last.get(src) != k or first.get(dst) != k or s.nbytes != d.nbytes
+                or s.dtype.itemsize != d.dtype.itemsize):
+            continue
+        inplace[dst] = src
+
+    buffers = [
+        Buffer(tensor_buffer_name(i), tensors[i].nbytes, first[i], last[i], align,
+               tensor_buffer_name(inplace[i]) if i in inplace else None)
+        for i in sorted(first)
+    ]
+    for k, c in enumerate(choices):
+        scratch = c.call.scratch_bytes if c.call is not None else 0
+        if scratch > 0:
+            buffers.append(Buffer(scratch_buffer_name(k), scratch, k, k, align))
+    mapping = []
+    for t in tensors:
+        r = resolve(t.index)
+        if r in first:
+            mapping.append((t.index, tensor_buffer_name(r)))
+    return GraphBuffers(tuple(buffers), tuple(mapping), n)
+
+
+def buffers_from_graph(graph: Graph, selection: Any, align: int = DEFAULT_ALIGN
+                       ) -> tuple[Buffer, ...]:
+    """The arena buffers of ``graph`` (see the module docstring for the lifetime rules)."""
+    return graph_buffers(graph, selection, align).buffers
+
+
+@dataclass(frozen=True)
+class GraphPlan:
+    """An arena plan for one graph: where each tensor and scratch buffer lives."""
+
+    plan: ArenaPlan
+    buffers: tuple[Buffer, ...]
+    tensor_buffers: tuple[tuple[int, str], ...]
+    num_ops: int
+
+    @property
+    def arena_bytes(self) -> int:
+        return self.plan.arena_bytes
+
+    @property
+    def lower_bound_bytes(self) -> int:
+        return self.plan.lower_bound_bytes
+
+    def buffer_of(self, tensor_index: int) -> str | None:
+        """The buffer holding a tensor (its alias source's for an alias), or None when the
+        tensor is not in the arena (constant, or unused)."""
+        for i, name in self.tensor_buffers:
+            if i == tensor_index:
+                return name
+        return None
+
+    def tensor_offset(self, tensor_index: int) -> int:
+        name = self.buffer_of(tensor_index)
+        if name is None:
+            raise KeyError(f"tensor {tensor_index} has no arena buffer (constant or unused)")
+        return self.plan.offset(name)
+
+    def scratch_offset(self, op_index: int) -> int:
+        return self.plan.offset(scratch_buffer_name(op_index))
+
+    def has_scratch(self, op_index: int) -> bool:
+        name = scratch_buffer_name(op_index)
+        return any(b.name == name for b in self.buffers)
+
+    def live_bytes(self) -> tuple[int, ...]:
+        """Aligned bytes live at each op step (in-place pairs counted once)."""
+        live = list(live_bytes(self.buffers))
+        return tuple(live + [0] * (self.num_ops - len(live)))
+
+    @property
+    def peak_op(self) -> int:
+        """The first op at which the live bytes are largest."""
+        live = self.live_bytes()
+        return live.index(max(live)) if live else 0
+
+
+def plan_graph(graph: Graph, selection: Any, board: Any = None, algorithm: str = "auto",
+               align: int = DEFAULT_ALIGN, time_limit_s: float = DEFAULT_TIME_LIMIT_S
+               ) -> GraphPlan:
+    """Plan the arena of ``graph``. With a ``board``, an arena larger than its RAM is a
+    BudgetError naming the board (the full RAM/flash budget is `plan.budget`'s job)."""
+    gb = graph_buffers(graph, selection, align)
+    capacity = board.ram_bytes if board is not None else None
+    try:
+        plan = plan_arena(gb.buffers, capacity=capacity, algorithm=algorithm,
+                          time_limit_s=time_limit_s)
+    except BudgetError as e:
+        raise BudgetError(f"board '{board.id}': {e.message}", hint=e.hint) from None
+    return GraphPlan(plan, gb.buffers, gb.tensor_buffers, gb.num_ops)
