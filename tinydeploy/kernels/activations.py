@@ -70,9 +70,10 @@ def _table(fn: Callable[[int], int]) -> np.ndarray:
 
 
 def relu_lut(in_scale: float, in_zp: int, out_scale: float, out_zp: int) -> np.ndarray:
-    """TFLM ReluQuantized<int8>: requantize (multiplier of the float32 ratio of scales), then
-    clamp to [max(-128, out_zp), 127]."""
-    mult, shift = quantize_multiplier(_f32(_f32(in_scale) / _f32(out_scale)))
+    """TFLM ReluQuantized<int8>: requantize by in_scale / out_scale, then clamp to
+    [max(-128, out_zp), 127]. The ratio is taken in double (this tflite-micro build; a float32
+    ratio differs on exact ties, e.g. 0.3 / 0.2)."""
+    mult, shift = quantize_multiplier(_f32(in_scale) / _f32(out_scale))
     act_min = max(-128, out_zp)  # out_zp + round(0 / out_scale)
 
     def f(q: int) -> int:
@@ -101,11 +102,14 @@ def relu6_lut(in_scale: float, in_zp: int) -> np.ndarray:
 
 def leaky_relu_lut(in_scale: float, in_zp: int, out_scale: float, out_zp: int,
                    alpha: float) -> np.ndarray:
-    """TFLM QuantizeLeakyRelu<int8>: identity and alpha multipliers from float32 arithmetic;
-    a negative alpha gives a negative multiplier whose magnitude is applied, then negated."""
-    alpha_real = _f32(_f32(np.float32(in_scale) * np.float32(alpha)) / np.float32(out_scale))
-    m_alpha, s_alpha = quantize_multiplier(alpha_real)
-    m_id, s_id = quantize_multiplier(_f32(np.float32(in_scale) / np.float32(out_scale)))
+    """TFLM QuantizeLeakyRelu<int8>: identity and alpha multipliers; a negative alpha gives a
+    negative multiplier whose magnitude is applied, then the result negated.
+
+    The multipliers are computed in double from the float32 scales and alpha (verified on
+    exact ties against this tflite-micro build: with float32 arithmetic, 0.3 * 1.5 / 0.2
+    rounds to 2.25 and x = -2 would give -4 instead of the interpreter's -5)."""
+    m_alpha, s_alpha = quantize_multiplier(_f32(in_scale) * _f32(alpha) / _f32(out_scale))
+    m_id, s_id = quantize_multiplier(_f32(in_scale) / _f32(out_scale))
     negative = m_alpha < 0
     m_alpha_abs = -m_alpha if negative else m_alpha
 
