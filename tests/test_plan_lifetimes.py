@@ -1,0 +1,171 @@
+"""Tensor lifetimes and graph plans: hand-built graphs with stand-in kernel choices, and the
+fixture models with the real kernel selection."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from test_plan_arena import check_contract
+
+from tinydeploy.kernels.registry import (
+    ConstArray,
+    KernelCall,
+    KernelChoice,
+    KernelVariant,
+    Selection,
+    select_kernels,
+)
+from tinydeploy.model.ir import DType, Graph, Operator, Subgraph, Tensor
+from tinydeploy.model.loader import load_tflite
+from tinydeploy.plan.arena import ALGORITHMS, Buffer
+from tinydeploy.plan.lifetimes import buffers_from_graph, plan_graph
+
+FIX = Path(__file__).parent / "fixtures"
+
+
+def _variant(op: str, *, alias: bool = False, inplace: bool = False) -> KernelVariant:
+    return KernelVariant(op=op, impl="alias" if alias else "ref", symbol=f"td_{op.lower()}",
+                         sources=(), requires=frozenset(), accepts=lambda g, o: None,
+                         prepare=lambda g, o: None,  # type: ignore[arg-type,return-value]
+                         inplace=inplace, alias=alias)
+
+
+def _call(op: str, scratch: int = 0) -> KernelCall:
+    w = ConstArray("filter", "int8_t", np.zeros(10, np.int8))
+    return KernelCall(f"td_{op.lower()}", "td_p", (), (w,), ("in0", "out0"), scratch)
+
+
+def build(tensors: list[tuple[int, ...] | tuple[tuple[int, ...], str]],
+          ops: list[tuple[str, tuple[int, ...], tuple[int, ...]]],
+          inputs: tuple[int, ...], outputs: tuple[int, ...],
+          alias: set[int] = frozenset(), inplace: set[int] = frozenset(),  # type: ignore
+          scratch: dict[int, int] | None = None) -> tuple[Graph, Selection]:
+    """Tensors are int8 shapes; a shape paired with "const" has data, with "var" is variable."""
+    ts = []
+    for i, spec in enumerate(tensors):
+        kind = ""
+        if len(spec) == 2 and isinstance(spec[0], tuple):
+            spec, kind = spec  # type: ignore[misc]
+        shape = tuple(spec)  # type: ignore[arg-type]
+        data = np.zeros(shape, np.int8) if kind == "const" else None
+        ts.append(Tensor(i, f"tensor{i}", shape, DType.INT8, None, data, kind == "var"))
+    operators = tuple(Operator(k, name, 1, ins, outs) for k, (name, ins, outs) in
+                      enumerate(ops))
+    graph = Graph("0" * 64, (Subgraph("main", tuple(ts), operators, inputs, outputs),))
+    scratch = scratch or {}
+    choices = tuple(
+        KernelChoice(k, _variant(name, alias=k in alias, inplace=k in inplace),
+                     None if k in alias else _call(name, scratch.get(k, 0)))
+        for k, (name, _, _) in enumerate(ops))
+    return graph, Selection(choices)
+
+
+def by_name(buffers: tuple[Buffer, ...]) -> dict[str, Buffer]:
+    return {b.name: b for b in buffers}
+
+
+def test_chain_with_alias_constants_and_scratch() -> None:
+    # t0 input -> CONV(t1 weights) -> t2 -> RESHAPE -> t3 -> FC(t4 weights) -> t5 -> SOFTMAX
+    # -> t6 output. The reshape costs nothing: t3 is t2's bytes, and t2 lives until the FC.
+    graph, sel = build(
+        [(1, 8, 8, 1), ((4, 3, 3, 1), "const"), (1, 8, 8, 4), (1, 256), ((10, 256), "const"),
+         (1, 10), (1, 10)],
+        [("CONV_2D", (0, 1), (2,)), ("RESHAPE", (2,), (3,)),
+         ("FULLY_CONNECTED", (3, 4), (5,)), ("SOFTMAX", (5,), (6,))],
+        inputs=(0,), outputs=(6,), alias={1}, scratch={0: 100, 2: 0})
+    bufs = by_name(buffers_from_graph(graph, sel))
+    assert set(bufs) == {"t0", "t2", "t5", "t6", "scratch0"}
+    assert (bufs["t0"].first, bufs["t0"].last) == (0, 0)
+    assert (bufs["t2"].first, bufs["t2"].last, bufs["t2"].size) == (0, 2, 256)
+    assert (bufs["t5"].first, bufs["t5"].last) == (2, 3)
+    assert (bufs["t6"].first, bufs["t6"].last) == (3, 3)
+    assert (bufs["scratch0"].first, bufs["scratch0"].last, bufs["scratch0"].size) == (0, 0, 100)
+    gp = plan_graph(graph, sel)
+    check_contract(list(gp.buffers), gp.plan)
+    assert gp.tensor_offset(3) == gp.tensor_offset(2)
+    assert gp.scratch_offset(0) == gp.plan.offset("scratch0")
+    assert gp.has_scratch(0) and not gp.has_scratch(2)
+    with pytest.raises(KeyError):
+        gp.tensor_offset(1)  # constant: in flash, not in the arena
+    # step 0: input 64 + conv out 256 + scratch 112 (aligned) = 432.
+    assert gp.live_bytes() == (64 + 256 + 112, 256, 256 + 16, 16 + 16)
+    assert gp.peak_op == 0 and gp.arena_bytes >= 432
+
+
+def test_graph_outputs_live_to_the_end_and_dead_outputs_at_their_step() -> None:
+    # op 0 writes t1 (a graph output) and t2 (read by nobody); op 1 and op 2 continue from t1.
+    graph, sel = build([(16,), (16,), (16,), (16,), (16,)],
+                       [("SPLIT", (0,), (1, 2)), ("RELU", (1,), (3,)), ("RELU", (3,), (4,))],
+                       inputs=(0,), outputs=(1, 4))
+    bufs = by_name(buffers_from_graph(graph, sel))
+    assert (bufs["t1"].first, bufs["t1"].last) == (0, 2)
+    assert (bufs["t2"].first, bufs["t2"].last) == (0, 0)
+    assert (bufs["t4"].first, bufs["t4"].last) == (2, 2)
+
+
+def test_variable_tensors_live_for_the_whole_program() -> None:
+    # SVDF-like: state t1 is read and written by op 1 only, yet must survive invocations.
+    graph, sel = build([(32,), ((32,), "var"), (32,), (32,), (32,)],
+                       [("FULLY_CONNECTED", (0,), (2,)), ("SVDF", (2, 1), (3,)),
+                        ("SOFTMAX", (3,), (4,))],
+                       inputs=(0,), outputs=(4,))
+    gp = plan_graph(graph, sel)
+    state = by_name(gp.buffers)["t1"]
+    assert (state.first, state.last) == (0, 2)
+    check_contract(list(gp.buffers), gp.plan)
+    others = [p for p in gp.plan.placements if p.name != "t1"]
+    s = gp.plan.placement("t1")
+    assert all(p.offset >= s.offset + 32 or p.offset + p.size <= s.offset for p in others)
+
+
+def test_inplace_declared_only_when_safe() -> None:
+    # t0 in -> CONV -> t1 -> CONV -> t2; ADD(t1, t2) -> t3 (t1 dies here: in-place);
+    # ADD(t3, t0) -> t4 would be in-place over t3, but t3 is also read by op 4: not safe;
+    # ADD(t0, ...) never in-place over the graph input; op 5 broadcasts a smaller t5.
+    graph, sel = build(
+        [(64,), (64,), (64,), (64,), (64,), (16,), (64,), (64,)],
+        [("CONV_2D", (0,), (1,)), ("CONV_2D", (1,), (2,)), ("ADD", (1, 2), (3,)),
+         ("ADD", (3, 2), (4,)), ("MEAN", (3,), (5,)), ("ADD", (5, 4), (6,)),
+         ("ADD", (0, 6), (7,))],
+        inputs=(0,), outputs=(7,), inplace={2, 3, 5, 6})
+    bufs = by_name(buffers_from_graph(graph, sel))
+    assert bufs["t3"].inplace_of == "t1"
+    assert bufs["t4"].inplace_of is None      # t3 is read again by op 4
+    assert bufs["t6"].inplace_of is None      # t5 is smaller than t6
+    assert bufs["t7"].inplace_of is None      # t0 is the graph input
+    for algorithm in ALGORITHMS:
+        gp = plan_graph(graph, sel, algorithm=algorithm)
+        check_contract(list(gp.buffers), gp.plan)
+        assert gp.tensor_offset(3) == gp.tensor_offset(1)
+
+
+def test_selection_must_match_the_graph() -> None:
+    graph, sel = build([(4,), (4,)], [("RELU", (0,), (1,))], inputs=(0,), outputs=(1,))
+    with pytest.raises(ValueError):
+        buffers_from_graph(graph, Selection(()))
+
+
+@pytest.mark.parametrize("algorithm", ALGORITHMS)
+def test_dscnn_arena_is_the_two_largest_activations(algorithm: str) -> None:
+    graph = load_tflite(FIX / "dscnn_kws.tflite")
+    gp = plan_graph(graph, select_kernels(graph), algorithm=algorithm)
+    check_contract(list(gp.buffers), gp.plan)
+    act = 25 * 5 * 64  # every layer between the first conv and the pool is 25x5x64 int8
+    assert gp.lower_bound_bytes == 2 * act == gp.arena_bytes
+    # Every non-constant tensor of the model resolves to a buffer.
+    for t in graph.tensors:
+        assert (gp.buffer_of(t.index) is None) == t.is_constant
+
+
+def test_residual_fixture_uses_inplace_add() -> None:
+    graph = load_tflite(FIX / "residual.tflite")
+    sel = select_kernels(graph)
+    gp = plan_graph(graph, sel)
+    check_contract(list(gp.buffers), gp.plan)
+    add = next(op for op in graph.operators if op.opcode == "ADD")
+    if sel.choices[add.index].variant.inplace:
+        out = by_name(gp.buffers)[f"t{add.outputs[0]}"]
+        assert out.inplace_of is not None
+        assert gp.tensor_offset(add.outputs[0]) == gp.plan.offset(out.inplace_of)
