@@ -133,7 +133,7 @@ def test_op_check_accepts_supported_int8_graph() -> None:
 
 
 @pytest.mark.parametrize("op, hint_word", [
-    ("SHAPE", "Reshape"), ("STRIDED_SLICE", "Reshape"), ("PACK", "Flatten"),
+    ("SHAPE", "batch_size=1"), ("STRIDED_SLICE", "Flatten"), ("PACK", "fixes the batch"),
     ("GELU", "ReLU"), ("TRANSPOSE", "Permute"), ("WHERE", "supported"),
 ])
 def test_unsupported_op_names_op_index_and_suggestion(op: str, hint_word: str) -> None:

@@ -21,9 +21,11 @@ from tinydeploy.errors import UnsupportedError
 from tinydeploy.model.ir import DType, Graph, Operator
 
 # op -> what the user can change in the model so that the op disappears or becomes supported.
-_SHAPE_OPS_FIX = ("the graph computes shapes at run time (dynamic batch); replace "
-                  "tf.keras.layers.Flatten by Reshape((-1,)) or quantize from the Keras model so "
-                  "that tinydeploy fixes the batch dimension to 1")
+_SHAPE_OPS_FIX = ("the graph computes shapes at run time because its batch dimension is "
+                  "dynamic (tf.keras.layers.Flatten or Reshape on a batch-None input): quantize "
+                  "the Keras model or SavedModel with tinydeploy quantize, which fixes the batch "
+                  "to 1, or build the model on keras.Input(shape, batch_size=1) before "
+                  "converting (in Keras 3, replacing Flatten by Reshape alone is not enough)")
 SUGGESTIONS: dict[str, str] = {
     "SHAPE": _SHAPE_OPS_FIX,
     "STRIDED_SLICE": _SHAPE_OPS_FIX,

@@ -108,36 +108,44 @@ def _as_calibration(calibration: CalibrationLike) -> CalibrationData:
 
 
 class _Progress:
-    """Rich progress bars on the real stderr, or nothing when disabled."""
+    """Rich progress bars on the real stderr, or nothing when disabled.
+
+    The bars start with the first task, so an early error leaves no empty progress display.
+    """
 
     def __init__(self, enabled: bool) -> None:
         self.enabled = enabled
         self._progress: Any = None
+        self._stack: contextlib.ExitStack | None = None
 
     @contextlib.contextmanager
     def active(self) -> Iterator[_Progress]:
-        if not self.enabled:
-            yield self
-            return
+        with contextlib.ExitStack() as stack:
+            self._stack = stack
+            try:
+                yield self
+            finally:
+                self._stack = None
+                self._progress = None
+
+    def _start(self) -> Any:
         from rich.console import Console
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
         from tinydeploy.quantize.tfconvert import saved_stderr
 
-        stream = os.fdopen(os.dup(saved_stderr()), "w")
-        try:
-            console = Console(file=stream, highlight=False)
-            with Progress(TextColumn("{task.description:<24}"), BarColumn(),
-                          MofNCompleteColumn(), console=console, transient=False) as p:
-                self._progress = p
-                yield self
-        finally:
-            self._progress = None
-            stream.close()
+        assert self._stack is not None
+        stream = self._stack.enter_context(os.fdopen(os.dup(saved_stderr()), "w"))
+        console = Console(file=stream, highlight=False)
+        progress = Progress(TextColumn("{task.description:<24}"), BarColumn(),
+                            MofNCompleteColumn(), console=console)
+        return self._stack.enter_context(progress)
 
     def task(self, description: str, total: int) -> Any:
-        if self._progress is None:
+        if not self.enabled or self._stack is None:
             return _NoTask()
+        if self._progress is None:
+            self._progress = self._start()
         return _Task(self._progress, self._progress.add_task(description, total=total))
 
 
@@ -211,6 +219,15 @@ def quantize_model(
             if tin is None:
                 raise UnsupportedError(f"{src}: the model has {len(graph.inputs)} inputs; "
                                        "tinydeploy quantizes single-input models only")
+            variables = [op for op in graph.operators
+                         if op.opcode in ("VAR_HANDLE", "READ_VARIABLE", "CALL_ONCE")]
+            if variables:
+                raise UnsupportedError(
+                    f"{src}: op {variables[0].index} ({variables[0].opcode}): the float model "
+                    "keeps its weights in resource variables, which the calibrator cannot run",
+                    hint="convert it with frozen weights (TFLiteConverter.from_keras_model, or "
+                         "from_concrete_functions without a trackable object), or quantize the "
+                         "Keras model / SavedModel directly")
             shape = tin.shape_signature or tin.shape
             check_input_shape(data, tuple(shape), tin.name)
             float_bytes = Path(source).read_bytes()
@@ -218,7 +235,7 @@ def quantize_model(
             int8 = tfconvert.quantize_float_tflite(Path(src), float_bytes, calib_x,
                                                    task.update_to)
         else:
-            fm = tfconvert.load_float_model(Path(src), kind, data.sample_shape)
+            fm = tfconvert.load_float_model(Path(src), kind, data)
             float_bytes = fm.float_tflite
             task = bar.task("calibrating", calib_x.shape[0])
             int8 = tfconvert.quantize_float_model(fm, calib_x, task.update_to)

@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from tinydeploy.errors import ModelError, TinydeployError, UnsupportedError
+from tinydeploy.quantize.calibration import CalibrationData, check_input_shape
 
 #: Called with the number of calibration samples fed so far (progress display).
 ProgressFn = Callable[[int], None]
@@ -132,11 +133,11 @@ def _first_error_line(err: BaseException) -> str:
 # --- loading float models -------------------------------------------------------------------
 
 
-def load_float_model(source: Path, kind: SourceKind, sample_shape: tuple[int, ...]) -> FloatModel:
+def load_float_model(source: Path, kind: SourceKind, data: CalibrationData) -> FloatModel:
     """Load a Keras file or SavedModel and re-trace it with a batch-1 input.
 
-    ``sample_shape`` (the calibration data's per-sample shape) fills non-batch dimensions the
-    model leaves unknown; known ones must match it (checked by the caller's shape check).
+    The calibration samples must have the model's input shape; their shape fills the
+    non-batch dimensions the model leaves unknown.
     """
     tf = import_tf()
     if kind is SourceKind.KERAS:
@@ -149,16 +150,9 @@ def load_float_model(source: Path, kind: SourceKind, sample_shape: tuple[int, ..
         raise UnsupportedError(
             f"{source}: input '{name}' has dtype {dtype.name}; only float inputs can be "
             "quantized", hint="feed float features (e.g. MFCCs) to the model")
-    fixed = fix_batch_shape(shape, sample_shape)
-    if fixed is None:
-        from tinydeploy.errors import InputDataError
-
-        want = "(N, " + ", ".join("?" if d is None else str(d) for d in shape[1:]) + ")"
-        raise InputDataError(
-            f"calibration data has samples of shape {sample_shape}, but model input '{name}' "
-            f"expects {want}",
-            hint="axis 0 is the sample axis; each sample must have the model's input shape "
-                 "without the batch dimension")
+    check_input_shape(data, tuple(-1 if d is None else d for d in shape), name)
+    fixed = fix_batch_shape(shape, data.sample_shape)
+    assert fixed is not None   # guaranteed by the shape check
     from tensorflow.python.framework.convert_to_constants import (
         convert_variables_to_constants_v2,
     )
@@ -235,7 +229,8 @@ def _saved_model_callable(tf: Any, source: Path) -> tuple[Callable[[Any], Any], 
     out_keys = sorted(sig.structured_outputs)
 
     def call(x: Any) -> Any:
-        res = sig(**{key: x}) if key is not None else sig(x)
+        # `loaded` owns the variables `sig` reads: the closure keeps it alive while tracing.
+        res = loaded.signatures["serving_default"](**{key: x}) if key is not None else sig(x)
         if isinstance(res, dict):
             vals = [res[k] for k in out_keys]
             return vals[0] if len(vals) == 1 else vals
