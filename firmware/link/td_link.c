@@ -1,0 +1,346 @@
+/* td_link: frame decoder/encoder and dispatch step; see td_link.h and docs/protocol.md. */
+#include "td_link.h"
+
+#include <string.h>
+
+#include "td_platform.h"
+
+uint16_t td_crc16(const uint8_t *data, uint32_t n, uint16_t crc)
+{
+    /* CRC-16/CCITT-FALSE bit by bit: slower than a table, 512 bytes smaller. */
+    for (uint32_t i = 0; i < n; ++i) {
+        crc ^= (uint16_t)((uint16_t)data[i] << 8);
+        for (int b = 0; b < 8; ++b)
+            crc = (crc & 0x8000u) ? (uint16_t)((crc << 1) ^ 0x1021u) : (uint16_t)(crc << 1);
+    }
+    return crc;
+}
+
+/* ---- encoder: COBS on the fly, one block of at most 254 data bytes buffered ---- */
+
+typedef struct {
+    uint8_t block[255]; /* block[0] is the code byte */
+    uint8_t n;          /* data bytes in block */
+} td_cobs_writer_t;
+
+static void cobs_flush(td_cobs_writer_t *w)
+{
+    w->block[0] = (uint8_t)(w->n + 1u);
+    td_uart_write(w->block, (uint32_t)w->n + 1u);
+    w->n = 0;
+}
+
+static void cobs_put(td_cobs_writer_t *w, const uint8_t *data, uint32_t len)
+{
+    for (uint32_t i = 0; i < len; ++i) {
+        if (data[i] == 0) {
+            cobs_flush(w);
+            continue;
+        }
+        w->block[1u + w->n++] = data[i];
+        if (w->n == 254u) {
+            /* a full block has code 0xFF and no implied zero after it */
+            w->block[0] = 0xFFu;
+            td_uart_write(w->block, 255u);
+            w->n = 0;
+        }
+    }
+}
+
+void td_link_send(uint8_t type, uint8_t seq, const uint8_t *payload, uint16_t len)
+{
+    static const uint8_t delim = 0;
+    td_cobs_writer_t w;
+    uint8_t head[TD_LINK_HEADER];
+    uint8_t tail[2];
+    uint16_t crc;
+
+    if (len > TD_LINK_MAX_PAYLOAD)
+        len = TD_LINK_MAX_PAYLOAD;
+    head[0] = type;
+    head[1] = seq;
+    head[2] = (uint8_t)(len & 0xFFu);
+    head[3] = (uint8_t)(len >> 8);
+    crc = td_crc16(head, TD_LINK_HEADER, 0xFFFFu);
+    crc = td_crc16(payload, len, crc);
+    tail[0] = (uint8_t)(crc & 0xFFu);
+    tail[1] = (uint8_t)(crc >> 8);
+
+    w.n = 0;
+    cobs_put(&w, head, TD_LINK_HEADER);
+    if (len)
+        cobs_put(&w, payload, len);
+    cobs_put(&w, tail, 2u);
+    cobs_flush(&w);
+    td_uart_write(&delim, 1u);
+}
+
+void td_link_ack(uint8_t seq, uint8_t acked_type)
+{
+    td_link_send(TD_MSG_ACK, seq, &acked_type, 1u);
+}
+
+void td_link_error(uint8_t seq, uint8_t code, uint8_t ref_type, const char *text)
+{
+    uint8_t buf[64];
+    td_buf_t b;
+    td_buf_init(&b, buf, sizeof buf);
+    td_buf_u8(&b, code);
+    td_buf_u8(&b, ref_type);
+    if (text)
+        td_buf_bytes(&b, text, (uint32_t)strlen(text));
+    td_link_send(TD_MSG_ERROR, seq, buf, b.len);
+}
+
+void td_link_log(uint8_t level, const char *text)
+{
+    uint8_t buf[TD_LINK_MAX_PAYLOAD];
+    td_buf_t b;
+    td_buf_init(&b, buf, sizeof buf);
+    td_buf_u8(&b, level);
+    td_buf_bytes(&b, text, (uint32_t)strlen(text));
+    td_link_send(TD_MSG_LOG, 0, buf, b.len);
+}
+
+void td_link_event(uint16_t label, float score, uint32_t timestamp_ms)
+{
+    uint8_t buf[10];
+    td_buf_t b;
+    td_buf_init(&b, buf, sizeof buf);
+    td_buf_u16(&b, label);
+    td_buf_f32(&b, score);
+    td_buf_u32(&b, timestamp_ms);
+    td_link_send(TD_MSG_EVENT, 0, buf, b.len);
+}
+
+/* ---- decoder ---- */
+
+void td_link_init(td_link_t *link)
+{
+    link->rx_len = 0;
+    link->overflow = 0;
+    link->frames_ok = 0;
+    link->frames_bad = 0;
+}
+
+/* Decodes rx[0..n) in place (COBS output is never longer than its input); returns the
+ * decoded length or -1 if the block is not valid COBS. */
+static int32_t cobs_decode_inplace(uint8_t *buf, uint32_t n)
+{
+    uint32_t in = 0, out = 0;
+    while (in < n) {
+        uint32_t code = buf[in];
+        if (code == 0u || in + code > n)
+            return -1;
+        ++in;
+        for (uint32_t k = 1; k < code; ++k)
+            buf[out++] = buf[in++];
+        if (code != 0xFFu && in < n)
+            buf[out++] = 0;
+    }
+    return (int32_t)out;
+}
+
+static void reject(td_link_t *link, uint8_t seq, uint8_t code, uint8_t type, const char *why)
+{
+    link->frames_bad++;
+    td_link_error(seq, code, type, why);
+}
+
+/* Validates the block in rx; returns 1 with *frame filled when it is a good frame. */
+static int finish_block(td_link_t *link, td_frame_t *frame)
+{
+    int32_t n;
+    uint16_t len, crc;
+
+    if (link->overflow) {
+        link->overflow = 0;
+        link->rx_len = 0;
+        reject(link, 0, TD_ERR_OVERSIZED, 0, "frame longer than the receive buffer");
+        return 0;
+    }
+    if (link->rx_len == 0)
+        return 0; /* lone delimiter: a resync, not an error */
+    n = cobs_decode_inplace(link->rx, link->rx_len);
+    link->rx_len = 0;
+    if (n < 0) {
+        reject(link, 0, TD_ERR_COBS, 0, "malformed COBS block");
+        return 0;
+    }
+    if ((uint32_t)n < TD_LINK_HEADER + 2u) {
+        reject(link, 0, TD_ERR_TRUNCATED, 0, "frame shorter than header and CRC");
+        return 0;
+    }
+    len = (uint16_t)(link->rx[2] | ((uint16_t)link->rx[3] << 8));
+    if (len > TD_LINK_MAX_PAYLOAD || (uint32_t)n != TD_LINK_HEADER + len + 2u) {
+        reject(link, link->rx[1], TD_ERR_LENGTH, link->rx[0],
+               "length field does not match the frame");
+        return 0;
+    }
+    crc = (uint16_t)(link->rx[n - 2] | ((uint16_t)link->rx[n - 1] << 8));
+    if (td_crc16(link->rx, (uint32_t)n - 2u, 0xFFFFu) != crc) {
+        reject(link, link->rx[1], TD_ERR_CRC, link->rx[0], "CRC mismatch");
+        return 0;
+    }
+    frame->type = link->rx[0];
+    frame->seq = link->rx[1];
+    frame->len = len;
+    frame->payload = &link->rx[TD_LINK_HEADER];
+    link->frames_ok++;
+    return 1;
+}
+
+int td_link_poll(td_link_t *link, td_frame_t *frame)
+{
+    uint8_t byte;
+    while (td_uart_read(&byte)) {
+        if (byte == 0u) {
+            if (finish_block(link, frame))
+                return 1;
+            continue;
+        }
+        if (link->overflow)
+            continue;
+        if (link->rx_len >= TD_LINK_ENCODED_MAX) {
+            link->overflow = 1;
+            continue;
+        }
+        link->rx[link->rx_len++] = byte;
+    }
+    return 0;
+}
+
+int td_link_step(td_link_t *link, td_link_handler_t handler, void *ctx)
+{
+    td_frame_t f;
+    if (!td_link_poll(link, &f))
+        return 0;
+    if (f.type == TD_MSG_PING) {
+        uint8_t buf[TD_LINK_MAX_PAYLOAD];
+        uint16_t n = f.len < TD_LINK_MAX_PAYLOAD - 1u ? f.len : (uint16_t)(TD_LINK_MAX_PAYLOAD - 1u);
+        buf[0] = TD_MSG_PING;
+        memcpy(&buf[1], f.payload, n);
+        td_link_send(TD_MSG_ACK, f.seq, buf, (uint16_t)(n + 1u));
+        return 1;
+    }
+    if (handler == 0 || handler(link, &f, ctx) == TD_LINK_UNHANDLED)
+        td_link_error(f.seq, TD_ERR_UNKNOWN_TYPE, f.type, "unknown frame type");
+    return 1;
+}
+
+/* ---- payload builder / reader ---- */
+
+void td_buf_init(td_buf_t *b, uint8_t *mem, uint16_t cap)
+{
+    b->p = mem;
+    b->len = 0;
+    b->cap = cap;
+    b->overflow = 0;
+}
+
+void td_buf_bytes(td_buf_t *b, const void *src, uint32_t n)
+{
+    uint32_t room = (uint32_t)b->cap - b->len;
+    if (n > room) {
+        n = room;
+        b->overflow = 1;
+    }
+    memcpy(b->p + b->len, src, n);
+    b->len = (uint16_t)(b->len + n);
+}
+
+void td_buf_u8(td_buf_t *b, uint8_t v) { td_buf_bytes(b, &v, 1u); }
+
+void td_buf_u16(td_buf_t *b, uint16_t v)
+{
+    uint8_t t[2] = {(uint8_t)v, (uint8_t)(v >> 8)};
+    td_buf_bytes(b, t, 2u);
+}
+
+void td_buf_u32(td_buf_t *b, uint32_t v)
+{
+    uint8_t t[4] = {(uint8_t)v, (uint8_t)(v >> 8), (uint8_t)(v >> 16), (uint8_t)(v >> 24)};
+    td_buf_bytes(b, t, 4u);
+}
+
+void td_buf_u64(td_buf_t *b, uint64_t v)
+{
+    td_buf_u32(b, (uint32_t)v);
+    td_buf_u32(b, (uint32_t)(v >> 32));
+}
+
+void td_buf_f32(td_buf_t *b, float v)
+{
+    uint32_t u;
+    memcpy(&u, &v, 4u); /* all supported targets are little-endian IEEE 754 */
+    td_buf_u32(b, u);
+}
+
+void td_buf_str(td_buf_t *b, const char *s, uint8_t max)
+{
+    uint32_t n = s ? (uint32_t)strlen(s) : 0u;
+    if (n > max)
+        n = max;
+    td_buf_u8(b, (uint8_t)n);
+    td_buf_bytes(b, s, n);
+}
+
+void td_rd_init(td_rd_t *r, const td_frame_t *f)
+{
+    r->p = f->payload;
+    r->len = f->len;
+    r->pos = 0;
+    r->short_read = 0;
+}
+
+static uint32_t rd_le(td_rd_t *r, uint32_t n)
+{
+    uint32_t v = 0;
+    if ((uint32_t)r->pos + n > r->len) {
+        r->short_read = 1;
+        r->pos = r->len;
+        return 0;
+    }
+    for (uint32_t i = 0; i < n; ++i)
+        v |= (uint32_t)r->p[r->pos + i] << (8u * i);
+    r->pos = (uint16_t)(r->pos + n);
+    return v;
+}
+
+uint8_t td_rd_u8(td_rd_t *r) { return (uint8_t)rd_le(r, 1u); }
+uint16_t td_rd_u16(td_rd_t *r) { return (uint16_t)rd_le(r, 2u); }
+uint32_t td_rd_u32(td_rd_t *r) { return rd_le(r, 4u); }
+
+/* ---- text helpers ---- */
+
+char *td_fmt_str(char *dst, const char *end, const char *s)
+{
+    while (*s && dst < end - 1)
+        *dst++ = *s++;
+    *dst = 0;
+    return dst;
+}
+
+char *td_fmt_u32(char *dst, const char *end, uint32_t v)
+{
+    char tmp[11];
+    int n = 0;
+    do {
+        tmp[n++] = (char)('0' + v % 10u);
+        v /= 10u;
+    } while (v);
+    while (n && dst < end - 1)
+        *dst++ = tmp[--n];
+    *dst = 0;
+    return dst;
+}
+
+char *td_fmt_hex(char *dst, const char *end, uint32_t v)
+{
+    static const char digits[] = "0123456789abcdef";
+    dst = td_fmt_str(dst, end, "0x");
+    for (int sh = 28; sh >= 0 && dst < end - 1; sh -= 4)
+        *dst++ = digits[(v >> sh) & 0xFu];
+    *dst = 0;
+    return dst;
+}

@@ -1,0 +1,140 @@
+/* Model-aware protocol helpers; see td_link_model.h and docs/protocol.md. */
+#include "td_link_model.h"
+
+#include <string.h>
+
+#include "model.h"
+#include "td_platform.h"
+
+static uint8_t hex_nibble(char c)
+{
+    if (c >= '0' && c <= '9')
+        return (uint8_t)(c - '0');
+    if (c >= 'a' && c <= 'f')
+        return (uint8_t)(c - 'a' + 10);
+    if (c >= 'A' && c <= 'F')
+        return (uint8_t)(c - 'A' + 10);
+    return 0;
+}
+
+static void send_desc(uint8_t seq, uint8_t is_output, uint8_t index, const td_tensor_desc_t *d)
+{
+    uint8_t buf[TD_LINK_MAX_PAYLOAD];
+    td_buf_t b;
+    uint8_t rank = d->rank > 6u ? 6u : d->rank;
+    td_buf_init(&b, buf, sizeof buf);
+    td_buf_u8(&b, is_output);
+    td_buf_u8(&b, index);
+    td_buf_u8(&b, d->dtype);
+    td_buf_u8(&b, rank);
+    for (uint8_t k = 0; k < rank; ++k)
+        td_buf_u32(&b, (uint32_t)d->dims[k]);
+    td_buf_f32(&b, d->scale);
+    td_buf_u32(&b, (uint32_t)d->zero_point);
+    td_buf_u32(&b, d->bytes);
+    td_buf_str(&b, d->name, 64u);
+    td_link_send(TD_MSG_TENSOR, seq, buf, b.len);
+}
+
+void td_link_send_model_info(uint8_t seq, const char *app)
+{
+    static const char sha[] = TD_MODEL_SHA256;
+    uint8_t buf[TD_LINK_MAX_PAYLOAD];
+    td_buf_t b;
+    td_buf_init(&b, buf, sizeof buf);
+    td_buf_u8(&b, (uint8_t)TD_LINK_VERSION);
+    td_buf_u8(&b, (uint8_t)TD_MODEL_NUM_INPUTS);
+    td_buf_u8(&b, (uint8_t)TD_MODEL_NUM_OUTPUTS);
+    td_buf_u8(&b, 0u);
+    td_buf_u32(&b, (uint32_t)TD_MODEL_ARENA_BYTES);
+    td_buf_u16(&b, (uint16_t)TD_MODEL_NUM_OPS);
+    for (uint32_t k = 0; k < 32u; ++k) {
+        uint8_t v = 0;
+        if (2u * k + 1u < sizeof sha - 1u)
+            v = (uint8_t)((hex_nibble(sha[2u * k]) << 4) | hex_nibble(sha[2u * k + 1u]));
+        td_buf_u8(&b, v);
+    }
+    td_buf_str(&b, TD_BOARD_ID, 64u);
+    td_buf_str(&b, td_cycles_unit(), 32u);
+    td_buf_str(&b, app, 32u);
+    td_link_send(TD_MSG_INFO, seq, buf, b.len);
+    for (uint32_t i = 0; i < TD_MODEL_NUM_INPUTS; ++i)
+        send_desc(seq, 0u, (uint8_t)i, &td_model_inputs[i]);
+    for (uint32_t i = 0; i < TD_MODEL_NUM_OUTPUTS; ++i)
+        send_desc(seq, 1u, (uint8_t)i, &td_model_outputs[i]);
+}
+
+void td_link_load_input(const td_frame_t *f)
+{
+    td_rd_t r;
+    uint8_t index;
+    uint32_t offset, n;
+    td_rd_init(&r, f);
+    index = td_rd_u8(&r);
+    offset = td_rd_u32(&r);
+    if (r.short_read) {
+        td_link_error(f->seq, TD_ERR_BAD_ARG, f->type, "LOAD_INPUT needs tensor u8, offset u32");
+        return;
+    }
+    n = (uint32_t)f->len - r.pos;
+    if (index >= TD_MODEL_NUM_INPUTS) {
+        td_link_error(f->seq, TD_ERR_BAD_ARG, f->type, "no such input tensor");
+        return;
+    }
+    if (offset > td_model_inputs[index].bytes || n > td_model_inputs[index].bytes - offset) {
+        td_link_error(f->seq, TD_ERR_BAD_ARG, f->type, "bytes past the end of the input");
+        return;
+    }
+    memcpy((uint8_t *)td_model_input(index) + offset, f->payload + r.pos, n);
+    td_link_ack(f->seq, f->type);
+}
+
+void td_link_send_outputs(uint8_t seq)
+{
+    uint8_t buf[5u + TD_LINK_CHUNK];
+    for (uint32_t i = 0; i < TD_MODEL_NUM_OUTPUTS; ++i) {
+        const uint8_t *data = (const uint8_t *)td_model_output(i);
+        uint32_t total = td_model_outputs[i].bytes;
+        for (uint32_t off = 0; off < total; off += TD_LINK_CHUNK) {
+            uint32_t n = total - off < TD_LINK_CHUNK ? total - off : TD_LINK_CHUNK;
+            td_buf_t b;
+            td_buf_init(&b, buf, sizeof buf);
+            td_buf_u8(&b, (uint8_t)i);
+            td_buf_u32(&b, off);
+            td_buf_bytes(&b, data + off, n);
+            td_link_send(TD_MSG_OUTPUT, seq, buf, b.len);
+        }
+    }
+}
+
+void td_link_send_profile(uint8_t seq, const uint32_t *counts, uint32_t n)
+{
+    uint8_t buf[TD_LINK_MAX_PAYLOAD];
+    const char *unit = td_cycles_unit();
+    for (uint32_t first = 0; first < n; first += TD_LINK_PROFILE_PER_FRAME) {
+        uint32_t k = n - first < TD_LINK_PROFILE_PER_FRAME ? n - first : TD_LINK_PROFILE_PER_FRAME;
+        td_buf_t b;
+        td_buf_init(&b, buf, sizeof buf);
+        td_buf_str(&b, unit, 32u);
+        td_buf_u16(&b, (uint16_t)first);
+        td_buf_u16(&b, (uint16_t)n);
+        for (uint32_t j = 0; j < k; ++j)
+            td_buf_u32(&b, counts[first + j]);
+        td_link_send(TD_MSG_PROFILE, seq, buf, b.len);
+    }
+}
+
+void td_link_send_done(uint8_t seq, uint8_t req, uint32_t runs, uint32_t min, uint32_t max,
+                       uint64_t total)
+{
+    uint8_t buf[64];
+    td_buf_t b;
+    td_buf_init(&b, buf, sizeof buf);
+    td_buf_u8(&b, req);
+    td_buf_u32(&b, runs);
+    td_buf_u32(&b, min);
+    td_buf_u32(&b, max);
+    td_buf_u64(&b, total);
+    td_buf_str(&b, td_cycles_unit(), 32u);
+    td_link_send(TD_MSG_DONE, seq, buf, b.len);
+}

@@ -1,0 +1,25 @@
+/*
+ * Protocol helpers that know the generated model API (model.h): the INFO/TENSOR answer to
+ * HELLO, LOAD_INPUT into the arena, OUTPUT chunks, PROFILE frames and DONE. Shared by the
+ * validate, bench and kws applications so they all describe themselves the same way.
+ */
+#ifndef TD_LINK_MODEL_H
+#define TD_LINK_MODEL_H
+
+#include <stdint.h>
+
+#include "td_link.h"
+
+/* HELLO: INFO (app name, board, model, unit) then one TENSOR frame per input and output. */
+void td_link_send_model_info(uint8_t seq, const char *app);
+/* LOAD_INPUT: checks tensor index and range, copies into the arena, ACK or ERROR BAD_ARG. */
+void td_link_load_input(const td_frame_t *f);
+/* OUTPUT frames of every output tensor, TD_LINK_CHUNK bytes each. */
+void td_link_send_outputs(uint8_t seq);
+/* PROFILE frames for counts[0..n), TD_LINK_PROFILE_PER_FRAME per frame. */
+void td_link_send_profile(uint8_t seq, const uint32_t *counts, uint32_t n);
+/* DONE for request type req: runs, min/max per run, total over the runs. */
+void td_link_send_done(uint8_t seq, uint8_t req, uint32_t runs, uint32_t min, uint32_t max,
+                       uint64_t total);
+
+#endif /* TD_LINK_MODEL_H */

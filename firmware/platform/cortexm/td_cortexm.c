@@ -1,0 +1,213 @@
+/*
+ * Cortex-M startup, vector table, fault report, cycle counter and exit, shared by the cmsdk,
+ * stm32f4 and nrf5 families. C only: the vector table is a const array placed first in flash
+ * by the rendered linker script (templates/linker.ld.j2), which also provides the symbols
+ * used here. Invariants: the FPU (and MVE) is enabled before any C code that may use it;
+ * .data is copied and .bss zeroed before main(); the stack sits at the bottom of RAM so an
+ * overflow faults instead of corrupting data.
+ */
+#include <stdint.h>
+#include <string.h>
+
+#include "td_cortexm.h"
+#include "td_link.h"
+#include "td_platform.h"
+
+extern uint32_t __data_load__[], __data_start__[], __data_end__[];
+extern uint32_t __bss_start__[], __bss_end__[];
+extern uint32_t __stack_top__[];
+
+int main(void);
+void Reset_Handler(void);
+void SysTick_Handler(void);
+void td_fault_entry(void);
+
+#define SCB_CPUID 0xE000ED00u
+#define SCB_ICSR 0xE000ED04u
+#define SCB_CPACR 0xE000ED88u
+#define SCB_HFSR 0xE000ED2Cu
+#define SCB_CFSR 0xE000ED28u
+#define SCB_BFAR 0xE000ED38u
+#define SYST_CSR 0xE000E010u
+#define SYST_RVR 0xE000E014u
+#define SYST_CVR 0xE000E018u
+#define DEMCR 0xE000EDFCu
+#define DWT_CTRL 0xE0001000u
+#define DWT_CYCCNT 0xE0001004u
+#define DWT_LAR 0xE0001FB0u
+
+#define TD_NUM_IRQS 32
+#define TD_X8(v) v, v, v, v, v, v, v, v
+
+typedef void (*td_vector_t)(void);
+
+/* Entry 0 is the initial stack pointer; unexpected interrupts land in the fault report. */
+__attribute__((section(".isr_vector"), used))
+const td_vector_t td_vector_table[16 + TD_NUM_IRQS] = {
+    (td_vector_t)(void *)__stack_top__,
+    Reset_Handler,
+    td_fault_entry, /* NMI */
+    td_fault_entry, /* HardFault */
+    td_fault_entry, /* MemManage */
+    td_fault_entry, /* BusFault */
+    td_fault_entry, /* UsageFault */
+    td_fault_entry, /* SecureFault (v8-M) */
+    0, 0, 0,
+    td_fault_entry, /* SVCall */
+    td_fault_entry, /* DebugMonitor */
+    0,
+    td_fault_entry, /* PendSV */
+    SysTick_Handler,
+    /* TD_NUM_IRQS external interrupts, none enabled by tinydeploy */
+    TD_X8(td_fault_entry), TD_X8(td_fault_entry), TD_X8(td_fault_entry), TD_X8(td_fault_entry),
+};
+
+static void td_data_init(void) __attribute__((noinline));
+static void td_data_init(void)
+{
+    uint32_t *src = __data_load__;
+    for (uint32_t *dst = __data_start__; dst < __data_end__;)
+        *dst++ = *src++;
+    for (uint32_t *dst = __bss_start__; dst < __bss_end__;)
+        *dst++ = 0;
+}
+
+__attribute__((noreturn)) void Reset_Handler(void)
+{
+#if defined(__ARM_FP) || defined(__ARM_FEATURE_MVE)
+    /* CP10/CP11 full access, before any code that the compiler may give FP or MVE
+     * instructions (td_data_init is a separate, non-inlined function for that reason). */
+    TD_REG32(SCB_CPACR) |= (0xFu << 20);
+    __asm volatile("dsb\n isb" ::: "memory");
+#endif
+    td_data_init();
+    td_platform_exit(main());
+    for (;;) {
+    }
+}
+
+/* ---- semihosting exit and spin ---- */
+
+void td_platform_exit(int status)
+{
+#if defined(TD_QEMU) && TD_QEMU
+    /* SYS_EXIT_EXTENDED (0x20): {ADP_Stopped_ApplicationExit, status}; QEMU exits with it */
+    volatile uint32_t block[2] = {0x20026u, (uint32_t)status};
+    register uint32_t r0 __asm("r0") = 0x20u;
+    register volatile uint32_t *r1 __asm("r1") = block;
+    __asm volatile("bkpt 0xAB" : "+r"(r0) : "r"(r1) : "memory");
+#else
+    (void)status;
+#endif
+    __asm volatile("cpsid i" ::: "memory");
+    for (;;) {
+        __asm volatile("wfi");
+    }
+}
+
+/* ---- cycle counter ---- */
+
+static volatile uint32_t td_systick_wraps;
+static uint8_t td_use_dwt;
+
+void SysTick_Handler(void) { td_systick_wraps++; }
+
+void td_cortexm_cycles_init(void)
+{
+#if defined(TD_CYCLE_COUNTER_DWT) && TD_CYCLE_COUNTER_DWT && (__ARM_ARCH >= 7)
+    TD_REG32(DEMCR) |= (1u << 24); /* TRCENA */
+    if (((TD_REG32(SCB_CPUID) >> 4) & 0xFFFu) == 0xC27u)
+        TD_REG32(DWT_LAR) = 0xC5ACCE55u; /* Cortex-M7 locks the DWT */
+    TD_REG32(DWT_CYCCNT) = 0;
+    TD_REG32(DWT_CTRL) |= 1u;
+    {
+        uint32_t c0 = TD_REG32(DWT_CYCCNT);
+        for (volatile int i = 0; i < 64; ++i) {
+        }
+        if (TD_REG32(DWT_CYCCNT) != c0) {
+            td_use_dwt = 1;
+            return;
+        }
+    }
+    /* DWT not counting (QEMU implements none): fall back to SysTick */
+#endif
+    td_systick_wraps = 0;
+    TD_REG32(SYST_RVR) = 0x00FFFFFFu;
+    TD_REG32(SYST_CVR) = 0;
+    TD_REG32(SYST_CSR) = 0x7u; /* processor clock, interrupt, enable */
+}
+
+uint32_t td_cycles_now(void)
+{
+    uint32_t primask, wraps, val;
+    if (td_use_dwt)
+        return TD_REG32(DWT_CYCCNT);
+    __asm volatile("mrs %0, primask\n cpsid i" : "=r"(primask)::"memory");
+    wraps = td_systick_wraps;
+    val = TD_REG32(SYST_CVR);
+    if (TD_REG32(SCB_ICSR) & (1u << 26)) {
+        /* wrapped but the interrupt is not yet served: count the wrap here */
+        val = TD_REG32(SYST_CVR);
+        wraps++;
+    }
+    __asm volatile("msr primask, %0" ::"r"(primask) : "memory");
+    return (wraps << 24) + (0x00FFFFFFu - val);
+}
+
+const char *td_cycles_unit(void) { return "cycles"; }
+
+/* ---- faults: one LOG frame with the stacked registers, then exit(1) ---- */
+
+__attribute__((naked)) void td_fault_entry(void)
+{
+    /* r0 = the stack the exception frame was pushed on (bit 2 of EXC_RETURN) */
+    __asm volatile(
+        "movs r0, #4\n"
+        "mov r1, lr\n"
+        "tst r0, r1\n"
+        "beq 1f\n"
+        "mrs r0, psp\n"
+        "b 2f\n"
+        "1: mrs r0, msp\n"
+        "2: ldr r1, =td_fault_report\n"
+        "bx r1\n"
+        ".ltorg\n");
+}
+
+__attribute__((used, noreturn)) void td_fault_report(const uint32_t *frame);
+__attribute__((used, noreturn)) void td_fault_report(const uint32_t *frame)
+{
+    static const char *const names[] = {"thread", "reset", "NMI", "HardFault", "MemManage",
+                                        "BusFault", "UsageFault", "SecureFault"};
+    char text[160];
+    char *p = text, *end = text + sizeof text;
+    uint32_t ipsr;
+    __asm volatile("mrs %0, ipsr" : "=r"(ipsr));
+    ipsr &= 0x1FFu;
+    p = td_fmt_str(p, end, "fault ");
+    if (ipsr < 8u) {
+        p = td_fmt_str(p, end, names[ipsr]);
+    } else {
+        p = td_fmt_str(p, end, "exception ");
+        p = td_fmt_u32(p, end, ipsr);
+    }
+    p = td_fmt_str(p, end, " pc=");
+    p = td_fmt_hex(p, end, frame[6]);
+    p = td_fmt_str(p, end, " lr=");
+    p = td_fmt_hex(p, end, frame[5]);
+    p = td_fmt_str(p, end, " sp=");
+    p = td_fmt_hex(p, end, (uint32_t)(uintptr_t)frame);
+#if __ARM_ARCH >= 7 && !defined(__ARM_ARCH_6M__)
+    p = td_fmt_str(p, end, " cfsr=");
+    p = td_fmt_hex(p, end, TD_REG32(SCB_CFSR));
+    p = td_fmt_str(p, end, " hfsr=");
+    p = td_fmt_hex(p, end, TD_REG32(SCB_HFSR));
+    p = td_fmt_str(p, end, " bfar=");
+    p = td_fmt_hex(p, end, TD_REG32(SCB_BFAR));
+#endif
+    (void)p;
+    td_link_log(TD_LOG_FAULT, text);
+    td_platform_exit(1);
+    for (;;) {
+    }
+}

@@ -1,0 +1,185 @@
+/*
+ * STM32F4 with the SR/DR USART register set (Netduino Plus 2 / STM32F405 in QEMU, Nucleo-F401RE
+ * on hardware). On hardware the PLL is started from the 16 MHz HSI to TD_CLOCK_HZ, the flash
+ * wait states and APB prescalers are set, the GPIO port and USART clocks are enabled and the
+ * pins put in their alternate function. QEMU models no RCC PLL, so under TD_QEMU only the
+ * USART itself is configured.
+ *
+ * Defines (board_defines): TD_UART_BASE (selects USART1/2/3/6, their bus, enable bit and
+ * alternate function), TD_UART_BAUD, TD_CLOCK_HZ (84 or 168 MHz-class parts: VCO 336 MHz),
+ * TD_UART_TX_PIN / TD_UART_RX_PIN as port*16+pin (PA2 = 2, PA9 = 9), TD_QEMU.
+ */
+#include "td_cortexm.h"
+#include "td_platform.h"
+
+#if !defined(TD_UART_BASE) || !defined(TD_CLOCK_HZ)
+#error "TD_UART_BASE and TD_CLOCK_HZ must be defined (board file uart.base, clock_hz)"
+#endif
+#if !defined(TD_UART_TX_PIN) || !defined(TD_UART_RX_PIN)
+#error "TD_UART_TX_PIN and TD_UART_RX_PIN must be defined (board file uart.tx_pin/rx_pin)"
+#endif
+#ifndef TD_UART_BAUD
+#define TD_UART_BAUD 115200u
+#endif
+
+/* which USART: APB bus, RCC enable bit, GPIO alternate function */
+#if TD_UART_BASE == 0x40011000u /* USART1 */
+#define TD_UART_APB 2
+#define TD_UART_RCC_BIT 4u
+#define TD_UART_AF 7u
+#elif TD_UART_BASE == 0x40011400u /* USART6 */
+#define TD_UART_APB 2
+#define TD_UART_RCC_BIT 5u
+#define TD_UART_AF 8u
+#elif TD_UART_BASE == 0x40004400u /* USART2 */
+#define TD_UART_APB 1
+#define TD_UART_RCC_BIT 17u
+#define TD_UART_AF 7u
+#elif TD_UART_BASE == 0x40004800u /* USART3 */
+#define TD_UART_APB 1
+#define TD_UART_RCC_BIT 18u
+#define TD_UART_AF 7u
+#else
+#error "TD_UART_BASE is not an STM32F4 USART1/2/3/6 base address"
+#endif
+
+/* PLL from HSI 16 MHz: M = 8 (2 MHz input), VCO = 2 MHz * N, SYSCLK = VCO / P, Q = 7 */
+#define TD_STM32_PLLM 8u
+#if TD_CLOCK_HZ > 96000000u
+#define TD_STM32_PLLP 2u
+#else
+#define TD_STM32_PLLP 4u
+#endif
+#define TD_STM32_PLLN ((uint32_t)(TD_CLOCK_HZ) / 2000000u * TD_STM32_PLLP)
+#define TD_STM32_PLLQ 7u
+/* one wait state per 30 MHz (2.7-3.6 V supply) */
+#define TD_STM32_FLASH_WS (((uint32_t)(TD_CLOCK_HZ) - 1u) / 30000000u)
+/* APB1 at most 42 MHz, APB2 at most 84 MHz; PPRE codes: /1 = 0, /2 = 4, /4 = 5 */
+#if TD_CLOCK_HZ <= 42000000u
+#define TD_APB1_DIV 1u
+#define TD_STM32_PPRE1 0u
+#elif TD_CLOCK_HZ <= 84000000u
+#define TD_APB1_DIV 2u
+#define TD_STM32_PPRE1 4u
+#else
+#define TD_APB1_DIV 4u
+#define TD_STM32_PPRE1 5u
+#endif
+#if TD_CLOCK_HZ <= 84000000u
+#define TD_APB2_DIV 1u
+#define TD_STM32_PPRE2 0u
+#else
+#define TD_APB2_DIV 2u
+#define TD_STM32_PPRE2 4u
+#endif
+#if TD_UART_APB == 1
+#define TD_UART_PCLK_HZ ((uint32_t)(TD_CLOCK_HZ) / TD_APB1_DIV)
+#else
+#define TD_UART_PCLK_HZ ((uint32_t)(TD_CLOCK_HZ) / TD_APB2_DIV)
+#endif
+#define TD_UART_TX_PORT ((uint32_t)(TD_UART_TX_PIN) >> 4)
+#define TD_UART_RX_PORT ((uint32_t)(TD_UART_RX_PIN) >> 4)
+#define TD_TX_PIN_NO ((uint32_t)(TD_UART_TX_PIN) & 15u)
+#define TD_RX_PIN_NO ((uint32_t)(TD_UART_RX_PIN) & 15u)
+
+#define RCC_BASE 0x40023800u
+#define RCC_CR TD_REG32(RCC_BASE + 0x00u)
+#define RCC_PLLCFGR TD_REG32(RCC_BASE + 0x04u)
+#define RCC_CFGR TD_REG32(RCC_BASE + 0x08u)
+#define RCC_AHB1ENR TD_REG32(RCC_BASE + 0x30u)
+#define RCC_APB1ENR TD_REG32(RCC_BASE + 0x40u)
+#define RCC_APB2ENR TD_REG32(RCC_BASE + 0x44u)
+#define FLASH_ACR TD_REG32(0x40023C00u)
+#define GPIO_BASE(port) (0x40020000u + 0x400u * (uint32_t)(port))
+#define GPIO_MODER(port) TD_REG32(GPIO_BASE(port) + 0x00u)
+#define GPIO_OSPEEDR(port) TD_REG32(GPIO_BASE(port) + 0x08u)
+#define GPIO_PUPDR(port) TD_REG32(GPIO_BASE(port) + 0x0Cu)
+#define GPIO_AFR(port, pin) TD_REG32(GPIO_BASE(port) + 0x20u + 4u * ((pin) >> 3))
+
+#define USART_SR TD_REG32(TD_UART_BASE + 0x00u) /* bit5 RXNE, bit7 TXE, bit3 ORE */
+#define USART_DR TD_REG32(TD_UART_BASE + 0x04u)
+#define USART_BRR TD_REG32(TD_UART_BASE + 0x08u)
+#define USART_CR1 TD_REG32(TD_UART_BASE + 0x0Cu)
+#define USART_CR2 TD_REG32(TD_UART_BASE + 0x10u)
+#define USART_CR3 TD_REG32(TD_UART_BASE + 0x14u)
+
+#if !(defined(TD_QEMU) && TD_QEMU)
+static void clock_init(void)
+{
+    /* HSI on (it is after reset), PLL: VCO = 16 MHz / M * N, SYSCLK = VCO / P */
+    RCC_CR |= 1u;
+    while (!(RCC_CR & (1u << 1))) {
+    }
+    RCC_CR &= ~(1u << 24);
+    while (RCC_CR & (1u << 25)) {
+    }
+    RCC_PLLCFGR = (uint32_t)TD_STM32_PLLM | ((uint32_t)TD_STM32_PLLN << 6) |
+                  ((((uint32_t)TD_STM32_PLLP >> 1) - 1u) << 16) | (0u << 22) /* HSI */ |
+                  ((uint32_t)TD_STM32_PLLQ << 24);
+    RCC_CR |= (1u << 24);
+    while (!(RCC_CR & (1u << 25))) {
+    }
+    /* wait states before the clock goes up; prefetch, instruction and data caches on */
+    FLASH_ACR = (uint32_t)TD_STM32_FLASH_WS | (1u << 8) | (1u << 9) | (1u << 10);
+    while ((FLASH_ACR & 0xFu) != (uint32_t)TD_STM32_FLASH_WS) {
+    }
+    RCC_CFGR = (RCC_CFGR & ~((0x7u << 10) | (0x7u << 13) | (0xFu << 4))) |
+               ((uint32_t)TD_STM32_PPRE1 << 10) | ((uint32_t)TD_STM32_PPRE2 << 13);
+    RCC_CFGR = (RCC_CFGR & ~0x3u) | 0x2u; /* SYSCLK = PLL */
+    while (((RCC_CFGR >> 2) & 0x3u) != 0x2u) {
+    }
+}
+
+static void pin_af(uint32_t port, uint32_t pin, uint32_t af)
+{
+    GPIO_MODER(port) = (GPIO_MODER(port) & ~(3u << (2u * pin))) | (2u << (2u * pin));
+    GPIO_OSPEEDR(port) |= (2u << (2u * pin));
+    GPIO_PUPDR(port) = (GPIO_PUPDR(port) & ~(3u << (2u * pin))) | (1u << (2u * pin)); /* up */
+    GPIO_AFR(port, pin) = (GPIO_AFR(port, pin) & ~(0xFu << (4u * (pin & 7u)))) |
+                          (af << (4u * (pin & 7u)));
+}
+#endif
+
+void td_platform_init(void)
+{
+#if !(defined(TD_QEMU) && TD_QEMU)
+    clock_init();
+    RCC_AHB1ENR |= (1u << TD_UART_TX_PORT) | (1u << TD_UART_RX_PORT);
+#endif
+#if TD_UART_APB == 1
+    RCC_APB1ENR |= (1u << TD_UART_RCC_BIT);
+#else
+    RCC_APB2ENR |= (1u << TD_UART_RCC_BIT);
+#endif
+    (void)RCC_APB1ENR; /* a read back delays the first USART access after the enable */
+#if !(defined(TD_QEMU) && TD_QEMU)
+    pin_af(TD_UART_TX_PORT, TD_TX_PIN_NO, TD_UART_AF);
+    pin_af(TD_UART_RX_PORT, TD_RX_PIN_NO, TD_UART_AF);
+#endif
+    USART_CR1 = 0;
+    USART_CR2 = 0;
+    USART_CR3 = 0;
+    /* oversampling by 16: BRR = mantissa.fraction(4 bits) = PCLK / baud, rounded */
+    USART_BRR = ((uint32_t)TD_UART_PCLK_HZ + (uint32_t)TD_UART_BAUD / 2u) / (uint32_t)TD_UART_BAUD;
+    USART_CR1 = (1u << 13) | (1u << 3) | (1u << 2); /* UE, TE, RE */
+    td_cortexm_cycles_init();
+}
+
+void td_uart_write(const uint8_t *buf, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; ++i) {
+        while (!(USART_SR & (1u << 7))) {
+        }
+        USART_DR = buf[i];
+    }
+}
+
+int td_uart_read(uint8_t *byte)
+{
+    /* RXNE, or ORE (an earlier byte was lost; reading SR then DR clears it and returns the
+     * latest byte, and the protocol's CRC reports the damaged frame) */
+    if (!(USART_SR & ((1u << 5) | (1u << 3))))
+        return 0;
+    *byte = (uint8_t)USART_DR;
+    return 1;
+}

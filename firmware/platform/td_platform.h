@@ -1,0 +1,32 @@
+/*
+ * td_platform: the few things firmware needs from a chip family (docs/interfaces.md,
+ * "Platform API"). One implementation per family in firmware/platform/<family>/; Cortex-M
+ * families share startup, faults, cycle counter and exit in platform/cortexm/.
+ *
+ * Board values arrive as -D defines generated from the board file by
+ * tinydeploy.build.toolchain.platform_defines() (listed in docs/interfaces.md).
+ */
+#ifndef TD_PLATFORM_H
+#define TD_PLATFORM_H
+
+#include <stdint.h>
+
+/* Clocks, UART and cycle counter; call first in main(). */
+void td_platform_init(void);
+/* Blocking write of n bytes to the serial port. */
+void td_uart_write(const uint8_t *buf, uint32_t n);
+/* Non-blocking read: 1 if a byte was stored in *byte, 0 if none was waiting. */
+int td_uart_read(uint8_t *byte);
+/* Free-running counter, wraps at 2^32; unit given by td_cycles_unit(). */
+uint32_t td_cycles_now(void);
+/* "cycles" (DWT, or SysTick at the processor clock), "instructions" or "ns" (host). */
+const char *td_cycles_unit(void);
+/* Ends the program: semihosting exit under QEMU (status becomes QEMU's exit status), process
+ * exit on the host, interrupts off and a spin loop on a real board. */
+void td_platform_exit(int status);
+
+#ifndef TD_BOARD_ID
+#define TD_BOARD_ID "unknown"
+#endif
+
+#endif /* TD_PLATFORM_H */

@@ -1,0 +1,139 @@
+"""Runners for real boards: pyOCD, nrfjprog (J-Link) and PlatformIO.
+
+Each checks for its tool first (ToolchainError saying what to install), flashes, and returns a
+`SerialDevice` on the board's USB serial port: ``--port`` when given, else the one port whose
+USB vendor is the board's debug probe. Flashing is bounded by a timeout.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+from tinydeploy.boards import Board
+from tinydeploy.errors import LinkError, ToolchainError
+from tinydeploy.flash.runner import Device, Firmware, Runner
+
+# USB vendor ids of the on-board debug probes' virtual COM ports
+PROBE_VENDORS = {0x0483: "ST-LINK", 0x1366: "SEGGER J-Link", 0x0D28: "Arm DAPLink",
+                 0x1915: "Nordic"}
+
+
+def find_serial_port(board: Board) -> str:
+    """The single USB serial port of a known debug probe; LinkError if none or several."""
+    from serial.tools import list_ports
+
+    found = [p for p in list_ports.comports() if p.vid in PROBE_VENDORS]
+    if len(found) == 1:
+        return str(found[0].device)
+    if not found:
+        raise LinkError(f"no serial port of a debug probe found for board '{board.id}'",
+                        hint="connect the board, or pass --port /dev/ttyACM0")
+    names = ", ".join(f"{p.device} ({PROBE_VENDORS[p.vid]})" for p in found)
+    raise LinkError(f"several debug probe ports found for board '{board.id}': {names}",
+                    hint="choose one with --port")
+
+
+class SerialDevice(Device):
+    """A real board that runs on its own; only its serial port is ours."""
+
+    def __init__(self, board: Board, port: str | None) -> None:
+        self.board = board
+        self.baud = board.uart.baud
+        self.port = port or find_serial_port(board)
+
+    def resume(self) -> None:
+        return None
+
+    def poll(self) -> int | None:
+        return None
+
+    def stop(self) -> int | None:
+        return None
+
+
+def _require(tool: str, install: str) -> str:
+    path = shutil.which(tool)
+    if path is None:
+        raise ToolchainError(f"'{tool}' was not found on PATH", hint=f"install it: {install}")
+    return path
+
+
+def _flash(cmd: list[str], what: str, timeout: float, cwd: Path | None = None) -> None:
+    t0 = time.monotonic()
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=cwd)
+    except subprocess.TimeoutExpired:
+        raise ToolchainError(f"{what} did not finish within {timeout:g} s",
+                             hint="is the board connected and powered?") from None
+    if r.returncode != 0:
+        tail = "\n".join((r.stdout + r.stderr).strip().splitlines()[-15:])
+        raise ToolchainError(f"{what} failed (exit {r.returncode}) after "
+                             f"{time.monotonic() - t0:.1f} s:\n{tail}")
+
+
+class _HardwareRunner(Runner):
+    tool = ""
+    install = ""
+
+    def __init__(self, args: tuple[str, ...] = (), port: str | None = None,
+                 flash_timeout: float = 180.0, **_: Any) -> None:
+        self.args = tuple(args)
+        self.port = port
+        self.flash_timeout = flash_timeout
+
+    def command(self, firmware: Firmware, exe: str) -> list[str]:
+        raise NotImplementedError
+
+    def start(self, firmware: Firmware, *, timeout: float = 120.0) -> SerialDevice:
+        exe = _require(self.tool, self.install)
+        _flash(self.command(firmware, exe), f"{self.name} flashing {firmware.board.id}",
+               self.flash_timeout, cwd=firmware.project_dir)
+        return SerialDevice(firmware.board, self.port)
+
+
+def _image(firmware: Firmware) -> Path:
+    if firmware.hex is None:
+        raise ToolchainError(f"no firmware.hex next to {firmware.elf}",
+                             hint="build for a real board (not host) to get a .hex")
+    return firmware.hex
+
+
+class PyocdRunner(_HardwareRunner):
+    name = "pyocd"
+    tool = "pyocd"
+    install = "pip install pyocd (and the board's CMSIS pack: pyocd pack install <target>)"
+
+    def command(self, firmware: Firmware, exe: str) -> list[str]:
+        return [exe, "flash", *self.args, str(_image(firmware))]
+
+
+class NrfjprogRunner(_HardwareRunner):
+    name = "nrfjprog"
+    tool = "nrfjprog"
+    install = "Nordic's nRF Command Line Tools and the SEGGER J-Link software"
+
+    def command(self, firmware: Firmware, exe: str) -> list[str]:
+        return [exe, *self.args, "--program", str(_image(firmware)), "--sectorerase",
+                "--verify", "--reset"]
+
+
+class PlatformioRunner(_HardwareRunner):
+    name = "platformio"
+    tool = "pio"
+    install = "pip install platformio"
+
+    def command(self, firmware: Firmware, exe: str) -> list[str]:
+        project = firmware.project_dir
+        if project is None or not (project / "platformio.ini").is_file():
+            raise ToolchainError(f"no platformio.ini in {project}",
+                                 hint="build for a real board: tinydeploy build writes one")
+        return [exe, "run", "-t", "upload", "-d", str(project), *self.args]
+
+
+HARDWARE_RUNNERS: dict[str, type[_HardwareRunner]] = {
+    "pyocd": PyocdRunner, "nrfjprog": NrfjprogRunner, "platformio": PlatformioRunner,
+}

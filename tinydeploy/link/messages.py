@@ -1,0 +1,495 @@
+"""Typed messages of the serial protocol (docs/protocol.md, "Messages").
+
+Each message is a frozen dataclass with a ``TYPE`` and ``pack()`` / ``unpack(payload)``.
+All integers are little-endian; strings are ``u8 length`` followed by UTF-8 bytes (the device
+sends ASCII). `decode_message` turns a `Frame` into its dataclass and raises `LinkError`
+naming the type and the byte counts when a payload does not match its layout, so a device
+bug shows up as a clear error instead of a wrong number.
+"""
+
+from __future__ import annotations
+
+import enum
+import struct
+from dataclasses import dataclass
+from typing import ClassVar, Union
+
+from tinydeploy.errors import LinkError
+from tinydeploy.link.frame import MAX_PAYLOAD, Frame
+
+PROTOCOL_VERSION = 1
+#: Data bytes per LOAD_INPUT / OUTPUT chunk (5 bytes of header keep a chunk ≤ MAX_PAYLOAD).
+CHUNK_BYTES = 240
+#: Per-op counts per PROFILE frame.
+PROFILE_PER_FRAME = 48
+
+
+class MsgType(enum.IntEnum):
+    """Frame types. Host requests are 0x01..0x3F, device messages 0x80..0xBF."""
+
+    HELLO = 0x01
+    LOAD_INPUT = 0x02
+    INVOKE = 0x03
+    BENCH = 0x04
+    AUDIO = 0x05
+    PING = 0x06
+    STOP = 0x07
+    ACK = 0x80
+    INFO = 0x81
+    TENSOR = 0x82
+    OUTPUT = 0x83
+    PROFILE = 0x84
+    DONE = 0x85
+    EVENT = 0x86
+    LOG = 0x87
+    ERROR = 0x88
+
+
+class ErrorCode(enum.IntEnum):
+    """ERROR frame codes; 1..5 are the frame faults of `tinydeploy.link.frame.FrameFault`."""
+
+    CRC = 1
+    COBS = 2
+    TRUNCATED = 3
+    LENGTH = 4
+    OVERSIZED = 5
+    UNKNOWN_TYPE = 6
+    BAD_ARG = 7
+    STATE = 8
+    INTERNAL = 9
+
+
+class LogLevel(enum.IntEnum):
+    DEBUG = 0
+    INFO = 1
+    WARN = 2
+    ERROR = 3
+    FAULT = 4
+
+
+def _name(enum_type: type[enum.IntEnum], value: int) -> str:
+    try:
+        return enum_type(value).name
+    except ValueError:
+        return f"0x{value:02x}"
+
+
+def type_name(value: int) -> str:
+    return _name(MsgType, value)
+
+
+def _pack_str(s: str, limit: int = 255) -> bytes:
+    b = s.encode("utf-8")[:limit]
+    return bytes([len(b)]) + b
+
+
+class _Reader:
+    """Bounds-checked payload reader; every overrun is a LinkError naming the message."""
+
+    def __init__(self, what: str, payload: bytes) -> None:
+        self.what = what
+        self.data = payload
+        self.pos = 0
+
+    def take(self, fmt: str) -> tuple:
+        size = struct.calcsize(fmt)
+        if self.pos + size > len(self.data):
+            raise LinkError(f"{self.what} payload too short: needs {self.pos + size} bytes, "
+                            f"got {len(self.data)}", hint="host and device protocol differ?")
+        vals = struct.unpack_from(fmt, self.data, self.pos)
+        self.pos += size
+        return vals
+
+    def one(self, fmt: str) -> int | float:
+        return self.take(fmt)[0]
+
+    def bytes(self, n: int) -> bytes:
+        if self.pos + n > len(self.data):
+            raise LinkError(f"{self.what} payload too short: needs {self.pos + n} bytes, "
+                            f"got {len(self.data)}")
+        b = self.data[self.pos:self.pos + n]
+        self.pos += n
+        return bytes(b)
+
+    def rest(self) -> bytes:
+        b = self.data[self.pos:]
+        self.pos = len(self.data)
+        return bytes(b)
+
+    def str(self) -> str:
+        n = int(self.one("<B"))
+        return self.bytes(n).decode("utf-8", errors="replace")
+
+    def end(self) -> None:
+        if self.pos != len(self.data):
+            raise LinkError(f"{self.what} payload has {len(self.data) - self.pos} unexpected "
+                            f"trailing bytes ({len(self.data)} in all)")
+
+
+@dataclass(frozen=True)
+class Hello:
+    TYPE: ClassVar[MsgType] = MsgType.HELLO
+
+    def pack(self) -> bytes:
+        return b""
+
+    @classmethod
+    def unpack(cls, payload: bytes) -> Hello:
+        _Reader("HELLO", payload).end()
+        return cls()
+
+
+@dataclass(frozen=True)
+class LoadInput:
+    """Bytes ``data`` written at ``offset`` into input tensor ``tensor``."""
+
+    TYPE: ClassVar[MsgType] = MsgType.LOAD_INPUT
+    tensor: int
+    offset: int
+    data: bytes
+
+    def pack(self) -> bytes:
+        return struct.pack("<BI", self.tensor, self.offset) + self.data
+
+    @classmethod
+    def unpack(cls, payload: bytes) -> LoadInput:
+        r = _Reader("LOAD_INPUT", payload)
+        t, off = r.take("<BI")
+        return cls(t, off, r.rest())
+
+
+@dataclass(frozen=True)
+class Invoke:
+    TYPE: ClassVar[MsgType] = MsgType.INVOKE
+    profile: bool = True
+
+    def pack(self) -> bytes:
+        return bytes([1 if self.profile else 0])
+
+    @classmethod
+    def unpack(cls, payload: bytes) -> Invoke:
+        r = _Reader("INVOKE", payload)
+        flags = int(r.one("<B"))
+        r.end()
+        return cls(bool(flags & 1))
+
+
+@dataclass(frozen=True)
+class Bench:
+    TYPE: ClassVar[MsgType] = MsgType.BENCH
+    runs: int
+
+    def pack(self) -> bytes:
+        return struct.pack("<I", self.runs)
+
+    @classmethod
+    def unpack(cls, payload: bytes) -> Bench:
+        r = _Reader("BENCH", payload)
+        n = int(r.one("<I"))
+        r.end()
+        return cls(n)
+
+
+@dataclass(frozen=True)
+class Audio:
+    """16-bit little-endian PCM samples; ``first_sample`` is the stream index of the first."""
+
+    TYPE: ClassVar[MsgType] = MsgType.AUDIO
+    first_sample: int
+    pcm: bytes
+
+    def pack(self) -> bytes:
+        if len(self.pcm) % 2:
+            raise ValueError("AUDIO payload must hold whole 16-bit samples")
+        return struct.pack("<I", self.first_sample) + self.pcm
+
+    @classmethod
+    def unpack(cls, payload: bytes) -> Audio:
+        r = _Reader("AUDIO", payload)
+        first = int(r.one("<I"))
+        pcm = r.rest()
+        if len(pcm) % 2:
+            raise LinkError(f"AUDIO payload has {len(pcm)} PCM bytes, not whole samples")
+        return cls(first, pcm)
+
+
+@dataclass(frozen=True)
+class Ping:
+    TYPE: ClassVar[MsgType] = MsgType.PING
+    data: bytes = b""
+
+    def pack(self) -> bytes:
+        return self.data
+
+    @classmethod
+    def unpack(cls, payload: bytes) -> Ping:
+        return cls(bytes(payload))
+
+
+@dataclass(frozen=True)
+class Stop:
+    TYPE: ClassVar[MsgType] = MsgType.STOP
+
+    def pack(self) -> bytes:
+        return b""
+
+    @classmethod
+    def unpack(cls, payload: bytes) -> Stop:
+        return cls()
+
+
+@dataclass(frozen=True)
+class Ack:
+    """Success reply to ``acked`` (a request type); PING's ACK echoes its bytes in ``data``."""
+
+    TYPE: ClassVar[MsgType] = MsgType.ACK
+    acked: int
+    data: bytes = b""
+
+    def pack(self) -> bytes:
+        return bytes([self.acked]) + self.data
+
+    @classmethod
+    def unpack(cls, payload: bytes) -> Ack:
+        r = _Reader("ACK", payload)
+        acked = int(r.one("<B"))
+        return cls(acked, r.rest())
+
+
+@dataclass(frozen=True)
+class Info:
+    """The device's self-description, first reply to HELLO (TENSOR frames follow)."""
+
+    TYPE: ClassVar[MsgType] = MsgType.INFO
+    version: int
+    num_inputs: int
+    num_outputs: int
+    arena_bytes: int
+    num_ops: int
+    model_sha256: str
+    board: str
+    unit: str
+    app: str
+
+    def pack(self) -> bytes:
+        return (struct.pack("<BBBBIH", self.version, self.num_inputs, self.num_outputs, 0,
+                            self.arena_bytes, self.num_ops)
+                + bytes.fromhex(self.model_sha256.ljust(64, "0"))
+                + _pack_str(self.board) + _pack_str(self.unit) + _pack_str(self.app))
+
+    @classmethod
+    def unpack(cls, payload: bytes) -> Info:
+        r = _Reader("INFO", payload)
+        ver, n_in, n_out, _, arena, n_ops = r.take("<BBBBIH")
+        sha = r.bytes(32).hex()
+        board, unit, app = r.str(), r.str(), r.str()
+        r.end()
+        return cls(ver, n_in, n_out, arena, n_ops, sha, board, unit, app)
+
+
+@dataclass(frozen=True)
+class TensorDesc:
+    """One I/O tensor as the firmware sees it (mirrors ``td_tensor_desc_t``)."""
+
+    TYPE: ClassVar[MsgType] = MsgType.TENSOR
+    is_output: bool
+    index: int
+    dtype: int
+    shape: tuple[int, ...]
+    scale: float
+    zero_point: int
+    bytes: int
+    name: str
+
+    def pack(self) -> bytes:
+        return (struct.pack("<BBBB", int(self.is_output), self.index, self.dtype,
+                            len(self.shape))
+                + struct.pack(f"<{len(self.shape)}i", *self.shape)
+                + struct.pack("<fiI", self.scale, self.zero_point, self.bytes)
+                + _pack_str(self.name, 64))
+
+    @classmethod
+    def unpack(cls, payload: bytes) -> TensorDesc:
+        r = _Reader("TENSOR", payload)
+        out, idx, dtype, rank = r.take("<BBBB")
+        if rank > 6:
+            raise LinkError(f"TENSOR descriptor of rank {rank} (at most 6)")
+        shape = tuple(int(d) for d in r.take(f"<{rank}i"))
+        scale, zp, nbytes = r.take("<fiI")
+        name = r.str()
+        r.end()
+        return cls(bool(out), idx, dtype, shape, float(scale), zp, nbytes, name)
+
+
+@dataclass(frozen=True)
+class Output:
+    TYPE: ClassVar[MsgType] = MsgType.OUTPUT
+    tensor: int
+    offset: int
+    data: bytes
+
+    def pack(self) -> bytes:
+        return struct.pack("<BI", self.tensor, self.offset) + self.data
+
+    @classmethod
+    def unpack(cls, payload: bytes) -> Output:
+        r = _Reader("OUTPUT", payload)
+        t, off = r.take("<BI")
+        return cls(t, off, r.rest())
+
+
+@dataclass(frozen=True)
+class Profile:
+    """Counts of ops ``first .. first+len(counts)-1`` out of ``total`` ops, in ``unit``."""
+
+    TYPE: ClassVar[MsgType] = MsgType.PROFILE
+    unit: str
+    first: int
+    total: int
+    counts: tuple[int, ...]
+
+    def pack(self) -> bytes:
+        return (_pack_str(self.unit) + struct.pack("<HH", self.first, self.total)
+                + struct.pack(f"<{len(self.counts)}I", *self.counts))
+
+    @classmethod
+    def unpack(cls, payload: bytes) -> Profile:
+        r = _Reader("PROFILE", payload)
+        unit = r.str()
+        first, total = r.take("<HH")
+        rest = r.rest()
+        if len(rest) % 4:
+            raise LinkError(f"PROFILE counts take {len(rest)} bytes, not a multiple of 4")
+        counts = struct.unpack(f"<{len(rest) // 4}I", rest)
+        return cls(unit, first, total, tuple(counts))
+
+
+@dataclass(frozen=True)
+class Done:
+    """End of an INVOKE or BENCH: ``runs`` inferences, min/max/total of their counts."""
+
+    TYPE: ClassVar[MsgType] = MsgType.DONE
+    request: int
+    runs: int
+    min: int
+    max: int
+    total: int
+    unit: str
+
+    @property
+    def mean(self) -> float:
+        return self.total / self.runs if self.runs else 0.0
+
+    def pack(self) -> bytes:
+        return (struct.pack("<BIIIQ", self.request, self.runs, self.min, self.max, self.total)
+                + _pack_str(self.unit))
+
+    @classmethod
+    def unpack(cls, payload: bytes) -> Done:
+        r = _Reader("DONE", payload)
+        req, runs, lo, hi, total = r.take("<BIIIQ")
+        unit = r.str()
+        r.end()
+        return cls(req, runs, lo, hi, total, unit)
+
+
+@dataclass(frozen=True)
+class Event:
+    """An application event, e.g. a keyword detection: label index, score, device time."""
+
+    TYPE: ClassVar[MsgType] = MsgType.EVENT
+    label: int
+    score: float
+    timestamp_ms: int
+
+    def pack(self) -> bytes:
+        return struct.pack("<HfI", self.label, self.score, self.timestamp_ms)
+
+    @classmethod
+    def unpack(cls, payload: bytes) -> Event:
+        r = _Reader("EVENT", payload)
+        label, score, ts = r.take("<HfI")
+        r.end()
+        return cls(label, float(score), ts)
+
+
+@dataclass(frozen=True)
+class Log:
+    TYPE: ClassVar[MsgType] = MsgType.LOG
+    level: int
+    text: str
+
+    def pack(self) -> bytes:
+        return bytes([self.level]) + self.text.encode("utf-8")[:MAX_PAYLOAD - 1]
+
+    @classmethod
+    def unpack(cls, payload: bytes) -> Log:
+        r = _Reader("LOG", payload)
+        level = int(r.one("<B"))
+        return cls(level, r.rest().decode("utf-8", errors="replace"))
+
+
+@dataclass(frozen=True)
+class Error:
+    """The device rejected a frame: ``code`` (ErrorCode), ``ref_type`` the offending type."""
+
+    TYPE: ClassVar[MsgType] = MsgType.ERROR
+    code: int
+    ref_type: int
+    text: str = ""
+
+    @property
+    def code_name(self) -> str:
+        return _name(ErrorCode, self.code)
+
+    def pack(self) -> bytes:
+        return bytes([self.code, self.ref_type]) + self.text.encode("utf-8")[:MAX_PAYLOAD - 2]
+
+    @classmethod
+    def unpack(cls, payload: bytes) -> Error:
+        r = _Reader("ERROR", payload)
+        code, ref = r.take("<BB")
+        return cls(code, ref, r.rest().decode("utf-8", errors="replace"))
+
+
+Message = Union[Hello, LoadInput, Invoke, Bench, Audio, Ping, Stop, Ack, Info, TensorDesc,
+                Output, Profile, Done, Event, Log, Error]
+
+MESSAGE_CLASSES: dict[int, type] = {
+    cls.TYPE: cls for cls in (Hello, LoadInput, Invoke, Bench, Audio, Ping, Stop, Ack, Info,
+                              TensorDesc, Output, Profile, Done, Event, Log, Error)
+}
+
+
+def decode_message(frame: Frame) -> Message:
+    """The typed message in ``frame``; LinkError for an unknown type or a bad payload."""
+    cls = MESSAGE_CLASSES.get(frame.type)
+    if cls is None:
+        raise LinkError(f"unknown frame type 0x{frame.type:02x} (seq {frame.seq}, "
+                        f"{len(frame.payload)} payload bytes)")
+    return cls.unpack(frame.payload)  # type: ignore[no-any-return]
+
+
+def message_frame(msg: Message, seq: int) -> Frame:
+    return Frame(int(msg.TYPE), seq, msg.pack())
+
+
+def to_json(msg: Message, seq: int | None = None) -> dict[str, object]:
+    """A JSON-friendly dict of a message (bytes as hex), used by ``monitor --json``."""
+    out: dict[str, object] = {"type": msg.TYPE.name}
+    if seq is not None:
+        out["seq"] = seq
+    for f in msg.__dataclass_fields__:
+        v = getattr(msg, f)
+        if isinstance(v, bytes):
+            v = v.hex()
+        elif isinstance(v, tuple):
+            v = list(v)
+        out[f] = v
+    if isinstance(msg, Error):
+        out["code_name"] = msg.code_name
+        out["ref_type_name"] = type_name(msg.ref_type)
+    if isinstance(msg, Log):
+        out["level_name"] = _name(LogLevel, msg.level)
+    return out
+

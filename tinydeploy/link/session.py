@@ -1,0 +1,327 @@
+"""A request/response session with a device over a serial port (docs/protocol.md, "Flow").
+
+The protocol is stop-and-wait: the host sends one request and reads until its final reply
+before sending the next, so neither side ever needs more than one frame of buffering and a
+polled UART without FIFO cannot overrun. Replies carry the request's sequence number (1..255);
+frames with sequence 0 are unsolicited (LOG, EVENT, a boot INFO) and are collected in
+``unsolicited`` (and passed to ``on_message``) whenever they arrive. Stale replies (another
+sequence) are counted and dropped, corrupted frames are counted and skipped: the session
+resynchronises on the next delimiter by construction.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import numpy as np
+
+from tinydeploy.errors import LinkError
+from tinydeploy.link.frame import BadFrame, Frame, FrameDecoder, encode_frame
+from tinydeploy.link.messages import (
+    CHUNK_BYTES,
+    PROTOCOL_VERSION,
+    Ack,
+    Audio,
+    Bench,
+    Done,
+    Error,
+    ErrorCode,
+    Hello,
+    Info,
+    Invoke,
+    LoadInput,
+    Message,
+    MsgType,
+    Output,
+    Ping,
+    Profile,
+    Stop,
+    TensorDesc,
+    decode_message,
+    type_name,
+)
+
+_NUMPY_OF_DTYPE = {9: np.int8, 3: np.uint8, 7: np.int16, 2: np.int32, 0: np.float32}
+
+
+class Port(Protocol):
+    """What a session needs from a port: pyserial's Serial satisfies it."""
+
+    timeout: float | None
+
+    def read(self, size: int = 1) -> bytes: ...
+    def write(self, data: bytes) -> int | None: ...
+    def flush(self) -> None: ...
+    @property
+    def in_waiting(self) -> int: ...
+
+
+@dataclass(frozen=True)
+class DeviceInfo:
+    """INFO plus the I/O tensor descriptors that follow it."""
+
+    info: Info
+    inputs: tuple[TensorDesc, ...]
+    outputs: tuple[TensorDesc, ...]
+
+
+@dataclass(frozen=True)
+class InvokeResult:
+    outputs: tuple[bytes, ...]
+    per_op: tuple[int, ...]       # empty when not profiled
+    done: Done
+
+    @property
+    def unit(self) -> str:
+        return self.done.unit
+
+    @property
+    def count(self) -> int:
+        return self.done.total
+
+
+@dataclass(frozen=True)
+class BenchResult:
+    done: Done
+    per_op: tuple[int, ...]       # mean count per op per inference
+
+
+@dataclass
+class LinkStats:
+    frames: int = 0
+    bad_frames: int = 0
+    stale: int = 0
+    errors: list[Error] = field(default_factory=list)
+
+
+def open_port(path: str, baud: int = 115200, timeout: float = 0.05) -> Any:
+    """Open a serial port with pyserial; LinkError saying whether it is missing or busy."""
+    import serial
+
+    try:
+        return serial.Serial(path, baudrate=baud, timeout=timeout, exclusive=True)
+    except (serial.SerialException, OSError) as e:
+        raise port_error(path, e) from None
+
+
+def port_error(path: str, err: BaseException) -> LinkError:
+    """A LinkError that tells a missing port from a busy or unreadable one."""
+    import errno
+    import os
+
+    text = str(err)
+    code = getattr(err, "errno", None)
+    if not os.path.exists(path) or code == errno.ENOENT:
+        return LinkError(f"serial port {path} does not exist",
+                         hint="check the cable and the port name (ls /dev/tty*)")
+    if code == errno.EBUSY or "lock" in text.lower() or "busy" in text.lower():
+        return LinkError(f"serial port {path} is busy: {text}",
+                         hint="another program (a monitor or IDE) has it open; close it")
+    if code == errno.EACCES:
+        return LinkError(f"no permission to open serial port {path}",
+                         hint="add yourself to the 'dialout' group")
+    return LinkError(f"cannot open serial port {path}: {text}")
+
+
+class Session:
+    """Typed requests over one port. ``timeout`` bounds the wait for each reply frame."""
+
+    def __init__(self, port: Port, timeout: float = 5.0,
+                 on_message: Callable[[Message, int], None] | None = None) -> None:
+        self.port = port
+        self.timeout = timeout
+        self.on_message = on_message
+        self.decoder = FrameDecoder()
+        self.stats = LinkStats()
+        self.unsolicited: list[Message] = []
+        self._seq = 0
+        self._pending: list[Frame] = []
+        self.device: DeviceInfo | None = None
+
+    # -- low level ----------------------------------------------------------------------
+    def resync(self) -> None:
+        """Flush the device's partial frame (a lone delimiter) and drop stale input."""
+        self.port.write(b"\x00")
+        self.port.flush()
+        self.decoder.reset()
+        self._pending.clear()
+
+    def next_seq(self) -> int:
+        self._seq = self._seq % 255 + 1
+        return self._seq
+
+    def send(self, msg: Message, seq: int | None = None) -> int:
+        seq = self.next_seq() if seq is None else seq
+        self.port.write(encode_frame(int(msg.TYPE), seq, msg.pack()))
+        self.port.flush()
+        return seq
+
+    def read_frame(self, timeout: float) -> Frame | None:
+        """The next valid frame within ``timeout`` seconds, or None."""
+        deadline = time.monotonic() + timeout
+        while True:
+            if self._pending:
+                return self._pending.pop(0)
+            if time.monotonic() > deadline:
+                return None
+            try:
+                data = self.port.read(max(1, self.port.in_waiting))
+            except (OSError, ValueError) as e:  # SerialException is an OSError
+                raise LinkError(f"serial port closed or disconnected: {e}",
+                                hint="did the device stop, or the cable come out?") from None
+            if not data:
+                continue
+            for item in self.decoder.feed(data):
+                if isinstance(item, BadFrame):
+                    self.stats.bad_frames += 1
+                else:
+                    self.stats.frames += 1
+                    self._pending.append(item)
+
+    def _replies(self, seq: int, what: str) -> Any:
+        """Yield the typed replies to request ``seq``; unsolicited frames go aside."""
+        while True:
+            frame = self.read_frame(self.timeout)
+            if frame is None:
+                raise LinkError(f"no reply to {what} (seq {seq}) within {self.timeout:g} s",
+                                hint="is the firmware running and the baud rate right?")
+            msg = decode_message(frame)
+            if frame.seq == 0:
+                self.unsolicited.append(msg)
+                if self.on_message:
+                    self.on_message(msg, 0)
+                continue
+            if frame.seq != seq:
+                self.stats.stale += 1
+                continue
+            if isinstance(msg, Error):
+                self.stats.errors.append(msg)
+                raise LinkError(f"device rejected {what}: {msg.code_name} "
+                                f"({msg.text or 'no detail'})")
+            yield msg
+
+    def request(self, msg: Message, final: MsgType) -> list[Message]:
+        """Send ``msg`` and collect every reply up to and including one of type ``final``."""
+        what = type_name(int(msg.TYPE))
+        seq = self.send(msg)
+        out: list[Message] = []
+        for reply in self._replies(seq, what):
+            out.append(reply)
+            if reply.TYPE == final:
+                return out
+        raise AssertionError("unreachable")
+
+    # -- requests -----------------------------------------------------------------------
+    def hello(self) -> DeviceInfo:
+        """INFO and the tensor descriptors; also checks the protocol version."""
+        what = "HELLO"
+        seq = self.send(Hello())
+        replies = self._replies(seq, what)
+        info = next(replies)
+        if not isinstance(info, Info):
+            raise LinkError(f"HELLO answered with {info.TYPE.name}, expected INFO")
+        if info.version != PROTOCOL_VERSION:
+            raise LinkError(f"device speaks protocol version {info.version}, this host "
+                            f"speaks {PROTOCOL_VERSION}", hint="rebuild the firmware")
+        ins: list[TensorDesc] = []
+        outs: list[TensorDesc] = []
+        while len(ins) < info.num_inputs or len(outs) < info.num_outputs:
+            d = next(replies)
+            if not isinstance(d, TensorDesc):
+                raise LinkError(f"expected TENSOR after INFO, got {d.TYPE.name}")
+            (outs if d.is_output else ins).append(d)
+        self.device = DeviceInfo(info, tuple(sorted(ins, key=lambda d: d.index)),
+                                 tuple(sorted(outs, key=lambda d: d.index)))
+        return self.device
+
+    def ping(self, data: bytes = b"") -> bytes:
+        (ack,) = self.request(Ping(data), MsgType.ACK)
+        assert isinstance(ack, Ack)
+        return ack.data
+
+    def load_input(self, index: int, data: bytes) -> None:
+        """Write a whole input tensor in CHUNK_BYTES pieces, each acknowledged."""
+        for off in range(0, max(len(data), 1), CHUNK_BYTES):
+            self.request(LoadInput(index, off, bytes(data[off:off + CHUNK_BYTES])),
+                         MsgType.ACK)
+
+    def invoke(self, profile: bool = True) -> InvokeResult:
+        """Run one inference; the outputs arrive as OUTPUT chunks, then PROFILE, then DONE."""
+        dev = self.device or self.hello()
+        bufs = [bytearray(d.bytes) for d in dev.outputs]
+        got = [0] * len(bufs)
+        counts: dict[int, int] = {}
+        done: Done | None = None
+        for m in self.request(Invoke(profile), MsgType.DONE):
+            if isinstance(m, Output):
+                self._place(bufs, got, m)
+            elif isinstance(m, Profile):
+                counts.update({m.first + i: c for i, c in enumerate(m.counts)})
+            elif isinstance(m, Done):
+                done = m
+        assert done is not None
+        for i, (b, n) in enumerate(zip(bufs, got)):
+            if n != len(b):
+                raise LinkError(f"output {i}: received {n} of {len(b)} bytes")
+        per_op = tuple(counts.get(k, 0) for k in range(len(counts))) if counts else ()
+        return InvokeResult(tuple(bytes(b) for b in bufs), per_op, done)
+
+    @staticmethod
+    def _place(bufs: list[bytearray], got: list[int], m: Output) -> None:
+        if m.tensor >= len(bufs) or m.offset + len(m.data) > len(bufs[m.tensor]):
+            raise LinkError(f"OUTPUT chunk for tensor {m.tensor} at offset {m.offset} "
+                            f"({len(m.data)} bytes) is outside the described outputs")
+        bufs[m.tensor][m.offset:m.offset + len(m.data)] = m.data
+        got[m.tensor] += len(m.data)
+
+    def run(self, inputs: Sequence[np.ndarray], profile: bool = True) -> tuple[
+            list[np.ndarray], InvokeResult]:
+        """Load ``inputs`` (checked against the descriptors), invoke, return typed outputs."""
+        dev = self.device or self.hello()
+        if len(inputs) != len(dev.inputs):
+            raise LinkError(f"model has {len(dev.inputs)} inputs, {len(inputs)} given")
+        for d, arr in zip(dev.inputs, inputs):
+            raw = np.ascontiguousarray(arr).tobytes()
+            if len(raw) != d.bytes:
+                raise LinkError(f"input {d.index} '{d.name}' takes {d.bytes} bytes "
+                                f"(shape {list(d.shape)}), got {len(raw)}")
+            self.load_input(d.index, raw)
+        res = self.invoke(profile)
+        outs = []
+        for d, raw in zip(dev.outputs, res.outputs):
+            dt = _NUMPY_OF_DTYPE.get(d.dtype, np.uint8)
+            arr = np.frombuffer(raw, dtype=dt)
+            if d.shape and arr.size == int(np.prod(d.shape)):
+                arr = arr.reshape(d.shape)
+            outs.append(arr)
+        return outs, res
+
+    def bench(self, runs: int) -> BenchResult:
+        counts: dict[int, int] = {}
+        done: Done | None = None
+        for m in self.request(Bench(runs), MsgType.DONE):
+            if isinstance(m, Profile):
+                counts.update({m.first + i: c for i, c in enumerate(m.counts)})
+            elif isinstance(m, Done):
+                done = m
+        assert done is not None
+        return BenchResult(done, tuple(counts[k] for k in sorted(counts)))
+
+    def send_audio(self, first_sample: int, pcm: bytes) -> None:
+        self.request(Audio(first_sample, pcm), MsgType.ACK)
+
+    def stop(self) -> None:
+        """Ask the firmware to exit. It acknowledges first, but an emulator may close the
+        port as the firmware exits and take the ACK with it: a closed port counts as done."""
+        try:
+            self.request(Stop(), MsgType.ACK)
+        except LinkError as e:
+            if "closed or disconnected" not in e.message:
+                raise
+
+
+__all__ = ["BenchResult", "DeviceInfo", "ErrorCode", "InvokeResult", "LinkStats", "Port",
+           "Session", "open_port", "port_error"]
