@@ -269,6 +269,11 @@ def _slice_plan(graph: Graph, op: Operator
         return None, "a stride is 0"
     plan = strided_slice_plan(x.shape, vals[0], vals[1], vals[2], opts.begin_mask,
                               opts.end_mask, opts.shrink_axis_mask)
+    if 0 in plan[1]:
+        if 0 not in plan[3] and int(np.prod(plan[3])) > 0:
+            return None, ("a shrunk axis with a negative stride: TFLM's kernel writes no "
+                          "element of the output")
+        return None, f"the slice of {list(x.shape)} is empty"
     if list(out.shape) != plan[3]:
         return None, f"output shape {list(out.shape)} differs from the slice's {plan[3]}"
     return plan, None
