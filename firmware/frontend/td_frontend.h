@@ -17,7 +17,18 @@
 
 #include <stdint.h>
 
-#include <td_frontend_config.h> /* angle brackets: the -I path decides which config */
+/* The config: td_frontend_config_model.h when the build generated one for its model (see
+ * tinydeploy/kws/device.py), else td_frontend_config.h (the committed model's config).
+ * Angle brackets: the -I path decides which file is found. */
+#if defined(__has_include)
+#if __has_include(<td_frontend_config_model.h>)
+#include <td_frontend_config_model.h>
+#define TD_FRONTEND_CONFIG_FROM_MODEL 1
+#endif
+#endif
+#ifndef TD_FRONTEND_CONFIG_FROM_MODEL
+#include <td_frontend_config.h>
+#endif
 
 #ifdef __cplusplus
 extern "C" {

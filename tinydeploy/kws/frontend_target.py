@@ -1,6 +1,6 @@
 """Run the C front end on an emulated Cortex-M (QEMU mps2) to compare its bytes with the host.
 
-The harness (``firmware/frontend/test/``) is bare metal and exchanges files through
+The harness (``tinydeploy/kws/harness/``) is bare metal and exchanges files through
 semihosting, so it depends on nothing but the front end, arm-none-eabi-gcc and QEMU.
 """
 
@@ -50,14 +50,14 @@ def _need(tool: str) -> None:
 def build_frontend_harness(cfg: FrontendConfig, target: QemuTarget, out_dir: Path) -> Path:
     _need("arm-none-eabi-gcc")
     write_frontend_header(cfg, out_dir)
-    test_dir = FIRMWARE_FRONTEND / "test"
+    test_dir = Path(__file__).resolve().parent / "harness"
     elf = out_dir / f"fe_{target.machine}.elf"
     cmd = ["arm-none-eabi-gcc", *target.cflags, *DETERMINISTIC_CFLAGS, "-ffreestanding",
            f"-I{out_dir}", f"-I{FIRMWARE_FRONTEND}",
            *[str(FIRMWARE_FRONTEND / s) for s in SOURCES],
-           str(test_dir / "td_frontend_semihost_main.c"),
+           str(test_dir / "fe_semihost_main.c"),
            "-nostartfiles", "--specs=nano.specs", "--specs=nosys.specs",
-           f"-T{test_dir / 'td_semihost.ld'}", "-o", str(elf)]
+           f"-T{test_dir / 'fe_semihost.ld'}", "-o", str(elf)]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:
         raise ToolchainError(f"building the front-end harness for {target.machine} failed:\n"

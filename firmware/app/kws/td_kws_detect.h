@@ -1,0 +1,47 @@
+/*
+ * td_kws_detect: posterior smoothing and keyword decisions for the kws application.
+ *
+ * Each inference window gives class probabilities p[0..n_labels). The detector keeps the
+ * last `avg_windows` of them and averages (moving average, oldest first, float32). A
+ * decision fires when the averaged score of a keyword (label index >= first_keyword, so
+ * silence and unknown never fire) reaches `threshold` and at least `avg_windows` windows
+ * have been seen; then every label is suppressed for `suppress_ms` of audio time, so one
+ * spoken word gives one event. Pure C99, no state outside the struct, host-testable.
+ */
+#ifndef TD_KWS_DETECT_H
+#define TD_KWS_DETECT_H
+
+#include <stdint.h>
+
+#define TD_KWS_MAX_LABELS 16u
+#define TD_KWS_MAX_AVG 16u
+
+typedef struct {
+    /* configuration (td_kws_detect_init) */
+    uint32_t n_labels;        /* <= TD_KWS_MAX_LABELS */
+    uint32_t avg_windows;     /* 1..TD_KWS_MAX_AVG */
+    uint32_t first_keyword;   /* labels below this never fire */
+    float threshold;          /* on the averaged probability, 0..1 */
+    uint32_t suppress_ms;     /* quiet time after an event */
+    /* state */
+    float hist[TD_KWS_MAX_AVG][TD_KWS_MAX_LABELS];
+    uint32_t seen;            /* windows pushed since init/reset */
+    uint32_t next;            /* slot the next window goes to */
+    uint32_t last_event_ms;
+    uint8_t have_event;
+    float avg[TD_KWS_MAX_LABELS]; /* the latest averaged scores */
+} td_kws_detector_t;
+
+/* Returns 0, or -1 for out-of-range parameters (the struct is then unusable). */
+int td_kws_detect_init(td_kws_detector_t *d, uint32_t n_labels, uint32_t avg_windows,
+                       uint32_t first_keyword, float threshold, uint32_t suppress_ms);
+
+/* Forget all windows and the last event (e.g. a new audio stream). */
+void td_kws_detect_reset(td_kws_detector_t *d);
+
+/* Push one window's probabilities (n_labels values) ending at time_ms of audio. Returns 1 and
+ * sets *label and *score when a keyword fires, else 0. */
+int td_kws_detect_push(td_kws_detector_t *d, const float *probs, uint32_t time_ms,
+                       uint16_t *label, float *score);
+
+#endif /* TD_KWS_DETECT_H */

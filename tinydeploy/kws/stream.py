@@ -1,0 +1,322 @@
+"""Streaming keyword spotting: the detector (a Python twin of firmware/app/kws/td_kws_detect.c),
+a long test stream with known word positions, a scorer (hits, misses, false alarms per hour),
+a host simulation of the device app, and streaming audio to a device running the ``kws`` app.
+
+The twin does the same float32 operations in the same order as the C, so it makes the same
+decisions (tests/test_kws_detect.py checks this on random sequences).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from tinydeploy.errors import InputDataError
+from tinydeploy.kws.data import LABELS, SILENCE, UNKNOWN
+from tinydeploy.kws.frontend import HostFrontend, Quant
+from tinydeploy.kws.frontend_config import FrontendConfig
+
+MAX_LABELS = 16
+MAX_AVG = 16
+AUDIO_CHUNK = 126      # samples per AUDIO frame: 4 + 2 * 126 = 256 bytes, the payload limit
+
+
+@dataclass(frozen=True)
+class DetectorConfig:
+    """Mirrors the kws app's TD_KWS_* macros (firmware/app/kws/main.c)."""
+
+    avg_windows: int = 8
+    threshold: float = 0.6
+    suppress_ms: int = 1000
+    first_keyword: int = 2
+    infer_every: int = 1          # frames (strides) between inferences
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.avg_windows <= MAX_AVG:
+            raise InputDataError(f"avg_windows={self.avg_windows} must be in [1, {MAX_AVG}]")
+        if self.infer_every < 1:
+            raise InputDataError(f"infer_every={self.infer_every} must be >= 1")
+
+
+@dataclass(frozen=True)
+class Detection:
+    label: int
+    score: float
+    time_ms: int
+
+
+class Detector:
+    """Moving average of the last ``avg_windows`` probability vectors (oldest first, float32),
+    threshold on the best keyword, then ``suppress_ms`` of quiet for every label."""
+
+    def __init__(self, n_labels: int, cfg: DetectorConfig) -> None:
+        if not 0 < n_labels <= MAX_LABELS or cfg.first_keyword >= n_labels:
+            raise InputDataError(f"detector: {n_labels} labels, first keyword "
+                                 f"{cfg.first_keyword}")
+        self.n = n_labels
+        self.cfg = cfg
+        self.threshold = np.float32(cfg.threshold)
+        self.reset()
+
+    def reset(self) -> None:
+        self.hist = np.zeros((self.cfg.avg_windows, self.n), dtype=np.float32)
+        self.seen = 0
+        self.next = 0
+        self.last_event_ms: int | None = None
+        self.avg = np.zeros(self.n, dtype=np.float32)
+
+    def push(self, probs: np.ndarray, time_ms: int) -> Detection | None:
+        w = self.cfg.avg_windows
+        self.hist[self.next] = np.asarray(probs, dtype=np.float32)[:self.n]
+        self.next = (self.next + 1) % w
+        self.seen += 1
+        n = min(self.seen, w)
+        order = list(range(n)) if self.seen < w else [(self.next + i) % w for i in range(n)]
+        for k in range(self.n):
+            s = np.float32(0.0)
+            for slot in order:
+                s = np.float32(s + self.hist[slot, k])
+            self.avg[k] = np.float32(s / np.float32(n))
+        kw = self.avg[self.cfg.first_keyword:]
+        best = self.cfg.first_keyword + int(np.argmax(kw))     # first maximum, as in the C
+        if self.seen < w or self.avg[best] < self.threshold:
+            return None
+        if self.last_event_ms is not None and \
+                (time_ms - self.last_event_ms) % (1 << 32) < self.cfg.suppress_ms:
+            return None
+        self.last_event_ms = time_ms
+        return Detection(best, float(self.avg[best]), time_ms)
+
+
+# ---- test streams and scoring -------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Word:
+    """A keyword placed in a stream: the clip occupies [start_ms, end_ms)."""
+
+    label: int
+    start_ms: int
+    end_ms: int
+
+
+@dataclass(frozen=True)
+class TestStream:
+    audio: np.ndarray             # int16
+    words: tuple[Word, ...]       # keywords only (unknown words are distractors)
+    sample_rate: int = 16000
+
+    @property
+    def hours(self) -> float:
+        return self.audio.size / self.sample_rate / 3600.0
+
+
+def build_stream(clips: np.ndarray, labels: np.ndarray, *, seed: int = 0,
+                 gap_s: tuple[float, float] = (0.5, 2.0), noise_dbfs: float = -50.0,
+                 sample_rate: int = 16000) -> TestStream:
+    """Concatenate 1 s clips separated by random gaps of background noise, recording where
+    each keyword clip lies. Silence and unknown clips are included as distractors."""
+    rng = np.random.default_rng(seed)
+    pieces: list[np.ndarray] = []
+    words: list[Word] = []
+    pos = 0
+    noise_rms = 10 ** (noise_dbfs / 20) * 32768
+    for clip, lab in zip(clips, labels):
+        gap = int(rng.uniform(*gap_s) * 1000) * sample_rate // 1000    # whole milliseconds
+        pieces.append(rng.normal(0, noise_rms, gap))
+        pos += gap
+        c = clip.astype(np.float64) + rng.normal(0, noise_rms, clip.size)
+        pieces.append(c)
+        if LABELS[int(lab)] not in (SILENCE, UNKNOWN):
+            words.append(Word(int(lab), pos * 1000 // sample_rate,
+                              (pos + clip.size) * 1000 // sample_rate))
+        pos += clip.size
+    tail = int(gap_s[1] * sample_rate)
+    pieces.append(rng.normal(0, noise_rms, tail))
+    audio = np.clip(np.round(np.concatenate(pieces)), -32768, 32767).astype(np.int16)
+    return TestStream(audio, tuple(words), sample_rate)
+
+
+@dataclass(frozen=True)
+class StreamScore:
+    words: int
+    hits: int
+    misses: int
+    false_alarms: int            # detections matching no word (incl. wrong labels)
+    substitutions: int           # of the false alarms: in another word's span (wrong label)
+    hours: float
+    latency_ms: tuple[int, ...] = field(default=())   # per hit: detection time - word start
+
+    @property
+    def hit_rate(self) -> float:
+        return self.hits / self.words if self.words else 0.0
+
+    @property
+    def false_alarms_per_hour(self) -> float:
+        return self.false_alarms / self.hours if self.hours else 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"words": self.words, "hits": self.hits, "misses": self.misses,
+                "false_alarms": self.false_alarms, "substitutions": self.substitutions,
+                "hours": self.hours, "hit_rate": self.hit_rate,
+                "false_alarms_per_hour": self.false_alarms_per_hour,
+                "median_latency_ms": float(np.median(self.latency_ms)) if self.latency_ms
+                else None}
+
+
+def score_stream(detections: Sequence[Detection], words: Sequence[Word], hours: float,
+                 tolerance_ms: int = 1000) -> StreamScore:
+    """Match detections to words: a detection hits a word of the same label when its time lies
+    in [start_ms, end_ms + tolerance_ms) (the model sees a word only after it was spoken);
+    each word is hit at most once, each detection counts once (earliest unmatched word
+    first). Every unmatched detection is a false alarm."""
+    used = [False] * len(words)
+    hits, fa, subs = 0, 0, 0
+    lat: list[int] = []
+    for d in sorted(detections, key=lambda d: (d.time_ms, d.label)):
+        match = None
+        inside = False
+        for i, w in enumerate(words):
+            if w.start_ms <= d.time_ms < w.end_ms + tolerance_ms:
+                inside = inside or w.label != d.label
+                if w.label == d.label and not used[i]:
+                    match = i
+                    break
+        if match is None:
+            fa += 1
+            subs += int(inside)
+        else:
+            used[match] = True
+            hits += 1
+            lat.append(d.time_ms - words[match].start_ms)
+    return StreamScore(len(words), hits, len(words) - hits, fa, subs, hours, tuple(lat))
+
+
+# ---- host simulation of the device app ----------------------------------------------------------
+
+def stream_features(audio: np.ndarray, fe: HostFrontend, quant: Quant) -> np.ndarray:
+    """int8 features of every frame of a long stream [frames, n_out], exactly as the device
+    computes them frame by frame."""
+    cfg = fe.cfg
+    if audio.size < cfg.window:
+        raise InputDataError(f"stream of {audio.size} samples is shorter than one window")
+    n = 1 + (audio.size - cfg.window) // cfg.stride
+    out = np.empty((n, cfg.n_out), dtype=np.float32)
+    x = np.ascontiguousarray(audio, dtype=np.int16)
+    import ctypes
+    i16p, f32p = ctypes.POINTER(ctypes.c_int16), ctypes.POINTER(ctypes.c_float)
+    lib = fe._lib
+    base = x.ctypes.data_as(i16p)
+    for t in range(n):
+        lib.td_frontend_frame_f32(base, x.size, t * cfg.stride,
+                                  out[t].ctypes.data_as(f32p), fe._scratch)
+    return fe.quantize(out, quant)
+
+
+def simulate_stream(audio: np.ndarray, model_bytes: bytes, fcfg: FrontendConfig,
+                    dcfg: DetectorConfig, *, progress: Callable[[int, int], None] | None = None
+                    ) -> list[Detection]:
+    """What the kws app would emit for ``audio``: the C front end, the INT8 model on the
+    tflite-micro interpreter, and the detector twin, window by window."""
+    from tflite_micro.python.tflite_micro import runtime
+
+    from tinydeploy.kws.train import input_quant_of
+    from tinydeploy.model.loader import load_tflite
+
+    g = load_tflite(model_bytes)
+    out_t = g.outputs[0]
+    if out_t.quant is None:
+        raise InputDataError("model output is not quantized")
+    o_scale, o_zp = np.float32(out_t.quant.scale[0]), int(out_t.quant.zero_point[0])
+    fe = HostFrontend(fcfg)
+    feats = stream_features(audio, fe, input_quant_of(model_bytes))
+    it = runtime.Interpreter.from_bytes(model_bytes)
+    det = Detector(int(np.prod(out_t.shape)), dcfg)
+    events: list[Detection] = []
+    frames = fcfg.frames
+    last = feats.shape[0]
+    steps = list(range(frames, last + 1, dcfg.infer_every))
+    for j, f in enumerate(steps):       # f = frames computed so far
+        it.set_input(feats[f - frames:f][None, :, :, None], 0)
+        it.invoke()
+        q = it.get_output(0).reshape(-1).astype(np.int32)
+        probs = ((q - o_zp).astype(np.float32) * o_scale).astype(np.float32)
+        samples = (f - 1) * fcfg.stride + fcfg.window
+        d = det.push(probs, samples // (fcfg.sample_rate // 1000))
+        if d is not None:
+            events.append(d)
+        if progress and j % 500 == 0:
+            progress(j, len(steps))
+    return events
+
+
+# ---- a device running the kws app -------------------------------------------------------------
+
+@dataclass(frozen=True)
+class DeviceStreamResult:
+    detections: tuple[Detection, ...]
+    windows: int
+    per_window_min: int
+    per_window_max: int
+    per_window_mean: float
+    frontend_total: int
+    model_total: int
+    unit: str
+    seconds: float
+
+
+def stream_to_device(session: Any, audio: np.ndarray, *, realtime: bool = False,
+                     sample_rate: int = 16000,
+                     on_detection: Callable[[Detection], None] | None = None
+                     ) -> DeviceStreamResult:
+    """Send ``audio`` in AUDIO frames (stream index 0 first, so the device starts a new
+    stream); at real time (paced by the wall clock) or as fast as the link allows. EVENT
+    frames become detections (``on_detection`` is called as they arrive); DONE/PROFILE
+    replies give the per-window counts."""
+    from tinydeploy.link.messages import Audio, Done, Event, MsgType, Profile
+
+    dets: list[Detection] = []
+    stats = {"runs": 0, "min": None, "max": 0, "total": 0, "fe": 0, "model": 0, "unit": ""}
+
+    def take(msg: Any) -> None:
+        if isinstance(msg, Event):
+            d = Detection(int(msg.label), float(msg.score), int(msg.timestamp_ms))
+            dets.append(d)
+            if on_detection:
+                on_detection(d)
+
+    prev = session.on_message
+    session.on_message = lambda m, seq: (take(m), prev(m, seq) if prev else None)
+    x = np.ascontiguousarray(audio, dtype="<i2")
+    t0 = time.monotonic()
+    try:
+        for start in range(0, x.size, AUDIO_CHUNK):
+            if realtime:
+                due = t0 + start / sample_rate
+                delay = due - time.monotonic()
+                if delay > 0:
+                    time.sleep(delay)
+            replies = session.request(Audio(start, x[start:start + AUDIO_CHUNK].tobytes()),
+                                      MsgType.ACK)
+            for m in replies:
+                if isinstance(m, Done):
+                    stats["runs"] += m.runs
+                    stats["min"] = m.min if stats["min"] is None else min(stats["min"], m.min)
+                    stats["max"] = max(stats["max"], m.max)
+                    stats["total"] += m.total
+                    stats["unit"] = m.unit
+                elif isinstance(m, Profile) and len(m.counts) >= 2:
+                    stats["fe"] += m.counts[0]
+                    stats["model"] += m.counts[1]
+                else:
+                    take(m)
+    finally:
+        session.on_message = prev
+    runs = int(stats["runs"])
+    return DeviceStreamResult(tuple(dets), runs, int(stats["min"] or 0), int(stats["max"]),
+                              stats["total"] / runs if runs else 0.0, int(stats["fe"]),
+                              int(stats["model"]), str(stats["unit"]),
+                              time.monotonic() - t0)
