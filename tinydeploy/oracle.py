@@ -22,8 +22,14 @@ def run_oracle(model_bytes: bytes, inputs: Sequence[np.ndarray]) -> list[np.ndar
     except ImportError as e:
         raise ToolchainError("the reference interpreter (tflite-micro) is not installed",
                              hint="pip install tflite-micro (the 'oracle' extra)") from e
+    from tinydeploy.model.loader import load_tflite
+
+    graph = load_tflite(bytes(model_bytes))
+    # every non-constant tensor live at once, twice over, plus the interpreter's own records:
+    # generous, but the default arena is too small for large tensors
+    arena = 2 * sum(t.nbytes for t in graph.tensors if not t.is_constant) + (256 << 10)
     try:
-        interp = runtime.Interpreter.from_bytes(bytes(model_bytes))
+        interp = runtime.Interpreter.from_bytes(bytes(model_bytes), arena_size=arena)
     except Exception as e:  # the interpreter raises RuntimeError/ValueError with its log
         raise ToolchainError(f"tflite-micro rejected the model: {e}".strip()) from e
     for i, arr in enumerate(inputs):
@@ -32,10 +38,4 @@ def run_oracle(model_bytes: bytes, inputs: Sequence[np.ndarray]) -> list[np.ndar
         interp.invoke()
     except Exception as e:
         raise ToolchainError(f"tflite-micro failed to invoke the model: {e}".strip()) from e
-    return [np.array(interp.get_output(i), copy=True) for i in range(_num_outputs(model_bytes))]
-
-
-def _num_outputs(model_bytes: bytes) -> int:
-    from tinydeploy.model.loader import load_tflite
-
-    return len(load_tflite(bytes(model_bytes)).outputs)
+    return [np.array(interp.get_output(i), copy=True) for i in range(len(graph.outputs))]
