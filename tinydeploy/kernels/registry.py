@@ -124,6 +124,7 @@ VARIANT_MODULES: list[str] = [
     "reshape",
 ]
 VARIANT_MODULES += ["elementwise", "shape_ops", "activations", "recurrent"]
+VARIANT_MODULES += ["arm_dsp"]
 
 _loaded = False
 

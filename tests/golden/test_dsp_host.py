@@ -1,0 +1,321 @@
+"""Golden tier for the Cortex-M DSP kernels (tinydeploy/kernels/arm_dsp.py), on the host.
+
+Single-op models are compiled with the kernels that `select_kernels` picks for a board with
+the "dsp" feature (the host harness builds them with gcc and sanitizers, where td_simd.h's
+portable twins stand in for the SIMD instructions) and compared byte for byte with the
+tflite-micro oracle. Every case also asserts that the dsp variant was the one selected, so a
+case that silently fell back to the reference kernel fails instead of passing vacuously.
+
+Cases are declared as data: odd channel counts (not multiples of 4), odd pixel counts, SAME
+and VALID padding, strides, dilation, zero points at the int8 extremes, per-channel scales
+spanning many octaves, fused activations, large biases.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tinydeploy.boards import get_board
+from tinydeploy.kernels import arm_dsp
+from tinydeploy.kernels.harness import FIRMWARE_DIR, HostCase, cache_dir, run_host
+from tinydeploy.kernels.registry import Selection, select_kernels
+from tinydeploy.model.builder import ModelBuilder
+from tinydeploy.model.ir import (
+    Activation, Conv2DOptions, DepthwiseConv2DOptions, FullyConnectedOptions, Graph, Padding,
+)
+from tinydeploy.model.loader import load_tflite
+from tinydeploy.oracle import run_oracle
+
+DSP_BOARD = get_board("mps2-an386")
+
+
+@dataclass(frozen=True)
+class Spec:
+    """One single-op model. ``kind`` is "conv", "dw" or "fc"; shapes are NHWC (fc: rows x
+    depth), ``k`` the filter size (kh, kw), ``zp`` the (input, output) zero points."""
+
+    id: str
+    kind: str
+    in_shape: tuple[int, ...]
+    out_c: int
+    k: tuple[int, int] = (1, 1)
+    stride: tuple[int, int] = (1, 1)
+    dilation: tuple[int, int] = (1, 1)
+    padding: Padding = Padding.SAME
+    zp: tuple[int, int] = (0, 0)
+    act: Activation = Activation.NONE
+    bias: bool = True
+    bias_scale: int = 1 << 12
+    octaves: int = 6
+    seed: int = 0
+    expect: str = ""        # the dsp symbol that must be selected
+
+
+def build_model(s: Spec) -> bytes:
+    """The .tflite bytes of ``s`` with random weights (seeded) and per-channel scales."""
+    rng = np.random.default_rng(s.seed)
+    b = ModelBuilder(f"dsp golden {s.id}")
+    in_scale, out_scale = 0.05, 0.07 if s.kind != "fc" else 0.3
+    x = b.tensor("x", s.in_shape, "int8", scale=in_scale, zero_point=s.zp[0])
+    oc = s.out_c
+    # per-channel filter scales spanning 2^-octaves .. 1 (times a base)
+    scales = 0.004 * 2.0 ** rng.uniform(-s.octaves, 0, size=oc)
+    if s.kind == "conv":
+        cin = s.in_shape[3]
+        wshape: tuple[int, ...] = (oc, s.k[0], s.k[1], cin)
+        axis = 0
+    elif s.kind == "dw":
+        wshape = (1, s.k[0], s.k[1], oc)
+        axis = 3
+    else:
+        wshape = (oc, s.in_shape[-1])
+        axis = 0
+    wdata = rng.integers(-127, 128, size=wshape)
+    w = b.tensor("w", wshape, "int8", scale=list(scales), zero_point=0, axis=axis, data=wdata)
+    bias_t = -1
+    if s.bias:
+        bdata = rng.integers(-s.bias_scale, s.bias_scale + 1, size=oc)
+        bias_t = b.tensor("b", (oc,), "int32", scale=list(in_scale * scales), zero_point=0,
+                          axis=0, data=bdata)
+    if s.kind == "conv":
+        n, h, wd, _ = s.in_shape
+        oh = _out(s.padding, h, s.k[0], s.stride[0], s.dilation[0])
+        ow = _out(s.padding, wd, s.k[1], s.stride[1], s.dilation[1])
+        y = b.tensor("y", (n, oh, ow, oc), "int8", scale=out_scale, zero_point=s.zp[1])
+        b.op("CONV_2D", [x, w, bias_t], [y],
+             Conv2DOptions(padding=s.padding, stride_w=s.stride[1], stride_h=s.stride[0],
+                           activation=s.act, dilation_w=s.dilation[1],
+                           dilation_h=s.dilation[0]), version=3)
+    elif s.kind == "dw":
+        n, h, wd, c = s.in_shape
+        oh = _out(s.padding, h, s.k[0], s.stride[0], s.dilation[0])
+        ow = _out(s.padding, wd, s.k[1], s.stride[1], s.dilation[1])
+        y = b.tensor("y", (n, oh, ow, oc), "int8", scale=out_scale, zero_point=s.zp[1])
+        b.op("DEPTHWISE_CONV_2D", [x, w, bias_t], [y],
+             DepthwiseConv2DOptions(padding=s.padding, stride_w=s.stride[1],
+                                    stride_h=s.stride[0], depth_multiplier=oc // c,
+                                    activation=s.act, dilation_w=s.dilation[1],
+                                    dilation_h=s.dilation[0]), version=3)
+    else:
+        y = b.tensor("y", (s.in_shape[0], oc), "int8", scale=out_scale, zero_point=s.zp[1])
+        b.op("FULLY_CONNECTED", [x, w, bias_t], [y],
+             FullyConnectedOptions(activation=s.act), version=4)
+    return b.build(inputs=[x], outputs=[y])
+
+
+def _out(padding: Padding, size: int, k: int, stride: int, dilation: int) -> int:
+    eff = (k - 1) * dilation + 1
+    if padding == Padding.SAME:
+        return (size + stride - 1) // stride
+    return (size + stride - eff) // stride
+
+
+def input_sets(graph: Graph, seed: int) -> list[tuple[str, np.ndarray]]:
+    """Random int8 inputs plus the two extremes (all -128, all 127)."""
+    t = graph.inputs[0]
+    rng = np.random.default_rng(seed + 1000)
+    return [("random", rng.integers(-128, 128, size=t.shape).astype(np.int8)),
+            ("all_min", np.full(t.shape, -128, np.int8)),
+            ("all_max", np.full(t.shape, 127, np.int8))]
+
+
+C1 = "td_conv2d_1x1_s8_dsp"
+CG = "td_conv2d_s8_dsp"
+DW = "td_dwconv2d_3x3_s8_dsp"
+FC = "td_fully_connected_s8_dsp"
+
+SPECS: tuple[Spec, ...] = (
+    # pointwise CONV_2D: DS-CNN's shape, odd channels, odd pixel counts, strides, batches
+    Spec("pw_dscnn", "conv", (1, 25, 5, 64), 64, zp=(-2, 5), expect=C1),
+    Spec("pw_odd_c", "conv", (1, 3, 5, 7), 5, zp=(17, -9), expect=C1),
+    Spec("pw_c1", "conv", (1, 4, 4, 1), 3, expect=C1),
+    Spec("pw_c3_oc1", "conv", (1, 1, 1, 3), 1, zp=(-128, 127), expect=C1),
+    Spec("pw_zp_lo", "conv", (1, 5, 3, 13), 6, zp=(-128, -128), expect=C1),
+    Spec("pw_zp_hi", "conv", (1, 5, 3, 13), 6, zp=(127, 127), expect=C1),
+    Spec("pw_stride2", "conv", (1, 7, 6, 9), 4, stride=(2, 2), zp=(3, 0), expect=C1),
+    Spec("pw_stride_3x2_valid", "conv", (1, 8, 7, 4), 3, stride=(3, 2),
+         padding=Padding.VALID, expect=C1),
+    Spec("pw_batch3", "conv", (3, 2, 3, 10), 7, zp=(-50, 20), expect=C1),
+    Spec("pw_relu", "conv", (1, 6, 6, 16), 8, zp=(-128, -128), act=Activation.RELU,
+         expect=C1),
+    Spec("pw_relu6", "conv", (1, 5, 5, 20), 9, zp=(1, -100), act=Activation.RELU6,
+         expect=C1),
+    Spec("pw_nobias", "conv", (1, 3, 3, 11), 3, zp=(60, 0), bias=False, expect=C1),
+    Spec("pw_bigbias", "conv", (1, 3, 3, 32), 4, zp=(-128, 0), bias_scale=1 << 24,
+         octaves=12, expect=C1),
+    Spec("pw_deep", "conv", (1, 2, 3, 259), 3, zp=(-7, 2), expect=C1),
+    # general CONV_2D (im2col): DS-CNN's first layer, odd sizes, padding, dilation
+    Spec("cv_dscnn0", "conv", (1, 49, 10, 1), 64, k=(10, 4), stride=(2, 2), zp=(-2, -128),
+         act=Activation.RELU, expect=CG),
+    Spec("cv_3x3_c3", "conv", (1, 7, 7, 3), 5, k=(3, 3), zp=(-128, 3), expect=CG),
+    Spec("cv_3x3_valid", "conv", (1, 6, 5, 6), 4, k=(3, 3), padding=Padding.VALID,
+         zp=(127, -20), expect=CG),
+    Spec("cv_even_same", "conv", (1, 6, 7, 2), 3, k=(2, 4), zp=(40, 1), expect=CG),
+    Spec("cv_stride_gt_k", "conv", (1, 9, 9, 5), 2, k=(2, 2), stride=(3, 3), zp=(-1, 0),
+         expect=CG),
+    Spec("cv_dilated", "conv", (1, 8, 9, 3), 3, k=(3, 3), dilation=(2, 2), zp=(-128, 5),
+         expect=CG),
+    Spec("cv_dilated_valid", "conv", (1, 9, 8, 2), 5, k=(3, 2), dilation=(2, 3),
+         padding=Padding.VALID, expect=CG),
+    Spec("cv_1xn", "conv", (1, 1, 12, 4), 7, k=(1, 5), zp=(9, 9), expect=CG),
+    Spec("cv_batch2_relu6", "conv", (2, 5, 4, 3), 6, k=(3, 3), stride=(2, 1),
+         act=Activation.RELU6, zp=(-60, -30), expect=CG),
+    Spec("cv_nobias", "conv", (1, 4, 4, 8), 3, k=(3, 3), bias=False, zp=(100, 0),
+         expect=CG),
+    # DEPTHWISE_CONV_2D 3x3
+    Spec("dw_dscnn", "dw", (1, 25, 5, 64), 64, k=(3, 3), zp=(-128, 0), act=Activation.RELU,
+         expect=DW),
+    Spec("dw_c5", "dw", (1, 6, 7, 5), 5, k=(3, 3), zp=(3, -4), expect=DW),
+    Spec("dw_c1", "dw", (1, 4, 4, 1), 1, k=(3, 3), zp=(-128, 127), expect=DW),
+    Spec("dw_c7_valid", "dw", (1, 5, 6, 7), 7, k=(3, 3), padding=Padding.VALID,
+         zp=(127, 0), expect=DW),
+    Spec("dw_stride2", "dw", (1, 9, 8, 12), 12, k=(3, 3), stride=(2, 2), zp=(-9, 9),
+         expect=DW),
+    Spec("dw_stride3_1", "dw", (2, 7, 5, 9), 9, k=(3, 3), stride=(3, 1), zp=(20, 1),
+         act=Activation.RELU6, expect=DW),
+    Spec("dw_tiny", "dw", (1, 1, 2, 6), 6, k=(3, 3), zp=(-128, -128), expect=DW),
+    # (no bias-less depthwise case: the tflite-micro oracle crashes on one)
+    Spec("dw_smallbias", "dw", (1, 5, 5, 8), 8, k=(3, 3), bias_scale=3, zp=(-30, 0),
+         expect=DW),
+    # FULLY_CONNECTED
+    Spec("fc_dscnn", "fc", (1, 64), 12, zp=(-128, 3), expect=FC),
+    Spec("fc_odd", "fc", (1, 13), 7, zp=(127, -128), expect=FC),
+    Spec("fc_batch3", "fc", (3, 22), 5, zp=(-5, 7), expect=FC),
+    Spec("fc_batch2_relu", "fc", (2, 8), 4, zp=(-128, -128), act=Activation.RELU, expect=FC),
+    Spec("fc_depth1", "fc", (4, 1), 3, zp=(10, 0), expect=FC),
+    Spec("fc_nobias", "fc", (1, 300), 2, bias=False, zp=(-100, 0), expect=FC),
+)
+
+
+# ---- harness plumbing ---------------------------------------------------------------------
+
+def host_selection(sel: Selection) -> Selection:
+    """``sel`` with header files dropped from the variants' sources: the firmware project
+    copies them, the host harness compiles every listed source as a translation unit."""
+    return Selection(tuple(
+        replace(c, variant=replace(c.variant, sources=tuple(
+            s for s in c.variant.sources if s.endswith(".c"))))
+        for c in sel.choices))
+
+
+def arm_headers_digest() -> str:
+    h = hashlib.sha256()
+    for p in sorted((FIRMWARE_DIR / "kernels" / "arm").glob("*.h")):
+        h.update(p.name.encode() + p.read_bytes())
+    return h.hexdigest()[:16]
+
+
+@pytest.fixture(scope="module")
+def harness_cache() -> Iterator[Path]:
+    """A harness object cache keyed by the kernels/arm headers too (the harness keys objects
+    by the source and the shared headers only), so an edited td_simd.h is never stale."""
+    old = os.environ.get("TD_HARNESS_CACHE")
+    path = cache_dir() / f"arm-{arm_headers_digest()}"
+    path.mkdir(parents=True, exist_ok=True)
+    os.environ["TD_HARNESS_CACHE"] = str(path)
+    yield path
+    if old is None:
+        del os.environ["TD_HARNESS_CACHE"]
+    else:
+        os.environ["TD_HARNESS_CACHE"] = old
+
+
+@dataclass
+class _Results:
+    models: dict[str, bytes]
+    selections: dict[str, Selection]
+    outputs: dict[str, list[tuple[str, np.ndarray, np.ndarray]]]
+
+
+@pytest.fixture(scope="module")
+def results(harness_cache: Path) -> _Results:
+    """Every spec built, selected for the dsp board and run on the host in one program."""
+    models, sels, flat = {}, {}, []
+    for s in SPECS:
+        model = build_model(s)
+        g = load_tflite(model)
+        sel = select_kernels(g, DSP_BOARD)
+        models[s.id], sels[s.id] = model, sel
+        for name, arr in input_sets(g, s.seed):
+            flat.append((s.id, name, arr, HostCase(g, (arr,), host_selection(sel))))
+    outs = run_host([f[3] for f in flat])
+    res: dict[str, list[tuple[str, np.ndarray, np.ndarray]]] = {}
+    for (sid, name, arr, _), o in zip(flat, outs, strict=True):
+        res.setdefault(sid, []).append((name, arr, o[0]))
+    return _Results(models, sels, res)
+
+
+def mismatch(actual: np.ndarray, expected: np.ndarray) -> str:
+    diff = np.argwhere(actual != expected)
+    lines = [f"{len(diff)} of {actual.size} values differ (position: actual / expected):"]
+    for pos in diff[:8]:
+        p = tuple(int(i) for i in pos)
+        lines.append(f"  {p}: {actual[p]} / {expected[p]}")
+    return "\n".join(lines)
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=[s.id for s in SPECS])
+def test_dsp_kernel_matches_oracle(spec: Spec, results: _Results) -> None:
+    sel = results.selections[spec.id]
+    chosen = sel.choices[0].variant
+    assert chosen.symbol == spec.expect, (
+        f"{spec.id}: selected {chosen.symbol}, expected {spec.expect}")
+    failures = []
+    for name, arr, got in results.outputs[spec.id]:
+        expected = run_oracle(results.models[spec.id], [arr])[0]
+        if got.shape != expected.shape or not np.array_equal(got, expected):
+            failures.append(f"input set '{name}': {mismatch(got, expected)}")
+    assert not failures, f"{spec.id} ({spec})\n" + "\n".join(failures)
+
+
+# ---- selection and host-side folding ------------------------------------------------------
+
+def test_fallback_to_reference_for_unhandled_shapes() -> None:
+    """Shapes outside the dsp kernels' range get the reference kernel, with the reason."""
+    cases = [
+        (Spec("dw_5x5", "dw", (1, 6, 6, 4), 4, k=(5, 5)), "td_dwconv2d_s8_ref", "3x3"),
+        (Spec("dw_mult2", "dw", (1, 5, 5, 3), 6, k=(3, 3)), "td_dwconv2d_s8_ref",
+         "depth multiplier"),
+        (Spec("dw_dil", "dw", (1, 7, 7, 4), 4, k=(3, 3), dilation=(2, 2)),
+         "td_dwconv2d_s8_ref", "dilation"),
+    ]
+    for spec, symbol, reason in cases:
+        g = load_tflite(build_model(spec))
+        assert select_kernels(g, DSP_BOARD).choices[0].variant.symbol == symbol, spec.id
+        why = arm_dsp.DWCONV2D_3X3_S8_DSP.accepts(g, g.operators[0])
+        assert why is not None and reason in why, (spec.id, why)
+
+
+def test_no_dsp_feature_selects_reference() -> None:
+    g = load_tflite(build_model(SPECS[0]))
+    assert select_kernels(g, get_board("microbit-v1")).choices[0].variant.impl == "ref"
+    assert select_kernels(g, None).choices[0].variant.impl == "ref"
+
+
+def test_folded_bias_is_exact_modulo_2_32() -> None:
+    """bias + off * sum(w) equals the reference's per-tap offset sum for every input."""
+    rng = np.random.default_rng(7)
+    for off in (-127, 128, 0, 37):
+        w = rng.integers(-128, 128, size=(5, 300))
+        bias = rng.integers(-(1 << 31), 1 << 31, size=5)
+        folded = arm_dsp.fold_bias(w.astype(np.int8), bias, off).astype(np.int64)
+        x = rng.integers(-128, 128, size=300)
+        ref = ((x + off) * w).sum(axis=1) + bias
+        ours = (x * w).sum(axis=1) + folded
+        assert np.array_equal(arm_dsp.wrap_int32(ref), arm_dsp.wrap_int32(ours)), off
+
+
+def test_scratch_size_matches_the_c_companion() -> None:
+    spec = next(s for s in SPECS if s.id == "cv_3x3_c3")
+    g = load_tflite(build_model(spec))
+    call = select_kernels(g, DSP_BOARD).choices[0].call
+    assert call is not None and "scratch" in call.args
+    k = 3 * 3 * 3
+    assert call.scratch_bytes == 2 * 28 and call.scratch_bytes >= 2 * k

@@ -1,0 +1,183 @@
+"""Cortex-M DSP-extension (SIMD) variants of CONV_2D, DEPTHWISE_CONV_2D and FULLY_CONNECTED.
+
+Each variant reuses the reference op's checks and `prepare` (all of TFLite's Prepare-time
+math lives there, once) and extends the resulting `KernelCall`: another symbol and sources,
+the same parameter struct, and for the matrix-product kernels a *folded bias*.
+
+Folded bias: the reference accumulates sum((x + input_offset) * w) + bias. The dsp kernels
+accumulate the pure int8 dot product sum(x * w) and add
+
+    bias_folded[o] = bias[o] + input_offset * sum(w[o])        (wrapped to int32)
+
+which is the same value modulo 2^32, hence the same int32 whenever the reference does not
+overflow (and TFLite is undefined when it does). Padded taps of the im2col kernel are filled
+with the input zero point, whose contribution (zp + input_offset) * w is 0 as in the
+reference. A FULLY_CONNECTED with a non-zero filter zero point would add an input-dependent
+term, so that case stays on the reference kernel.
+
+Invariants: every variant here has ``impl="dsp"``, requires the board feature ``"dsp"``,
+outranks the reference (``priority`` > 0) and returns a reason from ``accepts`` for any shape
+it does not handle, so that selection falls back to the reference kernel.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+
+from tinydeploy.kernels.conv import CONV2D_S8_REF
+from tinydeploy.kernels.depthwise import DWCONV2D_S8_REF
+from tinydeploy.kernels.fully_connected import FULLY_CONNECTED_S8_REF
+from tinydeploy.kernels.registry import ConstArray, KernelCall, KernelVariant, register
+from tinydeploy.model.ir import Graph, Operator
+
+ARM_DIR = "kernels/arm"
+DSP = frozenset({"dsp"})
+SIMD_HEADER = f"{ARM_DIR}/td_simd.h"
+GEMM_HEADER = f"{ARM_DIR}/td_gemm_s8_dsp.h"
+
+# Dot products of int8 values are at most 2^14 in magnitude; the kernels' partial sums stay in
+# int32 for depths below 2^17 (see td_gemm_s8_dsp.h).
+MAX_DEPTH = 1 << 17
+
+
+def wrap_int32(values: np.ndarray) -> np.ndarray:
+    """int64 values reduced modulo 2^32 into int32 (two's complement)."""
+    v = np.asarray(values, dtype=np.int64)
+    return ((v + (1 << 31)) % (1 << 32) - (1 << 31)).astype(np.int32)
+
+
+def fold_bias(filter_rows: np.ndarray, bias: np.ndarray | None, input_offset: int) -> np.ndarray:
+    """``bias + input_offset * filter_rows.sum(axis=1)``, exact in int64, wrapped to int32.
+
+    ``filter_rows`` is [out_c, depth] int8; ``bias`` [out_c] int32 or None (zeros).
+    """
+    rows = np.asarray(filter_rows, dtype=np.int64)
+    b = np.zeros(rows.shape[0], np.int64) if bias is None else np.asarray(bias, np.int64)
+    return wrap_int32(b + int(input_offset) * rows.sum(axis=1))
+
+
+def with_folded_bias(call: KernelCall, symbol: str, depth: int,
+                     scratch_bytes: int = 0, scratch: bool = False) -> KernelCall:
+    """The reference ``call`` turned into a dsp call: ``symbol``, the constant ``bias`` (if
+    any) replaced by ``bias_folded`` and the ``bias`` field pointing at it (never NULL)."""
+    filt = call.const("filter").values.astype(np.int8)
+    out_c = filt.size // depth
+    bias = next((c.values for c in call.consts if c.name == "bias"), None)
+    input_offset = int(call.param("input_offset"))
+    folded = fold_bias(filt.reshape(out_c, depth), bias, input_offset)
+    consts = [c for c in call.consts if c.name != "bias"]
+    consts.insert(1, ConstArray("bias_folded", "int32_t", folded))
+    params = tuple((k, "@bias_folded" if k == "bias" else v) for k, v in call.params)
+    args = call.args + (("scratch",) if scratch else ())
+    return replace(call, symbol=symbol, params=params, consts=tuple(consts), args=args,
+                   scratch_bytes=scratch_bytes)
+
+
+# --- CONV_2D ------------------------------------------------------------------------------
+
+def _conv_common(graph: Graph, op: Operator) -> str | None:
+    why = CONV2D_S8_REF.accepts(graph, op)
+    if why is not None:
+        return why
+    inp, filt = graph.tensor(op.inputs[0]), graph.tensor(op.inputs[1])
+    if filt.shape[3] != inp.shape[3]:
+        return f"grouped convolution ({inp.shape[3] // filt.shape[3]} groups)"
+    depth = filt.shape[1] * filt.shape[2] * filt.shape[3]
+    if depth >= MAX_DEPTH:
+        return f"dot-product depth {depth} exceeds {MAX_DEPTH - 1}"
+    return None
+
+
+def _conv_1x1_accepts(graph: Graph, op: Operator) -> str | None:
+    why = _conv_common(graph, op)
+    if why is not None:
+        return why
+    filt = graph.tensor(op.inputs[1])
+    if filt.shape[1:3] != (1, 1):
+        return f"filter is {filt.shape[1]}x{filt.shape[2]}, 1x1 required"
+    return None
+
+
+def _conv_1x1_prepare(graph: Graph, op: Operator) -> KernelCall:
+    call = CONV2D_S8_REF.prepare(graph, op)
+    assert call.param("pad_h") == 0 and call.param("pad_w") == 0
+    return with_folded_bias(call, "td_conv2d_1x1_s8_dsp", int(call.param("in_c")))
+
+
+def conv_scratch_bytes(filter_h: int, filter_w: int, in_c: int) -> int:
+    """Twin of td_conv2d_s8_dsp_scratch_size: two im2col columns, each padded to 4 bytes."""
+    return 2 * ((filter_h * filter_w * in_c + 3) & ~3)
+
+
+def _conv_prepare(graph: Graph, op: Operator) -> KernelCall:
+    call = CONV2D_S8_REF.prepare(graph, op)
+    fh, fw, c = (int(call.param(k)) for k in ("filter_h", "filter_w", "in_c"))
+    return with_folded_bias(call, "td_conv2d_s8_dsp", fh * fw * c,
+                            scratch_bytes=conv_scratch_bytes(fh, fw, c), scratch=True)
+
+
+CONV2D_1X1_S8_DSP = register(KernelVariant(
+    op="CONV_2D", impl="dsp", symbol="td_conv2d_1x1_s8_dsp",
+    sources=(f"{ARM_DIR}/td_conv2d_1x1_s8_dsp.c", GEMM_HEADER, SIMD_HEADER), requires=DSP,
+    accepts=_conv_1x1_accepts, prepare=_conv_1x1_prepare, priority=20))
+
+CONV2D_S8_DSP = register(KernelVariant(
+    op="CONV_2D", impl="dsp", symbol="td_conv2d_s8_dsp",
+    sources=(f"{ARM_DIR}/td_conv2d_s8_dsp.c", GEMM_HEADER, SIMD_HEADER), requires=DSP,
+    accepts=_conv_common, prepare=_conv_prepare, priority=10))
+
+
+# --- DEPTHWISE_CONV_2D --------------------------------------------------------------------
+
+def _dw_accepts(graph: Graph, op: Operator) -> str | None:
+    why = DWCONV2D_S8_REF.accepts(graph, op)
+    if why is not None:
+        return why
+    filt = graph.tensor(op.inputs[1])
+    opts = op.options
+    if filt.shape[1:3] != (3, 3):
+        return f"filter is {filt.shape[1]}x{filt.shape[2]}, 3x3 required"
+    if getattr(opts, "depth_multiplier", 1) != 1:
+        return f"depth multiplier {opts.depth_multiplier}, 1 required"
+    if (getattr(opts, "dilation_h", 1), getattr(opts, "dilation_w", 1)) != (1, 1):
+        return f"dilation {opts.dilation_h}x{opts.dilation_w}, 1x1 required"
+    return None
+
+
+def _dw_prepare(graph: Graph, op: Operator) -> KernelCall:
+    return replace(DWCONV2D_S8_REF.prepare(graph, op), symbol="td_dwconv2d_3x3_s8_dsp")
+
+
+DWCONV2D_3X3_S8_DSP = register(KernelVariant(
+    op="DEPTHWISE_CONV_2D", impl="dsp", symbol="td_dwconv2d_3x3_s8_dsp",
+    sources=(f"{ARM_DIR}/td_dwconv2d_3x3_s8_dsp.c", SIMD_HEADER), requires=DSP,
+    accepts=_dw_accepts, prepare=_dw_prepare, priority=20))
+
+
+# --- FULLY_CONNECTED ----------------------------------------------------------------------
+
+def _fc_accepts(graph: Graph, op: Operator) -> str | None:
+    why = FULLY_CONNECTED_S8_REF.accepts(graph, op)
+    if why is not None:
+        return why
+    filt = graph.tensor(op.inputs[1])
+    assert filt.quant is not None
+    if any(z != 0 for z in filt.quant.zero_point):
+        return f"filter '{filt.name}' has a non-zero zero point (asymmetric weights)"
+    if filt.shape[1] >= MAX_DEPTH:
+        return f"dot-product depth {filt.shape[1]} exceeds {MAX_DEPTH - 1}"
+    return None
+
+
+def _fc_prepare(graph: Graph, op: Operator) -> KernelCall:
+    call = FULLY_CONNECTED_S8_REF.prepare(graph, op)
+    assert call.param("filter_offset") == 0
+    return with_folded_bias(call, "td_fully_connected_s8_dsp", int(call.param("accum_depth")))
+
+
+FULLY_CONNECTED_S8_DSP = register(KernelVariant(
+    op="FULLY_CONNECTED", impl="dsp", symbol="td_fully_connected_s8_dsp",
+    sources=(f"{ARM_DIR}/td_fully_connected_s8_dsp.c", GEMM_HEADER, SIMD_HEADER),
+    requires=DSP, accepts=_fc_accepts, prepare=_fc_prepare, priority=20))
