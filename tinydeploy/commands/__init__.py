@@ -16,7 +16,11 @@ COMMAND_MODULES: tuple[str, ...] = (
     "plan",
     "quantize",
     "build",
+    "validate",
+    "bench",
     "boards",
+    "flash",
+    "monitor",
 )
 
 

@@ -1,0 +1,118 @@
+"""`tinydeploy bench MODEL --board B`: instructions or cycles per inference, per op."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+NAME = "bench"
+HELP = "measure cycles (real board) or instructions (emulated) per inference and per op"
+DESCRIPTION = """\
+Build the bench app, run it and report the count per inference and per op, with flash and
+RAM. On QEMU boards the machine runs with -icount shift=0, so SysTick counts are a
+deterministic function of executed instructions: the figure is instructions per inference
+and is the same on every run. On real boards it is DWT cycles (SysTick on Cortex-M0).
+
+examples:
+  tinydeploy bench model.tflite --board mps2-an386
+  tinydeploy bench model.tflite --board nrf52840 --emulate --json"""
+
+
+def configure(p: argparse.ArgumentParser) -> None:
+    p.add_argument("model", type=Path, help="a full-INT8 .tflite file")
+    p.add_argument("--board", required=True, help="board id or alias")
+    p.add_argument("--runs", type=int, default=5, help="inferences to time (default 5)")
+    p.add_argument("--emulate", action="store_true",
+                   help="run a real board's build on its emulated stand-in")
+    p.add_argument("--port", help="serial port of a real, flashed board")
+    p.add_argument("--runner", help="runner to start the device with (default: the board's)")
+    p.add_argument("--opt", default="-O2", choices=["-O2", "-O3", "-Os", "-O1"],
+                   help="compiler optimisation (default -O2)")
+    p.add_argument("-o", "--output", type=Path, default=None, help="build folder")
+    p.add_argument("--json", action="store_true", help="machine-readable output on stdout")
+
+
+def to_instructions(count: float, unit: str, board: Any) -> tuple[float, str]:
+    """SysTick at the processor clock under `-icount shift=0` advances clock/1 GHz ticks per
+    instruction, so instructions = ticks * 1e9 / clock (EMULATION.md)."""
+    if board.qemu_machine and unit == "cycles":
+        return count * 1e9 / board.clock_hz, "instructions"
+    return count, unit
+
+
+def bench_build(build_dir: Path, runs: int, port: str | None = None,
+                runner: str | None = None) -> dict[str, Any]:
+    import json
+
+    from tinydeploy.flash.runner import Firmware
+    from tinydeploy.link.connect import connect
+
+    fw = Firmware.from_build_dir(build_dir)
+    manifest = json.loads((build_dir / "manifest.json").read_text())
+    with connect(fw, port=port, runner=runner) as conn:
+        res = conn.session.bench(runs)
+    done = res.done
+    mean, unit = to_instructions(done.mean, done.unit, fw.board)
+    lo, _ = to_instructions(done.min, done.unit, fw.board)
+    hi, _ = to_instructions(done.max, done.unit, fw.board)
+    key = "instructions_per_inference" if unit == "instructions" else (
+        "cycles_per_inference" if unit == "cycles" else f"{unit}_per_inference")
+    per_op = []
+    names = [k["type"] for k in manifest["kernels"]]
+    symbols = [k["symbol"] for k in manifest["kernels"]]
+    for i, c in enumerate(res.per_op):
+        v, _ = to_instructions(c, done.unit, fw.board)
+        per_op.append({"index": i, "type": names[i] if i < len(names) else "?",
+                       "symbol": symbols[i] if i < len(symbols) else "?", "count": round(v)})
+    return {
+        "board": fw.board.id,
+        "unit": unit,
+        key: round(mean),
+        "min": round(lo),
+        "max": round(hi),
+        "runs": done.runs,
+        "per_op": per_op,
+        "flash_bytes": manifest["flash_bytes"],
+        "ram_bytes": manifest["ram_bytes"],
+        "arena_bytes": manifest["arena_bytes"],
+        "stack_bytes": manifest["stack_bytes"],
+    }
+
+
+def run(args: argparse.Namespace) -> int:
+    from tinydeploy.boards import get_board
+    from tinydeploy.build.firmware import build_firmware
+    from tinydeploy.commands.build import default_output
+    from tinydeploy.errors import InputDataError
+    from tinydeploy.report.output import emit_json, stderr, stdout
+
+    if args.runs < 1:
+        raise InputDataError(f"--runs must be at least 1, got {args.runs}")
+    board = get_board(args.board)
+    out = args.output or default_output(args.model, board.id, "bench", args.emulate)
+    if not args.json:
+        stderr.print(f"building the bench app for {board.id} -> {out}")
+    build_firmware(args.model, board, "bench", out, emulate=args.emulate, opt=args.opt)
+    r = bench_build(out, args.runs, args.port, args.runner)
+    if args.json:
+        emit_json(r)
+        return 0
+    from rich.table import Table
+
+    unit = r["unit"]
+    total = sum(o["count"] for o in r["per_op"]) or 1
+    t = Table(title=f"{unit} per op", title_justify="left")
+    for col, j in (("#", "right"), ("op", "left"), ("kernel", "left"), (unit, "right"),
+                   ("share", "right")):
+        t.add_column(col, justify=j)  # type: ignore[arg-type]
+    for o in r["per_op"]:
+        t.add_row(str(o["index"]), o["type"], o["symbol"], f"{o['count']:,}",
+                  f"{100 * o['count'] / total:.1f} %")
+    stdout.print(t)
+    per_inf = next(v for k, v in r.items() if k.endswith("_per_inference"))
+    stdout.print(f"[bold]{per_inf:,} {unit} per inference[/] on {r['board']} "
+                 f"({r['runs']} runs, min {r['min']:,}, max {r['max']:,})")
+    stdout.print(f"flash {r['flash_bytes']:,} B   RAM {r['ram_bytes']:,} B   arena "
+                 f"{r['arena_bytes']:,} B   stack {r['stack_bytes']:,} B")
+    return 0

@@ -1,0 +1,101 @@
+"""`tinydeploy validate MODEL --board B`: the device's outputs, byte for byte, against TFLM."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+NAME = "validate"
+HELP = "run the model on the board and compare every output byte with TFLM's reference"
+DESCRIPTION = """\
+Build the validate app for the board, run it (QEMU or the host directly; a real board on
+--port after 'tinydeploy flash'), send input tensors over serial and compare every output
+byte with the tflite-micro interpreter (TFLM's reference kernels) on the same inputs.
+Exit status 1 when any output differs.
+
+examples:
+  tinydeploy validate model.tflite --board mps2-an386 --random 20
+  tinydeploy validate model.tflite --board nrf52840 --emulate --inputs cases.npz
+  tinydeploy validate model.tflite --board nrf52840 --port /dev/ttyACM0"""
+
+
+def configure(p: argparse.ArgumentParser) -> None:
+    p.add_argument("model", type=Path, help="a full-INT8 .tflite file")
+    p.add_argument("--board", required=True, help="board id or alias")
+    src = p.add_mutually_exclusive_group()
+    src.add_argument("--inputs", type=Path, help=".npz/.npy with input tensors (N x shape)")
+    src.add_argument("--random", type=int, metavar="N", default=None,
+                     help="N random cases, the first two all-minimum and all-maximum "
+                          "(default 10)")
+    p.add_argument("--seed", type=int, default=0, help="seed for --random (default 0)")
+    p.add_argument("--emulate", action="store_true",
+                   help="run a real board's build on its emulated stand-in")
+    p.add_argument("--port", help="serial port of a real, flashed board")
+    p.add_argument("--runner", help="runner to start the device with (default: the board's)")
+    p.add_argument("-o", "--output", type=Path, default=None, help="build folder")
+    p.add_argument("--json", action="store_true", help="machine-readable output on stdout")
+
+
+def run(args: argparse.Namespace) -> int:
+    from tinydeploy.boards import get_board
+    from tinydeploy.build.firmware import build_firmware
+    from tinydeploy.commands.build import default_output
+    from tinydeploy.errors import InputDataError
+    from tinydeploy.flash.runner import Firmware
+    from tinydeploy.link.connect import connect
+    from tinydeploy.link.validate import load_inputs, random_inputs, validate_cases
+    from tinydeploy.model.loader import load_tflite
+    from tinydeploy.report.output import emit_json, stderr, stdout
+
+    board = get_board(args.board)
+    graph = load_tflite(args.model)
+    model_bytes = args.model.read_bytes()
+    if args.inputs is not None:
+        cases = load_inputs(args.inputs, graph)
+    else:
+        n = 10 if args.random is None else args.random
+        if n < 1:
+            raise InputDataError(f"--random must be at least 1, got {n}")
+        cases = random_inputs(graph, n, args.seed)
+
+    out = args.output or default_output(args.model, board.id, "validate", args.emulate)
+    if not args.json:
+        stderr.print(f"building the validate app for {board.id} -> {out}")
+    built = build_firmware(args.model, board, "validate", out, emulate=args.emulate,
+                           graph=graph)
+    fw = Firmware.from_build_dir(out)
+    with connect(fw, port=args.port, runner=args.runner) as conn:
+        if conn.info.info.model_sha256 != graph.sha256:
+            from tinydeploy.errors import LinkError
+
+            raise LinkError(f"the device runs model {conn.info.info.model_sha256[:12]}…, not "
+                            f"{args.model} ({graph.sha256[:12]}…)",
+                            hint="flash the firmware built for this model")
+
+        def on_device(case: list) -> tuple:  # type: ignore[type-arg]
+            return conn.session.run(case)
+
+        if args.json:
+            report = validate_cases(on_device, model_bytes, cases)
+        else:
+            from rich.progress import Progress
+
+            with Progress(console=stderr, transient=True) as prog:
+                task = prog.add_task(f"validating on {built.board.id}", total=len(cases))
+                report = validate_cases(on_device, model_bytes, cases,
+                                        progress=lambda k: prog.update(task, completed=k))
+    res = {"model": str(args.model), "board": built.board.id, **report.to_json()}
+    if args.json:
+        emit_json(res)
+    else:
+        ok = report.bit_exact_cases == report.cases
+        color = "green" if ok else "red"
+        stdout.print(f"[{color}]{report.bit_exact_cases}/{report.cases} cases bit-exact[/] "
+                     f"with the tflite-micro reference on {built.board.name}")
+        if report.first_mismatch is not None:
+            m = report.first_mismatch
+            stdout.print(f"first mismatch: case {m.case}, output {m.output}, position "
+                         f"{list(m.position)}: device {m.actual}, reference {m.expected}; "
+                         f"{report.mismatched_elements} elements differ, max |diff| "
+                         f"{report.max_abs_diff:g}")
+    return 0 if report.bit_exact_cases == report.cases else 1

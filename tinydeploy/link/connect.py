@@ -1,0 +1,70 @@
+"""One way to get a `Session` with a firmware: start it (QEMU, host) or open a real board's port.
+
+Emulated and host devices are started by their runner and stopped when the block ends; a
+real board is assumed flashed already (``tinydeploy flash``) and is reached on ``port``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from tinydeploy.errors import LinkError, TinydeployError
+from tinydeploy.flash.runner import Device, Firmware, runner_for
+from tinydeploy.link.session import DeviceInfo, Session, open_port
+
+
+@dataclass
+class Connection:
+    session: Session
+    info: DeviceInfo
+    device: Device | None      # None for a real board reached on a port
+
+    @property
+    def log(self) -> str:
+        return self.device.log if self.device is not None else ""
+
+
+@contextmanager
+def connect(firmware: Firmware, *, port: str | None = None, runner: str | None = None,
+            baud: int | None = None, timeout: float = 300.0, reply_timeout: float = 30.0,
+            on_message: Any = None) -> Iterator[Connection]:
+    """Start (or reach) the device, say HELLO, check it runs this firmware's model."""
+    device: Device | None = None
+    if port is not None:
+        ser = open_port(port, baud or firmware.board.uart.baud)
+    else:
+        if not firmware.board.emulated:
+            raise TinydeployError(
+                f"board '{firmware.board.id}' is real hardware: flash it, then pass --port",
+                hint="tinydeploy flash BUILD_DIR; or build with --emulate to run it here")
+        device = runner_for(firmware.board, runner).start(firmware, timeout=timeout)
+        try:
+            ser = device.open(baud=baud)
+        except BaseException:
+            device.stop()
+            raise
+    session = Session(ser, timeout=reply_timeout, on_message=on_message)
+    try:
+        try:
+            info = session.hello()
+        except LinkError as e:
+            log = device.log.strip() if device is not None else ""
+            raise LinkError(f"no answer to HELLO from {firmware.board.id}: {e.message}"
+                            + (f"\n{log[-2000:]}" if log else ""),
+                            hint="is the firmware running and the port right?") from None
+        if device is not None:
+            device.kick()
+        yield Connection(session, info, device)
+        try:
+            session.stop()
+        except LinkError:
+            pass
+    finally:
+        try:
+            ser.close()
+        finally:
+            if device is not None:
+                device.stop()
