@@ -9,6 +9,7 @@ bug shows up as a clear error instead of a wrong number.
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import struct
 from dataclasses import dataclass
@@ -479,13 +480,13 @@ def to_json(msg: Message, seq: int | None = None) -> dict[str, object]:
     out: dict[str, object] = {"type": msg.TYPE.name}
     if seq is not None:
         out["seq"] = seq
-    for f in msg.__dataclass_fields__:
-        v = getattr(msg, f)
+    for f in dataclasses.fields(msg):
+        v = getattr(msg, f.name)
         if isinstance(v, bytes):
             v = v.hex()
         elif isinstance(v, tuple):
             v = list(v)
-        out[f] = v
+        out[f.name] = v
     if isinstance(msg, Error):
         out["code_name"] = msg.code_name
         out["ref_type_name"] = type_name(msg.ref_type)
