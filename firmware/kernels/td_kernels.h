@@ -235,6 +235,35 @@ void td_strided_slice_s8_ref(const td_strided_slice_params_t *p, const int8_t *i
 void td_mean_s8_ref(const td_mean_params_t *p, const int8_t *in0, int8_t *out0,
                     void *scratch);
 
+/* ---- SVDF, int8 input/output with an int16 or int8 activation state ------------------- *
+ * (td_svdf_s8_s16_ref: int16 state and time weights, as the TFLite converter emits;
+ *  td_svdf_s8_s8_ref: int8 state and time weights). The state is a variable tensor: it must
+ * keep its bytes between invocations (never overlapped in the arena) and start at the state
+ * zero point. It is passed as a `const` arena pointer like every input and written through
+ * it (the arena is never const). Scratch: int32 [batches * num_filters] then int32
+ * [batches * num_units]. The fused activation is ignored, as in TFLM's integer SVDF. */
+typedef struct {
+    int32_t batches;        /* [in] rows of the input [batches][input_size] */
+    int32_t input_size;
+    int32_t num_filters;    /* [in] num_units * rank */
+    int32_t num_units;
+    int32_t rank;           /* [in] >= 1 */
+    int32_t memory_size;    /* [in] time steps kept per filter */
+    int32_t input_offset;   /* [in] -input_zero_point */
+    int32_t state_zp;       /* [in] activation state zero point */
+    int32_t output_offset;  /* [in] output_zero_point */
+    int32_t mult1, shift1;  /* [in] in_scale * feature_scale / state_scale */
+    int32_t mult2, shift2;  /* [in] state_scale * time_scale / out_scale */
+    const int8_t *weights_feature; /* [in] [num_filters][input_size] */
+    const void *weights_time;      /* [in] [num_filters][memory_size], the state's type */
+    const int32_t *bias;           /* [in] [num_units], or NULL */
+} td_svdf_params_t;
+
+void td_svdf_s8_s16_ref(const td_svdf_params_t *p, const int8_t *in0, const int16_t *state,
+                        int8_t *out0, void *scratch);
+void td_svdf_s8_s8_ref(const td_svdf_params_t *p, const int8_t *in0, const int8_t *state,
+                       int8_t *out0, void *scratch);
+
 
 /* (structs and prototypes of the other ops go between the marker above and these lines) */
 #ifdef __cplusplus

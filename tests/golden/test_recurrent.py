@@ -1,0 +1,129 @@
+"""Golden tests: int8 SVDF vs tflite-micro, one invocation and several (the state persists)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tinydeploy.codegen import cemit
+from tinydeploy.errors import UnsupportedError
+from tinydeploy.kernels import harness
+from tinydeploy.kernels.recurrent import variable_reset_value
+from tinydeploy.kernels.registry import select_kernels
+from tinydeploy.model.builder import ModelBuilder
+from tinydeploy.model.loader import load_tflite
+
+try:
+    from cases_recurrent import SvdfCase, default_cases
+    from golden_ops import check, compare
+except ImportError:  # pragma: no cover - when tests/golden is a package
+    from .cases_recurrent import SvdfCase, default_cases
+    from .golden_ops import check, compare
+
+STEPS = 12
+
+
+def test_svdf_first_invocation_matches_tflite_micro() -> None:
+    check([c.build() for c in default_cases()])
+
+
+def _oracle_steps(model: bytes, frames: list[np.ndarray]) -> list[np.ndarray]:
+    from tflite_micro.python.tflite_micro import runtime
+
+    it = runtime.Interpreter.from_bytes(model)
+    outs = []
+    for f in frames:
+        it.set_input(f, 0)
+        it.invoke()
+        outs.append(np.array(it.get_output(0), copy=True))
+    return outs
+
+
+def _host_steps(case: SvdfCase, frames: list[np.ndarray], work: Path) -> list[np.ndarray]:
+    """Run the selected kernel `len(frames)` times on one persistent state, as firmware does:
+    the state starts at TFLM's reset value and is never touched between calls."""
+    g = load_tflite(case.model())
+    choice = select_kernels(g).choices[0]
+    call = choice.call
+    assert call is not None
+    op = g.operators[0]
+    state = g.tensor(op.inputs[4])
+    x, y = g.tensor(op.inputs[0]), g.tensor(op.outputs[0])
+    ctype = state.dtype.c_type
+    feed = np.stack(frames).astype(np.int8).reshape(-1)
+    src = [
+        "#include <stdio.h>\n#include <string.h>\n#include \"td_kernels.h\"\n",
+        cemit.emit_consts(call, "op0", static=True),
+        cemit.emit_params(call, "op0", static=True),
+        f"static const int8_t frames[{feed.size}] = {{\n{cemit.format_values(feed, 'int8_t')}"
+        "\n};\n",
+        f"static {ctype} state[{state.size}];\n",
+        f"static int8_t in0[{x.size}];\nstatic int8_t out0[{y.size}];\n",
+        f"static uint8_t scratch[{max(16, call.scratch_bytes)}];\n",
+        "int main(void)\n{\n",
+        f"    for (int i = 0; i < {state.size}; ++i) state[i] = {variable_reset_value(state)};\n",
+        f"    for (int t = 0; t < {len(frames)}; ++t) {{\n",
+        f"        memcpy(in0, frames + t * {x.size}, {x.size});\n",
+        "        memset(scratch, 0xA5, sizeof scratch);\n",
+        "        " + cemit.emit_call(call, "op0", {"in0": "in0", "in4": f"(const {ctype} *)state",
+                                                "out0": "out0", "scratch": "scratch"}) + "\n",
+        f"        fwrite(out0, 1, {y.size}, stdout);\n    }}\n    return 0;\n}}\n",
+    ]
+    main_c = work / "main.c"
+    main_c.write_text("".join(src))
+    objs = [str(harness.compile_kernel(s)) for s in choice.variant.sources]
+    exe = work / "svdf"
+    cc = os.environ.get("CC", "gcc")
+    subprocess.run([cc, "-std=c99", "-O0", "-g", *harness.SANITIZE, "-I",
+                    str(harness.KERNEL_INCLUDE), str(main_c), *objs, "-o", str(exe)],
+                   check=True, capture_output=True)
+    out = subprocess.run([str(exe)], check=True, capture_output=True).stdout
+    assert len(out) == len(frames) * y.size
+    return [np.frombuffer(out[t * y.size:(t + 1) * y.size], np.int8).reshape(y.shape)
+            for t in range(len(frames))]
+
+
+@pytest.mark.parametrize("case", default_cases(), ids=lambda c: c.name)
+def test_svdf_state_persists_across_invocations(case: SvdfCase) -> None:
+    frames = case.inputs(STEPS)
+    expected = _oracle_steps(case.model(), frames)
+    with tempfile.TemporaryDirectory() as d:
+        actual = _host_steps(case, frames, Path(d))
+    problems = []
+    for t, (e, a) in enumerate(zip(expected, actual, strict=True)):
+        problems += compare(f"{case.name} step {t}", [e], [a])
+    assert not problems, "\n".join(problems)
+    # the later steps depend on the memory: they are not all saturated
+    late = np.concatenate([e.reshape(-1) for e in expected[case.memory:]])
+    assert np.mean((late > -128) & (late < 127)) > 0.3
+
+
+def test_svdf_state_input_is_not_constant_and_is_passed_to_the_kernel() -> None:
+    g = load_tflite(SvdfCase(1, 4, 2, 1, 3).model())
+    call = select_kernels(g).choices[0].call
+    assert call is not None and call.args == ("in0", "in4", "out0", "scratch")
+    assert g.tensor(g.operators[0].inputs[4]).is_variable
+
+
+def test_svdf_without_bias_is_rejected() -> None:
+    b = ModelBuilder()
+    x = b.tensor("x", (1, 4), "int8", scale=0.1, zero_point=0)
+    wf = b.tensor("wf", (2, 4), "int8", scale=0.1, data=np.ones(8))
+    wt = b.tensor("wt", (2, 3), "int16", scale=0.1, data=np.ones(6))
+    st = b.tensor("st", (1, 6), "int16", scale=0.1, is_variable=True)
+    y = b.tensor("y", (1, 2), "int8", scale=0.1, zero_point=0)
+    from tinydeploy.model.ir import SVDFOptions
+    b.op("SVDF", [x, wf, wt, -1, st], [y], SVDFOptions(1))
+    with pytest.raises(UnsupportedError, match="bias is missing"):
+        select_kernels(load_tflite(b.build([x], [y])))
+
+
+def test_lstm_is_reported_unsupported() -> None:
+    from tinydeploy.kernels.registry import is_supported
+
+    assert not is_supported("UNIDIRECTIONAL_SEQUENCE_LSTM")
