@@ -126,7 +126,8 @@ def test_c_requantize_matches_python(tmp_path) -> None:  # type: ignore[no-untyp
     ms = rng.integers(1 << 30, 1 << 31, xs.size, dtype=np.int64)
     ss = rng.integers(-31, 3, xs.size)
     ms[:3] = fp.INT32_MAX                      # the largest multiplier
-    rows = "\n".join(f"{{{int(x)}LL, {int(m)}LL, {int(s)}}}," for x, m, s in zip(xs, ms, ss))
+    rows = "\n".join(f"{{{int(x)}LL, {int(m)}LL, {int(s)}}},"
+                     for x, m, s in zip(xs, ms, ss, strict=True))
     src = tmp_path / "t.c"
     src.write_text(f"""#include <stdio.h>
 #include "td_requant.h"
@@ -145,5 +146,5 @@ int main(void) {{
                     "-I", str(KERNEL_INCLUDE), str(src), "-o", str(exe)], check=True)
     out = subprocess.run([str(exe)], capture_output=True, check=True, text=True).stdout.split()
     want = [fp.multiply_by_quantized_multiplier(int(x), int(m), int(s))
-            for x, m, s in zip(xs, ms, ss)]
+            for x, m, s in zip(xs, ms, ss, strict=True)]
     assert [int(o) for o in out] == want

@@ -15,12 +15,19 @@ import math
 from dataclasses import dataclass, replace
 
 import numpy as np
-
 from framework import GoldenCase, make_case
+
 from tinydeploy.model.builder import ModelBuilder
 from tinydeploy.model.ir import (
-    Activation, Conv2DOptions, DepthwiseConv2DOptions, FullyConnectedOptions, Padding,
-    Pool2DOptions, ReshapeOptions, SoftmaxOptions, SqueezeOptions,
+    Activation,
+    Conv2DOptions,
+    DepthwiseConv2DOptions,
+    FullyConnectedOptions,
+    Padding,
+    Pool2DOptions,
+    ReshapeOptions,
+    SoftmaxOptions,
+    SqueezeOptions,
 )
 
 ACC_STD = 74.0 * 73.0     # std of one int8 x int8 product of uniform values

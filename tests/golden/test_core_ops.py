@@ -4,7 +4,6 @@ on random inputs and on all -128 / all 127 inputs."""
 from __future__ import annotations
 
 import pytest
-
 from cases_core import core_cases, sweep_cases
 from framework import check_case
 

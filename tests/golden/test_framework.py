@@ -15,7 +15,11 @@ from tinydeploy.kernels.harness import FIRMWARE_DIR, run_graph_host
 from tinydeploy.kernels.registry import ConstArray, KernelCall, select_kernels
 from tinydeploy.model.builder import ModelBuilder
 from tinydeploy.model.ir import (
-    Conv2DOptions, FullyConnectedOptions, Padding, ReshapeOptions, SoftmaxOptions,
+    Conv2DOptions,
+    FullyConnectedOptions,
+    Padding,
+    ReshapeOptions,
+    SoftmaxOptions,
 )
 from tinydeploy.model.loader import load_tflite
 from tinydeploy.oracle import run_oracle

@@ -81,9 +81,9 @@ def format_values(values: np.ndarray, ctype: str, indent: str = "    ",
     if ctype == "float":
         items = [c_float(float(x)) for x in flat]
     else:
-        lo, hi = _INT_RANGE.get(ctype, (None, None))
+        bounds = _INT_RANGE.get(ctype)
         ints = [int(x) for x in flat]
-        if lo is not None and ints and (min(ints) < lo or max(ints) > hi):
+        if bounds is not None and ints and (min(ints) < bounds[0] or max(ints) > bounds[1]):
             raise ValueError(f"value out of range for {ctype}: [{min(ints)}, {max(ints)}]")
         items = [c_int(x) for x in ints]
     lines: list[str] = []

@@ -10,8 +10,14 @@ from __future__ import annotations
 import numpy as np
 
 from tinydeploy.kernels.common import (
-    REF_DIR, activation_range, check_int8_tensor, compute_out_size, compute_padding,
-    first_reason, optional_input, per_channel_multipliers,
+    REF_DIR,
+    activation_range,
+    check_int8_tensor,
+    compute_out_size,
+    compute_padding,
+    first_reason,
+    optional_input,
+    per_channel_multipliers,
 )
 from tinydeploy.kernels.conv import check_bias, check_filter
 from tinydeploy.kernels.registry import ConstArray, KernelCall, KernelVariant, register
@@ -59,6 +65,7 @@ def _prepare(graph: Graph, op: Operator) -> KernelCall:
     n, h, w, c = inp.shape
     _, fh, fw, oc = filt.shape
     _, oh, ow, _ = out.shape
+    assert filt.quant is not None   # accepts() checked it
     mult, shift = per_channel_multipliers(inp.scale, filt.quant.scale, out.scale, oc)
     act = activation_range(opts.activation, out)
     assert act is not None

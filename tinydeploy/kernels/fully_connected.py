@@ -15,7 +15,11 @@ from __future__ import annotations
 import numpy as np
 
 from tinydeploy.kernels.common import (
-    REF_DIR, activation_range, check_int8_tensor, first_reason, optional_input,
+    REF_DIR,
+    activation_range,
+    check_int8_tensor,
+    first_reason,
+    optional_input,
     per_channel_multipliers,
 )
 from tinydeploy.kernels.conv import check_bias, check_filter
@@ -40,6 +44,7 @@ def _accepts(graph: Graph, op: Operator) -> str | None:
     r = first_reason(check_filter(filt, oc, 0), check_bias(optional_input(graph, op, 2), oc))
     if r:
         return r
+    assert filt.quant is not None
     if filt.quant.per_channel and any(z != 0 for z in filt.quant.zero_point):
         return f"per-channel filter '{filt.name}' has non-zero zero points"
     if not out.shape or out.shape[-1] != oc:
@@ -60,6 +65,7 @@ def _prepare(graph: Graph, op: Operator) -> KernelCall:
     bias = optional_input(graph, op, 2)
     out = graph.tensor(op.outputs[0])
     oc, depth = filt.shape
+    assert filt.quant is not None   # accepts() checked it
     mult, shift = per_channel_multipliers(inp.scale, filt.quant.scale, out.scale, oc)
     act = activation_range(opts.activation, out)
     assert act is not None

@@ -10,7 +10,11 @@ passed through as TFLM does).
 from __future__ import annotations
 
 from tinydeploy.kernels.common import (
-    REF_DIR, activation_range, check_int8_tensor, compute_out_size, compute_padding,
+    REF_DIR,
+    activation_range,
+    check_int8_tensor,
+    compute_out_size,
+    compute_padding,
     first_reason,
 )
 from tinydeploy.kernels.registry import KernelCall, KernelVariant, register

@@ -22,8 +22,10 @@ from tinydeploy.kernels.common import REF_DIR, check_int8_tensor, f32, first_rea
 from tinydeploy.kernels.registry import ConstArray, KernelCall, KernelVariant, register
 from tinydeploy.model.ir import Graph, Operator, SoftmaxOptions
 from tinydeploy.quantize.fixedpoint import (
-    calculate_input_radius, exp_on_negative_values,
-    multiply_by_quantized_multiplier_greater_than_one, preprocess_softmax_scaling,
+    calculate_input_radius,
+    exp_on_negative_values,
+    multiply_by_quantized_multiplier_greater_than_one,
+    preprocess_softmax_scaling,
 )
 
 SCALED_DIFF_INTEGER_BITS = 5
