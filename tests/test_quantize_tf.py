@@ -290,7 +290,10 @@ def test_cli_json_and_force(cases: dict[str, Case], tmp_path: Path, table: None,
     args = ["quantize", str(c.path), "--calibration", str(tmp_path / "cal.npz"), "-o", str(out),
             "--json", "--labels", "a,b,c,d", "--samples", "100"]
     assert main(args) == 0
-    doc = json.loads(capfd.readouterr().out)    # stdout holds exactly one JSON document
+    cap = capfd.readouterr()
+    doc = json.loads(cap.out)    # stdout holds exactly one JSON document
+    assert "calibrating" not in cap.err and "━" not in cap.err   # no progress under --json
+    assert doc["notes"] == [] and len(doc["layers"]) == len(doc["ops"])
     assert doc["source_kind"] == "keras" and doc["calibration_samples"] == 100
     assert doc["input"]["dtype"] == doc["output_tensor"]["dtype"] == "int8"
     assert [k["label"] for k in doc["classes"]] == ["a", "b", "c", "d"]
@@ -348,3 +351,16 @@ def test_api_errors_are_domain_errors(cases: dict[str, Case], tmp_path: Path) ->
     with pytest.raises(ModelError):
         quantize_model(tmp_path, c.x, tmp_path / "o.tflite")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_cli_human_output_and_progress(cases: dict[str, Case], tmp_path: Path, table: None,
+                                       capfd: pytest.CaptureFixture[str]) -> None:
+    c = cases["mlp"]
+    np.savez(tmp_path / "cal.npz", x=c.x, y=c.y)
+    rc = main(["quantize", str(c.path), "-c", str(tmp_path / "cal.npz"),
+               "-o", str(tmp_path / "o.tflite"), "--labels", "w,x,y,z"])
+    cap = capfd.readouterr()
+    assert rc == 0, cap.err
+    assert "calibrating" in cap.err and "int8 accuracy" in cap.err      # progress on stderr
+    assert "per-layer SQNR" in cap.out and "lowest" in cap.out
+    assert "int8 (tflite-micro)" in cap.out and "FULLY_CONNECTED×3" in cap.out

@@ -41,7 +41,7 @@ def configure(p: argparse.ArgumentParser) -> None:
                    help="where to write the INT8 model (its directory must exist)")
     p.add_argument("--force", action="store_true", help="overwrite OUT if it exists")
     p.add_argument("--labels", metavar="NAMES",
-                   help="class names, comma-separated or a text file with one per line "
+                   help="class names, comma-separated, or a text file with one per line "
                         "(for per-class accuracy)")
     p.add_argument("--samples", type=int, default=500, metavar="N",
                    help="calibrate on the first N samples (default 500)")
@@ -51,7 +51,7 @@ def configure(p: argparse.ArgumentParser) -> None:
 
 
 def parse_labels(value: str | None) -> list[str] | None:
-    """Class names from ``a,b,c`` or from a file with one name per line."""
+    """Class names from ``a,b,c``, or from a file with one name per line (or comma-separated)."""
     if value is None:
         return None
     from tinydeploy.errors import InputDataError
@@ -62,7 +62,8 @@ def parse_labels(value: str | None) -> list[str] | None:
             text = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as e:
             raise InputDataError(f"{path}: cannot read labels: {e}") from None
-        names = [line.strip() for line in text.splitlines() if line.strip()]
+        names = [n.strip() for line in text.splitlines() if line.strip()
+                 for n in line.split(",")]
     else:
         names = [n.strip() for n in value.split(",")]
     if not names or any(not n for n in names):
@@ -96,15 +97,16 @@ def _pct(v: float | None) -> str:
 
 
 def _print(report: QuantizeReport, out: Console) -> None:
+    from rich.markup import escape
     from rich.table import Table
 
     i, o = report.input, report.output_tensor
     head = "checked and copied (already INT8)" if report.passthrough else "quantized"
-    out.print(f"[bold]{report.source}[/] {head} -> {report.output} "
+    out.print(f"[bold]{escape(report.source)}[/] {head} -> {escape(report.output)} "
               f"({report.size_bytes} bytes, sha256 {report.sha256[:12]}…)")
-    out.print(f"  input  {i.name}: {'x'.join(map(str, i.shape))} {i.dtype} "
+    out.print(f"  input  {escape(i.name)}: {'x'.join(map(str, i.shape))} {i.dtype} "
               f"scale {i.scale:.6g} zero point {i.zero_point}")
-    out.print(f"  output {o.name}: {'x'.join(map(str, o.shape))} {o.dtype} "
+    out.print(f"  output {escape(o.name)}: {'x'.join(map(str, o.shape))} {o.dtype} "
               f"scale {o.scale:.6g} zero point {o.zero_point}")
     counts: dict[str, int] = {}
     for op in report.ops:
@@ -124,7 +126,8 @@ def _print(report: QuantizeReport, out: Console) -> None:
         for col in ("class", "samples", "float", "int8"):
             ct.add_column(col, justify="left" if col == "class" else "right")
         for c in report.classes:
-            ct.add_row(c.label, str(c.samples), _pct(c.float_accuracy), _pct(c.int8_accuracy))
+            ct.add_row(escape(c.label), str(c.samples), _pct(c.float_accuracy),
+                       _pct(c.int8_accuracy))
         out.print(ct)
     if report.layers:
         worst = report.worst_layer
@@ -137,5 +140,7 @@ def _print(report: QuantizeReport, out: Console) -> None:
             db = "exact" if layer.sqnr_db is None else f"{layer.sqnr_db:.1f}"
             mark = " ◀ lowest" if worst is not None and layer is worst else ""
             name = layer.tensor if len(layer.tensor) <= 60 else layer.tensor[:57] + "…"
-            t.add_row(str(layer.op_index), layer.op_type, db + mark, name)
+            t.add_row(str(layer.op_index), layer.op_type, db + mark, escape(name))
         out.print(t)
+    for note in report.notes:
+        out.print(f"[yellow]note:[/] {escape(note)}")

@@ -1,7 +1,8 @@
 """How much did quantization cost? Accuracy and per-layer SQNR.
 
-* INT8 accuracy comes from the tflite-micro interpreter (TFLM's reference kernels, the
-  numeric oracle the firmware is bit-exact with), so the figure is what the device computes.
+* INT8 accuracy comes from `tinydeploy.oracle.run_oracle` (the tflite-micro interpreter,
+  TFLM's reference kernels, which the firmware is bit-exact with), so the figure is what the
+  device computes.
   Float accuracy comes from TFLite's interpreter on the float flatbuffer.
 * Per-layer SQNR compares each op's output in the int8 model, dequantized, with the same
   tensor of the float model, both run by TFLite's reference kernels with all intermediate
@@ -50,24 +51,16 @@ def quantize_input(x: np.ndarray, t: Tensor) -> np.ndarray:
     return np.clip(r + zp, info.min, info.max).astype(t.dtype.numpy)
 
 
-def _arena_bytes(graph: Graph, model_bytes: int) -> int:
-    acts = sum(t.nbytes for t in graph.tensors if not t.is_constant)
-    return max(model_bytes * 10, 4 * acts + 256 * 1024)
-
-
 def int8_outputs(model: bytes, graph: Graph, x: np.ndarray,
                  step: StepFn | None = None) -> np.ndarray:
-    """Output 0 of the int8 model for every sample, run by tflite-micro (raw int8 values)."""
-    from tflite_micro.python.tflite_micro import runtime
+    """Output 0 of the int8 model for every sample, run by the tflite-micro oracle (raw int8)."""
+    from tinydeploy.oracle import run_oracle
 
-    it = runtime.Interpreter.from_bytes(model, arena_size=_arena_bytes(graph, len(model)))
     tin = graph.inputs[0]
     q = quantize_input(x, tin)
     outs = []
     for i in range(q.shape[0]):
-        it.set_input(q[i:i + 1].reshape(tin.shape), 0)
-        it.invoke()
-        outs.append(np.array(it.get_output(0)).reshape(-1))
+        outs.append(run_oracle(model, [q[i:i + 1].reshape(tin.shape)])[0].reshape(-1))
         if step is not None:
             step()
     return np.stack(outs)

@@ -255,7 +255,11 @@ def quantize_model(
             check_labels(data, n_classes, qgraph.outputs[0].name)
             evaluated = data.count
             t = bar.task("float accuracy", evaluated)
-            f_scores = evaluate.float_outputs(float_bytes, data.x, t.advance)
+            try:
+                f_scores = evaluate.float_outputs(float_bytes, data.x, t.advance)
+            except (RuntimeError, ValueError) as e:
+                raise ModelError(f"{src}: TFLite's interpreter cannot run the float model: "
+                                 f"{str(e).strip().splitlines()[0][:200]}") from None
             t = bar.task("int8 accuracy (tflm)", evaluated)
             q_scores = evaluate.int8_outputs(int8, qgraph, data.x, t.advance)
             float_acc = evaluate.accuracy(f_scores, data.y)
@@ -263,13 +267,21 @@ def quantize_model(
             classes = _class_table(f_scores, q_scores, data.y, n_classes, labels)
         n_sqnr = min(sqnr_samples, data.count)
         layers: tuple[evaluate.LayerSQNR, ...] = ()
+        notes: tuple[str, ...] = ()
         if n_sqnr > 0:
             t = bar.task("per-layer SQNR", n_sqnr)
-            layers = tuple(evaluate.layer_sqnr(float_bytes, int8, qgraph, data.x[:n_sqnr],
-                                               t.advance))
+            try:
+                layers = tuple(evaluate.layer_sqnr(float_bytes, int8, qgraph, data.x[:n_sqnr],
+                                                   t.advance))
+            except Exception as e:  # noqa: BLE001 - a diagnostic must not sink a good model
+                notes = (f"per-layer SQNR unavailable: TFLite's interpreter failed "
+                         f"({type(e).__name__}: {str(e).strip().splitlines()[0][:200]})",)
+            if not layers and not notes:
+                notes = ("per-layer SQNR unavailable: no op output of the int8 model could be "
+                         "paired with the float model",)
     _write_atomically(out, int8, force)
     return _report(src, kind, out, int8, qgraph, int(calib_x.shape[0]), evaluated, float_acc,
-                   int8_acc, layers, classes, False)
+                   int8_acc, layers, classes, False, notes)
 
 
 def _check_int8_io(graph: Graph, src: str) -> None:
@@ -321,7 +333,7 @@ def _write_atomically(out: Path, data: bytes, force: bool) -> None:
 def _report(src: str, kind: SourceKind, out: Path, model: bytes, graph: Graph, calibrated: int,
             evaluated: int, float_acc: float | None, int8_acc: float | None,
             layers: tuple[evaluate.LayerSQNR, ...], classes: tuple[ClassAccuracy, ...],
-            passthrough: bool) -> QuantizeReport:
+            passthrough: bool, notes: tuple[str, ...] = ()) -> QuantizeReport:
     return QuantizeReport(
         source=src, source_kind=kind, output=str(out),
         sha256=hashlib.sha256(model).hexdigest(), size_bytes=len(model),
@@ -329,4 +341,4 @@ def _report(src: str, kind: SourceKind, out: Path, model: bytes, graph: Graph, c
         ops=tuple(op.type_name for op in graph.operators),
         calibration_samples=calibrated, evaluated_samples=evaluated,
         float_accuracy=float_acc, int8_accuracy=int8_acc, layers=layers, classes=classes,
-        passthrough=passthrough)
+        passthrough=passthrough, notes=notes)

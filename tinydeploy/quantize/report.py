@@ -46,6 +46,7 @@ class QuantizeReport:
 
     ``passthrough`` is True when the source was already an INT8 `.tflite` (copied after the op
     check, nothing measured). Accuracies are fractions in [0, 1], None without labels.
+    ``notes`` says why a measurement is missing (e.g. SQNR when TFLite could not run a model).
     ``int8_accuracy`` is measured with tflite-micro. ``layers`` is in op order.
     """
 
@@ -64,6 +65,7 @@ class QuantizeReport:
     layers: tuple[LayerSQNR, ...]
     classes: tuple[ClassAccuracy, ...] = ()
     passthrough: bool = False
+    notes: tuple[str, ...] = ()
 
     @property
     def accuracy_drop(self) -> float | None:
@@ -113,4 +115,5 @@ class QuantizeReport:
             "classes": [{"class_id": c.class_id, "label": c.label, "samples": c.samples,
                          "float_accuracy": c.float_accuracy, "int8_accuracy": c.int8_accuracy}
                         for c in self.classes],
+            "notes": list(self.notes),
         }
