@@ -83,3 +83,34 @@ def check(built: Sequence[Built]) -> None:
         problems += compare(b.name, e, a)
     assert not problems, f"{len(problems)} of {len(built)} cases differ from tflite-micro:\n" \
         + "\n".join(problems)
+
+
+ARM_TARGETS = (
+    ("cortex-m0", ("-mcpu=cortex-m0", "-mthumb", "-mfloat-abi=soft")),
+    ("cortex-m4f", ("-mcpu=cortex-m4", "-mthumb", "-mfpu=fpv4-sp-d16", "-mfloat-abi=hard")),
+    ("cortex-m55", ("-mcpu=cortex-m55", "-mthumb", "-mfloat-abi=hard")),
+)
+
+
+def arm_compile_errors(sources: Sequence[str]) -> list[str]:
+    """Compile each kernel source (relative to firmware/) for every ARM_TARGETS core with
+    warnings as errors; returns the failures. The toolchain must be installed (CI has it)."""
+    import shutil
+    import subprocess
+    import tempfile
+
+    from tinydeploy.kernels.harness import FIRMWARE_DIR, KERNEL_INCLUDE
+
+    cc = shutil.which("arm-none-eabi-gcc")
+    assert cc, "arm-none-eabi-gcc is required for this test (apt-get install gcc-arm-none-eabi)"
+    errors = []
+    with tempfile.TemporaryDirectory() as d:
+        for src in sorted(set(sources)):
+            for core, flags in ARM_TARGETS:
+                proc = subprocess.run(
+                    [cc, "-std=c99", "-O2", "-Wall", "-Wextra", "-Werror", "-Wpedantic",
+                     *flags, "-I", str(KERNEL_INCLUDE), "-c", str(FIRMWARE_DIR / src),
+                     "-o", f"{d}/k.o"], capture_output=True, text=True)
+                if proc.returncode:
+                    errors.append(f"{src} for {core}:\n{proc.stderr[-2000:]}")
+    return errors

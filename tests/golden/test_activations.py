@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tinydeploy.errors import UnsupportedError
+from tinydeploy.errors import ToolchainError, UnsupportedError
 from tinydeploy.kernels import activations
 from tinydeploy.kernels.registry import select_kernels
 from tinydeploy.model.builder import ModelBuilder
@@ -14,10 +14,10 @@ from tinydeploy.oracle import run_oracle
 
 try:
     from cases_activations import ActCase, default_cases, sweep_cases
-    from golden_ops import check
+    from golden_ops import arm_compile_errors, check
 except ImportError:  # pragma: no cover - when tests/golden is a package
     from .cases_activations import ActCase, default_cases, sweep_cases
-    from .golden_ops import check
+    from .golden_ops import arm_compile_errors, check
 
 
 def test_activation_kernels_match_tflite_micro() -> None:
@@ -62,7 +62,7 @@ def _logistic_model(out_zp: int) -> bytes:
 
 def test_logistic_with_other_output_zero_point_is_rejected_like_tflm() -> None:
     model = _logistic_model(0)
-    with pytest.raises(Exception):
+    with pytest.raises(ToolchainError):
         run_oracle(model, [np.zeros(8, np.int8)])   # TFLM refuses it at Prepare too
     with pytest.raises(UnsupportedError, match="zero point is 0"):
         select_kernels(load_tflite(model))
@@ -84,3 +84,10 @@ def test_float_activation_is_rejected_with_reason() -> None:
     b.op("RELU", [x], [y])
     with pytest.raises(UnsupportedError, match="FLOAT32, not INT8"):
         select_kernels(load_tflite(b.build([x], [y])))
+
+
+@pytest.mark.target
+def test_activations_kernels_build_for_cortex_m_without_warnings() -> None:
+    errors = arm_compile_errors(
+        ["kernels/ref/td_lut_s8_ref.c"])
+    assert not errors, "\n".join(errors)

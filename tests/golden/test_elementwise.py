@@ -19,7 +19,7 @@ try:
         default_convert_cases,
         sweep_cases,
     )
-    from golden_ops import check
+    from golden_ops import arm_compile_errors, check
 except ImportError:  # pragma: no cover - when tests/golden is a package
     from .cases_elementwise import (
         BinaryCase,
@@ -27,7 +27,7 @@ except ImportError:  # pragma: no cover - when tests/golden is a package
         default_convert_cases,
         sweep_cases,
     )
-    from .golden_ops import check
+    from .golden_ops import arm_compile_errors, check
 
 
 def test_add_mul_match_tflite_micro() -> None:
@@ -90,3 +90,11 @@ def test_tanh_fused_activation_is_rejected() -> None:
     c = BinaryCase("MUL", (4,), (4,), (0.1, 0), (0.1, 0), (0.2, 0), Activation.TANH)
     with pytest.raises(UnsupportedError, match="TANH"):
         select_kernels(load_tflite(c.build().model))
+
+
+@pytest.mark.target
+def test_elementwise_kernels_build_for_cortex_m_without_warnings() -> None:
+    errors = arm_compile_errors(
+        ["kernels/ref/td_add_s8_ref.c", "kernels/ref/td_mul_s8_ref.c",
+         "kernels/ref/td_quantize_f32_ref.c", "kernels/ref/td_dequantize_s8_ref.c"])
+    assert not errors, "\n".join(errors)

@@ -20,10 +20,10 @@ from tinydeploy.model.loader import load_tflite
 
 try:
     from cases_recurrent import SvdfCase, default_cases
-    from golden_ops import check, compare
+    from golden_ops import arm_compile_errors, check, compare
 except ImportError:  # pragma: no cover - when tests/golden is a package
     from .cases_recurrent import SvdfCase, default_cases
-    from .golden_ops import check, compare
+    from .golden_ops import arm_compile_errors, check, compare
 
 STEPS = 12
 
@@ -127,3 +127,10 @@ def test_lstm_is_reported_unsupported() -> None:
     from tinydeploy.kernels.registry import is_supported
 
     assert not is_supported("UNIDIRECTIONAL_SEQUENCE_LSTM")
+
+
+@pytest.mark.target
+def test_svdf_kernels_build_for_cortex_m_without_warnings() -> None:
+    errors = arm_compile_errors(
+        ["kernels/ref/td_svdf_s8_s16_ref.c", "kernels/ref/td_svdf_s8_s8_ref.c"])
+    assert not errors, "\n".join(errors)

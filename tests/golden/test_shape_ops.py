@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tinydeploy.errors import UnsupportedError
+from tinydeploy.errors import ToolchainError, UnsupportedError
 from tinydeploy.kernels.registry import select_kernels
 from tinydeploy.kernels.shape_ops import mean_multiplier, strided_slice_plan
 from tinydeploy.model.builder import ModelBuilder
@@ -15,10 +15,10 @@ from tinydeploy.oracle import run_oracle
 
 try:
     from cases_shape_ops import ConcatCase, MeanCase, SliceCase, default_cases, sweep_cases
-    from golden_ops import check
+    from golden_ops import arm_compile_errors, check
 except ImportError:  # pragma: no cover - when tests/golden is a package
     from .cases_shape_ops import ConcatCase, MeanCase, SliceCase, default_cases, sweep_cases
-    from .golden_ops import check
+    from .golden_ops import arm_compile_errors, check
 
 
 def test_shape_ops_match_tflite_micro() -> None:
@@ -70,7 +70,7 @@ def test_concatenation_with_different_quantization_is_rejected_like_tflm() -> No
     y = b.tensor("y", (2, 6), "int8", scale=0.1, zero_point=0)
     b.op("CONCATENATION", [x0, x1], [y], ConcatenationOptions(1))
     model = b.build([x0, x1], [y])
-    with pytest.raises(Exception):
+    with pytest.raises(ToolchainError):
         run_oracle(model, [np.zeros((2, 3), np.int8)] * 2)   # TFLM refuses it at Prepare
     with pytest.raises(UnsupportedError, match="identical quantization"):
         select_kernels(load_tflite(model))
@@ -103,3 +103,11 @@ def test_shrink_axis_with_negative_stride_is_rejected() -> None:
     c = SliceCase((3, 4), (-1, 0), (0, 4), (-1, 1), 0, 0, 1)
     with pytest.raises(UnsupportedError, match="negative stride"):
         select_kernels(load_tflite(c.build().model))
+
+
+@pytest.mark.target
+def test_shape_ops_kernels_build_for_cortex_m_without_warnings() -> None:
+    errors = arm_compile_errors(
+        ["kernels/ref/td_pad_s8_ref.c", "kernels/ref/td_concatenation_s8_ref.c",
+         "kernels/ref/td_strided_slice_s8_ref.c", "kernels/ref/td_mean_s8_ref.c"])
+    assert not errors, "\n".join(errors)

@@ -44,7 +44,7 @@ LUT_SOURCE = "kernels/ref/td_lut_s8_ref.c"
 INT8_INPUTS = tuple(range(-128, 128))
 
 
-def _f32(x: float) -> float:
+def _f32(x: float | np.floating) -> float:
     """Round to float32 (the precision TFLite stores and often computes scales in)."""
     return float(np.float32(x))
 

@@ -50,7 +50,7 @@ def broadcast_shape(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...] |
     aa = (1,) * (n - len(a)) + tuple(a)
     bb = (1,) * (n - len(b)) + tuple(b)
     out = []
-    for x, y in zip(aa, bb):
+    for x, y in zip(aa, bb, strict=True):
         if x != y and x != 1 and y != 1:
             return None
         out.append(y if x == 1 else x)

@@ -76,6 +76,7 @@ def _svdf_reason(graph: Graph, op: Operator, state_dtype: DType) -> str | None:
     if bias.dtype is not DType.INT32 or not bias.is_constant:
         return f"bias '{bias.name}' must be a constant int32 tensor"
     bias_scale = bias.quant.scale[0] if bias.quant is not None and bias.quant.scale else 0.0
+    assert state.quant is not None and wt.quant is not None
     expected = f32(f32(state.quant.scale[0]) * f32(wt.quant.scale[0]))
     if abs(f32(bias_scale) - expected) >= 1e-5:
         return (f"bias '{bias.name}' scale {bias_scale:g} is not state scale * time weights "
