@@ -47,22 +47,22 @@ typedef struct {
 
 /* ---- DEPTHWISE_CONV_2D (td_dwconv2d_s8_ref) ------------------------------------------ */
 typedef struct {
-    int32_t batches;
-    int32_t in_h, in_w, in_c;
-    int32_t out_h, out_w;
+    int32_t batches;        /* [in] N >= 1 */
+    int32_t in_h, in_w, in_c; /* [in] input height/width/channels >= 1 */
+    int32_t out_h, out_w;   /* [in] output height/width >= 1 (computed on the host) */
     int32_t out_c;          /* [in] in_c * depth_multiplier */
-    int32_t depth_multiplier; /* [in] >= 1 */
-    int32_t filter_h, filter_w;
-    int32_t stride_h, stride_w;
-    int32_t dilation_h, dilation_w;
-    int32_t pad_h, pad_w;
-    int32_t input_offset;
-    int32_t output_offset;
-    int32_t act_min, act_max;
+    int32_t depth_multiplier; /* [in] >= 1; output channel o reads input channel o / M */
+    int32_t filter_h, filter_w; /* [in] kernel size >= 1 */
+    int32_t stride_h, stride_w;     /* [in] >= 1 */
+    int32_t dilation_h, dilation_w; /* [in] >= 1 */
+    int32_t pad_h, pad_w;   /* [in] top/left padding >= 0 */
+    int32_t input_offset;   /* [in] -input_zero_point, in [-127, 128] */
+    int32_t output_offset;  /* [in] output_zero_point, in [-128, 127] */
+    int32_t act_min, act_max; /* [in] -128 <= act_min <= act_max <= 127 */
     const int8_t *filter;   /* [in] [filter_h][filter_w][out_c] (TFLite's [1, H, W, C*M]) */
-    const int32_t *bias;    /* [in] [out_c], or NULL */
-    const int32_t *mult;    /* [in] [out_c] */
-    const int32_t *shift;   /* [in] [out_c] */
+    const int32_t *bias;    /* [in] [out_c], or NULL for no bias */
+    const int32_t *mult;    /* [in] [out_c] per-channel multipliers */
+    const int32_t *shift;   /* [in] [out_c] per-channel shifts */
 } td_dwconv2d_params_t;
 
 /* ---- FULLY_CONNECTED (td_fully_connected_s8_ref) ------------------------------------- */
@@ -72,8 +72,8 @@ typedef struct {
     int32_t out_c;          /* [in] output features per row */
     int32_t input_offset;   /* [in] -input_zero_point */
     int32_t filter_offset;  /* [in] -filter_zero_point (0 for symmetric int8 weights) */
-    int32_t output_offset;  /* [in] output_zero_point */
-    int32_t act_min, act_max;
+    int32_t output_offset;  /* [in] output_zero_point, in [-128, 127] */
+    int32_t act_min, act_max; /* [in] -128 <= act_min <= act_max <= 127 */
     const int8_t *filter;   /* [in] [out_c][accum_depth] */
     const int32_t *bias;    /* [in] [out_c], or NULL */
     const int32_t *mult;    /* [in] [out_c] (per-tensor models repeat one value) */
@@ -82,13 +82,13 @@ typedef struct {
 
 /* ---- AVERAGE_POOL_2D / MAX_POOL_2D (td_avgpool2d_s8_ref, td_maxpool2d_s8_ref) -------- */
 typedef struct {
-    int32_t batches;
-    int32_t in_h, in_w;
-    int32_t channels;       /* [in] input channels = output channels */
-    int32_t out_h, out_w;
-    int32_t filter_h, filter_w;
-    int32_t stride_h, stride_w;
-    int32_t pad_h, pad_w;
+    int32_t batches;        /* [in] N >= 1 */
+    int32_t in_h, in_w;     /* [in] input height/width >= 1 */
+    int32_t channels;       /* [in] input channels = output channels >= 1 */
+    int32_t out_h, out_w;   /* [in] output height/width >= 1 (computed on the host) */
+    int32_t filter_h, filter_w; /* [in] window size >= 1 (may exceed the input) */
+    int32_t stride_h, stride_w; /* [in] >= 1 */
+    int32_t pad_h, pad_w;   /* [in] top/left padding >= 0; padded taps are not counted */
     int32_t act_min, act_max; /* [in] clamp of the int8 result (input/output quant equal) */
 } td_pool2d_params_t;
 
