@@ -1,4 +1,5 @@
-"""The C audio front end (host build, via ctypes) against the numpy reference of docs/frontend.md."""
+"""The C audio front end (host build, via ctypes) against the numpy reference of
+docs/frontend.md."""
 
 from __future__ import annotations
 
@@ -54,7 +55,8 @@ def test_c_mfcc_close_to_numpy_reference(fe: HostFrontend, seed: int) -> None:
     assert c.shape == r.shape == (49, 10)
     err = np.abs(c - r)
     # float32 through a 1024-point FFT and a log: errors ~1e-5 on values of magnitude ~10
-    assert err.max() < 2e-3, f"max abs error {err.max()} at {np.unravel_index(err.argmax(), err.shape)}"
+    worst = np.unravel_index(err.argmax(), err.shape)
+    assert err.max() < 2e-3, f"max abs error {err.max()} at {worst}"
 
 
 def test_silence_hits_the_log_floor(fe: HostFrontend) -> None:

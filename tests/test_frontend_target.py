@@ -39,6 +39,6 @@ def test_device_features_are_byte_identical_to_host(machine: str, n: int) -> Non
     host_f = host.features(clips)
     host_q = host.features_s8(clips, quant)
     bad = np.nonzero(dev_f.view(np.uint32) != host_f.view(np.uint32))
-    assert bad[0].size == 0, f"float mismatches at {list(zip(*bad))[:5]}"
+    assert bad[0].size == 0, f"float mismatches at {list(zip(*bad, strict=True))[:5]}"
     assert (dev_q == host_q).all()
     assert len(np.unique(host_q)) > 50      # the clips exercise a wide range of codes

@@ -219,8 +219,8 @@ def test_synthetic_split_by_speaker(tiny: Dataset) -> None:
 def test_export_then_load_keeps_the_clips(tiny: Dataset, tmp_path: Path) -> None:
     export_speech_commands(tiny, tmp_path)
     ds = load_speech_commands(tmp_path, unknown_fraction=0.1, silence_fraction=0.1)
-    original = {a.tobytes() for a, lab in zip(tiny.audio, tiny.labels) if lab >= 2}
-    loaded = {a.tobytes() for a, lab in zip(ds.audio, ds.labels) if lab >= 2}
+    original = {a.tobytes() for a, lab in zip(tiny.audio, tiny.labels, strict=True) if lab >= 2}
+    loaded = {a.tobytes() for a, lab in zip(ds.audio, ds.labels, strict=True) if lab >= 2}
     assert loaded == original
     assert encode_wav(tiny.audio[0])[:4] == b"RIFF"
 

@@ -19,7 +19,7 @@ def test_build_stream_places_clips_where_it_says() -> None:
     labels = np.array([YES, 0, NO, 1, UP])          # silence and unknown are distractors
     s = build_stream(clips, labels, seed=3, noise_dbfs=-60)
     assert [w.label for w in s.words] == [YES, NO, UP]
-    for w, k in zip(s.words, (0, 2, 4)):
+    for w, k in zip(s.words, (0, 2, 4), strict=True):
         start = w.start_ms * 16
         assert w.end_ms - w.start_ms == 1000
         diff = s.audio[start:start + 16000].astype(np.int32) - clips[k]

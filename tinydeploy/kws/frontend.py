@@ -42,7 +42,8 @@ HOST_CFLAGS = (*DETERMINISTIC_CFLAGS, "-fPIC", "-shared")
 
 
 def _cache_root() -> Path:
-    return Path(os.environ.get("TINYDEPLOY_CACHE", Path(tempfile.gettempdir()) / "tinydeploy"))
+    default = Path(tempfile.gettempdir()) / "tinydeploy-cache"
+    return Path(os.environ.get("TINYDEPLOY_CACHE", default))
 
 
 def write_frontend_header(cfg: FrontendConfig, directory: Path) -> Path:

@@ -19,7 +19,7 @@ import hashlib
 import json
 import math
 from dataclasses import asdict, dataclass, field
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
 
 import numpy as np
@@ -27,7 +27,7 @@ import numpy as np
 from tinydeploy.errors import InputDataError
 
 
-class FeatureKind(str, Enum):
+class FeatureKind(StrEnum):
     MFCC = "mfcc"
     LOG_MEL = "log_mel"
 

@@ -124,7 +124,7 @@ def build_stream(clips: np.ndarray, labels: np.ndarray, *, seed: int = 0,
     words: list[Word] = []
     pos = 0
     noise_rms = 10 ** (noise_dbfs / 20) * 32768
-    for clip, lab in zip(clips, labels):
+    for clip, lab in zip(clips, labels, strict=True):
         gap = int(rng.uniform(*gap_s) * 1000) * sample_rate // 1000    # whole milliseconds
         pieces.append(rng.normal(0, noise_rms, gap))
         pos += gap
@@ -279,7 +279,7 @@ def stream_to_device(session: Any, audio: np.ndarray, *, realtime: bool = False,
     from tinydeploy.link.messages import Audio, Done, Event, MsgType, Profile
 
     dets: list[Detection] = []
-    stats = {"runs": 0, "min": None, "max": 0, "total": 0, "fe": 0, "model": 0, "unit": ""}
+    runs, lo, hi, total, fe, model, unit = 0, -1, 0, 0, 0, 0, ""
 
     def take(msg: Any) -> None:
         if isinstance(msg, Event):
@@ -289,7 +289,13 @@ def stream_to_device(session: Any, audio: np.ndarray, *, realtime: bool = False,
                 on_detection(d)
 
     prev = session.on_message
-    session.on_message = lambda m, seq: (take(m), prev(m, seq) if prev else None)
+
+    def hook(m: Any, seq: int) -> None:
+        take(m)
+        if prev:
+            prev(m, seq)
+
+    session.on_message = hook
     x = np.ascontiguousarray(audio, dtype="<i2")
     t0 = time.monotonic()
     try:
@@ -303,20 +309,17 @@ def stream_to_device(session: Any, audio: np.ndarray, *, realtime: bool = False,
                                       MsgType.ACK)
             for m in replies:
                 if isinstance(m, Done):
-                    stats["runs"] += m.runs
-                    stats["min"] = m.min if stats["min"] is None else min(stats["min"], m.min)
-                    stats["max"] = max(stats["max"], m.max)
-                    stats["total"] += m.total
-                    stats["unit"] = m.unit
+                    runs += m.runs
+                    lo = m.min if lo < 0 else min(lo, m.min)
+                    hi = max(hi, m.max)
+                    total += m.total
+                    unit = m.unit
                 elif isinstance(m, Profile) and len(m.counts) >= 2:
-                    stats["fe"] += m.counts[0]
-                    stats["model"] += m.counts[1]
+                    fe += m.counts[0]
+                    model += m.counts[1]
                 else:
                     take(m)
     finally:
         session.on_message = prev
-    runs = int(stats["runs"])
-    return DeviceStreamResult(tuple(dets), runs, int(stats["min"] or 0), int(stats["max"]),
-                              stats["total"] / runs if runs else 0.0, int(stats["fe"]),
-                              int(stats["model"]), str(stats["unit"]),
-                              time.monotonic() - t0)
+    return DeviceStreamResult(tuple(dets), runs, max(lo, 0), hi, total / runs if runs else 0.0,
+                              fe, model, unit, time.monotonic() - t0)

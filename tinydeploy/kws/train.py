@@ -148,26 +148,27 @@ def train_kws(ds: Dataset, out_dir: Path, cfg: TrainConfig | None = None,
               log: Log = print) -> TrainResult:
     """Train, quantize and evaluate; writes ``dscnn_int8.tflite``, ``labels.txt`` and
     ``frontend.json`` into ``out_dir``."""
-    cfg = cfg or TrainConfig()
+    tc = cfg or TrainConfig()
     secs: dict[str, float] = {}
     t0 = time.time()
     fcfg, feats = make_features(ds)
     secs["features"] = time.time() - t0
     log(f"features: {feats.shape} in {secs['features']:.1f} s")
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")    # one summation order, reproducible
     import tensorflow as tf
 
-    tf.config.threading.set_intra_op_parallelism_threads(cfg.threads)
+    tf.config.threading.set_intra_op_parallelism_threads(tc.threads)
     tf.config.threading.set_inter_op_parallelism_threads(1)
-    tf.keras.utils.set_random_seed(cfg.seed)
+    tf.keras.utils.set_random_seed(tc.seed)
     tf.config.experimental.enable_op_determinism()
 
     x = feats[..., None].astype(np.float32)
     y = ds.labels.astype(np.int64)
     tr, va, te = (ds.split == int(s) for s in (Split.TRAIN, Split.VALIDATION, Split.TEST))
-    model = build_dscnn(tf, fcfg.shape, len(LABELS), cfg)
-    steps = int(np.ceil(tr.sum() / cfg.batch)) * cfg.epochs
-    sched = tf.keras.optimizers.schedules.CosineDecay(cfg.learning_rate, steps, alpha=0.02)
+    model = build_dscnn(tf, fcfg.shape, len(LABELS), tc)
+    steps = int(np.ceil(tr.sum() / tc.batch)) * tc.epochs
+    sched = tf.keras.optimizers.schedules.CosineDecay(tc.learning_rate, steps, alpha=0.02)
     model.compile(optimizer=tf.keras.optimizers.Adam(sched),
                   loss="sparse_categorical_crossentropy", metrics=["accuracy"])
     t0 = time.time()
@@ -175,11 +176,11 @@ def train_kws(ds: Dataset, out_dir: Path, cfg: TrainConfig | None = None,
     class _Progress(tf.keras.callbacks.Callback):
         def on_epoch_end(self, epoch: int, logs: dict | None = None) -> None:
             logs = logs or {}
-            log(f"epoch {epoch + 1}/{cfg.epochs}: loss {logs.get('loss', 0):.3f} "
+            log(f"epoch {epoch + 1}/{tc.epochs}: loss {logs.get('loss', 0):.3f} "
                 f"acc {logs.get('accuracy', 0):.3f} val_acc {logs.get('val_accuracy', 0):.3f}"
                 f" ({time.time() - t0:.0f} s)")
 
-    model.fit(x[tr], y[tr], batch_size=cfg.batch, epochs=cfg.epochs, shuffle=True,
+    model.fit(x[tr], y[tr], batch_size=tc.batch, epochs=tc.epochs, shuffle=True,
               validation_data=(x[va], y[va]), verbose=0, callbacks=[_Progress()])
     secs["train"] = time.time() - t0
     float_acc = {}
@@ -189,8 +190,8 @@ def train_kws(ds: Dataset, out_dir: Path, cfg: TrainConfig | None = None,
 
     out_dir.mkdir(parents=True, exist_ok=True)
     model_path = out_dir / "dscnn_int8.tflite"
-    rng = np.random.default_rng(cfg.seed)
-    calib_idx = np.sort(rng.choice(np.nonzero(tr)[0], size=min(cfg.calibration_samples,
+    rng = np.random.default_rng(tc.seed)
+    calib_idx = np.sort(rng.choice(np.nonzero(tr)[0], size=min(tc.calibration_samples,
                                                                 int(tr.sum())), replace=False))
     t0 = time.time()
     with tempfile.TemporaryDirectory(prefix="td-kws-") as tmp:
@@ -221,6 +222,10 @@ def train_kws(ds: Dataset, out_dir: Path, cfg: TrainConfig | None = None,
                        float_accuracy=float_acc, int8_accuracy=int8_acc,
                        per_class_int8=per_class, counts=ds.counts(),
                        params=int(model.count_params()), seconds=secs)
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.2f} %"
 
 
 def readme_text(res: TrainResult, command: str, synth: SynthConfig | None,
@@ -264,8 +269,8 @@ tflite-micro interpreter, fed with the int8 features the device computes
 
 | split | float | INT8 (tflite-micro) |
 |---|---:|---:|
-| validation | {100 * res.float_accuracy['validation']:.2f} % | {100 * res.int8_accuracy['validation']:.2f} % |
-| test (unseen speakers) | {100 * res.float_accuracy['test']:.2f} % | {100 * res.int8_accuracy['test']:.2f} % |
+| validation | {_pct(res.float_accuracy['validation'])} | {_pct(res.int8_accuracy['validation'])} |
+| test (unseen speakers) | {_pct(res.float_accuracy['test'])} | {_pct(res.int8_accuracy['test'])} |
 
 Clips per label and INT8 test accuracy per label:
 

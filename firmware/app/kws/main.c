@@ -28,6 +28,13 @@
 #include "td_link_model.h"
 #include "td_platform.h"
 
+/* Overrides of the TD_KWS_* settings below, rendered by tinydeploy/kws/device.py */
+#if defined(__has_include)
+#if __has_include(<td_kws_config.h>)
+#include <td_kws_config.h>
+#endif
+#endif
+
 #ifndef TD_KWS_RING_SAMPLES
 #define TD_KWS_RING_SAMPLES TD_FE_CLIP_SAMPLES
 #endif

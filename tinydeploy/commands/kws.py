@@ -1,0 +1,267 @@
+"""kws: keyword spotting end to end (data, training, streaming audio to a device, scoring)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+NAME = "kws"
+HELP = "keyword spotting: make data, train the DS-CNN, stream audio to a device, score"
+DESCRIPTION = """\
+Keyword spotting with the C audio front end (firmware/frontend) and the kws device app.
+
+  tinydeploy kws data --per-class 1000 -o data/kws/synth.npz     synthetic espeak-ng set
+  tinydeploy kws train --data data/kws/synth.npz -o models/kws     DS-CNN -> INT8 .tflite
+  tinydeploy kws stream a.wav b.wav --board mps2-an386             detections, live
+  tinydeploy kws score --data data/kws/synth.npz --board mps2-an386 --words 20
+                                                     hits, misses, false alarms per hour
+
+stream and score build the kws app for the model (its frontend.json beside it), start the
+board (QEMU for emulated boards; --port for a flashed real board) and send AUDIO frames,
+at real time with --realtime or as fast as the link allows. --simulate runs the same
+pipeline on the host instead (C front end, tflite-micro, the detector's twin)."""
+
+DEFAULT_MODEL = Path(__file__).resolve().parent.parent.parent / "models" / "kws" / \
+    "dscnn_int8.tflite"
+
+
+def _detector_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--model", type=Path, default=DEFAULT_MODEL, help="INT8 KWS .tflite")
+    p.add_argument("--frontend", type=Path, default=None,
+                   help="front-end config (default: frontend.json beside the model)")
+    p.add_argument("--board", help="board id (required unless --simulate)")
+    p.add_argument("--emulate", action="store_true",
+                   help="run a real board's firmware on its emulated stand-in")
+    p.add_argument("--port", help="serial port of a flashed real board")
+    p.add_argument("--simulate", action="store_true",
+                   help="run the front end, model and detector on the host instead")
+    p.add_argument("-o", "--output", type=Path, default=None, help="build folder")
+    p.add_argument("--threshold", type=float, default=0.6)
+    p.add_argument("--avg-windows", type=int, default=8)
+    p.add_argument("--suppress-ms", type=int, default=1000)
+    p.add_argument("--infer-every", type=int, default=1,
+                   help="frames (20 ms strides) between inferences")
+    p.add_argument("--json", action="store_true", help="machine-readable output on stdout")
+
+
+def configure(p: argparse.ArgumentParser) -> None:
+    sub = p.add_subparsers(dest="kws_command", metavar="SUBCOMMAND", required=True)
+    d = sub.add_parser("data", help="render the synthetic set (or read Speech Commands)")
+    d.add_argument("--per-class", type=int, default=1000)
+    d.add_argument("--seed", type=int, default=0)
+    d.add_argument("--workers", type=int, default=2)
+    d.add_argument("--speech-commands", type=Path, help="a Speech Commands v0.02 tree")
+    d.add_argument("-o", "--output", type=Path, required=True, help="dataset .npz")
+    d.add_argument("--json", action="store_true")
+
+    t = sub.add_parser("train", help="train and quantize the DS-CNN")
+    t.add_argument("--data", type=Path, help="dataset .npz (default: render a synthetic set)")
+    t.add_argument("--per-class", type=int, default=1000)
+    t.add_argument("--seed", type=int, default=0)
+    t.add_argument("--epochs", type=int, default=12)
+    t.add_argument("-o", "--output", type=Path, required=True, help="output folder")
+    t.add_argument("--json", action="store_true")
+
+    s = sub.add_parser("stream", help="send WAV files to a device, print detections")
+    s.add_argument("wavs", type=Path, nargs="+", metavar="WAV")
+    s.add_argument("--realtime", action="store_true", help="pace the audio at real time")
+    _detector_args(s)
+
+    c = sub.add_parser("score", help="a long stream of test clips: hits, misses, FA/hour")
+    c.add_argument("--data", type=Path, required=True, help="dataset .npz (its test split)")
+    c.add_argument("--words", type=int, default=40, help="test clips in the stream")
+    c.add_argument("--seed", type=int, default=0)
+    c.add_argument("--tolerance-ms", type=int, default=1000)
+    c.add_argument("--realtime", action="store_true")
+    _detector_args(c)
+
+
+def run(args: argparse.Namespace) -> int:
+    return {"data": _data, "train": _train, "stream": _stream, "score": _score}[
+        args.kws_command](args)
+
+
+def _log(args: argparse.Namespace) -> Any:
+    from tinydeploy.report.output import stderr
+
+    return lambda msg: stderr.print(msg)
+
+
+def _data(args: argparse.Namespace) -> int:
+    from tinydeploy.kws.data import SynthConfig, generate_synthetic, load_speech_commands
+    from tinydeploy.report.output import emit_json, stdout
+
+    if args.speech_commands:
+        ds = load_speech_commands(args.speech_commands, seed=args.seed)
+    else:
+        ds = generate_synthetic(SynthConfig(per_class=args.per_class, seed=args.seed,
+                                            workers=args.workers))
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+    ds.save(args.output)
+    if args.json:
+        emit_json({"output": str(args.output), "clips": len(ds), "counts": ds.counts()})
+    else:
+        stdout.print(f"{len(ds)} clips -> {args.output}")
+        for split, c in ds.counts().items():
+            stdout.print(f"  {split:10s} " + " ".join(f"{k}:{v}" for k, v in c.items()))
+    return 0
+
+
+def _train(args: argparse.Namespace) -> int:
+    from tinydeploy.kws.data import Dataset, SynthConfig
+    from tinydeploy.kws.train import TrainConfig, readme_text, synthetic_dataset, train_kws
+    from tinydeploy.report.output import emit_json, stdout
+
+    synth = None
+    if args.data:
+        ds = Dataset.load(args.data)
+    else:
+        synth = SynthConfig(per_class=args.per_class, seed=args.seed)
+        ds = synthetic_dataset(synth, None, _log(args))
+    tcfg = TrainConfig(epochs=args.epochs, seed=args.seed)
+    res = train_kws(ds, args.output, tcfg, _log(args))
+    cmd = "tinydeploy kws " + " ".join(sys.argv[2:]) if len(sys.argv) > 2 else \
+        "tinydeploy kws train"
+    (args.output / "README.md").write_text(readme_text(res, cmd, synth, tcfg))
+    summary = {"model": str(res.model_path), "sha256": res.sha256, "bytes": res.size_bytes,
+               "float_accuracy": res.float_accuracy, "int8_accuracy": res.int8_accuracy}
+    if args.json:
+        emit_json(summary)
+    else:
+        stdout.print(f"{res.model_path}: float test {100 * res.float_accuracy['test']:.2f} %, "
+                     f"INT8 test {100 * res.int8_accuracy['test']:.2f} % "
+                     f"({res.size_bytes} bytes)")
+    return 0
+
+
+def _detector(args: argparse.Namespace) -> Any:
+    from tinydeploy.kws.stream import DetectorConfig
+
+    return DetectorConfig(avg_windows=args.avg_windows, threshold=args.threshold,
+                          suppress_ms=args.suppress_ms, infer_every=args.infer_every)
+
+
+def _run_audio(args: argparse.Namespace, audio: Any, on_detection: Any) -> tuple[list, Any]:
+    """Detections for ``audio`` from the device (or the host simulation) and device stats."""
+    from tinydeploy.errors import InputDataError
+    from tinydeploy.kws.device import build_kws_firmware, frontend_config_for
+    from tinydeploy.kws.stream import simulate_stream, stream_to_device
+
+    if not args.model.exists():
+        raise InputDataError(f"{args.model}: no such model",
+                             hint="train one with `tinydeploy kws train`")
+    fcfg = frontend_config_for(args.model, args.frontend)
+    det = _detector(args)
+    if args.simulate:
+        events = simulate_stream(audio, args.model.read_bytes(), fcfg, det)
+        for e in events:
+            on_detection(e)
+        return events, None
+    if not args.board:
+        raise InputDataError("--board is required (or --simulate)",
+                             hint="e.g. --board mps2-an386")
+    from tinydeploy.boards import get_board
+    from tinydeploy.flash.runner import Firmware
+    from tinydeploy.link.connect import connect
+
+    board = get_board(args.board)
+    out = args.output or Path("build") / f"kws-{board.id}{'-emulated' if args.emulate else ''}"
+    if not args.json:
+        _log(args)(f"building the kws app for {board.id} -> {out}")
+    build_kws_firmware(args.model, board, out, det, fcfg, emulate=args.emulate)
+    fw = Firmware.from_build_dir(out)
+    with connect(fw, port=args.port) as conn:
+        res = stream_to_device(conn.session, audio, realtime=args.realtime,
+                               on_detection=on_detection)
+    return list(res.detections), res
+
+
+def _label_names(model: Path) -> list[str]:
+    from tinydeploy.kws.data import LABELS
+
+    p = model.with_name("labels.txt")
+    return p.read_text().split() if p.exists() else list(LABELS)
+
+
+def _stream(args: argparse.Namespace) -> int:
+    import numpy as np
+
+    from tinydeploy.kws.wav import read_wav
+    from tinydeploy.report.output import emit_json, stdout
+
+    names = _label_names(args.model)
+    clips = [read_wav(w) for w in args.wavs]
+    offsets = np.cumsum([0] + [c.size for c in clips])
+    audio = np.concatenate(clips)
+
+    def where(ms: int) -> str:
+        i = int(np.searchsorted(offsets, ms * 16, side="right")) - 1
+        i = min(max(i, 0), len(args.wavs) - 1)
+        return f"{args.wavs[i].name} +{ms - offsets[i] // 16} ms"
+
+    def show(d: Any) -> None:
+        if not args.json:
+            stdout.print(f"{d.time_ms:8d} ms  {names[d.label]:10s} score {d.score:.3f}  "
+                         f"({where(d.time_ms)})")
+
+    events, res = _run_audio(args, audio, show)
+    if args.json:
+        emit_json({"detections": [{"label": names[d.label], "index": d.label,
+                                   "score": d.score, "time_ms": d.time_ms,
+                                   "where": where(d.time_ms)} for d in events],
+                   "device": _device_json(res)})
+    elif res is not None:
+        stdout.print(_device_text(res))
+    return 0
+
+
+def _device_json(res: Any) -> dict[str, Any] | None:
+    if res is None:
+        return None
+    return {"windows": res.windows, "unit": res.unit, "per_window_min": res.per_window_min,
+            "per_window_max": res.per_window_max, "per_window_mean": res.per_window_mean,
+            "frontend_total": res.frontend_total, "model_total": res.model_total,
+            "seconds": res.seconds}
+
+
+def _device_text(res: Any) -> str:
+    if not res.windows:
+        return "no inference window completed (less than 1 s of audio?)"
+    fe = res.frontend_total / res.windows
+    return (f"{res.windows} windows: {res.per_window_mean:,.0f} {res.unit} per window "
+            f"(min {res.per_window_min:,}, max {res.per_window_max:,}; front end "
+            f"{fe:,.0f}, model {res.model_total / res.windows:,.0f}), {res.seconds:.1f} s")
+
+
+def _score(args: argparse.Namespace) -> int:
+    import numpy as np
+
+    from tinydeploy.errors import InputDataError
+    from tinydeploy.kws.data import Dataset, Split
+    from tinydeploy.kws.stream import build_stream, score_stream
+    from tinydeploy.report.output import emit_json, stdout
+
+    ds = Dataset.load(args.data).subset(Split.TEST)
+    if len(ds) == 0:
+        raise InputDataError(f"{args.data}: no test clips")
+    rng = np.random.default_rng(args.seed)
+    idx = np.sort(rng.choice(len(ds), size=min(args.words, len(ds)), replace=False))
+    idx = rng.permutation(idx)
+    stream = build_stream(ds.audio[idx], ds.labels[idx], seed=args.seed)
+    events, res = _run_audio(args, stream.audio, lambda d: None)
+    sc = score_stream(events, stream.words, stream.hours, args.tolerance_ms)
+    if args.json:
+        emit_json({**sc.as_dict(), "seconds_of_audio": stream.audio.size / 16000,
+                   "device": _device_json(res)})
+    else:
+        d = sc.as_dict()
+        stdout.print(f"{stream.audio.size / 16000:.0f} s of audio, {sc.words} keywords: "
+                     f"{sc.hits} hits ({100 * sc.hit_rate:.1f} %), {sc.misses} misses, "
+                     f"{sc.false_alarms} false alarms ({sc.false_alarms_per_hour:.1f} per hour,"
+                     f" {sc.substitutions} wrong labels), median latency "
+                     f"{d['median_latency_ms']} ms")
+        if res is not None:
+            stdout.print(_device_text(res))
+    return 0
