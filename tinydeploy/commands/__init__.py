@@ -21,6 +21,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "boards",
     "flash",
     "monitor",
+    "kws",
 )
 
 
