@@ -9,8 +9,11 @@ only a declared in-place pair may share bytes (at the same offset, the source dy
 
 from __future__ import annotations
 
+import importlib.util
 import random
 from dataclasses import dataclass, field, replace
+from pathlib import Path
+from types import ModuleType
 
 import numpy as np
 import pytest
@@ -198,9 +201,27 @@ STAGGERED = [Buffer("A", 64, 0, 1), Buffer("B", 32, 1, 2), Buffer("C", 64, 2, 3)
 STAGGERED_ARENA = 96
 
 
+# Where both greedy orders fail. Live: t0 B+C = 80, t1 A+C = 48, t2 and t3 A+D = 80.
+#   greedy-size: D(64)@0, B(48)@0, C(32)@48 (above B), A(16)@80 (above C and D) -> 96.
+#   greedy-conflicts (A and C conflict twice): C@0, A@32, D@48, B@32 -> 112.
+#   best: A against D, C against B (or the mirror image):
+#
+#   80 +----+--------------+
+#      |    |      A       |
+#   64 | B  +----+---------+
+#      |    |    |         |
+#   32 +----+    |    D    |
+#      |    C    |         |
+#    0 +---------+---------+
+#       t0   t1   t2   t3
+TRAP = [Buffer("A", 16, 1, 3), Buffer("B", 48, 0, 0), Buffer("C", 32, 0, 1),
+        Buffer("D", 64, 2, 3)]
+TRAP_ARENA = {"greedy-size": 96, "greedy-conflicts": 112, "optimal": 80, "auto": 80}
+
+
 def fixed_cases() -> list[tuple[str, list[Buffer]]]:
     rng = random.Random(7)
-    cases = [("chain", CHAIN), ("residual", RESIDUAL), ("staggered", STAGGERED),
+    cases = [("chain", CHAIN), ("residual", RESIDUAL), ("staggered", STAGGERED), ("trap", TRAP),
              ("empty", []), ("single", [Buffer("only", 10, 0, 0)]),
              ("zero-size", [Buffer("z", 0, 0, 1), Buffer("a", 16, 0, 1)])]
     for n in range(12):
@@ -237,6 +258,44 @@ def test_hand_computed(algorithm: str) -> None:
         assert st_plan.arena_bytes == STAGGERED_ARENA == st_plan.lower_bound_bytes
         assert st_plan.offset("A") == st_plan.offset("C") == 0
         assert st_plan.offset("B") == 64
+
+
+def test_search_beats_both_greedy_orders() -> None:
+    for algorithm, arena in TRAP_ARENA.items():
+        plan = plan_arena(TRAP, algorithm=algorithm)
+        assert plan.arena_bytes == arena and plan.lower_bound_bytes == 80
+    plan = plan_arena(TRAP)
+    assert plan.algorithm == "optimal" and plan.optimal
+    check_contract(TRAP, plan)
+    # A must sit against D (t2, t3) and C against B (t0), at opposite ends of the arena.
+    assert abs(plan.offset("A") - plan.offset("D")) in (16, 64)
+    assert abs(plan.offset("C") - plan.offset("B")) in (32, 48)
+    assert [t.algorithm for t in plan.trials] == ["greedy-size", "greedy-conflicts", "optimal"]
+
+
+def _bench() -> ModuleType:
+    path = Path(__file__).resolve().parent.parent / "benchmarks" / "bench_plan.py"
+    spec = importlib.util.spec_from_file_location("bench_plan", path)
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_benchmark_graphs() -> None:
+    """The DS-CNN needs exactly its two largest activations; on a small MobileNetV2-like
+    model both greedy orders miss the bound and the search reaches it."""
+    bench = _bench()
+    dscnn = bench.dscnn_buffers()
+    assert plan_arena(dscnn).arena_bytes == lower_bound(dscnn) == 2 * 25 * 5 * 64
+    mb = bench.mobilenet_v2_buffers(48, 1.0, False, bench.MOBILENET_SMALL, stem=8, last=0)
+    greedy = min(plan_arena(mb, algorithm=a).arena_bytes
+                 for a in ("greedy-size", "greedy-conflicts"))
+    auto = plan_arena(mb)
+    check_contract(mb, auto)
+    assert greedy > auto.arena_bytes == auto.lower_bound_bytes
+    many = bench.random_model_buffers(100, 0)
+    check_contract(many, plan_arena(many))
 
 
 def test_inplace_is_only_an_exact_overlap_and_saves_memory() -> None:

@@ -37,8 +37,10 @@ from tinydeploy.errors import BudgetError
 ALGORITHMS: tuple[str, ...] = ("auto", "greedy-size", "greedy-conflicts", "optimal")
 DEFAULT_ALIGN = 16
 # Exhaustive search limits. The node budget keeps results reproducible; the time limit is a
-# safety net for pathological inputs only.
-DEFAULT_MAX_NODES = 20_000
+# safety net for pathological inputs only. A node costs time roughly in proportion to the
+# number of units, so the default budget is SEARCH_WORK // units nodes (~0.3-1 s at most).
+SEARCH_WORK = 150_000
+MIN_NODES = 1_000
 DEFAULT_TIME_LIMIT_S = 5.0
 
 
@@ -276,21 +278,34 @@ def _greedy(units: Sequence[_Unit], conf: _Conflicts, order: Sequence[int]) -> d
 
 
 def _order_by_size(units: Sequence[_Unit]) -> list[int]:
-    """Largest first (TFLM's greedy planner); then longest-lived; ties by name."""
+    """Largest first (TFLM's greedy planner); equal sizes in time order; ties by name."""
     return sorted(range(len(units)),
-                  key=lambda i: (-units[i].size, units[i].first - units[i].last, units[i].name))
+                  key=lambda i: (-units[i].size, units[i].first, units[i].name))
 
 
 def _order_by_conflicts(units: Sequence[_Unit], conf: _Conflicts) -> list[int]:
-    """Most conflicting first (TVM USMP's greedy_by_conflicts); then largest; ties by name."""
+    """Most conflicting first (TVM USMP's greedy_by_conflicts); then largest, in time order;
+    ties by name."""
     return sorted(range(len(units)),
-                  key=lambda i: (-conf.count[i], -units[i].size, units[i].name))
+                  key=lambda i: (-conf.count[i], -units[i].size, units[i].first, units[i].name))
+
+
+def _order_by_pressure(units: Sequence[_Unit]) -> list[int]:
+    """Units live at the most crowded steps first (those steps decide the arena), then in
+    time order, then largest; ties by name. The search's branching order."""
+    live = _live_profile(units)
+    return sorted(range(len(units)),
+                  key=lambda i: (-max(live[units[i].first:units[i].last + 1]), units[i].first,
+                                 -units[i].size, units[i].name))
 
 
 class _Search:
-    """Branch and bound over first-fit placement orders.
+    """Branch and bound over first-fit placement orders, explored by limited discrepancy.
 
-    A node is a set of placed units. Each child places one more unit at its first-fit offset.
+    A node is a set of placed units. Each child places one more unit at its first-fit offset;
+    children are tried in `_order_by_pressure` order, so the first dive is that greedy order
+    and later dives depart from it at 1, 2, ... nodes (early bad choices are revisited long
+    before a plain depth-first search would get back to them).
     Bound: placing more units only removes free space, so every unplaced unit ends at or
     above its current first-fit offset; max(top, max over unplaced of first fit + size) is a
     lower bound for the subtree, as is the global lower bound. Two units not live at a common
@@ -310,7 +325,8 @@ class _Search:
         self.deadline = time.monotonic() + time_limit_s
         self.nodes = 0
         self.stopped = False
-        self.rank = {i: r for r, i in enumerate(_order_by_size(units))}
+        self.cut = False
+        self.rank = {i: r for r, i in enumerate(_order_by_pressure(units))}
         steps = max((u.last for u in units), default=-1) + 1
         self.by_step: list[list[int]] = [[] for _ in range(steps)]
         for i, u in enumerate(units):
@@ -318,9 +334,16 @@ class _Search:
                 self.by_step[t].append(i)
 
     def run(self) -> None:
+        """Limited discrepancy search: first the heuristic's own order, then every order that
+        departs from it at one node, at two nodes, ... until the tree is exhausted (complete),
+        the bound is reached (optimal) or the node budget is spent."""
         n = len(self.units)
         ff = {i: _first_fit(i, self.units[i], {}, self.conf) for i in range(n)}
-        self._dfs({}, ff, 0, None)
+        for discrepancies in range(n + 1):
+            self.cut = False
+            self._dfs({}, ff, 0, None, discrepancies)
+            if self.stopped or self.best <= self.lb or not self.cut:
+                break
 
     def _step_bound(self, offsets: dict[int, int], ff: dict[int, int]) -> int:
         """At each step the unplaced units live there must all sit at or above the lowest
@@ -348,7 +371,7 @@ class _Search:
         return bound
 
     def _dfs(self, offsets: dict[int, int], ff: dict[int, int], top: int,
-             last: int | None) -> None:
+             last: int | None, discrepancies: int) -> None:
         if self.stopped or self.best <= self.lb:
             return
         self.nodes += 1
@@ -366,6 +389,7 @@ class _Search:
         if bound >= self.best or self._step_bound(offsets, ff) >= self.best:
             return
         kids = sorted(ff, key=lambda i: self.rank[i])
+        tried = 0
         for i in kids:
             if (last is not None and self.rank[i] < self.rank[last]
                     and last not in self.conf.pairs[i]):
@@ -374,6 +398,11 @@ class _Search:
             new_top = max(top, o + units[i].size)
             if new_top >= self.best:
                 continue
+            if tried > discrepancies:
+                self.cut = True
+                return
+            cost = 1 if tried else 0
+            tried += 1
             offsets[i] = o
             child_ff = {}
             for j, oj in ff.items():
@@ -381,7 +410,7 @@ class _Search:
                     continue
                 child_ff[j] = (_first_fit(j, units[j], offsets, self.conf)
                                if i in self.conf.pairs[j] else oj)
-            self._dfs(offsets, child_ff, new_top, i)
+            self._dfs(offsets, child_ff, new_top, i, discrepancies - cost)
             del offsets[i]
             if self.stopped or self.best <= self.lb:
                 return
@@ -389,12 +418,16 @@ class _Search:
 
 def plan_arena(buffers: Sequence[Buffer], capacity: int | None = None,
                algorithm: str = "auto", time_limit_s: float = DEFAULT_TIME_LIMIT_S,
-               max_nodes: int = DEFAULT_MAX_NODES) -> ArenaPlan:
+               max_nodes: int | None = None) -> ArenaPlan:
     """Give every buffer an offset; raise BudgetError when the arena exceeds ``capacity``.
 
     ``auto`` runs both greedy orders, then (unless one already reached the lower bound, which
-    proves it optimal) the branch and bound seeded with the better greedy layout, and keeps
-    the smallest arena (ties: the earlier algorithm in ``ALGORITHMS``).
+    proves it optimal) the branch and bound with the better greedy arena as the bound to
+    beat, and keeps the smallest arena (ties: the earlier algorithm in ``ALGORITHMS``).
+    ``optimal`` alone starts from the greedy-by-size arena. The search stops at the lower
+    bound, when its tree is exhausted (the result is then the best first-fit layout of any
+    order), or after ``max_nodes`` nodes (default: in proportion to 1 / number of buffers);
+    `Trial.complete` says which.
     """
     if algorithm not in ALGORITHMS:
         raise ValueError(f"unknown arena planning algorithm '{algorithm}' "
@@ -417,6 +450,8 @@ def plan_arena(buffers: Sequence[Buffer], capacity: int | None = None,
                                   > lb):
         seed_name, seed = min(results, key=lambda r: _top(units, r[1])) if results else (
             "greedy-size", _greedy(units, conf, _order_by_size(units)))
+        if max_nodes is None:
+            max_nodes = max(MIN_NODES, SEARCH_WORK // max(len(units), 1))
         search = _Search(units, conf, lb, _top(units, seed), dict(seed), max_nodes,
                          time_limit_s)
         search.run()
