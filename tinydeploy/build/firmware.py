@@ -25,6 +25,12 @@ from tinydeploy.model.ir import Graph
 
 MANIFEST_FORMAT = 1
 DEFAULT_STACK_BYTES = 4096
+SMALL_RAM_STACK_BYTES = 2048   # boards with at most 32 KB of RAM
+
+
+def default_stack_bytes(board: Board) -> int:
+    """The stack reserved when the user gives none (the build checks the measured need)."""
+    return SMALL_RAM_STACK_BYTES if board.ram_bytes <= 32 * 1024 else DEFAULT_STACK_BYTES
 # The apps' own RAM outside the arena (serial frame buffers, audio ring), by app: an estimate
 # used before the build; after the build the measured .bss/.data replaces it.
 APP_BUFFER_BYTES = {"bench": 1024, "validate": 2560, "kws": 40 * 1024}
@@ -131,7 +137,7 @@ def defined_symbols(elf: Path, board: Board) -> set[str]:
 
 def build_firmware(model: Path | bytes, board: Board, app: str, out_dir: Path, *,
                    emulate: bool = False, sanitize: bool = False, algorithm: str = "auto",
-                   stack_bytes: int = DEFAULT_STACK_BYTES, opt: str = "-O2",
+                   stack_bytes: int | None = None, opt: str = "-O2",
                    jobs: int | None = None, graph: Graph | None = None,
                    extra_context: dict[str, Any] | None = None,
                    generated_headers: dict[str, str] | None = None) -> BuildResult:
@@ -143,6 +149,8 @@ def build_firmware(model: Path | bytes, board: Board, app: str, out_dir: Path, *
     requested = board
     if emulate:
         board = emulation_target(board)
+    if stack_bytes is None:
+        stack_bytes = default_stack_bytes(board)
     if not board.emulated and emulate:
         raise TinydeployError(f"board '{board.id}' cannot be emulated here")
     host = board.family == "host"

@@ -35,7 +35,8 @@ def configure(p: argparse.ArgumentParser) -> None:
                    choices=["auto", "greedy-size", "greedy-conflicts", "optimal"],
                    help="arena planning algorithm (default: auto)")
     p.add_argument("--stack", type=int, default=None, metavar="BYTES",
-                   help="stack to reserve (default 4096; checked against the measured need)")
+                   help="stack to reserve (default 4096, 2048 on boards with <= 32 KB RAM; "
+                        "checked against the measured need)")
     p.add_argument("--opt", default="-O2", choices=["-O2", "-O3", "-Os", "-O1", "-O0"],
                    help="compiler optimisation (default -O2)")
     p.add_argument("--force", action="store_true",
@@ -113,7 +114,7 @@ def print_report(r: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from tinydeploy.boards import get_board
-    from tinydeploy.build.firmware import DEFAULT_STACK_BYTES, build_firmware
+    from tinydeploy.build.firmware import build_firmware
     from tinydeploy.report.output import emit_json, stderr
 
     board = get_board(args.board)
@@ -124,7 +125,7 @@ def run(args: argparse.Namespace) -> int:
                      f"{' (emulated)' if args.emulate else ''}, app {args.app} -> {out}")
     r = build_firmware(args.model, board, args.app, out, emulate=args.emulate,
                        algorithm=args.algorithm, opt=args.opt,
-                       stack_bytes=args.stack or DEFAULT_STACK_BYTES)
+                       stack_bytes=args.stack)
     if args.json:
         emit_json(result_json(r))
     else:
