@@ -312,10 +312,16 @@ def test_folded_bias_is_exact_modulo_2_32() -> None:
         assert np.array_equal(arm_dsp.wrap_int32(ref), arm_dsp.wrap_int32(ours)), off
 
 
-def test_scratch_size_matches_the_c_companion() -> None:
-    spec = next(s for s in SPECS if s.id == "cv_3x3_c3")
-    g = load_tflite(build_model(spec))
-    call = select_kernels(g, DSP_BOARD).choices[0].call
-    assert call is not None and "scratch" in call.args
-    k = 3 * 3 * 3
-    assert call.scratch_bytes == 2 * 28 and call.scratch_bytes >= 2 * k
+def test_q15_packing_preserves_dot_products() -> None:
+    """Packed rows and the device's extension of an input give the int8 dot product."""
+    rng = np.random.default_rng(3)
+    for depth in (1, 2, 3, 4, 5, 7, 8, 13, 64, 67):
+        rows = rng.integers(-128, 128, size=(3, depth)).astype(np.int8)
+        x = rng.integers(-128, 128, size=(1, depth)).astype(np.int8)
+        packed = arm_dsp.pack_q15_rows(rows).view("<i2").reshape(3, -1).astype(np.int64)
+        xp = arm_dsp.pack_q15_rows(x).view("<i2").astype(np.int64)
+        assert packed.shape[1] % 4 == 0 and packed.shape[1] - depth < 4
+        expected = rows.astype(np.int64) @ x[0].astype(np.int64)
+        assert np.array_equal(packed @ xp, expected), depth
+        assert sorted(arm_dsp.q15_order(depth)[arm_dsp.q15_order(depth) >= 0]) == list(
+            range(depth))

@@ -58,21 +58,57 @@ def fold_bias(filter_rows: np.ndarray, bias: np.ndarray | None, input_offset: in
     return wrap_int32(b + int(input_offset) * rows.sum(axis=1))
 
 
-def with_folded_bias(call: KernelCall, symbol: str, depth: int,
-                     scratch_bytes: int = 0, scratch: bool = False) -> KernelCall:
-    """The reference ``call`` turned into a dsp call: ``symbol``, the constant ``bias`` (if
-    any) replaced by ``bias_folded`` and the ``bias`` field pointing at it (never NULL)."""
+def q15_len(depth: int) -> int:
+    """Twin of td_q15_len: int16 values per packed row (depth rounded up to 4)."""
+    return (depth + 3) & ~3
+
+
+def pair_bytes(depth: int) -> int:
+    """Twin of td_pair_bytes: scratch bytes of a q15 pair buffer (two extended rows)."""
+    return 4 * q15_len(depth)
+
+
+def q15_order(depth: int) -> np.ndarray:
+    """The int8 index stored at each int16 position of a q15 row (-1 = zero padding): groups
+    of four as 0, 2, 1, 3 (the lanes SXTB16 and SXTB16 ROR #8 produce), then the tail in
+    order (see td_gemm_s8_dsp.h)."""
+    order = np.full(q15_len(depth), -1, dtype=np.int64)
+    full = depth // 4
+    for q in range(full):
+        order[4 * q:4 * q + 4] = (4 * q, 4 * q + 2, 4 * q + 1, 4 * q + 3)
+    tail = np.arange(4 * full, depth)
+    order[4 * full:4 * full + tail.size] = tail
+    return order
+
+
+def pack_q15_rows(rows: np.ndarray) -> np.ndarray:
+    """[n, depth] int8 -> the bytes (as int8, little-endian int16) of n q15 rows."""
+    rows = np.asarray(rows, dtype=np.int8)
+    n, depth = rows.shape
+    order = q15_order(depth)
+    out = np.zeros((n, order.size), dtype="<i2")
+    valid = order >= 0
+    out[:, valid] = rows[:, order[valid]]
+    return out.reshape(-1).view(np.int8)
+
+
+def as_dsp_gemm_call(call: KernelCall, symbol: str, depth: int, scratch_bytes: int
+                     ) -> KernelCall:
+    """The reference ``call`` turned into a call of a dsp matrix-product kernel: ``symbol``;
+    the int8 ``filter`` replaced by its q15 rows ``filter_q15``; the constant ``bias`` (if any)
+    replaced by ``bias_folded``, which the ``bias`` field points at (never NULL); and a
+    scratch buffer of ``scratch_bytes``."""
     filt = call.const("filter").values.astype(np.int8)
-    out_c = filt.size // depth
+    rows = filt.reshape(filt.size // depth, depth)
     bias = next((c.values for c in call.consts if c.name == "bias"), None)
-    input_offset = int(call.param("input_offset"))
-    folded = fold_bias(filt.reshape(out_c, depth), bias, input_offset)
-    consts = [c for c in call.consts if c.name != "bias"]
-    consts.insert(1, ConstArray("bias_folded", "int32_t", folded))
-    params = tuple((k, "@bias_folded" if k == "bias" else v) for k, v in call.params)
-    args = call.args + (("scratch",) if scratch else ())
-    return replace(call, symbol=symbol, params=params, consts=tuple(consts), args=args,
-                   scratch_bytes=scratch_bytes)
+    folded = fold_bias(rows, bias, int(call.param("input_offset")))
+    consts = [ConstArray("filter_q15", "int8_t", pack_q15_rows(rows)),
+              ConstArray("bias_folded", "int32_t", folded)]
+    consts += [c for c in call.consts if c.name not in ("filter", "bias")]
+    rename = {"filter": "@filter_q15", "bias": "@bias_folded"}
+    params = tuple((k, rename.get(k, v)) for k, v in call.params)
+    return replace(call, symbol=symbol, params=params, consts=tuple(consts),
+                   args=call.args + ("scratch",), scratch_bytes=scratch_bytes)
 
 
 # --- CONV_2D ------------------------------------------------------------------------------
@@ -103,19 +139,22 @@ def _conv_1x1_accepts(graph: Graph, op: Operator) -> str | None:
 def _conv_1x1_prepare(graph: Graph, op: Operator) -> KernelCall:
     call = CONV2D_S8_REF.prepare(graph, op)
     assert call.param("pad_h") == 0 and call.param("pad_w") == 0
-    return with_folded_bias(call, "td_conv2d_1x1_s8_dsp", int(call.param("in_c")))
+    depth = int(call.param("in_c"))
+    return as_dsp_gemm_call(call, "td_conv2d_1x1_s8_dsp", depth, pair_bytes(depth))
 
 
 def conv_scratch_bytes(filter_h: int, filter_w: int, in_c: int) -> int:
-    """Twin of td_conv2d_s8_dsp_scratch_size: two im2col columns, each padded to 4 bytes."""
-    return 2 * ((filter_h * filter_w * in_c + 3) & ~3)
+    """Twin of td_conv2d_s8_dsp_scratch_size: a q15 pair buffer and two im2col columns of
+    the depth rounded up to 4 bytes."""
+    depth = filter_h * filter_w * in_c
+    return pair_bytes(depth) + 2 * ((depth + 3) & ~3)
 
 
 def _conv_prepare(graph: Graph, op: Operator) -> KernelCall:
     call = CONV2D_S8_REF.prepare(graph, op)
     fh, fw, c = (int(call.param(k)) for k in ("filter_h", "filter_w", "in_c"))
-    return with_folded_bias(call, "td_conv2d_s8_dsp", fh * fw * c,
-                            scratch_bytes=conv_scratch_bytes(fh, fw, c), scratch=True)
+    return as_dsp_gemm_call(call, "td_conv2d_s8_dsp", fh * fw * c,
+                            conv_scratch_bytes(fh, fw, c))
 
 
 CONV2D_1X1_S8_DSP = register(KernelVariant(
@@ -174,7 +213,8 @@ def _fc_accepts(graph: Graph, op: Operator) -> str | None:
 def _fc_prepare(graph: Graph, op: Operator) -> KernelCall:
     call = FULLY_CONNECTED_S8_REF.prepare(graph, op)
     assert call.param("filter_offset") == 0
-    return with_folded_bias(call, "td_fully_connected_s8_dsp", int(call.param("accum_depth")))
+    depth = int(call.param("accum_depth"))
+    return as_dsp_gemm_call(call, "td_fully_connected_s8_dsp", depth, pair_bytes(depth))
 
 
 FULLY_CONNECTED_S8_DSP = register(KernelVariant(

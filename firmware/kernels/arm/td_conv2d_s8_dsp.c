@@ -4,20 +4,23 @@
  *
  * For each pair of output pixels (flat batch, y, x order) the receptive fields are copied into
  * two scratch columns of k = filter_h * filter_w * in_c bytes, in the filter's [ky][kx][i]
- * order, then every pair of filter rows is multiplied with both columns (td_dot_2x2_s8).
+ * order, sign-extended into a q15 pair buffer, and multiplied with every pair of packed filter
+ * rows, 2 pixels x 2 channels per inner loop (see td_gemm_s8_dsp.h).
  * Taps outside the image are filled with the input zero point (-input_offset): with the
  * folded bias that contributes (zp + input_offset) * w = 0, exactly what the reference's
  * skipping of padded taps contributes.
  *
- * Parameters: td_conv2d_params_t as for td_conv2d_s8_ref with filter_c = in_c, and `bias`
- * never NULL, holding bias[o] + input_offset * sum(filter[o]) (mod 2^32, from the host).
- * scratch: td_conv2d_s8_dsp_scratch_size(p) bytes, any alignment, contents not preserved.
+ * Parameters: td_conv2d_params_t as for td_conv2d_s8_ref with filter_c = in_c (no groups) and
+ * two differences prepared on the host: `filter` points to the q15 rows of the filter
+ * ([out_c][td_q15_len(k)] int16, little-endian, 4-byte aligned) and `bias` is never NULL and
+ * holds bias[o] + input_offset * sum(filter[o]) (mod 2^32).
+ * scratch: td_conv2d_s8_dsp_scratch_size(p) bytes, 4-byte aligned, contents not preserved.
  */
 #include "td_kernels.h"
 
 #include "td_gemm_s8_dsp.h"
 
-/* column pitch: k rounded up to a multiple of 4 so both columns start word-aligned */
+/* im2col column pitch: k rounded up to a multiple of 4 */
 static int32_t td_col_pitch(const td_conv2d_params_t *p)
 {
     return (p->filter_h * p->filter_w * p->in_c + 3) & ~3;
@@ -25,7 +28,19 @@ static int32_t td_col_pitch(const td_conv2d_params_t *p)
 
 int32_t td_conv2d_s8_dsp_scratch_size(const td_conv2d_params_t *p)
 {
-    return 2 * td_col_pitch(p);
+    return td_pair_bytes(p->filter_h * p->filter_w * p->in_c) + 2 * td_col_pitch(p);
+}
+
+/* the next output pixel in flat (batch, y, x) order */
+static void td_advance(const td_conv2d_params_t *p, int32_t *b, int32_t *oy, int32_t *ox)
+{
+    if (++*ox == p->out_w) {
+        *ox = 0;
+        if (++*oy == p->out_h) {
+            *oy = 0;
+            ++*b;
+        }
+    }
 }
 
 /* Copies the receptive field of output pixel (b, oy, ox) into col (k bytes). */
@@ -66,61 +81,23 @@ void td_conv2d_s8_dsp(const td_conv2d_params_t *p, const int8_t *in0, int8_t *ou
 {
     const int32_t k = p->filter_h * p->filter_w * p->in_c;
     const int32_t oc = p->out_c;
-    const int32_t off = p->output_offset, lo = p->act_min, hi = p->act_max;
-    const int32_t *bias = p->bias, *mult = p->mult, *shift = p->shift;
-    int8_t *col0 = (int8_t *)scratch;
-    int8_t *col1 = col0 + td_col_pitch(p);
     const int32_t pixels = p->batches * p->out_h * p->out_w;
+    td_word_t *pair = (td_word_t *)scratch;
+    int8_t *col0 = (int8_t *)scratch + td_pair_bytes(k);
+    int8_t *col1 = col0 + td_col_pitch(p);
     int32_t b = 0, oy = 0, ox = 0;
-    int32_t acc[4];
     for (int32_t px = 0; px < pixels; px += 2) {
         const int32_t two = px + 1 < pixels;
-        td_im2col(p, in0, b, oy, ox, col0);
-        if (++ox == p->out_w) {
-            ox = 0;
-            if (++oy == p->out_h) {
-                oy = 0;
-                ++b;
-            }
-        }
         int8_t *d0 = out0 + px * oc;
-        const int8_t *w = p->filter;
-        int32_t o = 0;
+        td_im2col(p, in0, b, oy, ox, col0);
+        td_advance(p, &b, &oy, &ox);
         if (two) {
-            int8_t *d1 = d0 + oc;
             td_im2col(p, in0, b, oy, ox, col1);
-            if (++ox == p->out_w) {
-                ox = 0;
-                if (++oy == p->out_h) {
-                    oy = 0;
-                    ++b;
-                }
-            }
-            for (; o + 2 <= oc; o += 2, w += 2 * k) {
-                td_dot_2x2_s8(col0, col1, w, w + k, k, acc);
-                d0[o] = td_output_s8(acc[0], bias[o], mult[o], shift[o], off, lo, hi);
-                d0[o + 1] = td_output_s8(acc[1], bias[o + 1], mult[o + 1], shift[o + 1], off,
-                                         lo, hi);
-                d1[o] = td_output_s8(acc[2], bias[o], mult[o], shift[o], off, lo, hi);
-                d1[o + 1] = td_output_s8(acc[3], bias[o + 1], mult[o + 1], shift[o + 1], off,
-                                         lo, hi);
-            }
-            if (o < oc) {
-                td_dot_1x2_s8(w, col0, col1, k, acc);
-                d0[o] = td_output_s8(acc[0], bias[o], mult[o], shift[o], off, lo, hi);
-                d1[o] = td_output_s8(acc[1], bias[o], mult[o], shift[o], off, lo, hi);
-            }
-        } else {
-            for (; o + 2 <= oc; o += 2, w += 2 * k) {
-                td_dot_1x2_s8(col0, w, w + k, k, acc);
-                d0[o] = td_output_s8(acc[0], bias[o], mult[o], shift[o], off, lo, hi);
-                d0[o + 1] = td_output_s8(acc[1], bias[o + 1], mult[o + 1], shift[o + 1], off,
-                                         lo, hi);
-            }
-            if (o < oc) {
-                d0[o] = td_output_s8(td_dot_1x1_s8(col0, w, k), bias[o], mult[o], shift[o],
-                                     off, lo, hi);
-            }
+            td_advance(p, &b, &oy, &ox);
         }
+        td_extend_pair(col0, two ? col1 : 0, k, pair);
+        td_pair_times_filter(pair, p->filter, k, oc, p->bias, p->mult, p->shift,
+                             p->output_offset, p->act_min, p->act_max, d0,
+                             two ? d0 + oc : 0);
     }
 }

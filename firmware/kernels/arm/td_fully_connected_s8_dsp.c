@@ -2,13 +2,16 @@
  * td_fully_connected_s8_dsp.c - int8 fully connected layer with the DSP extension, bit-exact
  * with td_fully_connected_s8_ref.
  *
- * out[b][o] = dot(in[b], filter[o]) + folded bias, requantized per feature: rows are taken in
- * pairs and output features in pairs (td_dot_2x2_s8), with 1 x 2 / 1 x 1 blocks for odd ones.
+ * out[b][o] = dot(in[b], filter[o]) + folded bias, requantized per feature. Input rows are
+ * taken in pairs, sign-extended into a q15 pair buffer in scratch, and multiplied with every
+ * pair of packed filter rows (2 rows x 2 features per inner loop, see td_gemm_s8_dsp.h).
  *
  * Parameters: td_fully_connected_params_t as for td_fully_connected_s8_ref with
- * filter_offset = 0 (symmetric weights; the host falls back to the reference otherwise) and
- * `bias` never NULL, holding bias[o] + input_offset * sum_d filter[o][d] (mod 2^32, from the
- * host). input_offset is not read. No scratch memory.
+ * filter_offset = 0 (symmetric weights; the host keeps the reference kernel otherwise) and two
+ * differences prepared on the host: `filter` points to the q15 rows of the filter
+ * ([out_c][td_q15_len(accum_depth)] int16, little-endian, 4-byte aligned) and `bias` is never
+ * NULL and holds bias[o] + input_offset * sum_d filter[o][d] (mod 2^32). input_offset is not
+ * read. scratch: td_fully_connected_s8_dsp_scratch_size(p) bytes, 4-byte aligned.
  */
 #include "td_kernels.h"
 
@@ -16,55 +19,22 @@
 
 int32_t td_fully_connected_s8_dsp_scratch_size(const td_fully_connected_params_t *p)
 {
-    (void)p;
-    return 0;
+    return td_pair_bytes(p->accum_depth);
 }
 
 void td_fully_connected_s8_dsp(const td_fully_connected_params_t *p, const int8_t *in0,
-                               int8_t *out0)
+                               int8_t *out0, void *scratch)
 {
     const int32_t k = p->accum_depth;
     const int32_t oc = p->out_c;
-    const int32_t off = p->output_offset, lo = p->act_min, hi = p->act_max;
-    const int32_t *bias = p->bias, *mult = p->mult, *shift = p->shift;
-    int32_t acc[4];
-    int32_t r = 0;
-    for (; r + 2 <= p->batches; r += 2) {
-        const int8_t *a0 = in0 + r * k;
-        const int8_t *a1 = a0 + k;
+    td_word_t *pair = (td_word_t *)scratch;
+    for (int32_t r = 0; r < p->batches; r += 2) {
+        const int32_t two = r + 1 < p->batches;
+        const int8_t *a = in0 + r * k;
         int8_t *d0 = out0 + r * oc;
-        int8_t *d1 = d0 + oc;
-        const int8_t *w = p->filter;
-        int32_t o = 0;
-        for (; o + 2 <= oc; o += 2, w += 2 * k) {
-            td_dot_2x2_s8(a0, a1, w, w + k, k, acc);
-            d0[o] = td_output_s8(acc[0], bias[o], mult[o], shift[o], off, lo, hi);
-            d0[o + 1] = td_output_s8(acc[1], bias[o + 1], mult[o + 1], shift[o + 1], off,
-                                     lo, hi);
-            d1[o] = td_output_s8(acc[2], bias[o], mult[o], shift[o], off, lo, hi);
-            d1[o + 1] = td_output_s8(acc[3], bias[o + 1], mult[o + 1], shift[o + 1], off,
-                                     lo, hi);
-        }
-        if (o < oc) {
-            td_dot_1x2_s8(w, a0, a1, k, acc);
-            d0[o] = td_output_s8(acc[0], bias[o], mult[o], shift[o], off, lo, hi);
-            d1[o] = td_output_s8(acc[1], bias[o], mult[o], shift[o], off, lo, hi);
-        }
-    }
-    if (r < p->batches) {
-        const int8_t *a0 = in0 + r * k;
-        int8_t *d0 = out0 + r * oc;
-        const int8_t *w = p->filter;
-        int32_t o = 0;
-        for (; o + 2 <= oc; o += 2, w += 2 * k) {
-            td_dot_1x2_s8(a0, w, w + k, k, acc);
-            d0[o] = td_output_s8(acc[0], bias[o], mult[o], shift[o], off, lo, hi);
-            d0[o + 1] = td_output_s8(acc[1], bias[o + 1], mult[o + 1], shift[o + 1], off,
-                                     lo, hi);
-        }
-        if (o < oc) {
-            d0[o] = td_output_s8(td_dot_1x1_s8(a0, w, k), bias[o], mult[o], shift[o], off,
-                                 lo, hi);
-        }
+        td_extend_pair(a, two ? a + k : 0, k, pair);
+        td_pair_times_filter(pair, p->filter, k, oc, p->bias, p->mult, p->shift,
+                             p->output_offset, p->act_min, p->act_max, d0,
+                             two ? d0 + oc : 0);
     }
 }

@@ -27,6 +27,12 @@
 #define TD_SIMD_NATIVE 0
 #endif
 
+/* An int32 that may alias any other type (packed int8/int16 data is read as words). */
+typedef int32_t __attribute__((__may_alias__)) td_word_t;
+typedef struct {
+    int32_t w[2];
+} __attribute__((__may_alias__)) td_word2_t;
+
 /* Four int8 values from p (any alignment: Armv7-M LDR tolerates unaligned addresses and
  * memcpy compiles to one LDR there). */
 static inline int32_t td_read_s8x4(const int8_t *p)
@@ -76,7 +82,27 @@ static inline int32_t td_sadd16(int32_t x, int32_t y)
     return __sadd16(x, y);
 }
 
+/* Two consecutive words from p (4-byte aligned) into *a and *b; returns p + 2. One LDRD with
+ * post-increment (the compiler does not pair the loads itself). */
+static inline const td_word_t *td_load2(const td_word_t *p, int32_t *a, int32_t *b)
+{
+    int32_t x, y;
+    __asm__("ldrd %0, %1, [%2], #8"
+            : "=&r"(x), "=&r"(y), "+r"(p)
+            : "m"(*(const td_word2_t *)p));
+    *a = x;
+    *b = y;
+    return p;
+}
+
 #else /* portable twins */
+
+static inline const td_word_t *td_load2(const td_word_t *p, int32_t *a, int32_t *b)
+{
+    *a = p[0];
+    *b = p[1];
+    return p + 2;
+}
 
 static inline int32_t td_lane_bot(int32_t x)
 {
