@@ -205,6 +205,7 @@ def test_float_tflite_source(cases: dict[str, Case], tmp_path: Path) -> None:
     rep = quantize_model(src, (c.x, c.y), tmp_path / "q.tflite", supported_ops=TABLE)
     g = load_tflite(tmp_path / "q.tflite")
     assert rep.source_kind is SourceKind.FLOAT_TFLITE
+    assert [x.op_index for x in rep.layers] == [op.index for op in g.operators]
     assert g.inputs[0].dtype is DType.INT8 and _float_tensors(g) == []
     assert rep.float_accuracy is not None and rep.int8_accuracy is not None
     assert abs(rep.float_accuracy - rep.int8_accuracy) <= 0.01

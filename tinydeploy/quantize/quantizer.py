@@ -219,6 +219,10 @@ def quantize_model(
             if tin is None:
                 raise UnsupportedError(f"{src}: the model has {len(graph.inputs)} inputs; "
                                        "tinydeploy quantizes single-input models only")
+            if tin.dtype is not DType.FLOAT32:
+                raise UnsupportedError(
+                    f"{src}: input '{tin.name}' is {tin.dtype.name.lower()}; only a float32 "
+                    "input can be quantized to int8")
             variables = [op for op in graph.operators
                          if op.opcode in ("VAR_HANDLE", "READ_VARIABLE", "CALL_ONCE")]
             if variables:
@@ -259,7 +263,7 @@ def quantize_model(
                 f_scores = evaluate.float_outputs(float_bytes, data.x, t.advance)
             except (RuntimeError, ValueError) as e:
                 raise ModelError(f"{src}: TFLite's interpreter cannot run the float model: "
-                                 f"{str(e).strip().splitlines()[0][:200]}") from None
+                                 f"{tfconvert.first_error_line(e)}") from None
             t = bar.task("int8 accuracy (tflm)", evaluated)
             q_scores = evaluate.int8_outputs(int8, qgraph, data.x, t.advance)
             float_acc = evaluate.accuracy(f_scores, data.y)
@@ -275,7 +279,7 @@ def quantize_model(
                                                    t.advance))
             except Exception as e:  # noqa: BLE001 - a diagnostic must not sink a good model
                 notes = (f"per-layer SQNR unavailable: TFLite's interpreter failed "
-                         f"({type(e).__name__}: {str(e).strip().splitlines()[0][:200]})",)
+                         f"({type(e).__name__}: {tfconvert.first_error_line(e)})",)
             if not layers and not notes:
                 notes = ("per-layer SQNR unavailable: no op output of the int8 model could be "
                          "paired with the float model",)

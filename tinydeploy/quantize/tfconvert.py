@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import enum
 import os
+import sys
 import tempfile
 import warnings
 from collections.abc import Callable, Iterator
@@ -92,6 +93,7 @@ def native_output_captured() -> Iterator[Path]:
     the log is deleted on exit.
     """
     fd, name = tempfile.mkstemp(prefix="tinydeploy-tf-", suffix=".log")
+    _flush_python_streams()
     saved = [os.dup(1), os.dup(2)]
     try:
         with warnings.catch_warnings():
@@ -102,6 +104,7 @@ def native_output_captured() -> Iterator[Path]:
             try:
                 yield Path(name)
             finally:
+                _flush_python_streams()   # what Python printed meanwhile goes to the log too
                 for target, s in zip((1, 2), saved, strict=True):
                     os.dup2(s, target)
                 _SAVED_STDERR[:] = []
@@ -116,12 +119,20 @@ def native_output_captured() -> Iterator[Path]:
 _SAVED_STDERR: list[int] = []
 
 
+def _flush_python_streams() -> None:
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+
+
 def saved_stderr() -> int:
     """The file descriptor of the real stderr (inside `native_output_captured` or not)."""
     return _SAVED_STDERR[0] if _SAVED_STDERR else 2
 
 
-def _first_error_line(err: BaseException) -> str:
+def first_error_line(err: BaseException) -> str:
+    """The informative line of a TensorFlow exception (its first 'error:' line, else its first
+    line, else its type), at most 300 characters."""
     text = str(err).strip()
     for line in text.splitlines():
         s = line.strip()
@@ -164,7 +175,7 @@ def load_float_model(source: Path, kind: SourceKind, data: CalibrationData) -> F
         frozen = convert_variables_to_constants_v2(concrete)
     except Exception as e:  # noqa: BLE001 - anything TF raises here is the model's problem
         raise ModelError(f"{source}: cannot trace the model with a batch-1 input of shape "
-                         f"{fixed}: {_first_error_line(e)}") from None
+                         f"{fixed}: {first_error_line(e)}") from None
     float_bytes = _convert(tf, source, frozen, None, None)
     return FloatModel(str(source), kind, frozen, name, fixed, float_bytes)
 
@@ -188,7 +199,7 @@ def _keras_callable(tf: Any, source: Path) -> tuple[Callable[[Any], Any], str, t
     try:
         model = keras.models.load_model(source, compile=False)
     except Exception as e:  # noqa: BLE001 - corrupt/foreign files raise anything
-        raise ModelError(f"{source}: not a loadable Keras model: {_first_error_line(e)}",
+        raise ModelError(f"{source}: not a loadable Keras model: {first_error_line(e)}",
                          hint="save it with model.save('model.keras')") from None
     inputs = getattr(model, "inputs", None) or []
     if len(inputs) != 1:
@@ -209,7 +220,7 @@ def _saved_model_callable(tf: Any, source: Path) -> tuple[Callable[[Any], Any], 
     try:
         loaded = tf.saved_model.load(str(source))
     except Exception as e:  # noqa: BLE001
-        raise ModelError(f"{source}: not a loadable SavedModel: {_first_error_line(e)}") from None
+        raise ModelError(f"{source}: not a loadable SavedModel: {first_error_line(e)}") from None
     sigs = getattr(loaded, "signatures", {})
     if "serving_default" not in sigs:
         keys = ", ".join(sorted(sigs)) or "none"
@@ -257,7 +268,7 @@ def _convert(tf: Any, source: Path, frozen: Any, representative: Any,
         what = "quantize" if representative is not None else "convert"
         raise UnsupportedError(
             f"{source}: the TFLite converter could not {what} the model: "
-            f"{_first_error_line(e)}",
+            f"{first_error_line(e)}",
             hint="the model uses an op that has no int8 builtin kernel; replace that layer "
                  "(the op check lists what tinydeploy supports)") from None
 
@@ -302,7 +313,7 @@ def quantize_float_tflite(source: Path, float_bytes: bytes, x: np.ndarray,
         cal = calibrator.Calibrator(with_intermediates)
         calibrated = cal.calibrate(_representative(x, progress))
     except Exception as e:  # noqa: BLE001
-        raise ModelError(f"{source}: calibration failed: {_first_error_line(e)}") from None
+        raise ModelError(f"{source}: calibration failed: {first_error_line(e)}") from None
     try:
         return bytes(tfl_convert.mlir_quantize(
             calibrated, disable_per_channel=False, fully_quantize=True,
@@ -310,5 +321,5 @@ def quantize_float_tflite(source: Path, float_bytes: bytes, x: np.ndarray,
     except Exception as e:  # noqa: BLE001
         raise UnsupportedError(
             f"{source}: the TFLite quantizer could not quantize the model: "
-            f"{_first_error_line(e)}",
+            f"{first_error_line(e)}",
             hint="the model uses an op that has no int8 kernel; replace that layer") from None
