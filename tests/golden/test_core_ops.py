@@ -1,7 +1,10 @@
 """Golden tier for the core ops: every case byte-for-byte equal to the tflite-micro oracle
-on random inputs and on all -128 / all 127 inputs."""
+on random inputs and on all -128 / all 127 inputs. ``--sweep`` adds a random sweep of
+``$TD_SWEEP_CASES`` cases (default 400)."""
 
 from __future__ import annotations
+
+import os
 
 import pytest
 from cases_core import core_cases, sweep_cases
@@ -22,17 +25,18 @@ def test_default_run_covers_every_core_op() -> None:
     assert len(CASES) >= 150
 
 
+SWEEP_CASES = int(os.environ.get("TD_SWEEP_CASES", "400"))
 _SWEEP: list = []
 
 
 def _sweep() -> list:
     if not _SWEEP:
-        _SWEEP.extend(sweep_cases())
+        _SWEEP.extend(sweep_cases(SWEEP_CASES))
     return _SWEEP
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("k", range(400))
+@pytest.mark.parametrize("k", range(SWEEP_CASES))
 def test_core_sweep_matches_oracle(k: int) -> None:
     cases = _sweep()
     check_case(cases[k], cases)
