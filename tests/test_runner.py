@@ -346,3 +346,58 @@ def test_fault_report_frame_is_decodable() -> None:
     frame = Frame(int(MsgType.LOG), 0, bytes([LogLevel.FAULT]) + b"fault HardFault pc=0x1")
     msg = decode_message(FrameDecoder().feed(frame.encode())[0])
     assert isinstance(msg, Log) and msg.level == LogLevel.FAULT
+
+
+def _build_fault_firmware(board_id: str, out: Path) -> Firmware:
+    from tinydeploy.build.toolchain import compile_firmware, platform_sources
+    from tinydeploy.codegen.linker import render_linker_script
+    from tinydeploy.codegen.platform import board_defines
+    from tinydeploy.flash.runner import Firmware as Fw
+
+    board = get_board(board_id)
+    fault_dir = Path(__file__).parent / "fixtures" / "stub_model" / "fault"
+    link_dir = Path(__file__).resolve().parent.parent / "firmware" / "link"
+    psrc, pinc = platform_sources(board)
+    out.mkdir(parents=True, exist_ok=True)
+    ld = None
+    if board.family != "host":
+        ld = out / "linker.ld"
+        ld.write_text(render_linker_script(board, 2048))
+    elf = compile_firmware([fault_dir / "main.c", link_dir / "td_link.c", *psrc],
+                           [*pinc, link_dir], board_defines(board), board, out, ld)
+    return Fw.from_elf(elf, board)
+
+
+@pytest.mark.target
+@pytest.mark.parametrize("board_id", ["mps2-an386", "microbit-v1", "host"])
+def test_fault_is_reported_over_the_link(board_id: str, fw_dir: Path) -> None:
+    fw = _build_fault_firmware(board_id, fw_dir / f"fault-{board_id}")
+    with runner_for(fw.board).start(fw, timeout=30) as dev:
+        ser = dev.open()
+        try:
+            s = Session(ser, timeout=10)
+            assert s.ping(b"alive") == b"alive"
+            s.send(Log(0, ""))  # any frame but PING makes it fault
+            deadline = time.monotonic() + 10
+            fault = None
+            while fault is None and time.monotonic() < deadline:
+                try:
+                    f = s.read_frame(0.5)
+                except LinkError:
+                    break  # QEMU closed the pty as the firmware exited
+                if f is not None:
+                    m = decode_message(f)
+                    if isinstance(m, Log) and m.level == LogLevel.FAULT:
+                        fault = m
+        finally:
+            ser.close()
+        status = dev.wait(10)
+    assert fault is not None, dev.log
+    if board_id == "host":
+        assert fault.text.startswith("fault signal")
+    else:
+        # Cortex-M0 has no UsageFault: everything escalates to HardFault; M4 reports the
+        # UsageFault, or HardFault when it is disabled (the reset default)
+        assert fault.text.startswith("fault HardFault") or "UsageFault" in fault.text
+        assert "pc=0x" in fault.text
+    assert status == 1

@@ -88,14 +88,30 @@ __attribute__((noreturn)) void Reset_Handler(void)
 
 /* ---- semihosting exit and spin ---- */
 
+#if defined(TD_QEMU) && TD_QEMU
+static uint32_t td_semihost(uint32_t op, volatile void *arg)
+{
+    register uint32_t r0 __asm("r0") = op;
+    register volatile void *r1 __asm("r1") = arg;
+    __asm volatile("bkpt 0xAB" : "+r"(r0) : "r"(r1) : "memory");
+    return r0;
+}
+#endif
+
 void td_platform_exit(int status)
 {
 #if defined(TD_QEMU) && TD_QEMU
-    /* SYS_EXIT_EXTENDED (0x20): {ADP_Stopped_ApplicationExit, status}; QEMU exits with it */
+    /* QEMU closes the pty when it exits and the host loses whatever it has not read yet
+     * (the last reply, a fault report): give it ~0.1 s first. SYS_CLOCK (0x10) counts
+     * centiseconds of the emulator's time; the iteration bound covers a clock that stalls. */
     volatile uint32_t block[2] = {0x20026u, (uint32_t)status};
-    register uint32_t r0 __asm("r0") = 0x20u;
-    register volatile uint32_t *r1 __asm("r1") = block;
-    __asm volatile("bkpt 0xAB" : "+r"(r0) : "r"(r1) : "memory");
+    uint32_t c0 = td_semihost(0x10u, 0);
+    for (uint32_t i = 0; c0 != 0xFFFFFFFFu && i < 2000000u; ++i) {
+        if (td_semihost(0x10u, 0) - c0 >= 10u)
+            break;
+    }
+    /* SYS_EXIT_EXTENDED (0x20): {ADP_Stopped_ApplicationExit, status}; QEMU exits with it */
+    (void)td_semihost(0x20u, block);
 #else
     (void)status;
 #endif
