@@ -25,10 +25,12 @@ static inline int32_t td_sat_rounding_doubling_high_mul(int32_t a, int32_t b)
     if (a == INT32_MIN && b == INT32_MIN) {
         return INT32_MAX;
     }
-    int64_t ab = (int64_t)a * (int64_t)b;
-    int64_t nudge = ab >= 0 ? ((int64_t)1 << 30) : (1 - ((int64_t)1 << 30));
-    /* C division truncates toward zero, as TFLite's does. */
-    return (int32_t)((ab + nudge) / ((int64_t)1 << 31));
+    const int64_t ab = (int64_t)a * (int64_t)b;
+    const int64_t nudge = ab >= 0 ? ((int64_t)1 << 30) : (1 - ((int64_t)1 << 30));
+    const int64_t v = ab + nudge;
+    /* TFLite divides by 2^31 truncating toward zero; shifting the magnitude is the same
+     * and avoids a 64-bit division call (__aeabi_ldivmod) on Cortex-M. |v| < 2^62. */
+    return (int32_t)(v >= 0 ? (v >> 31) : -((-v) >> 31));
 }
 
 /* x / 2^exponent rounded half away from zero; exponent in [0, 31]. */
