@@ -1,0 +1,120 @@
+"""The committed keyword-spotting model: its files agree with each other, it recognises fresh
+synthetic words from unseen speakers, and the CLI streams audio through it (host simulation)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tinydeploy.kws.data import (
+    LABELS,
+    Split,
+    SynthConfig,
+    _clip_job,
+    split_speakers,
+    synthetic_speakers,
+)
+from tinydeploy.kws.frontend import HostFrontend
+from tinydeploy.kws.frontend_config import FrontendConfig
+from tinydeploy.kws.stream import DetectorConfig, build_stream, score_stream, simulate_stream
+from tinydeploy.kws.train import input_quant_of, int8_predict
+from tinydeploy.kws.wav import write_wav
+
+MODELS = Path(__file__).resolve().parent.parent / "models" / "kws"
+MODEL = MODELS / "dscnn_int8.tflite"
+
+
+def test_committed_files_agree() -> None:
+    data = MODEL.read_bytes()
+    readme = (MODELS / "README.md").read_text()
+    assert hashlib.sha256(data).hexdigest() in readme
+    assert (MODELS / "labels.txt").read_text().split() == list(LABELS)
+    cfg = FrontendConfig.load(MODELS / "frontend.json")
+    assert cfg.shape == (49, 10) and len(cfg.mean) == 10
+
+
+def _fresh_test_clips(per_class: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Clips rendered now, for speakers of the test split, with a seed not used in training."""
+    speakers = synthetic_speakers()
+    cfg = SynthConfig(per_class=per_class, seed=0)
+    test_speakers = split_speakers(speakers, cfg)[Split.TEST]
+    job_cfg = SynthConfig(per_class=per_class, seed=seed)
+    audio, labels = [], []
+    for lab in range(len(LABELS)):
+        for i in range(per_class):
+            a, _ = _clip_job((job_cfg, lab, i, test_speakers))
+            audio.append(a)
+            labels.append(lab)
+    return np.stack(audio), np.asarray(labels)
+
+
+def test_int8_model_recognises_unseen_speakers() -> None:
+    audio, labels = _fresh_test_clips(per_class=6, seed=4242)
+    model = MODEL.read_bytes()
+    fe = HostFrontend(FrontendConfig.load(MODELS / "frontend.json"))
+    pred = int8_predict(model, fe.features_s8(audio, input_quant_of(model)))
+    acc = float(np.mean(pred == labels))
+    assert acc >= 0.8, f"INT8 accuracy {acc:.3f} on {len(labels)} fresh clips"
+
+
+def test_simulated_stream_finds_most_keywords() -> None:
+    audio, labels = _fresh_test_clips(per_class=2, seed=777)
+    stream = build_stream(audio, labels, seed=1)
+    events = simulate_stream(stream.audio, MODEL.read_bytes(),
+                             FrontendConfig.load(MODELS / "frontend.json"),
+                             DetectorConfig(infer_every=2, avg_windows=4))
+    score = score_stream(events, stream.words, stream.hours)
+    assert score.words == 20
+    assert score.hits >= 14, score
+    assert score.false_alarms <= 6, score
+
+
+def test_cli_stream_simulated_json(tmp_path: Path) -> None:
+    audio, labels = _fresh_test_clips(per_class=1, seed=99)
+    keep = [i for i, lab in enumerate(labels) if LABELS[lab] in ("yes", "stop")]
+    paths = []
+    for i in keep:
+        p = tmp_path / f"{LABELS[labels[i]]}.wav"
+        write_wav(p, np.concatenate([np.zeros(8000, np.int16), audio[i],
+                                     np.zeros(8000, np.int16)]))
+        paths.append(str(p))
+    out = subprocess.run([sys.executable, "-m", "tinydeploy", "kws", "stream", *paths,
+                          "--simulate", "--infer-every", "2", "--avg-windows", "4", "--json"],
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    assert doc["device"] is None
+    for d in doc["detections"]:
+        assert re.match(r"(yes|stop)\.wav \+\d+ ms", d["where"])
+        assert d["where"].startswith(d["label"])     # each word detected in its own file
+
+
+def test_cli_errors_are_one_line(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.wav"
+    bad.write_bytes(b"")
+    out = subprocess.run([sys.executable, "-m", "tinydeploy", "kws", "stream", str(bad),
+                          "--simulate"], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 1
+    assert "bad.wav: empty file" in out.stderr and "Traceback" not in out.stderr
+    w = tmp_path / "ok.wav"
+    write_wav(w, np.zeros(16000, np.int16))
+    out = subprocess.run([sys.executable, "-m", "tinydeploy", "kws", "stream", str(w)],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 1 and "--board is required" in out.stderr
+
+
+@pytest.mark.parametrize("missing", ["model"])
+def test_cli_missing_model(tmp_path: Path, missing: str) -> None:
+    w = tmp_path / "ok.wav"
+    write_wav(w, np.zeros(16000, np.int16))
+    out = subprocess.run([sys.executable, "-m", "tinydeploy", "kws", "stream", str(w),
+                          "--simulate", "--model", str(tmp_path / "none.tflite")],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 1 and "no such model" in out.stderr
