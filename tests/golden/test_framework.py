@@ -4,20 +4,22 @@ graph (with an alias) through the host harness against the oracle."""
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 import numpy as np
 import pytest
 
 from tinydeploy.codegen import cemit
-from tinydeploy.errors import UnsupportedError
+from tinydeploy.errors import ToolchainError, UnsupportedError
 from tinydeploy.kernels import registry
-from tinydeploy.kernels.harness import FIRMWARE_DIR, run_graph_host
-from tinydeploy.kernels.registry import ConstArray, KernelCall, select_kernels
+from tinydeploy.kernels.harness import FIRMWARE_DIR, HostCase, run_graph_host, run_host
+from tinydeploy.kernels.registry import ConstArray, KernelCall, Selection, select_kernels
 from tinydeploy.model.builder import ModelBuilder
 from tinydeploy.model.ir import (
     Conv2DOptions,
     FullyConnectedOptions,
     Padding,
+    Pool2DOptions,
     ReshapeOptions,
     SoftmaxOptions,
 )
@@ -146,3 +148,24 @@ def test_cemit_rejects_missing_arrays_args_and_out_of_range_values() -> None:
         cemit.emit_call(_call(), "op0", {"in0": "a"})
     with pytest.raises(ValueError, match="int8_t"):
         cemit.emit_const_array(ConstArray("x", "int8_t", np.array([200])), "op0")
+
+
+def test_harness_sanitizer_catches_an_out_of_bounds_write() -> None:
+    """A kernel call whose shapes disagree with the tensors (here: one output row too many)
+    must crash the sanitized program, not produce plausible bytes."""
+    b = ModelBuilder()
+    x = b.tensor("x", (1, 4, 4, 3), "int8", scale=0.1)
+    y = b.tensor("y", (1, 2, 2, 3), "int8", scale=0.1)
+    b.op("MAX_POOL_2D", [x], [y], Pool2DOptions(padding=Padding.VALID, stride_h=2,
+                                                  stride_w=2, filter_h=2, filter_w=2))
+    g = load_tflite(b.build([x], [y]))
+    sel = select_kernels(g, None)
+    good = sel.choices[0]
+    assert good.call is not None
+    params = tuple((k, 3 if k == "out_h" else v) for k, v in good.call.params)
+    bad = replace(good, call=replace(good.call, params=params))
+    case = HostCase(g, (np.zeros((1, 4, 4, 3), np.int8),), Selection((bad,)))
+    with pytest.raises(ToolchainError, match="buffer-overflow"):
+        run_host([case])
+    # the untampered selection runs
+    assert run_host([replace(case, selection=sel)])[0][0].shape == (1, 2, 2, 3)
