@@ -264,6 +264,35 @@ void td_svdf_s8_s16_ref(const td_svdf_params_t *p, const int8_t *in0, const int1
 void td_svdf_s8_s8_ref(const td_svdf_params_t *p, const int8_t *in0, const int8_t *state,
                        int8_t *out0, void *scratch);
 
+/* ---- UNIDIRECTIONAL_SEQUENCE_LSTM, int8 activations, int8 weights, int16 cell --------- *
+ * (td_lstm_s8_ref) TFLM's integer LSTM without peephole, projection or layer norm. Gates in
+ * the order input, forget, cell, output; each gate = act(FC(x) + FC(h)) in Q3.12 -> Q0.15,
+ * act = the 16-bit sigmoid (tanh for the cell gate), both interpolating `sigmoid_lut`.
+ * Hidden state (op input 18, int8) and cell state (op input 19, int16) are variable tensors:
+ * they persist across invocations, start at their reset values, and are written through the
+ * (const) arena pointers. Scratch: int16 [5][state_size]. */
+typedef struct {
+    int32_t batches, time_steps, input_size, state_size;
+    int32_t time_major;     /* [in] 1: input/output are [T][B][*], 0: [B][T][*] */
+    int32_t input_offset;   /* [in] -input_zero_point */
+    int32_t hidden_offset;  /* [in] -hidden_state_zero_point */
+    int32_t hidden_zp;      /* [in] hidden state (= output) zero point */
+    const int8_t *in_weights;   /* [in] [4][state_size][input_size] */
+    const int8_t *rec_weights;  /* [in] [4][state_size][state_size] */
+    const int32_t *bias;        /* [in] [4][state_size] */
+    const int32_t *in_mult, *in_shift;   /* [in] [4] input FC -> Q3.12 */
+    const int32_t *rec_mult, *rec_shift; /* [in] [4] recurrent FC -> Q3.12 */
+    int32_t forget_mult, forget_shift;   /* [in] forget gate * cell -> cell */
+    int32_t input_mult, input_shift;     /* [in] input gate * cell gate -> cell */
+    int32_t hidden_mult, hidden_shift;   /* [in] output gate * tanh(cell) -> hidden (int8) */
+    int32_t cell_tanh_mult, cell_tanh_shift; /* [in] tanh input rescale of the cell state */
+    int32_t cell_clip;      /* [in] quantized |cell| clip, 0 = none */
+    const uint16_t *sigmoid_lut; /* [in] [256] sigmoid(i / 24) in Q0.16 (65535 at most) */
+} td_lstm_params_t;
+
+void td_lstm_s8_ref(const td_lstm_params_t *p, const int8_t *in0, const int8_t *hidden,
+                    const int16_t *cell, int8_t *out0, void *scratch);
+
 
 /* (structs and prototypes of the other ops go between the marker above and these lines) */
 #ifdef __cplusplus

@@ -91,3 +91,83 @@ def default_cases() -> list[SvdfCase]:
         SvdfCase(1, 12, 6, 1, 8, "int8", in_q=(0.03, 100), state_zp=-128,
                  out_q=(0.4, -20), seed=6),
     ]
+
+
+@dataclass(frozen=True)
+class LstmCase:
+    """UNIDIRECTIONAL_SEQUENCE_LSTM, int8 activations and weights, int16 cell state."""
+
+    batches: int
+    steps: int
+    input_size: int
+    state_size: int
+    time_major: bool = False
+    in_q: tuple[float, int] = (0.05, -3)
+    hidden_q: tuple[float, int] = (1.0 / 128, 2)
+    cell_scale: float = 2.0 ** -11
+    cell_clip: float = 0.0
+    w_scale: float = 0.02
+    data: str = "random"
+    seed: int = 0
+
+    @property
+    def name(self) -> str:
+        return (f"LSTM b={self.batches} t={self.steps} in={self.input_size} "
+                f"state={self.state_size} time_major={self.time_major} in={self.in_q} "
+                f"h={self.hidden_q} c={self.cell_scale:g} clip={self.cell_clip} {self.data}")
+
+    def shape(self) -> tuple[int, int, int]:
+        if self.time_major:
+            return (self.steps, self.batches, self.input_size)
+        return (self.batches, self.steps, self.input_size)
+
+    def model(self) -> bytes:
+        from tinydeploy.model.ir import Activation, SequenceLSTMOptions
+
+        rng = np.random.default_rng(self.seed)
+        s, n = self.state_size, self.input_size
+        b = ModelBuilder()
+        x = b.tensor("x", self.shape(), "int8", scale=self.in_q[0], zero_point=self.in_q[1])
+        ins = [x] + [-1] * 23
+        for g, k in enumerate((1, 2, 3, 4)):
+            ins[k] = b.tensor(f"w_in{g}", (s, n), "int8", scale=self.w_scale, zero_point=0,
+                              data=rng.integers(-127, 128, (s, n)))
+        for g, k in enumerate((5, 6, 7, 8)):
+            ins[k] = b.tensor(f"w_rec{g}", (s, s), "int8", scale=self.w_scale, zero_point=0,
+                              data=rng.integers(-127, 128, (s, s)))
+        for g, k in enumerate((12, 13, 14, 15)):
+            ins[k] = b.tensor(f"bias{g}", (s,), "int32", scale=self.in_q[0] * self.w_scale,
+                              zero_point=0, data=rng.integers(-3000, 3000, s))
+        ins[18] = b.tensor("hidden", (self.batches, s), "int8", scale=self.hidden_q[0],
+                           zero_point=self.hidden_q[1], is_variable=True,
+                           data=np.full(self.batches * s, self.hidden_q[1]))
+        ins[19] = b.tensor("cell", (self.batches, s), "int16", scale=self.cell_scale,
+                           zero_point=0, is_variable=True)
+        out_shape = self.shape()[:2] + (s,)
+        y = b.tensor("y", out_shape, "int8", scale=self.hidden_q[0],
+                     zero_point=self.hidden_q[1])
+        b.op("UNIDIRECTIONAL_SEQUENCE_LSTM", ins, [y],
+             SequenceLSTMOptions(Activation.TANH, self.cell_clip, 0.0, self.time_major))
+        return b.build([x], [y])
+
+    def inputs(self, steps: int) -> list[np.ndarray]:
+        rng = np.random.default_rng(2000 + self.seed)
+        return [int8_inputs(self.shape(), self.data, rng, self.in_q[1]) for _ in range(steps)]
+
+    def build(self) -> Built:
+        return Built(self.name, self.model(), (self.inputs(1)[0],))
+
+
+def lstm_cases() -> list[LstmCase]:
+    return [
+        LstmCase(1, 5, 8, 6),
+        LstmCase(2, 4, 5, 7, seed=1),
+        LstmCase(3, 3, 4, 5, time_major=True, seed=2),
+        LstmCase(1, 8, 10, 16, in_q=(0.1, -128), hidden_q=(1 / 64, -128),
+                 cell_scale=2.0 ** -12, w_scale=0.05, seed=3),
+        LstmCase(2, 6, 6, 4, hidden_q=(1 / 128, 127), cell_scale=2.0 ** -9, cell_clip=3.0,
+                 data="extreme", seed=4),
+        LstmCase(1, 4, 6, 8, cell_scale=2.0 ** -15, w_scale=0.04, seed=5),
+        LstmCase(2, 3, 3, 3, time_major=True, cell_scale=2.0 ** -10, cell_clip=0.5,
+                 w_scale=0.08, seed=6),
+    ]

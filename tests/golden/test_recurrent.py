@@ -1,10 +1,12 @@
-"""Golden tests: int8 SVDF vs tflite-micro, one invocation and several (the state persists)."""
+"""Golden tests: int8 SVDF and UNIDIRECTIONAL_SEQUENCE_LSTM vs tflite-micro, over one
+invocation and several (variable tensors persist between invocations)."""
 
 from __future__ import annotations
 
 import os
 import subprocess
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -13,16 +15,20 @@ import pytest
 from tinydeploy.codegen import cemit
 from tinydeploy.errors import UnsupportedError
 from tinydeploy.kernels import harness
-from tinydeploy.kernels.recurrent import variable_reset_value
+from tinydeploy.kernels.recurrent import (
+    SIGMOID_TABLE_Q16,
+    probe_sigmoid_table,
+    variable_reset_value,
+)
 from tinydeploy.kernels.registry import select_kernels
 from tinydeploy.model.builder import ModelBuilder
 from tinydeploy.model.loader import load_tflite
 
 try:
-    from cases_recurrent import SvdfCase, default_cases
+    from cases_recurrent import LstmCase, SvdfCase, default_cases, lstm_cases
     from golden_ops import arm_compile_errors, check, compare
 except ImportError:  # pragma: no cover - when tests/golden is a package
-    from .cases_recurrent import SvdfCase, default_cases
+    from .cases_recurrent import LstmCase, SvdfCase, default_cases, lstm_cases
     from .golden_ops import arm_compile_errors, check, compare
 
 STEPS = 12
@@ -44,17 +50,15 @@ def _oracle_steps(model: bytes, frames: list[np.ndarray]) -> list[np.ndarray]:
     return outs
 
 
-def _host_steps(case: SvdfCase, frames: list[np.ndarray], work: Path) -> list[np.ndarray]:
-    """Run the selected kernel `len(frames)` times on one persistent state, as firmware does:
-    the state starts at TFLM's reset value and is never touched between calls."""
-    g = load_tflite(case.model())
+def _host_steps(model: bytes, frames: list[np.ndarray], work: Path) -> list[np.ndarray]:
+    """Run the selected kernel `len(frames)` times with persistent variable tensors, as the
+    firmware does: each starts at TFLM's reset value and is never touched between calls."""
+    g = load_tflite(model)
     choice = select_kernels(g).choices[0]
     call = choice.call
     assert call is not None
     op = g.operators[0]
-    state = g.tensor(op.inputs[4])
     x, y = g.tensor(op.inputs[0]), g.tensor(op.outputs[0])
-    ctype = state.dtype.c_type
     feed = np.stack(frames).astype(np.int8).reshape(-1)
     src = [
         "#include <stdio.h>\n#include <string.h>\n#include \"td_kernels.h\"\n",
@@ -62,22 +66,28 @@ def _host_steps(case: SvdfCase, frames: list[np.ndarray], work: Path) -> list[np
         cemit.emit_params(call, "op0", static=True),
         f"static const int8_t frames[{feed.size}] = {{\n{cemit.format_values(feed, 'int8_t')}"
         "\n};\n",
-        f"static {ctype} state[{state.size}];\n",
         f"static int8_t in0[{x.size}];\nstatic int8_t out0[{y.size}];\n",
         f"static uint8_t scratch[{max(16, call.scratch_bytes)}];\n",
-        "int main(void)\n{\n",
-        f"    for (int i = 0; i < {state.size}; ++i) state[i] = {variable_reset_value(state)};\n",
-        f"    for (int t = 0; t < {len(frames)}; ++t) {{\n",
-        f"        memcpy(in0, frames + t * {x.size}, {x.size});\n",
-        "        memset(scratch, 0xA5, sizeof scratch);\n",
-        "        " + cemit.emit_call(call, "op0", {"in0": "in0", "in4": f"(const {ctype} *)state",
-                                                "out0": "out0", "scratch": "scratch"}) + "\n",
-        f"        fwrite(out0, 1, {y.size}, stdout);\n    }}\n    return 0;\n}}\n",
     ]
+    resets, args = [], {"in0": "in0", "out0": "out0", "scratch": "scratch"}
+    for a in call.args:
+        if a.startswith("in") and a != "in0":
+            t = g.tensor(op.inputs[int(a[2:])])
+            assert t.is_variable, f"{a} is not a variable tensor"
+            src.append(f"static {t.dtype.c_type} var_{a}[{t.size}];\n")
+            resets.append(f"    for (int i = 0; i < {t.size}; ++i) var_{a}[i] = "
+                          f"{variable_reset_value(t)};\n")
+            args[a] = f"(const {t.dtype.c_type} *)var_{a}"
+    src += ["int main(void)\n{\n", *resets,
+            f"    for (int t = 0; t < {len(frames)}; ++t) {{\n",
+            f"        memcpy(in0, frames + t * {x.size}, {x.size});\n",
+            "        memset(scratch, 0xA5, sizeof scratch);\n",
+            "        " + cemit.emit_call(call, "op0", args) + "\n",
+            f"        fwrite(out0, 1, {y.size}, stdout);\n    }}\n    return 0;\n}}\n"]
     main_c = work / "main.c"
     main_c.write_text("".join(src))
     objs = [str(harness.compile_kernel(s)) for s in choice.variant.sources]
-    exe = work / "svdf"
+    exe = work / "steps"
     cc = os.environ.get("CC", "gcc")
     subprocess.run([cc, "-std=c99", "-O0", "-g", *harness.SANITIZE, "-I",
                     str(harness.KERNEL_INCLUDE), str(main_c), *objs, "-o", str(exe)],
@@ -88,16 +98,20 @@ def _host_steps(case: SvdfCase, frames: list[np.ndarray], work: Path) -> list[np
             for t in range(len(frames))]
 
 
-@pytest.mark.parametrize("case", default_cases(), ids=lambda c: c.name)
-def test_svdf_state_persists_across_invocations(case: SvdfCase) -> None:
-    frames = case.inputs(STEPS)
-    expected = _oracle_steps(case.model(), frames)
+def _check_steps(name: str, model: bytes, frames: list[np.ndarray]) -> list[np.ndarray]:
+    expected = _oracle_steps(model, frames)
     with tempfile.TemporaryDirectory() as d:
-        actual = _host_steps(case, frames, Path(d))
+        actual = _host_steps(model, frames, Path(d))
     problems = []
     for t, (e, a) in enumerate(zip(expected, actual, strict=True)):
-        problems += compare(f"{case.name} step {t}", [e], [a])
+        problems += compare(f"{name} invocation {t}", [e], [a])
     assert not problems, "\n".join(problems)
+    return expected
+
+
+@pytest.mark.parametrize("case", default_cases(), ids=lambda c: c.name)
+def test_svdf_state_persists_across_invocations(case: SvdfCase) -> None:
+    expected = _check_steps(case.name, case.model(), case.inputs(STEPS))
     # the later steps depend on the memory: they are not all saturated
     late = np.concatenate([e.reshape(-1) for e in expected[case.memory:]])
     assert np.mean((late > -128) & (late < 127)) > 0.3
@@ -123,14 +137,33 @@ def test_svdf_without_bias_is_rejected() -> None:
         select_kernels(load_tflite(b.build([x], [y])))
 
 
-def test_lstm_is_reported_unsupported() -> None:
-    from tinydeploy.kernels.registry import is_supported
+def test_lstm_matches_tflite_micro() -> None:
+    check([c.build() for c in lstm_cases()])
 
-    assert not is_supported("UNIDIRECTIONAL_SEQUENCE_LSTM")
+
+@pytest.mark.parametrize("case", lstm_cases()[:4], ids=lambda c: c.name)
+def test_lstm_states_persist_across_invocations(case: LstmCase) -> None:
+    expected = _check_steps(case.name, case.model(), case.inputs(4))
+    assert not all(np.array_equal(expected[0], e) for e in expected[1:])
+
+
+def test_sigmoid_table_is_the_interpreters() -> None:
+    assert probe_sigmoid_table() == SIGMOID_TABLE_Q16
+
+
+def test_lstm_with_peephole_is_rejected() -> None:
+    g = load_tflite(LstmCase(1, 2, 3, 4).model())
+    op = g.operators[0]
+    ins = list(op.inputs)
+    ins[9] = ins[1]  # a cell-to-input (peephole) tensor
+    bad = replace(g, subgraphs=(replace(g.main, operators=(replace(op, inputs=tuple(ins)),)),))
+    with pytest.raises(UnsupportedError, match="peephole"):
+        select_kernels(bad)
 
 
 @pytest.mark.target
 def test_svdf_kernels_build_for_cortex_m_without_warnings() -> None:
     errors = arm_compile_errors(
-        ["kernels/ref/td_svdf_s8_s16_ref.c", "kernels/ref/td_svdf_s8_s8_ref.c"])
+        ["kernels/ref/td_svdf_s8_s16_ref.c", "kernels/ref/td_svdf_s8_s8_ref.c",
+         "kernels/ref/td_lstm_s8_ref.c"])
     assert not errors, "\n".join(errors)
