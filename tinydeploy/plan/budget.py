@@ -6,7 +6,8 @@ Flash = weights and constants (every `ConstArray` the kernels emit, each 16-byte
 + code (kernels, the generated op sequence with its parameter structs, platform, application).
 
 Before a build, stack, code and static data are *estimates* from the tables below (per kernel
-op and implementation, per application, per chip family); they err on the generous side so that
+op and implementation, per application, per chip family; the application buffers mirror the
+statics of ``firmware/app/*/main.c``); they err on the generous side so that
 "fits" here rarely turns into "does not fit" after the build. After a build, the build stage
 passes the measured figures (``-fstack-usage`` call-chain maximum, section sizes from the ELF)
 and the budget is exact. `Budget.estimated` says which figures are estimates.
@@ -61,10 +62,12 @@ APP_STACK: Mapping[str, int] = {"bench": 192, "validate": 256, "kws": 384}
 APP_STATIC: Mapping[str, int] = {"bench": 96, "validate": 128, "kws": 256}
 INVOKE_STACK = 32            # td_model_invoke itself
 
-SERIAL_FRAME_BYTES = 1_040   # one protocol frame: 1 KiB payload + header and CRC
-KWS_WINDOW_SAMPLES = 640     # 40 ms at 16 kHz, int16
-KWS_FFT_BYTES = 4_096        # 1024-point real FFT work area (int32 interleaved)
-
+# Application buffers outside the arena, mirroring the statics of firmware/app/*/main.c.
+LINK_STATE_BYTES = 276       # td_link_t: rx block (TD_LINK_ENCODED_MAX = 264) + counters
+LINK_STACK = 640             # a reply on its way out: payload (256) + COBS block (255) + frames
+KWS_RING_BYTES = 2 * 16_000  # int16 audio ring of TD_FE_CLIP_SAMPLES
+KWS_FRONTEND_BYTES = 4 * (1_024 + 40)          # td_frontend_scratch_t: FFT + mel bands
+KWS_DETECTOR_BYTES = 4 * 16 * 16 + 4 * 16 + 16  # td_kws_detector_t: score history + averages
 
 @dataclass(frozen=True)
 class RamBudget:
@@ -134,7 +137,8 @@ def weights_bytes(selection: Any) -> int:
 
 
 def stack_estimate(selection: Any, app: str) -> int:
-    """Deepest call chain: platform + app + td_model_invoke + the hungriest kernel."""
+    """Deepest call chain: platform + app + the deeper of (td_model_invoke + the hungriest
+    kernel) and (a serial reply being sent)."""
     deepest = 0
     for c in selection.choices:
         v = c.variant
@@ -142,7 +146,7 @@ def stack_estimate(selection: Any, app: str) -> int:
             continue
         frame = KERNEL_STACK.get(v.op, KERNEL_STACK_DEFAULT) + IMPL_STACK_EXTRA.get(v.impl, 64)
         deepest = max(deepest, frame)
-    return PLATFORM_STACK + APP_STACK.get(app, 256) + INVOKE_STACK + deepest
+    return PLATFORM_STACK + APP_STACK.get(app, 256) + max(INVOKE_STACK + deepest, LINK_STACK)
 
 
 def code_estimate(selection: Any, app: str, family: str) -> int:
@@ -162,18 +166,20 @@ def code_estimate(selection: Any, app: str, family: str) -> int:
             + PLATFORM_CODE.get(family, 2_000) + APP_CODE.get(app, 4_000))
 
 
-def default_app_buffers(app: str, input_bytes: int = 0) -> tuple[tuple[str, int], ...]:
+def default_app_buffers(app: str, input_bytes: int = 0, num_ops: int = 0
+                        ) -> tuple[tuple[str, int], ...]:
     """Buffers the application keeps outside the arena (they must survive between
-    inferences, or be written while an inference runs)."""
+    inferences, or be written while an inference runs). ``input_bytes`` sizes the kws
+    feature rows, ``num_ops`` the per-op cycle counters."""
     if app not in APPS:
         raise BudgetError(f"unknown application '{app}'", hint="known: " + ", ".join(APPS))
+    link = ("serial link state", LINK_STATE_BYTES)
     if app == "bench":
-        return (("serial rx frame", SERIAL_FRAME_BYTES), ("serial tx frame", SERIAL_FRAME_BYTES))
+        return (link, ("per-op counters", 12 * num_ops))
     if app == "validate":
-        return (("serial rx frame", SERIAL_FRAME_BYTES), ("serial tx frame", SERIAL_FRAME_BYTES))
-    return (("audio ring", 2 * KWS_WINDOW_SAMPLES), ("fft work", KWS_FFT_BYTES),
-            ("feature history", input_bytes),
-            ("serial rx frame", SERIAL_FRAME_BYTES), ("serial tx frame", SERIAL_FRAME_BYTES))
+        return (link, ("per-op counters", 4 * num_ops))
+    return (link, ("audio ring", KWS_RING_BYTES), ("feature rows", input_bytes),
+            ("front-end scratch", KWS_FRONTEND_BYTES), ("detector", KWS_DETECTOR_BYTES))
 
 
 def compute_budget(selection: Any, arena_bytes: int, board: Any, app: str = "bench", *,
@@ -187,7 +193,7 @@ def compute_budget(selection: Any, arena_bytes: int, board: Any, app: str = "ben
     when None the tables' estimates are used (and named in ``Budget.estimated``).
     """
     bufs = tuple(app_buffers) if app_buffers is not None else default_app_buffers(
-        app, input_bytes)
+        app, input_bytes, len(selection.choices))
     estimated = set()
     if stack_bytes is None:
         stack_bytes = stack_estimate(selection, app)
