@@ -1,0 +1,120 @@
+"""Target tier of the DSP kernels: compiled for the Cortex-M4 (real SIMD instructions) and run
+on QEMU mps2-an386 with -icount.
+
+1. td_simd.h: the same check program built for the host (portable twins, sanitizers) and for
+   the Cortex-M4 (ACLE intrinsics) prints identical results for corner and random operands.
+2. Kernels: every single-op case of the host golden tier runs on the device with the reference
+   kernel and with the dsp kernel on the same input; the device compares both outputs, and the
+   dsp bytes are also compared with the tflite-micro oracle here. The C scratch-size companion
+   must equal the scratch the host planned.
+
+The ARM toolchain and QEMU are required (CI installs them): their absence fails the tier.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import numpy as np
+import pytest
+from test_dsp_host import SPECS, build_model, mismatch
+
+from tinydeploy.model.loader import load_tflite
+from tinydeploy.oracle import run_oracle
+
+pytestmark = pytest.mark.target
+
+ROOT = Path(__file__).resolve().parents[2]
+TEST_RT = ROOT / "firmware" / "kernels" / "arm" / "test"
+
+
+def _bench() -> ModuleType:
+    """benchmarks/bench_kernels.py: its program generator and runner are this tier's harness."""
+    if "bench_kernels" in sys.modules:
+        return sys.modules["bench_kernels"]
+    spec = importlib.util.spec_from_file_location("bench_kernels",
+                                                  ROOT / "benchmarks" / "bench_kernels.py")
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["bench_kernels"] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _tools() -> None:
+    for tool in ("arm-none-eabi-gcc", "qemu-system-arm", "gcc"):
+        if shutil.which(tool) is None:
+            pytest.fail(f"the dsp target tier needs {tool} (apt-get install gcc-arm-none-eabi "
+                        "libnewlib-arm-none-eabi qemu-system-arm)")
+
+
+def _run(cmd: list[str], **kw: object) -> subprocess.CompletedProcess[str]:
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120, **kw)  # type: ignore
+    assert proc.returncode == 0, f"{' '.join(cmd[:3])}... failed:\n{proc.stdout}\n{proc.stderr}"
+    return proc
+
+
+def test_simd_twins_equal_the_instructions(tmp_path: Path) -> None:
+    src = TEST_RT / "td_simd_check.c"
+    inc = ["-I", str(ROOT / "firmware" / "kernels" / "arm"), "-I", str(TEST_RT)]
+    host = tmp_path / "host"
+    _run(["gcc", "-std=c99", "-O1", "-DTD_SIMD_CHECK_HOST", "-Wall", "-Wextra",
+          "-fsanitize=address,undefined", "-fno-sanitize-recover=all", *inc, str(src),
+          "-o", str(host)])
+    host_out = _run([str(host)]).stdout.split()
+    bench = _bench()
+    elf = tmp_path / "simd.elf"
+    _run(["arm-none-eabi-gcc", *bench.CFLAGS, *inc, str(src), str(TEST_RT / "td_dsp_test_rt.c"),
+          "-T", str(TEST_RT / "td_dsp_test.ld"), "-nostartfiles", "--specs=nano.specs",
+          "--specs=nosys.specs", "-o", str(elf)])
+    disasm = _run(["arm-none-eabi-objdump", "-d", str(elf)]).stdout
+    for insn in ("smlad", "smlabb", "smlatt", "sadd16", "sxtb16", "ldrd"):
+        assert insn in disasm, f"{insn} not used on the Cortex-M4 build"
+    proc = _run(["qemu-system-arm", "-M", "mps2-an386", "-nographic", "-monitor", "none",
+                 "-serial", "null", "-icount", "shift=0", "-semihosting-config",
+                 "enable=on,target=native", "-kernel", str(elf)])
+    dev_out = (proc.stdout + proc.stderr).split()
+    assert dev_out[-1] == "end"
+    dev_out = dev_out[:-1]
+    assert len(dev_out) == len(host_out) == 6
+    names = ["sxtb16/sxtb16_ror8/read", "smlad", "smlabb", "smlatt", "sadd16", "load2"]
+    for name, h, d in zip(names, host_out, dev_out, strict=True):
+        assert h == d, f"{name}: host twin and Cortex-M4 instruction differ"
+
+
+@pytest.fixture(scope="module")
+def device_run() -> tuple[list, list]:  # type: ignore[type-arg]
+    bench = _bench()
+    cases = []
+    models = {}
+    for s in SPECS:
+        model = build_model(s)
+        models[s.id] = model
+        cs = bench.device_cases(load_tflite(model), s.id, seed=s.seed)
+        assert len(cs) == 1, f"{s.id}: no dsp kernel selected"
+        cases.append((s, model, cs[0]))
+    results = bench.run_on_device([c for _, _, c in cases])
+    return cases, results
+
+
+@pytest.mark.parametrize("index", range(len(SPECS)), ids=[s.id for s in SPECS])
+def test_dsp_kernel_on_cortex_m4(index: int, device_run: tuple[list, list]) -> None:  # type: ignore[type-arg]
+    cases, results = device_run
+    spec, model, case = cases[index]
+    res = results[index]
+    assert case.dsp.symbol == spec.expect
+    assert res.equal, f"{spec.id}: dsp and reference kernels differ on the device"
+    graph = load_tflite(model)
+    inp = case.input.reshape(graph.inputs[0].shape)
+    expected = run_oracle(model, [inp])[0]
+    got = res.dsp_output.reshape(expected.shape)
+    assert np.array_equal(got, expected), f"{spec.id} vs oracle: {mismatch(got, expected)}"
+    assert res.scratch_c == case.dsp.scratch_bytes, (
+        f"{spec.id}: C scratch size {res.scratch_c}, host planned {case.dsp.scratch_bytes}")
+    assert res.dsp_instructions > 0 and res.ref_instructions > 0
