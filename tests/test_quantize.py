@@ -319,3 +319,19 @@ def test_report_json_is_strict_json() -> None:
     assert [(x["sqnr_db"], x["exact"]) for x in doc["layers"]] == [
         (31.5, False), (None, True), (None, False)]
     assert rep.worst_layer is not None and rep.worst_layer.tensor == "c"
+
+
+def test_source_layers_from_fused_tensor_names() -> None:
+    from tinydeploy.quantize.evaluate import source_layers
+
+    names = [
+        "functional_1/re_lu_1/Relu;functional_1/batch_normalization_1/batchnorm/add_1;"
+        "functional_1/conv2d_1/convolution",
+        "StatefulPartitionedCall/StatefulPartitionedCall/functional_1/dense/MatMul",
+        "Identity",
+    ]
+    assert source_layers(names) == [("re_lu_1", "batch_normalization_1", "conv2d_1"),
+                                    ("dense",), ()]
+    # a custom model name shared by every op is a scope, not a layer
+    custom = ["kws/conv1/Relu;kws/conv1/BiasAdd", "kws/fc/MatMul", "Identity"]
+    assert source_layers(custom) == [("conv1",), ("fc",), ()]

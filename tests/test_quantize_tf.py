@@ -185,6 +185,9 @@ def test_per_layer_sqnr(quantized: dict[str, Any]) -> None:
     assert [x.op_index for x in rep.layers] == [op.index for op in g.operators]
     for layer in rep.layers:
         assert layer.sqnr_db is None or 15.0 < layer.sqnr_db < 80.0, layer
+    keras_names = [n for layer in rep.layers for n in layer.layers]
+    for want in ("conv2d", "depthwise_conv2d", "average_pooling2d", "dense"):
+        assert any(n.startswith(want) for n in keras_names), (want, keras_names)
     classes = rep.classes
     assert [c.class_id for c in classes] == list(range(CLASSES))
     assert sum(c.samples for c in classes) == 320

@@ -134,12 +134,13 @@ def _print(report: QuantizeReport, out: Console) -> None:
         t = Table(title="per-layer SQNR (float vs dequantized int8, accumulated)",
                   title_justify="left")
         for col, just in (("#", "right"), ("op", "left"), ("SQNR dB", "right"),
-                          ("tensor", "left")):
+                          ("layers (or output tensor)", "left")):
             t.add_column(col, justify=just)  # type: ignore[arg-type]
         for layer in report.layers:
             db = "exact" if layer.sqnr_db is None else f"{layer.sqnr_db:.1f}"
             mark = " ◀ lowest" if worst is not None and layer is worst else ""
-            name = layer.tensor if len(layer.tensor) <= 60 else layer.tensor[:57] + "…"
+            name = ", ".join(layer.layers) or layer.tensor
+            name = name if len(name) <= 60 else name[:57] + "…"
             t.add_row(str(layer.op_index), layer.op_type, db + mark, escape(name))
         out.print(t)
     for note in report.notes:

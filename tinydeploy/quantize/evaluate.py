@@ -17,6 +17,7 @@ with halves rounded away from zero (TFLite's rounding).
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -40,6 +41,7 @@ class LayerSQNR:
     op_type: str
     tensor: str
     sqnr_db: float | None
+    layers: tuple[str, ...] = ()    # the model's layer names fused into this op, if known
 
 
 def quantize_input(x: np.ndarray, t: Tensor) -> np.ndarray:
@@ -154,9 +156,48 @@ def layer_sqnr(float_model: bytes, int8_model: bytes, graph: Graph, x: np.ndarra
             noise[k] += float(np.sum((f - dq) ** 2))
         if step is not None:
             step()
+    names = source_layers([t.name for _, t, _ in pairs])
     out = []
     for k, (op, t, _) in enumerate(pairs):
-        out.append(LayerSQNR(op.index, op.type_name, t.name, _db(sig[k], noise[k])))
+        out.append(LayerSQNR(op.index, op.type_name, t.name, _db(sig[k], noise[k]), names[k]))
+    return out
+
+
+_WRAPPER = re.compile(r"^(StatefulPartitionedCall|PartitionedCall|functional|sequential|model"
+                      r"|serving_default)(_\d+)?(:\d+)?$")
+
+
+def source_layers(tensor_names: list[str]) -> list[tuple[str, ...]]:
+    """The model's layer names behind each op-output tensor name.
+
+    The converter names a fused op's output after every TensorFlow op it absorbed, joined by
+    ';' (``functional_1/re_lu_1/Relu;functional_1/conv2d_1/convolution``); each part is
+    ``[wrappers/][model/]layer/op...``. Wrapper scopes are dropped, then a first scope shared
+    by every name (a custom model name) when names are deep enough to hold one; the first
+    remaining scope of each part is a layer. Names without scopes (``Identity``) give none.
+    Names are TensorFlow's scopes, which may carry a ``_N`` suffix that the layer's name in
+    ``model.summary()`` does not have.
+    """
+    split = []
+    for name in tensor_names:
+        parts = []
+        for seg in name.split(";"):
+            comps = [c for c in seg.split("/") if c]
+            while comps and _WRAPPER.match(comps[0]):
+                comps = comps[1:]
+            parts.append(comps)
+        split.append(parts)
+    scoped = [c for parts in split for c in parts if len(c) >= 2]
+    firsts = {c[0] for c in scoped}
+    if len(firsts) == 1 and len(scoped) > 1 and all(len(c) >= 3 for c in scoped):
+        split = [[c[1:] if len(c) >= 3 else c for c in parts] for parts in split]
+    out = []
+    for parts in split:
+        seen: list[str] = []
+        for c in parts:
+            if len(c) >= 2 and c[0] not in seen:
+                seen.append(c[0])
+        out.append(tuple(seen))
     return out
 
 

@@ -110,7 +110,8 @@ class QuantizeReport:
             "int8_accuracy": self.int8_accuracy,
             "accuracy_drop_points": self.accuracy_drop,
             "layers": [{"op_index": x.op_index, "op": x.op_type, "tensor": x.tensor,
-                        "sqnr_db": db(x.sqnr_db), "exact": x.sqnr_db is None}
+                        "keras_layers": list(x.layers), "sqnr_db": db(x.sqnr_db),
+                        "exact": x.sqnr_db is None}
                        for x in self.layers],
             "classes": [{"class_id": c.class_id, "label": c.label, "samples": c.samples,
                          "float_accuracy": c.float_accuracy, "int8_accuracy": c.int8_accuracy}
