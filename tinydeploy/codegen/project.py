@@ -30,6 +30,7 @@ APP_PARTS: dict[str, tuple[str, ...]] = {
     "bench": ("app/bench", "link"),
     "validate": ("app/validate", "link"),
     "kws": ("app/kws", "link", "frontend"),
+    "eembc": ("app/eembc",),
 }
 APPS = tuple(APP_PARTS)
 
