@@ -104,7 +104,7 @@ def test_qemu_counts_are_deterministic(fw_dir: Path) -> None:
                 ser.close()
     (t0, ops0), (t1, ops1) = totals
     assert abs(t0 - t1) <= 1
-    assert all(abs(a - b) <= 1 for a, b in zip(ops0, ops1))
+    assert all(abs(a - b) <= 1 for a, b in zip(ops0, ops1, strict=True))
     assert t0 > 0
 
 

@@ -167,7 +167,7 @@ def compile_firmware(sources: Sequence[Path | str], include_dirs: Sequence[Path 
              cwd=obj_dir)
 
     with ThreadPoolExecutor(max_workers=2) as pool:
-        list(pool.map(compile_one, zip(srcs, objects)))
+        list(pool.map(compile_one, zip(srcs, objects, strict=True)))
 
     elf = out_dir / "firmware.elf"
     if host:

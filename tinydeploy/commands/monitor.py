@@ -43,7 +43,13 @@ def run(args: argparse.Namespace) -> int:
         from tinydeploy.boards import get_board
         from tinydeploy.flash.hardware import find_serial_port
 
+        from tinydeploy.errors import LinkError
+
         board = get_board(args.board)
+        if board.emulated:
+            raise LinkError(f"board '{board.id}' is emulated: its serial port exists only "
+                            "while the firmware runs",
+                            hint="tinydeploy flash BUILD_DIR --monitor starts and monitors it")
         baud = baud or board.uart.baud
         port = find_serial_port(board)
     baud = baud or 115200

@@ -101,6 +101,7 @@ class Device(ABC):
 
     def kick(self) -> None:
         """Emulator-specific nudge after the first exchange (see EMULATION: QMP stall)."""
+        return None  # noqa: B027 - optional hook, a no-op for most devices
 
     @abstractmethod
     def poll(self) -> int | None:

@@ -9,11 +9,12 @@ bug shows up as a clear error instead of a wrong number.
 
 from __future__ import annotations
 
+import builtins
 import dataclasses
 import enum
 import struct
 from dataclasses import dataclass
-from typing import ClassVar, Union
+from typing import ClassVar
 
 from tinydeploy.errors import LinkError
 from tinydeploy.link.frame import MAX_PAYLOAD, Frame
@@ -104,7 +105,7 @@ class _Reader:
     def one(self, fmt: str) -> int | float:
         return self.take(fmt)[0]
 
-    def bytes(self, n: int) -> bytes:
+    def take_bytes(self, n: int) -> bytes:
         if self.pos + n > len(self.data):
             raise LinkError(f"{self.what} payload too short: needs {self.pos + n} bytes, "
                             f"got {len(self.data)}")
@@ -117,9 +118,9 @@ class _Reader:
         self.pos = len(self.data)
         return bytes(b)
 
-    def str(self) -> str:
+    def take_str(self) -> str:
         n = int(self.one("<B"))
-        return self.bytes(n).decode("utf-8", errors="replace")
+        return self.take_bytes(n).decode("utf-8", errors="replace")
 
     def end(self) -> None:
         if self.pos != len(self.data):
@@ -282,8 +283,8 @@ class Info:
     def unpack(cls, payload: bytes) -> Info:
         r = _Reader("INFO", payload)
         ver, n_in, n_out, _, arena, n_ops = r.take("<BBBBIH")
-        sha = r.bytes(32).hex()
-        board, unit, app = r.str(), r.str(), r.str()
+        sha = r.take_bytes(32).hex()
+        board, unit, app = r.take_str(), r.take_str(), r.take_str()
         r.end()
         return cls(ver, n_in, n_out, arena, n_ops, sha, board, unit, app)
 
@@ -302,7 +303,7 @@ class TensorDesc:
     bytes: int
     name: str
 
-    def pack(self) -> bytes:
+    def pack(self) -> builtins.bytes:
         return (struct.pack("<BBBB", int(self.is_output), self.index, self.dtype,
                             len(self.shape))
                 + struct.pack(f"<{len(self.shape)}i", *self.shape)
@@ -310,14 +311,14 @@ class TensorDesc:
                 + _pack_str(self.name, 64))
 
     @classmethod
-    def unpack(cls, payload: bytes) -> TensorDesc:
+    def unpack(cls, payload: builtins.bytes) -> TensorDesc:
         r = _Reader("TENSOR", payload)
         out, idx, dtype, rank = r.take("<BBBB")
         if rank > 6:
             raise LinkError(f"TENSOR descriptor of rank {rank} (at most 6)")
         shape = tuple(int(d) for d in r.take(f"<{rank}i"))
         scale, zp, nbytes = r.take("<fiI")
-        name = r.str()
+        name = r.take_str()
         r.end()
         return cls(bool(out), idx, dtype, shape, float(scale), zp, nbytes, name)
 
@@ -356,7 +357,7 @@ class Profile:
     @classmethod
     def unpack(cls, payload: bytes) -> Profile:
         r = _Reader("PROFILE", payload)
-        unit = r.str()
+        unit = r.take_str()
         first, total = r.take("<HH")
         rest = r.rest()
         if len(rest) % 4:
@@ -389,7 +390,7 @@ class Done:
     def unpack(cls, payload: bytes) -> Done:
         r = _Reader("DONE", payload)
         req, runs, lo, hi, total = r.take("<BIIIQ")
-        unit = r.str()
+        unit = r.take_str()
         r.end()
         return cls(req, runs, lo, hi, total, unit)
 
@@ -453,8 +454,8 @@ class Error:
         return cls(code, ref, r.rest().decode("utf-8", errors="replace"))
 
 
-Message = Union[Hello, LoadInput, Invoke, Bench, Audio, Ping, Stop, Ack, Info, TensorDesc,
-                Output, Profile, Done, Event, Log, Error]
+Message = (Hello | LoadInput | Invoke | Bench | Audio | Ping | Stop | Ack | Info | TensorDesc
+           | Output | Profile | Done | Event | Log | Error)
 
 MESSAGE_CLASSES: dict[int, type] = {
     cls.TYPE: cls for cls in (Hello, LoadInput, Invoke, Bench, Audio, Ping, Stop, Ack, Info,
@@ -468,7 +469,7 @@ def decode_message(frame: Frame) -> Message:
     if cls is None:
         raise LinkError(f"unknown frame type 0x{frame.type:02x} (seq {frame.seq}, "
                         f"{len(frame.payload)} payload bytes)")
-    return cls.unpack(frame.payload)  # type: ignore[no-any-return]
+    return cls.unpack(frame.payload)  # type: ignore[attr-defined,no-any-return]
 
 
 def message_frame(msg: Message, seq: int) -> Frame:

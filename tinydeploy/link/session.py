@@ -263,7 +263,7 @@ class Session:
             elif isinstance(m, Done):
                 done = m
         assert done is not None
-        for i, (b, n) in enumerate(zip(bufs, got)):
+        for i, (b, n) in enumerate(zip(bufs, got, strict=True)):
             if n != len(b):
                 raise LinkError(f"output {i}: received {n} of {len(b)} bytes")
         per_op = tuple(counts.get(k, 0) for k in range(len(counts))) if counts else ()
@@ -283,7 +283,7 @@ class Session:
         dev = self.device or self.hello()
         if len(inputs) != len(dev.inputs):
             raise LinkError(f"model has {len(dev.inputs)} inputs, {len(inputs)} given")
-        for d, arr in zip(dev.inputs, inputs):
+        for d, arr in zip(dev.inputs, inputs, strict=True):
             raw = np.ascontiguousarray(arr).tobytes()
             if len(raw) != d.bytes:
                 raise LinkError(f"input {d.index} '{d.name}' takes {d.bytes} bytes "
@@ -291,7 +291,7 @@ class Session:
             self.load_input(d.index, raw)
         res = self.invoke(profile)
         outs = []
-        for d, raw in zip(dev.outputs, res.outputs):
+        for d, raw in zip(dev.outputs, res.outputs, strict=True):
             dt = _NUMPY_OF_DTYPE.get(d.dtype, np.uint8)
             arr = np.frombuffer(raw, dtype=dt)
             if d.shape and arr.size == int(np.prod(d.shape)):
