@@ -171,3 +171,27 @@ def lstm_cases() -> list[LstmCase]:
         LstmCase(2, 3, 3, 3, time_major=True, cell_scale=2.0 ** -10, cell_clip=0.5,
                  w_scale=0.08, seed=6),
     ]
+
+
+def sweep_cases(n: int = 60, seed: int = 31) -> list[SvdfCase | LstmCase]:
+    """Random shapes and quantization for both ops (the --sweep tier)."""
+    rng = np.random.default_rng(seed)
+    out: list[SvdfCase | LstmCase] = []
+    for k in range(n):
+        in_q = (float(10 ** rng.uniform(-2, -0.5)), int(rng.integers(-128, 128)))
+        if k % 2:
+            out.append(SvdfCase(int(rng.integers(1, 4)), int(rng.integers(1, 20)),
+                                int(rng.integers(1, 10)), int(rng.integers(1, 4)),
+                                int(rng.integers(1, 8)), "int16" if k % 3 else "int8",
+                                in_q=in_q, state_zp=int(rng.integers(-128, 128)) if k % 3 == 0
+                                else 0, out_q=(float(10 ** rng.uniform(-1, 0.5)),
+                                               int(rng.integers(-128, 128))), seed=k))
+        else:
+            out.append(LstmCase(int(rng.integers(1, 4)), int(rng.integers(1, 6)),
+                                int(rng.integers(1, 12)), int(rng.integers(1, 12)),
+                                bool(k % 4), in_q,
+                                (2.0 ** -int(rng.integers(5, 9)), int(rng.integers(-128, 128))),
+                                2.0 ** -int(rng.integers(8, 16)),
+                                float(rng.choice([0.0, 0.5, 2.0])),
+                                float(10 ** rng.uniform(-2, -1)), seed=k))
+    return out

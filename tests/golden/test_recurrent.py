@@ -25,10 +25,16 @@ from tinydeploy.model.builder import ModelBuilder
 from tinydeploy.model.loader import load_tflite
 
 try:
-    from cases_recurrent import LstmCase, SvdfCase, default_cases, lstm_cases
+    from cases_recurrent import LstmCase, SvdfCase, default_cases, lstm_cases, sweep_cases
     from golden_ops import arm_compile_errors, check, compare
 except ImportError:  # pragma: no cover - when tests/golden is a package
-    from .cases_recurrent import LstmCase, SvdfCase, default_cases, lstm_cases
+    from .cases_recurrent import (
+        LstmCase,
+        SvdfCase,
+        default_cases,
+        lstm_cases,
+        sweep_cases,
+    )
     from .golden_ops import arm_compile_errors, check, compare
 
 STEPS = 12
@@ -145,6 +151,17 @@ def test_lstm_matches_tflite_micro() -> None:
 def test_lstm_states_persist_across_invocations(case: LstmCase) -> None:
     expected = _check_steps(case.name, case.model(), case.inputs(4))
     assert not all(np.array_equal(expected[0], e) for e in expected[1:])
+
+
+@pytest.mark.slow
+def test_recurrent_sweep() -> None:
+    check([c.build() for c in sweep_cases()])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", sweep_cases()[:10], ids=lambda c: c.name)
+def test_recurrent_sweep_over_invocations(case: SvdfCase | LstmCase) -> None:
+    _check_steps(case.name, case.model(), case.inputs(5))
 
 
 def test_sigmoid_table_is_the_interpreters() -> None:
