@@ -31,9 +31,8 @@ SMALL_RAM_STACK_BYTES = 2048   # boards with at most 32 KB of RAM
 def default_stack_bytes(board: Board) -> int:
     """The stack reserved when the user gives none (the build checks the measured need)."""
     return SMALL_RAM_STACK_BYTES if board.ram_bytes <= 32 * 1024 else DEFAULT_STACK_BYTES
-# The apps' own RAM outside the arena (serial frame buffers, audio ring), by app: an estimate
-# used before the build; after the build the measured .bss/.data replaces it.
-APP_BUFFER_BYTES = {"bench": 1024, "validate": 2560, "kws": 40 * 1024}
+# Apps the budget tables do not describe: their buffers outside the arena.
+OTHER_APP_BUFFERS = {"eembc": (("command line and input buffers", 512),)}
 
 TOOLS_PACKAGE = {"arm-none-eabi-gcc": "gcc-arm-none-eabi libnewlib-arm-none-eabi",
                  "make": "make", "cc": "gcc"}
@@ -144,6 +143,7 @@ def build_firmware(model: Path | bytes, board: Board, app: str, out_dir: Path, *
     from tinydeploy.codegen.project import render_project
     from tinydeploy.kernels.registry import select_kernels
     from tinydeploy.model.loader import load_tflite
+    from tinydeploy.plan.budget import check_budget, compute_budget
     from tinydeploy.plan.lifetimes import plan_graph
 
     requested = board
@@ -161,7 +161,14 @@ def build_firmware(model: Path | bytes, board: Board, app: str, out_dir: Path, *
     g = graph if graph is not None else load_tflite(model)
     selection = select_kernels(g, board)
     plan = plan_graph(g, selection, board=board, algorithm=algorithm)
-    _check_ram_before_build(board, plan.arena_bytes, stack_bytes, app)
+    input_bytes = sum(t.nbytes for t in g.inputs)
+    if board.family != "host":
+        # Every byte accounted for before the compiler runs: a model that does not fit
+        # fails here with the figures and the boards where it would fit.
+        check_budget(compute_budget(selection, plan.arena_bytes, board, app,
+                                    input_bytes=input_bytes,
+                                    app_buffers=OTHER_APP_BUFFERS.get(app),
+                                    stack_reserved=stack_bytes))
 
     out_dir = Path(out_dir)
     project = render_project(g, selection, plan, board, app, out_dir,
@@ -195,11 +202,21 @@ def build_firmware(model: Path | bytes, board: Board, app: str, out_dir: Path, *
         kernels.append(KernelUse(ch.op_index, op.type_name,
                                  "(alias)" if ch.variant.alias else ch.variant.symbol,
                                  ch.variant.impl, w, sizes.get(ch.variant.symbol, 0)))
-    ram_total = ram + (0 if host else stack_bytes)
-    if not host and ram_total > board.ram_bytes:
-        raise BudgetError(f"board '{board.id}': the firmware needs {ram_total} bytes of RAM "
-                          f"(static {ram} + stack {stack_bytes}) but the board has "
-                          f"{board.ram_bytes}, {ram_total - board.ram_bytes} over")
+    # The linker script reserves the stack as a section of its own; static data is the rest.
+    stack_section = sections.get(".stack", 0)
+    ram_static = ram - stack_section
+    ram_total = ram_static + (0 if host else stack_bytes)
+    weights = sum(k.weights_bytes for k in kernels)
+    pre = compute_budget(selection, plan.arena_bytes, board, app, input_bytes=input_bytes,
+                         app_buffers=OTHER_APP_BUFFERS.get(app))
+    budget = compute_budget(
+        selection, plan.arena_bytes, board, app, input_bytes=input_bytes,
+        app_buffers=OTHER_APP_BUFFERS.get(app), stack_bytes=stack.bytes,
+        code_bytes=max(flash - weights, 0),
+        static_bytes=max(ram_static - plan.arena_bytes - pre.ram.buffers, 0),
+        stack_reserved=None if host else stack_bytes)
+    if not host:
+        check_budget(budget)
     result = BuildResult(
         project_dir=out_dir, elf=elf,
         hex=None if host else out_dir / "firmware.hex",
@@ -209,21 +226,21 @@ def build_firmware(model: Path | bytes, board: Board, app: str, out_dir: Path, *
         stack_bytes=stack.bytes, stack=stack, sections=sections, kernels=tuple(kernels),
     )
     manifest = make_manifest(result, g, plan, project.files, stack_bytes)
+    manifest["budget"] = budget_json(budget, pre)
     (out_dir / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
     return BuildResult(**{**result.__dict__, "manifest": manifest})
 
 
-def _check_ram_before_build(board: Board, arena: int, stack: int, app: str) -> None:
-    if board.family == "host":
-        return
-    need = arena + stack + APP_BUFFER_BYTES.get(app, 0)
-    if need > board.ram_bytes:
-        raise BudgetError(
-            f"board '{board.id}' has {board.ram_bytes:,} bytes of RAM but the firmware needs at "
-            f"least {need:,} (arena {arena:,} + stack {stack:,} + app buffers "
-            f"{APP_BUFFER_BYTES.get(app, 0):,}), {need - board.ram_bytes:,} over",
-            hint="run 'tinydeploy plan MODEL --board BOARD' for the full budget and boards "
-                 "where it fits")
+def budget_json(measured: Any, estimated: Any) -> dict[str, Any]:
+    """The measured budget with the pre-build estimate beside it (how good the tables are)."""
+    def one(b: Any) -> dict[str, Any]:
+        return {"ram": {"arena": b.ram.arena, "stack": b.ram.stack, "buffers": b.ram.buffers,
+                        "static": b.ram.static, "total": b.ram.total,
+                        "available": b.ram.available},
+                "flash": {"weights": b.flash.weights, "code": b.flash.code,
+                          "total": b.flash.total, "available": b.flash.available},
+                "fits": b.fits}
+    return {"measured": one(measured), "estimated": one(estimated)}
 
 
 def make_manifest(r: BuildResult, g: Graph, plan: Any, files: tuple[str, ...],
