@@ -401,3 +401,32 @@ def test_fault_is_reported_over_the_link(board_id: str, fw_dir: Path) -> None:
         assert fault.text.startswith("fault HardFault") or "UsageFault" in fault.text
         assert "pc=0x" in fault.text
     assert status == 1
+
+
+@pytest.mark.target
+def test_monitor_ctrl_c_exits_cleanly(fw_dir: Path) -> None:
+    import signal
+
+    fw = _firmware(fw_dir, "host")
+    with runner_for(fw.board).start(fw, timeout=60) as dev:
+        dev.resume()  # runs without us: the monitor opens the port
+        proc = subprocess.Popen([sys.executable, "-m", "tinydeploy", "monitor", "--port",
+                                 dev.port, "--json", "--hello"],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            assert proc.stdout is not None
+            first = json.loads(proc.stdout.readline())  # INFO, answer to --hello
+            assert first["type"] == "INFO" and first["board"] == "host"
+            time.sleep(0.3)
+            proc.send_signal(signal.SIGINT)
+            proc.wait(timeout=20)
+            out = proc.stdout.read()
+            err = proc.stderr.read() if proc.stderr else ""
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+    assert proc.returncode == 0, err
+    assert "Traceback" not in err
+    lines = [json.loads(x) for x in out.splitlines()]  # every line is one JSON object
+    assert [x["type"] for x in lines[:3]] == ["TENSOR", "TENSOR", "TENSOR"]
+    assert lines[-1]["type"] == "STATUS" and "frames" in lines[-1]["text"]
