@@ -18,6 +18,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "build",
     "validate",
     "bench",
+    "run",
     "boards",
     "flash",
     "monitor",

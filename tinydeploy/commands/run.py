@@ -1,0 +1,52 @@
+"""`tinydeploy run MODEL --board B`: build, flash (or start in QEMU) and monitor, in one."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+NAME = "run"
+HELP = "build, flash (or emulate) and monitor in one step"
+DESCRIPTION = """\
+Build the firmware for the board, flash it (or start it in QEMU / as a host process) and
+show the frames it sends. The bench app reports its inferences by itself at start-up.
+
+examples:
+  tinydeploy run model.tflite --board mps2-an386 --app bench --timeout 20
+  tinydeploy run model.tflite --board nrf52840 --emulate --app bench
+  tinydeploy run model.tflite --board nrf52840 --app bench --port /dev/ttyACM0"""
+
+
+def configure(p: argparse.ArgumentParser) -> None:
+    from tinydeploy.codegen.project import APPS
+
+    p.add_argument("model", type=Path, help="a full-INT8 .tflite file")
+    p.add_argument("--board", required=True, help="board id or alias")
+    p.add_argument("--app", choices=APPS, default="bench", help="device app (default bench)")
+    p.add_argument("--emulate", action="store_true",
+                   help="run a real board's build on its emulated stand-in")
+    p.add_argument("--runner", choices=["qemu", "host", "pyocd", "nrfjprog", "platformio"],
+                   default=None, help="flashing method (default: the board's first)")
+    p.add_argument("--port", default=None, help="serial port of a real board")
+    p.add_argument("--timeout", type=float, default=None, metavar="S",
+                   help="stop the device and the monitor after S seconds")
+    p.add_argument("-o", "--output", type=Path, default=None, help="build folder")
+    p.add_argument("--json", action="store_true", help="one JSON object per line on stdout")
+
+
+def run(args: argparse.Namespace) -> int:
+    from tinydeploy.boards import get_board
+    from tinydeploy.build.firmware import build_firmware
+    from tinydeploy.commands import flash
+    from tinydeploy.commands.build import default_output, print_report
+    from tinydeploy.report.output import stderr
+
+    board = get_board(args.board)
+    out = args.output or default_output(args.model, board.id, args.app, args.emulate)
+    if not args.json:
+        stderr.print(f"building {args.model} for {board.id}, app {args.app} -> {out}")
+    r = build_firmware(args.model, board, args.app, out, emulate=args.emulate)
+    if not args.json:
+        print_report(r)
+    return flash.run(argparse.Namespace(build_dir=out, runner=args.runner, port=args.port,
+                                        monitor=True, timeout=args.timeout, json=args.json))
