@@ -1,7 +1,8 @@
 /*
  * Arm CMSDK APB UART boards (MPS2 AN386/AN500, MPS3 AN547; real and in QEMU).
- * Defines: TD_UART_BASE, TD_UART_BAUD, TD_CLOCK_HZ (the UART's APB clock on these boards
- * equals the core clock), TD_CYCLE_COUNTER_DWT, TD_QEMU.
+ * Defines: TD_UART_BASE, TD_UART_BAUD, TD_CLOCK_HZ, TD_UART_CLOCK_HZ (the UART's APB clock,
+ * default TD_CLOCK_HZ; on MPS3 FPGA images it is 25 MHz whatever the core clock),
+ * TD_CYCLE_COUNTER_DWT, TD_QEMU. QEMU ignores the baud divider.
  */
 #include "td_cortexm.h"
 #include "td_platform.h"
@@ -16,6 +17,10 @@
 #error "TD_CLOCK_HZ must be defined (from the board file's clock_hz)"
 #endif
 
+#ifndef TD_UART_CLOCK_HZ
+#define TD_UART_CLOCK_HZ TD_CLOCK_HZ
+#endif
+
 #define UART_DATA TD_REG32(TD_UART_BASE + 0x00u)
 #define UART_STATE TD_REG32(TD_UART_BASE + 0x04u) /* bit0 TX full, bit1 RX full */
 #define UART_CTRL TD_REG32(TD_UART_BASE + 0x08u)  /* bit0 TX enable, bit1 RX enable */
@@ -23,7 +28,7 @@
 
 void td_platform_init(void)
 {
-    uint32_t div = (uint32_t)TD_CLOCK_HZ / (uint32_t)TD_UART_BAUD;
+    uint32_t div = (uint32_t)TD_UART_CLOCK_HZ / (uint32_t)TD_UART_BAUD;
     UART_BAUDDIV = div < 16u ? 16u : div; /* the CMSDK UART needs a divider of at least 16 */
     UART_CTRL = 0x3u;
     td_cortexm_cycles_init();
