@@ -59,3 +59,31 @@ def test_layouts_run_bit_exact(algorithm: str, tmp_path: Path) -> None:
             s.stop()
         finally:
             ser.close()
+
+
+@pytest.mark.target
+@pytest.mark.parametrize("board_id", ["microbit-v1", "mps2-an386"])
+def test_budget_estimates_bracket_the_built_firmware(board_id: str, tmp_path: Path) -> None:
+    """Before a build the budget estimates stack, code and static data; they must not be
+    below what the linker and -fstack-usage then measure (or 'fits' would lie), nor so far
+    above that they refuse models that fit."""
+    from tinydeploy.kernels.registry import select_kernels
+    from tinydeploy.model.loader import load_tflite
+    from tinydeploy.plan.budget import compute_budget
+    from tinydeploy.plan.lifetimes import plan_graph
+
+    board = get_board(board_id)
+    result = build_firmware(MODEL, board, "bench", tmp_path / "fw")
+    graph = load_tflite(MODEL)
+    sel = select_kernels(graph, board)
+    gp = plan_graph(graph, sel)
+    budget = compute_budget(sel, gp.arena_bytes, board, "bench")
+    assert gp.arena_bytes == result.arena_bytes
+    measured_stack = result.stack_bytes
+    assert measured_stack <= budget.stack_need <= 1.3 * measured_stack
+    measured_flash = result.flash_bytes
+    assert 0.95 * measured_flash <= budget.flash.total <= 1.3 * measured_flash
+    # .bss holds the arena, the application buffers and the rest of the static data
+    bss = result.sections.get(".bss", 0) + result.sections.get(".data", 0)
+    estimate = budget.ram.arena + budget.ram.buffers + budget.ram.static
+    assert bss <= estimate <= bss + 1_024

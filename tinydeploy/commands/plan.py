@@ -38,13 +38,16 @@ def configure(p: argparse.ArgumentParser) -> None:
                    help="arena planning algorithm (default: auto, the best of all)")
     p.add_argument("--align", type=_align, default=16, metavar="N",
                    help="alignment of every arena buffer in bytes (default: 16)")
+    p.add_argument("--stack", type=int, default=None, metavar="BYTES",
+                   help="stack the build will reserve (default: the build's default for the "
+                        "board); RAM counts the larger of this and the estimated need")
     p.add_argument("--json", action="store_true", help="machine-readable output on stdout")
     p.add_argument("--html", type=Path, metavar="FILE",
                    help="also write an HTML report with the memory timeline")
 
 
 def plan_model(model: Path, board_name: str, app: str = "bench", algorithm: str = "auto",
-               align: int = 16) -> tuple[dict[str, Any], Any]:
+               align: int = 16, stack: int | None = None) -> tuple[dict[str, Any], Any]:
     """Load, select kernels, plan and budget: the report as plain data (JSON-ready) and the
     `Budget`."""
     from tinydeploy.boards import get_board
@@ -57,8 +60,13 @@ def plan_model(model: Path, board_name: str, app: str = "bench", algorithm: str 
     graph = load_tflite(model)
     selection = select_kernels(graph, board)
     gplan = plan_graph(graph, selection, None, algorithm, align)
+    if stack is None and board.family != "host":
+        from tinydeploy.build.firmware import default_stack_bytes
+
+        stack = default_stack_bytes(board)
     budget = compute_budget(selection, gplan.arena_bytes, board, app,
-                            input_bytes=sum(t.nbytes for t in graph.inputs))
+                            input_bytes=sum(t.nbytes for t in graph.inputs),
+                            stack_reserved=stack)
     return plan_report(model, graph, gplan, budget), budget
 
 
@@ -106,6 +114,8 @@ def plan_report(model: Path, graph: Any, gplan: Any, budget: Any) -> dict[str, A
         "flash": {"weights": f.weights, "code": f.code, "total": f.total,
                   "available": f.available, "over": f.over},
         "estimated": sorted(budget.estimated),
+        "stack_need": budget.stack_need,
+        "stack_reserved": budget.stack_reserved,
         "app_buffers": [{"name": n, "bytes": b} for n, b in budget.app_buffers],
         "peak_op": ({"index": peak, "type": ops[peak].type_name, "live_bytes": live[peak]}
                     if ops else None),
@@ -134,7 +144,11 @@ def _print(report: dict[str, Any]) -> None:
                       ("used", "right"), ("", "left")):
         t.add_column(col, justify=just)  # type: ignore[arg-type]
     row(t, "  arena", r["arena"])
-    row(t, "  stack", r["stack"], note="estimate" if "stack" in est else "measured")
+    need = (f"need {report['stack_need']:,} "
+            + ("(estimate)" if "stack" in est else "(measured)"))
+    if report["stack_reserved"] is not None:
+        need += f", reserved {report['stack_reserved']:,}"
+    row(t, "  stack", r["stack"], note=need)
     row(t, "  app buffers", r["buffers"])
     row(t, "  static data", r["static"], note="estimate" if "static" in est else "measured")
     row(t, "RAM", r["total"], r["available"], r["over"])
@@ -163,7 +177,12 @@ def _print(report: dict[str, Any]) -> None:
 def run(args: argparse.Namespace) -> int:
     from tinydeploy.report.output import emit_json, stderr
 
-    report, budget = plan_model(args.model, args.board, args.app, args.algorithm, args.align)
+    if args.stack is not None and not 0 < args.stack <= 1 << 24:
+        from tinydeploy.errors import InputDataError
+
+        raise InputDataError(f"--stack {args.stack}: must be between 1 and {1 << 24} bytes")
+    report, budget = plan_model(args.model, args.board, args.app, args.algorithm, args.align,
+                                args.stack)
     if args.html:
         from tinydeploy.report.plan_html import render_plan_html
 

@@ -93,7 +93,10 @@ def _budget_table(report: dict[str, Any]) -> str:
 
     rows = [
         _row([("arena", False), (f"{r['arena']:,}", True), ("planned", False)]),
-        _row([("stack", False), (f"{r['stack']:,}", True), (note("stack"), False)]),
+        _row([("stack", False), (f"{r['stack']:,}", True),
+              (f"need {report['stack_need']:,} ({note('stack')})"
+               + (f", reserved {report['stack_reserved']:,}"
+                  if report["stack_reserved"] is not None else ""), False)]),
         _row([("application buffers", False), (f"{r['buffers']:,}", True),
               (", ".join(f"{b['name']} {b['bytes']:,}" for b in report["app_buffers"]),
                False)]),
