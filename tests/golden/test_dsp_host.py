@@ -180,6 +180,12 @@ SPECS: tuple[Spec, ...] = (
          expect=DW),
     Spec("dw_stride3_1", "dw", (2, 7, 5, 9), 9, k=(3, 3), stride=(3, 1), zp=(20, 1),
          act=Activation.RELU6, expect=DW),
+    Spec("dw_dilated", "dw", (1, 9, 8, 6), 6, k=(3, 3), dilation=(2, 3), zp=(-128, 4),
+         expect=DW),
+    Spec("dw_dilated_valid", "dw", (1, 9, 9, 4), 4, k=(3, 3), dilation=(3, 2), stride=(2, 1),
+         padding=Padding.VALID, zp=(11, 0), expect=DW),
+    Spec("dw_c64_stride2", "dw", (1, 10, 9, 64), 64, k=(3, 3), stride=(2, 2), zp=(-128, -1),
+         act=Activation.RELU6, expect=DW),
     Spec("dw_tiny", "dw", (1, 1, 2, 6), 6, k=(3, 3), zp=(-128, -128), expect=DW),
     # (no bias-less depthwise case: the tflite-micro oracle crashes on one)
     Spec("dw_smallbias", "dw", (1, 5, 5, 8), 8, k=(3, 3), bias_scale=3, zp=(-30, 0),
@@ -283,8 +289,6 @@ def test_fallback_to_reference_for_unhandled_shapes() -> None:
         (Spec("dw_5x5", "dw", (1, 6, 6, 4), 4, k=(5, 5)), "td_dwconv2d_s8_ref", "3x3"),
         (Spec("dw_mult2", "dw", (1, 5, 5, 3), 6, k=(3, 3)), "td_dwconv2d_s8_ref",
          "depth multiplier"),
-        (Spec("dw_dil", "dw", (1, 7, 7, 4), 4, k=(3, 3), dilation=(2, 2)),
-         "td_dwconv2d_s8_ref", "dilation"),
     ]
     for spec, symbol, reason in cases:
         g = load_tflite(build_model(spec))

@@ -180,13 +180,36 @@ def _dw_accepts(graph: Graph, op: Operator) -> str | None:
         return f"filter is {filt.shape[1]}x{filt.shape[2]}, 3x3 required"
     if getattr(opts, "depth_multiplier", 1) != 1:
         return f"depth multiplier {opts.depth_multiplier}, 1 required"
-    if (getattr(opts, "dilation_h", 1), getattr(opts, "dilation_w", 1)) != (1, 1):
-        return f"dilation {opts.dilation_h}x{opts.dilation_w}, 1x1 required"
     return None
 
 
+def pack_dw_filter(taps: np.ndarray) -> np.ndarray:
+    """[9, C] int8 depthwise taps -> the bytes (as int8) of td_dwconv2d_3x3_s8_dsp's filter:
+    int16 [ceil(C/4)][9][4], lanes of group g = channels 4g, 4g+2, 4g+1, 4g+3 (0 if absent)."""
+    taps = np.asarray(taps, dtype=np.int8)
+    ntaps, c = taps.shape
+    groups = (c + 3) // 4
+    padded = np.zeros((ntaps, 4 * groups), dtype=np.int16)
+    padded[:, :c] = taps
+    lanes = padded.reshape(ntaps, groups, 4)[:, :, [0, 2, 1, 3]]
+    return np.ascontiguousarray(lanes.transpose(1, 0, 2)).astype("<i2").reshape(-1).view(
+        np.int8)
+
+
 def _dw_prepare(graph: Graph, op: Operator) -> KernelCall:
-    return replace(DWCONV2D_S8_REF.prepare(graph, op), symbol="td_dwconv2d_3x3_s8_dsp")
+    call = DWCONV2D_S8_REF.prepare(graph, op)
+    c = int(call.param("in_c"))
+    taps = call.const("filter").values.astype(np.int8).reshape(9, c)
+    bias = next((x.values for x in call.consts if x.name == "bias"), None)
+    # fold_bias wants [out_c, depth] rows: channel c's row is its 9 taps
+    folded = fold_bias(taps.T, bias, int(call.param("input_offset")))
+    consts = [ConstArray("filter_packed", "int8_t", pack_dw_filter(taps)),
+              ConstArray("bias_folded", "int32_t", folded)]
+    consts += [x for x in call.consts if x.name not in ("filter", "bias")]
+    rename = {"filter": "@filter_packed", "bias": "@bias_folded"}
+    params = tuple((k, rename.get(k, v)) for k, v in call.params)
+    return replace(call, symbol="td_dwconv2d_3x3_s8_dsp", params=params, consts=tuple(consts),
+                   args=call.args + ("scratch",), scratch_bytes=(c + 3) & ~3)
 
 
 DWCONV2D_3X3_S8_DSP = register(KernelVariant(
