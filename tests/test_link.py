@@ -225,3 +225,66 @@ def test_monitor_survives_port_loss_without_losing_frames() -> None:
     assert texts == ["line 0", "line 1", "line 2", "line 4", "line 5"]
     assert stats.reconnects == 1 and first.closed
     assert any(x["type"] == "STATUS" and "port lost" in x["text"] for x in lines)
+
+
+class _FakeDevice:
+    """A port with a tiny device behind it: answers PING with ACK; the first ``damage``
+    replies are corrupted on the way, the first ``crc_errors`` requests are answered with
+    ERROR CRC (as if the device had received them damaged)."""
+
+    def __init__(self, damage: int = 0, crc_errors: int = 0) -> None:
+        self.damage = damage
+        self.crc_errors = crc_errors
+        self.rx = FrameDecoder()
+        self.out = bytearray()
+        self.requests = 0
+        self.timeout = 0.01
+
+    @property
+    def in_waiting(self) -> int:
+        return len(self.out)
+
+    def read(self, n: int = 1) -> bytes:
+        data, self.out[:] = bytes(self.out[:n]), self.out[n:]
+        return data
+
+    def write(self, data: bytes) -> int:
+        for f in self.rx.feed(data):
+            assert isinstance(f, Frame)
+            self.requests += 1
+            if self.crc_errors:
+                self.crc_errors -= 1
+                reply = message_frame(Error(1, f.type, "CRC mismatch"), f.seq).encode()
+            else:
+                reply = message_frame(Ack(f.type, f.payload), f.seq).encode()
+            if self.damage:
+                self.damage -= 1
+                reply = reply[:3] + bytes([reply[3] ^ 0x40]) + reply[4:]
+            self.out += reply
+        return len(data)
+
+    def flush(self) -> None:
+        pass
+
+
+def test_session_retries_transient_failures() -> None:
+    from tinydeploy.link.session import Session
+
+    dev = _FakeDevice(damage=1)
+    s = Session(dev, timeout=0.2, retries=1)
+    assert s.ping(b"abc") == b"abc"
+    assert dev.requests == 2 and s.stats.bad_frames == 1 and s.stats.retries == 1
+
+    dev = _FakeDevice(crc_errors=1)
+    s = Session(dev, timeout=0.2, retries=1)
+    assert s.ping(b"x") == b"x" and dev.requests == 2
+
+    dev = _FakeDevice(damage=2)
+    s = Session(dev, timeout=0.2, retries=1)
+    with pytest.raises(LinkError, match="after 2 attempts"):
+        s.ping(b"x")
+
+    dev = _FakeDevice(damage=1)
+    s = Session(dev, timeout=0.2, retries=0)
+    with pytest.raises(LinkError, match="no reply to PING"):
+        s.ping(b"x")

@@ -94,7 +94,16 @@ class LinkStats:
     frames: int = 0
     bad_frames: int = 0
     stale: int = 0
+    retries: int = 0
     errors: list[Error] = field(default_factory=list)
+
+
+class _Transient(LinkError):
+    """A failure a resend may cure: no reply in time, or the device saw our frame damaged."""
+
+
+_FRAME_FAULTS = frozenset({ErrorCode.CRC, ErrorCode.COBS, ErrorCode.TRUNCATED,
+                           ErrorCode.LENGTH, ErrorCode.OVERSIZED})
 
 
 def open_port(path: str, baud: int = 115200, timeout: float = 0.05) -> Any:
@@ -127,12 +136,17 @@ def port_error(path: str, err: BaseException) -> LinkError:
 
 
 class Session:
-    """Typed requests over one port. ``timeout`` bounds the wait for each reply frame."""
+    """Typed requests over one port. ``timeout`` bounds the wait for each reply frame;
+    ``retries`` is how many times a request is resent after a timeout, a damaged reply or
+    the device reporting our frame damaged (CRC/COBS/LENGTH/TRUNCATED/OVERSIZED)."""
 
     def __init__(self, port: Port, timeout: float = 5.0,
-                 on_message: Callable[[Message, int], None] | None = None) -> None:
+                 on_message: Callable[[Message, int], None] | None = None,
+                 retries: int = 1) -> None:
         self.port = port
         self.timeout = timeout
+        self.retries = retries
+        self._synced = False
         self.on_message = on_message
         self.decoder = FrameDecoder()
         self.stats = LinkStats()
@@ -155,7 +169,9 @@ class Session:
 
     def send(self, msg: Message, seq: int | None = None) -> int:
         seq = self.next_seq() if seq is None else seq
-        self.port.write(encode_frame(int(msg.TYPE), seq, msg.pack()))
+        lead = b"" if self._synced else b"\x00"  # first frame: flush a partial frame first
+        self._synced = True
+        self.port.write(lead + encode_frame(int(msg.TYPE), seq, msg.pack()))
         self.port.flush()
         return seq
 
@@ -186,8 +202,8 @@ class Session:
         while True:
             frame = self.read_frame(self.timeout)
             if frame is None:
-                raise LinkError(f"no reply to {what} (seq {seq}) within {self.timeout:g} s",
-                                hint="is the firmware running and the baud rate right?")
+                raise _Transient(f"no reply to {what} (seq {seq}) within {self.timeout:g} s",
+                                 hint="is the firmware running and the baud rate right?")
             msg = decode_message(frame)
             if frame.seq == 0:
                 self.unsolicited.append(msg)
@@ -199,24 +215,47 @@ class Session:
                 continue
             if isinstance(msg, Error):
                 self.stats.errors.append(msg)
-                raise LinkError(f"device rejected {what}: {msg.code_name} "
-                                f"({msg.text or 'no detail'})")
+                err = _Transient if msg.code in _FRAME_FAULTS else LinkError
+                raise err(f"device rejected {what}: {msg.code_name} "
+                          f"({msg.text or 'no detail'})")
             yield msg
 
-    def request(self, msg: Message, final: MsgType) -> list[Message]:
-        """Send ``msg`` and collect every reply up to and including one of type ``final``."""
-        what = type_name(int(msg.TYPE))
-        seq = self.send(msg)
-        out: list[Message] = []
-        for reply in self._replies(seq, what):
-            out.append(reply)
-            if reply.TYPE == final:
-                return out
+    def _retrying(self, what: str, attempt: Callable[[], Any]) -> Any:
+        """Run ``attempt``; after a transient failure resynchronise and run it again, up to
+        ``retries`` more times. Every request is idempotent, so a resend is safe."""
+        for k in range(self.retries + 1):
+            try:
+                return attempt()
+            except _Transient as e:
+                self.stats.retries += 1
+                if k == self.retries:
+                    raise LinkError(e.message + (f" (after {k + 1} attempts)" if k else ""),
+                                    hint=e.hint) from None
+                self.resync()
         raise AssertionError("unreachable")
+
+    def request(self, msg: Message, final: MsgType) -> list[Message]:
+        """Send ``msg`` and collect every reply up to and including one of type ``final``
+        (resent after a transient failure, see ``retries``)."""
+        what = type_name(int(msg.TYPE))
+
+        def attempt() -> list[Message]:
+            seq = self.send(msg)
+            out: list[Message] = []
+            for reply in self._replies(seq, what):
+                out.append(reply)
+                if reply.TYPE == final:
+                    return out
+            raise AssertionError("unreachable")
+
+        return self._retrying(what, attempt)  # type: ignore[no-any-return]
 
     # -- requests -----------------------------------------------------------------------
     def hello(self) -> DeviceInfo:
         """INFO and the tensor descriptors; also checks the protocol version."""
+        return self._retrying("HELLO", self._hello_once)  # type: ignore[no-any-return]
+
+    def _hello_once(self) -> DeviceInfo:
         what = "HELLO"
         seq = self.send(Hello())
         replies = self._replies(seq, what)
@@ -249,8 +288,13 @@ class Session:
                          MsgType.ACK)
 
     def invoke(self, profile: bool = True) -> InvokeResult:
-        """Run one inference; the outputs arrive as OUTPUT chunks, then PROFILE, then DONE."""
+        """Run one inference; the outputs arrive as OUTPUT chunks, then PROFILE, then DONE.
+        A damaged OUTPUT chunk makes the whole inference run again (see ``retries``)."""
         dev = self.device or self.hello()
+        return self._retrying(  # type: ignore[no-any-return]
+            "INVOKE", lambda: self._invoke_once(dev, profile))
+
+    def _invoke_once(self, dev: DeviceInfo, profile: bool) -> InvokeResult:
         bufs = [bytearray(d.bytes) for d in dev.outputs]
         got = [0] * len(bufs)
         counts: dict[int, int] = {}
@@ -265,7 +309,7 @@ class Session:
         assert done is not None
         for i, (b, n) in enumerate(zip(bufs, got, strict=True)):
             if n != len(b):
-                raise LinkError(f"output {i}: received {n} of {len(b)} bytes")
+                raise _Transient(f"output {i}: received {n} of {len(b)} bytes")
         per_op = tuple(counts.get(k, 0) for k in range(len(counts))) if counts else ()
         return InvokeResult(tuple(bytes(b) for b in bufs), per_op, done)
 
