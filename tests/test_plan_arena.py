@@ -401,3 +401,14 @@ def test_random_graphs_keep_the_contract(buffers: list[Buffer], algorithm: str) 
     if algorithm in ("optimal", "auto"):
         greedy = plan_arena(buffers, algorithm="greedy-size")
         assert plan.arena_bytes <= greedy.arena_bytes
+
+
+@pytest.mark.slow
+@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(0, 2**32 - 1), st.integers(1, 60), st.booleans())
+def test_sweep_larger_graphs(seed: int, n_ops: int, inplace: bool) -> None:
+    buffers = random_graph(random.Random(seed), n_ops, inplace).buffers()
+    plans = {a: plan_arena(buffers, algorithm=a) for a in ALGORITHMS}
+    for plan in plans.values():
+        check_contract(buffers, plan)
+    assert plans["auto"].arena_bytes <= min(p.arena_bytes for p in plans.values())

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from test_plan_arena import check_contract
 
 from tinydeploy.kernels.registry import (
@@ -169,3 +171,128 @@ def test_residual_fixture_uses_inplace_add() -> None:
         out = by_name(gp.buffers)[f"t{add.outputs[0]}"]
         assert out.inplace_of is not None
         assert gp.tensor_offset(add.outputs[0]) == gp.plan.offset(out.inplace_of)
+
+
+# --- random graphs, executed symbolically on the planned arena ----------------------------
+
+
+def random_ir_graph(seed: int, n_ops: int) -> tuple[Graph, Selection]:
+    """Chains, branches, in-place ADDs, concatenations, RESHAPE aliases, a variable state and
+    scratch buffers, with random sizes."""
+    import random
+
+    rng = random.Random(seed)
+    shapes: list = [(rng.choice([8, 20, 64]),)]
+    ops: list = []
+    alias, inplace, scratch = set(), set(), {}
+    produced = [0]
+    state = None
+    if rng.random() < 0.3:
+        shapes.append(((16,), "var"))
+        state = 1
+    for k in range(n_ops):
+        kind = rng.choice(["chain", "chain", "branch", "add", "concat", "reshape", "state"])
+        prev = produced[-1]
+        size = _elems(shapes[prev])
+        if kind == "branch":
+            src = rng.choice(produced[-4:])
+            ops.append(("CONV_2D", (src,), (len(shapes),)))
+            shapes.append((rng.choice([8, 24, 48, 100]),))
+        elif kind == "add" and len(produced) > 1:
+            other = rng.choice(produced[-4:-1])
+            ops.append(("ADD", (prev, other), (len(shapes),)))
+            inplace.add(k)
+            shapes.append((size,))
+        elif kind == "concat" and len(produced) > 1:
+            other = rng.choice(produced[-4:-1])
+            ops.append(("CONCATENATION", (other, prev), (len(shapes),)))
+            shapes.append((size + _elems(shapes[other]),))
+        elif kind == "reshape":
+            ops.append(("RESHAPE", (prev,), (len(shapes),)))
+            alias.add(k)
+            shapes.append((1, size))
+        elif kind == "state" and state is not None:
+            ops.append(("SVDF", (prev, state), (len(shapes),)))
+            shapes.append((16,))
+        else:
+            ops.append(("RELU" if rng.random() < 0.5 else "CONV_2D", (prev,), (len(shapes),)))
+            if ops[-1][0] == "RELU":
+                inplace.add(k)
+                shapes.append((size,))
+            else:
+                shapes.append((rng.choice([8, 24, 48, 100]),))
+        if k not in alias and rng.random() < 0.2:
+            scratch[k] = rng.choice([4, 32, 100])
+        produced.append(len(shapes) - 1)
+    outputs = {produced[-1]}
+    if rng.random() < 0.4:
+        outputs.add(rng.choice(produced))  # an intermediate result is also a graph output
+    return build(shapes, ops, inputs=(0,), outputs=tuple(sorted(outputs)), alias=alias,
+                 inplace=inplace, scratch=scratch)
+
+
+def _elems(spec: tuple) -> int:
+    shape = spec[0] if len(spec) == 2 and isinstance(spec[0], tuple) else spec
+    n = 1
+    for d in shape:
+        n *= d
+    return n
+
+
+def execute(graph: Graph, sel: Selection, gp) -> None:  # type: ignore[no-untyped-def]
+    """Run the graph on the planned arena with tagged bytes: before each op every arena input
+    must still hold the bytes its producer wrote; an op writes its scratch and outputs (an
+    alias writes nothing); a tensor may be overwritten only by its in-place successor."""
+    arena = np.full(gp.arena_bytes + 1, -1, dtype=np.int64)
+    tag = {}  # tensor index -> tag of the bytes it must hold
+    inplace = {b.name: b.inplace_of for b in gp.buffers}
+
+    def span(i: int) -> slice:
+        off = gp.tensor_offset(i)
+        return slice(off, off + graph.tensor(i).nbytes)
+
+    for i in graph.main.inputs:
+        arena[span(i)] = tag[i] = 1_000 + i
+    for t in graph.tensors:
+        if t.is_variable:
+            arena[span(t.index)] = tag[t.index] = 1_000 + t.index
+    for k, op in enumerate(graph.operators):
+        ins = [i for i in op.inputs if i >= 0 and not graph.tensor(i).is_constant]
+        for i in ins:
+            assert (arena[span(i)] == tag[i]).all(), f"op {k} reads t{i} after it was clobbered"
+        if sel.choices[k].variant.alias:
+            tag[op.outputs[0]] = tag[ins[0]]
+            continue
+        if gp.has_scratch(k):
+            off = gp.scratch_offset(k)
+            arena[off:off + sel.choices[k].call.scratch_bytes] = -2 - k
+        for o in op.outputs:
+            arena[span(o)] = tag[o] = 2_000 + o
+        for i in ins:
+            if graph.tensor(i).is_variable:
+                continue
+            if not (arena[span(i)] == tag[i]).all():
+                # only allowed: this op's in-place output over its dying input 0
+                out_buf = gp.buffer_of(op.outputs[0])
+                assert inplace.get(out_buf) == gp.buffer_of(i), f"op {k} clobbers t{i}"
+    for i in graph.main.outputs:
+        assert (arena[span(i)] == tag[i]).all(), f"graph output t{i} clobbered"
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(1, 14), st.sampled_from(ALGORITHMS))
+def test_random_graphs_execute_on_their_plan(seed: int, n_ops: int, algorithm: str) -> None:
+    graph, sel = random_ir_graph(seed, n_ops)
+    gp = plan_graph(graph, sel, algorithm=algorithm)
+    check_contract(list(gp.buffers), gp.plan)
+    execute(graph, sel, gp)
+
+
+@pytest.mark.slow
+@settings(max_examples=600, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(1, 50), st.sampled_from(ALGORITHMS))
+def test_sweep_random_graphs_execute(seed: int, n_ops: int, algorithm: str) -> None:
+    graph, sel = random_ir_graph(seed, n_ops)
+    gp = plan_graph(graph, sel, algorithm=algorithm)
+    check_contract(list(gp.buffers), gp.plan)
+    execute(graph, sel, gp)
