@@ -17,7 +17,8 @@ returns, so a planner bug is an exception and never a corrupt firmware):
   any one step (an in-place pair counted once, as the larger of the two);
 * the same buffers give the same plan on every run and every machine: orders are total
   (ties broken by name) and the exhaustive search is limited by a node count, not by time
-  (a wall-clock limit exists only as a safety net and is reported when it fires).
+  (a wall-clock limit exists only as a safety net; like the node limit, it marks the
+  search's `Trial` incomplete).
 
 In-place: a buffer ``Y`` with ``inplace_of="X"`` is written by the op that reads ``X`` for the
 last time (``X.last == Y.first``). The planner places ``Y`` at ``X``'s offset; such chains
