@@ -430,3 +430,15 @@ def test_monitor_ctrl_c_exits_cleanly(fw_dir: Path) -> None:
     lines = [json.loads(x) for x in out.splitlines()]  # every line is one JSON object
     assert [x["type"] for x in lines[:3]] == ["TENSOR", "TENSOR", "TENSOR"]
     assert lines[-1]["type"] == "STATUS" and "frames" in lines[-1]["text"]
+
+
+@pytest.mark.slow
+@pytest.mark.target
+@pytest.mark.parametrize("board_id", ["netduinoplus2", "microbit-v1", "mps2-an500",
+                                      "mps3-an547"])
+def test_garbage_sweep_other_uarts(board_id: str, fw_dir: Path) -> None:
+    """The same garbage test on the STM32 USART, the Nordic UART and the other cores
+    (--sweep: ~20 s per board)."""
+    fw = _firmware(fw_dir, board_id)
+    with runner_for(fw.board).start(fw, timeout=300) as dev:
+        _robustness(dev, board_id, 2000)
