@@ -14,6 +14,7 @@ import random
 import sys
 import time
 from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
 
 from tinydeploy.plan.arena import ArenaPlan, Buffer, lower_bound, plan_arena
@@ -155,7 +156,7 @@ def report(title: str, buffers: list[Buffer]) -> dict[str, ArenaPlan]:
     print(f"  {'algorithm':18} {'arena':>10} {'vs bound':>9} {'time':>9}  kept / search")
     plans = {}
     for a in ALGOS:
-        plan, dt = timed(lambda a=a: plan_arena(buffers, algorithm=a))
+        plan, dt = timed(partial(plan_arena, buffers, algorithm=a))
         plans[a] = plan
         extra = plan.algorithm if a == "auto" else ""
         if any(t.algorithm == "optimal" and not t.complete for t in plan.trials):
@@ -201,8 +202,8 @@ def main() -> int:
     times, missed, reached, ratios = [], 0, 0, []
     for seed in range(40):
         bufs = random_model_buffers(100, seed)
-        gs, tg = timed(lambda b=bufs: plan_arena(b, algorithm="greedy-size"), 1)
-        au, ta = timed(lambda b=bufs: plan_arena(b), 1)
+        gs, tg = timed(partial(plan_arena, bufs, algorithm="greedy-size"), 1)
+        au, ta = timed(partial(plan_arena, bufs), 1)
         times.append(ta)
         best_greedy = min(t.arena_bytes for t in au.trials if t.algorithm != "optimal")
         if best_greedy > au.lower_bound_bytes:

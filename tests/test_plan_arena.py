@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from tinydeploy.errors import BudgetError
 from tinydeploy.plan.arena import ALGORITHMS, ArenaPlan, Buffer, lower_bound, plan_arena
 
-FAST = dict(max_nodes=3_000)
+FAST_NODES = 3_000  # keeps the search short in the fast tier
 
 
 def padded(b: Buffer) -> int:
@@ -233,7 +233,7 @@ def fixed_cases() -> list[tuple[str, list[Buffer]]]:
 @pytest.mark.parametrize("case", fixed_cases(), ids=lambda c: c[0])
 def test_contract(algorithm: str, case: tuple[str, list[Buffer]]) -> None:
     _, buffers = case
-    plan = plan_arena(buffers, algorithm=algorithm, **FAST)
+    plan = plan_arena(buffers, algorithm=algorithm, max_nodes=FAST_NODES)
     check_contract(buffers, plan)
     assert plan.requested == algorithm
     if algorithm != "auto":
@@ -242,7 +242,7 @@ def test_contract(algorithm: str, case: tuple[str, list[Buffer]]) -> None:
     for run in range(10):
         shuffled = list(buffers)
         random.Random(run).shuffle(shuffled)
-        assert plan_arena(shuffled, algorithm=algorithm, **FAST) == plan
+        assert plan_arena(shuffled, algorithm=algorithm, max_nodes=FAST_NODES) == plan
 
 
 @pytest.mark.parametrize("algorithm", ALGORITHMS)
@@ -376,7 +376,7 @@ def test_auto_keeps_the_best_and_reports_trials() -> None:
     rng = random.Random(3)
     for _ in range(25):
         bufs = random_graph(rng, rng.randint(4, 16), inplace=False).buffers()
-        auto = plan_arena(bufs, **FAST)
+        auto = plan_arena(bufs, max_nodes=FAST_NODES)
         greedy = [plan_arena(bufs, algorithm=a) for a in ("greedy-size", "greedy-conflicts")]
         assert auto.arena_bytes == min(t.arena_bytes for t in auto.trials)
         assert auto.arena_bytes <= min(g.arena_bytes for g in greedy)
@@ -396,7 +396,7 @@ def graphs(draw: st.DrawFn) -> list[Buffer]:
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(graphs(), st.sampled_from(ALGORITHMS))
 def test_random_graphs_keep_the_contract(buffers: list[Buffer], algorithm: str) -> None:
-    plan = plan_arena(buffers, algorithm=algorithm, **FAST)
+    plan = plan_arena(buffers, algorithm=algorithm, max_nodes=FAST_NODES)
     check_contract(buffers, plan)
     if algorithm in ("optimal", "auto"):
         greedy = plan_arena(buffers, algorithm="greedy-size")

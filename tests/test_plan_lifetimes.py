@@ -265,7 +265,9 @@ def execute(graph: Graph, sel: Selection, gp) -> None:  # type: ignore[no-untype
             continue
         if gp.has_scratch(k):
             off = gp.scratch_offset(k)
-            arena[off:off + sel.choices[k].call.scratch_bytes] = -2 - k
+            call = sel.choices[k].call
+            assert call is not None
+            arena[off:off + call.scratch_bytes] = -2 - k
         for o in op.outputs:
             arena[span(o)] = tag[o] = 2_000 + o
         for i in ins:
