@@ -114,3 +114,59 @@ def test_host_build_has_no_linker_script_and_sanitizes(tmp_path: Path) -> None:
     nm = subprocess.run(["nm", str(fw.elf)], capture_output=True, text=True).stdout
     assert "__asan" in nm and "__ubsan" in nm
     assert fw.hex is None
+
+
+STM32_PROBE = r"""
+#include <stdio.h>
+#include "td_stm32f4_clock.h"
+int main(void) {
+    printf("%u %u %u %u %u %u %u %u %u %u %u %u %u %u %u %u\n",
+           (unsigned)TD_STM32_PLLM, (unsigned)TD_STM32_PLLN, (unsigned)TD_STM32_PLLP,
+           (unsigned)TD_STM32_PLLQ, (unsigned)TD_STM32_FLASH_WS, (unsigned)TD_STM32_PPRE1,
+           (unsigned)TD_STM32_PPRE2, (unsigned)TD_UART_APB, (unsigned)TD_UART_RCC_BIT,
+           (unsigned)TD_UART_AF, (unsigned)TD_UART_PCLK_HZ, (unsigned)TD_UART_BRR,
+           (unsigned)TD_UART_TX_PORT, (unsigned)TD_TX_PIN_NO, (unsigned)TD_UART_RX_PORT,
+           (unsigned)TD_RX_PIN_NO);
+    return 0;
+}
+"""
+
+# Reference-manual facts (RM0368 for the F401, RM0090 for the F405), written out here
+# independently of the C: USART -> (APB bus, RCC enable bit, GPIO alternate function)
+STM32_USARTS = {0x40011000: (2, 4, 7), 0x40004400: (1, 17, 7)}
+PPRE_DIVISOR = {0: 1, 4: 2, 5: 4, 6: 8, 7: 16}
+
+
+@pytest.mark.parametrize("board_id", ["nucleo-f401re", "netduinoplus2"])
+def test_stm32f4_clock_tree_for_real_boards(board_id: str, tmp_path: Path) -> None:
+    """The PLL, wait states, prescalers, pins and baud divider the real-board code programs
+    (it cannot run here: QEMU has no RCC) satisfy the reference manual's constraints."""
+    from tinydeploy.codegen.platform import board_defines
+
+    board = get_board(board_id)
+    src = tmp_path / "probe.c"
+    src.write_text(STM32_PROBE)
+    exe = tmp_path / "probe"
+    inc = Path(__file__).resolve().parent.parent / "firmware" / "platform" / "stm32f4"
+    subprocess.run(["gcc", "-std=c99", "-Wall", "-Werror", f"-I{inc}",
+                    *[f"-D{d}" for d in board_defines(board)], str(src), "-o", str(exe)],
+                   check=True)
+    (m, n, p, q, ws, ppre1, ppre2, apb, rcc_bit, af, pclk, brr, txp, txn, rxp, rxn) = (
+        int(v) for v in subprocess.run([str(exe)], capture_output=True, text=True,
+                                       check=True).stdout.split())
+    hsi = 16_000_000
+    vco_in, vco = hsi / m, hsi / m * n
+    assert 1e6 <= vco_in <= 2e6 and 192e6 <= vco <= 432e6
+    assert vco / p == board.clock_hz and p in (2, 4, 6, 8)
+    assert vco / q <= 48e6  # USB clock must not exceed 48 MHz
+    assert ws == -(-board.clock_hz // 30_000_000) - 1  # one wait state per 30 MHz at 3.3 V
+    apb1, apb2 = board.clock_hz / PPRE_DIVISOR[ppre1], board.clock_hz / PPRE_DIVISOR[ppre2]
+    assert apb1 <= 42e6 and apb2 <= 84e6
+    assert (apb, rcc_bit, af) == STM32_USARTS[board.uart.base]
+    assert pclk == (apb1 if apb == 1 else apb2)
+    baud = pclk / brr  # BRR holds USARTDIV * 16 with oversampling by 16
+    assert abs(baud - board.uart.baud) / board.uart.baud < 0.01
+    port_of = {"A": 0, "B": 1, "C": 2}
+    tx, rx = str(board.uart.tx_pin), str(board.uart.rx_pin)
+    assert (txp, txn) == (port_of[tx[1]], int(tx[2:]))
+    assert (rxp, rxn) == (port_of[rx[1]], int(rx[2:]))
