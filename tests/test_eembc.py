@@ -200,3 +200,72 @@ def test_client_raises_device_errors(firmwares: dict[str, Firmware]) -> None:
             c.load(b"12345")
         with pytest.raises(EembcError, match="no inference"):
             c.results()
+
+
+FIRMWARE = Path(__file__).resolve().parent.parent / "firmware"
+FMT_DRIVER = r"""
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include "td_eembc.h"
+void td_uart_write(const uint8_t *buf, uint32_t n) { fwrite(buf, 1, n, stdout); }
+int main(void)
+{
+    unsigned bits, decimals;
+    while (scanf("%x %u", &bits, &decimals) == 2) {
+        float v;
+        uint32_t b = bits;
+        memcpy(&v, &b, sizeof v);
+        td_eembc_put_f32(v, decimals);
+        td_eembc_endl();
+    }
+    return 0;
+}
+"""
+
+
+def test_result_text_is_the_exact_value_rounded(tmp_path: Path) -> None:
+    """The device's float printer against Decimal on the exact binary value: random bit
+    patterns over the whole float32 range, ties, carries, subnormals, the extremes."""
+    import shutil
+    import subprocess
+    from decimal import localcontext
+
+    cc = shutil.which("cc") or shutil.which("gcc")
+    assert cc, "a host C compiler is needed (Debian: gcc)"
+    (tmp_path / "driver.c").write_text(FMT_DRIVER)
+    exe = tmp_path / "fmt"
+    subprocess.run([cc, "-std=c99", "-O1", "-Wall", "-Werror", "-fsanitize=address,undefined",
+                    "-fno-sanitize-recover=all", f"-I{FIRMWARE / 'app' / 'eembc'}",
+                    f"-I{FIRMWARE / 'platform'}", str(tmp_path / "driver.c"),
+                    str(FIRMWARE / "app" / "eembc" / "td_eembc_text.c"), "-o", str(exe)],
+                   check=True)
+    rng = np.random.default_rng(11)
+    special = np.array([0.0, -0.0, 0.5, 2.5, -2.5, 0.0078125, -0.0078125, 0.9999995, 0.99999994,
+                        1e-7, 1.5e-45, 3.4028235e38, -3.4028235e38, 16777216.0, 123.456,
+                        np.inf, -np.inf, np.nan], dtype=np.float32)
+    ints = rng.integers(0, 2**32, 3000, dtype=np.uint64).astype(np.uint32)
+    small = rng.integers(-255, 256, 1000).astype(np.float32) * np.float32(1 / 256)
+    values = np.concatenate([special, ints.view(np.float32), small])
+    decimals = [int(d) for d in rng.integers(0, 10, len(values))]
+    decimals[:len(special)] = [6] * len(special)
+    decimals[1:4] = [0, 0, 0]
+    stdin = "".join(f"{int(v.view(np.uint32)):x} {d}\n" for v, d in zip(values, decimals,
+                                                                         strict=True))
+    out = subprocess.run([str(exe)], input=stdin, capture_output=True, text=True, check=True)
+    got = out.stdout.splitlines()
+    assert len(got) == len(values)
+    with localcontext() as ctx:
+        ctx.prec = 200
+        for v, d, text in zip(values, decimals, got, strict=True):
+            if np.isnan(v):
+                want = "nan"
+            elif np.isinf(v):
+                want = "-inf" if v < 0 else "inf"
+            else:
+                exact = Decimal(float(v))
+                want = format(exact.quantize(Decimal(1).scaleb(-d), rounding=ROUND_HALF_UP),
+                              "f")
+                if np.signbit(v) and not want.startswith("-"):
+                    want = "-" + want
+            assert text == want, (float(v), d)
