@@ -33,6 +33,7 @@ from tinydeploy.boards import get_board  # noqa: E402
 from tinydeploy.codegen import cemit  # noqa: E402
 from tinydeploy.errors import ToolchainError  # noqa: E402
 from tinydeploy.kernels.registry import KernelCall, select_kernels, variants  # noqa: E402
+from tinydeploy.model.analysis import op_macs  # noqa: E402
 from tinydeploy.model.ir import Graph  # noqa: E402
 from tinydeploy.model.loader import load_tflite  # noqa: E402
 
@@ -93,17 +94,8 @@ def device_cases(graph: Graph, name: str, seed: int = 0) -> list[DeviceCase]:
             ref_sources=tuple(s for s in ref.sources if s.endswith(".c")),
             dsp_sources=tuple(s for s in choice.variant.sources if s.endswith(".c")),
             input=rng.integers(-128, 128, size=inp.size).astype(np.int8),
-            out_bytes=out.nbytes, macs=_macs(graph, op)))
+            out_bytes=out.nbytes, macs=int(op_macs(graph, op))))
     return cases
-
-
-def _macs(graph: Graph, op: object) -> int:
-    try:
-        from tinydeploy.model.analysis import op_macs  # type: ignore[attr-defined]
-
-        return int(op_macs(graph, op))
-    except Exception:  # analysis helper absent or renamed: MACs are informative only
-        return 0
 
 
 def _args(call: KernelCall, k: int) -> str:
@@ -249,7 +241,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     results = run_on_device(cases)
     rows = [{"op": r.name, "ref_kernel": c.ref.symbol, "dsp_kernel": c.dsp.symbol,
              "ref_instructions": r.ref_instructions, "dsp_instructions": r.dsp_instructions,
-             "ratio": round(r.ratio, 2), "bit_exact": r.equal}
+             "ratio": round(r.ratio, 2), "macs": c.macs, "bit_exact": r.equal}
             for c, r in zip(cases, results, strict=True)]
     tot_ref = sum(r.ref_instructions for r in results)
     tot_dsp = sum(r.dsp_instructions for r in results)
@@ -257,10 +249,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(json.dumps({"machine": MACHINE, "unit": "instructions", "kernels": rows,
                           "total_ref": tot_ref, "total_dsp": tot_dsp}, indent=2))
     else:
-        print(f"{'op':<44} {'dsp kernel':<26} {'ref':>11} {'dsp':>11} {'ratio':>6}  exact")
+        print(f"{'op':<44} {'dsp kernel':<26} {'ref':>11} {'dsp':>11} {'ratio':>6} "
+              f"{'dsp/MAC':>7}  exact")
         for row in rows:
+            per_mac = f"{row['dsp_instructions'] / row['macs']:.2f}" if row["macs"] else "-"
             print(f"{row['op']:<44} {row['dsp_kernel']:<26} {row['ref_instructions']:>11,} "
-                  f"{row['dsp_instructions']:>11,} {row['ratio']:>6.2f}  "
+                  f"{row['dsp_instructions']:>11,} {row['ratio']:>6.2f} {per_mac:>7}  "
                   f"{'yes' if row['bit_exact'] else 'NO'}")
         print(f"{'total':<44} {'':<26} {tot_ref:>11,} {tot_dsp:>11,} "
               f"{tot_ref / max(1, tot_dsp):>6.2f}")

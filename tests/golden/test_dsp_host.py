@@ -28,7 +28,12 @@ from tinydeploy.kernels.harness import FIRMWARE_DIR, HostCase, cache_dir, run_ho
 from tinydeploy.kernels.registry import Selection, select_kernels
 from tinydeploy.model.builder import ModelBuilder
 from tinydeploy.model.ir import (
-    Activation, Conv2DOptions, DepthwiseConv2DOptions, FullyConnectedOptions, Graph, Padding,
+    Activation,
+    Conv2DOptions,
+    DepthwiseConv2DOptions,
+    FullyConnectedOptions,
+    Graph,
+    Padding,
 )
 from tinydeploy.model.loader import load_tflite
 from tinydeploy.oracle import run_oracle

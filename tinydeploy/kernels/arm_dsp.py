@@ -30,7 +30,7 @@ from tinydeploy.kernels.conv import CONV2D_S8_REF
 from tinydeploy.kernels.depthwise import DWCONV2D_S8_REF
 from tinydeploy.kernels.fully_connected import FULLY_CONNECTED_S8_REF
 from tinydeploy.kernels.registry import ConstArray, KernelCall, KernelVariant, register
-from tinydeploy.model.ir import Graph, Operator
+from tinydeploy.model.ir import DepthwiseConv2DOptions, Graph, Operator
 
 ARM_DIR = "kernels/arm"
 DSP = frozenset({"dsp"})
@@ -176,9 +176,10 @@ def _dw_accepts(graph: Graph, op: Operator) -> str | None:
         return why
     filt = graph.tensor(op.inputs[1])
     opts = op.options
+    assert isinstance(opts, DepthwiseConv2DOptions)   # checked by the reference's accepts
     if filt.shape[1:3] != (3, 3):
         return f"filter is {filt.shape[1]}x{filt.shape[2]}, 3x3 required"
-    if getattr(opts, "depth_multiplier", 1) != 1:
+    if opts.depth_multiplier != 1:
         return f"depth multiplier {opts.depth_multiplier}, 1 required"
     return None
 

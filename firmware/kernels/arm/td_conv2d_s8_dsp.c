@@ -43,35 +43,61 @@ static void td_advance(const td_conv2d_params_t *p, int32_t *b, int32_t *oy, int
     }
 }
 
-/* Copies the receptive field of output pixel (b, oy, ox) into col (k bytes). */
+/* Short copies and fills, inline (the C library's are calls with per-call set-up costing
+ * more than the few bytes an im2col row moves). */
+static inline void td_copy_s8(int8_t *dst, const int8_t *src, int32_t n)
+{
+    for (; n >= 4; n -= 4, dst += 4, src += 4) {
+        memcpy(dst, src, 4);
+    }
+    for (; n > 0; --n) {
+        *dst++ = *src++;
+    }
+}
+
+static inline void td_fill_s8(int8_t *dst, int8_t v, int32_t n)
+{
+    const uint32_t word = (uint32_t)(uint8_t)v * 0x01010101u;
+    for (; n >= 4; n -= 4, dst += 4) {
+        memcpy(dst, &word, 4);
+    }
+    for (; n > 0; --n) {
+        *dst++ = v;
+    }
+}
+
+/* Copies the receptive field of output pixel (b, oy, ox) into col (k bytes). The parameters
+ * are read into locals first: the int8 stores into col may alias *p as far as C knows, and
+ * would otherwise force a reload of every field after each store. */
 static void td_im2col(const td_conv2d_params_t *p, const int8_t *in0, int32_t b, int32_t oy,
                       int32_t ox, int8_t *col)
 {
     const int8_t pad = (int8_t)(-p->input_offset);
-    const int32_t c = p->in_c;
+    const int32_t c = p->in_c, in_h = p->in_h, in_w = p->in_w;
+    const int32_t fh = p->filter_h, fw = p->filter_w, dh = p->dilation_h, dw = p->dilation_w;
+    const int32_t row_bytes = fw * c;
     const int32_t iy0 = oy * p->stride_h - p->pad_h;
     const int32_t ix0 = ox * p->stride_w - p->pad_w;
-    for (int32_t ky = 0; ky < p->filter_h; ++ky) {
-        const int32_t iy = iy0 + ky * p->dilation_h;
-        if (iy < 0 || iy >= p->in_h) {
-            memset(col, pad, (size_t)(p->filter_w * c));
-            col += p->filter_w * c;
+    const int32_t inside_w = dw == 1 && ix0 >= 0 && ix0 + fw <= in_w;
+    const int8_t *image = in0 + b * in_h * in_w * c;
+    for (int32_t ky = 0; ky < fh; ++ky, col += row_bytes) {
+        const int32_t iy = iy0 + ky * dh;
+        if (iy < 0 || iy >= in_h) {
+            td_fill_s8(col, pad, row_bytes);
             continue;
         }
-        const int8_t *row = in0 + (b * p->in_h + iy) * p->in_w * c;
-        if (p->dilation_w == 1 && ix0 >= 0 && ix0 + p->filter_w <= p->in_w) {
-            memcpy(col, row + ix0 * c, (size_t)(p->filter_w * c));
-            col += p->filter_w * c;
+        const int8_t *row = image + iy * in_w * c;
+        if (inside_w) {
+            td_copy_s8(col, row + ix0 * c, row_bytes);
             continue;
         }
-        for (int32_t kx = 0; kx < p->filter_w; ++kx) {
-            const int32_t ix = ix0 + kx * p->dilation_w;
-            if (ix < 0 || ix >= p->in_w) {
-                memset(col, pad, (size_t)c);
+        for (int32_t kx = 0; kx < fw; ++kx) {
+            const int32_t ix = ix0 + kx * dw;
+            if (ix < 0 || ix >= in_w) {
+                td_fill_s8(col + kx * c, pad, c);
             } else {
-                memcpy(col, row + ix * c, (size_t)c);
+                td_copy_s8(col + kx * c, row + ix * c, c);
             }
-            col += c;
         }
     }
 }
