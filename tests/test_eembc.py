@@ -171,17 +171,19 @@ def test_garbage_then_correct_inference(board_id: str, firmwares: dict[str, Firm
         error("db load 99999999999999999999", "number of bytes")
         error("db", "subcommand")
         c.send(f"db load {n}").check()
-        # bad hex, odd digits, too many bytes: each rejected whole, nothing appended
+        # the first half as one streamed line (far beyond the line buffer), blanks between
+        # pairs allowed
+        half = n // 2
+        c.send("db " + " ".join(f"{b:02x}" for b in data[:half])).check()
+        # bad hex, odd digits, too many bytes: each rejected whole, nothing appended (their
+        # staged bytes past the first half are overwritten by the second half below)
         error("db 00zz11", "invalid hex digit 'z'")
         error("db 001", "odd number")
         error("db 0 0", "odd number")
-        error("db " + "ab" * (n + 1), str(n + 1), "nothing loaded")
+        error("db " + "ab" * (n - half + 1), str(n - half + 1), "nothing loaded")
         error("db " + "ab" * 10 + "\x01", "invalid hex digit '?'")
-        error("infer 1 0", f"0 of {n}")
+        error("infer 1 0", f"{half} of {n}")
         error("db print 99999", "past")
-        # a streamed line (far beyond the line buffer) with blanks between pairs
-        half = n // 2
-        c.send("db " + " ".join(f"{b:02x}" for b in data[:half])).check()
         assert "m-load-done" in c.send("db " + data[half:].hex().upper()).check().lines
         assert c.db_print() == data
         error("infer 0 1", "N > 0")
