@@ -114,6 +114,17 @@ def model_context(graph: Graph, selection: Selection, plan: Any) -> dict[str, An
             )
             weights += sum(int(c.values.nbytes) for c in call.consts)
         ops.append(entry)
+    from tinydeploy.kernels.recurrent import variable_reset_value
+
+    state = []
+    for t in graph.tensors:
+        if t.is_variable and plan.buffer_of(t.index) is not None:
+            value = variable_reset_value(t)
+            state.append({"name": t.name, "offset": plan.tensor_offset(t.index),
+                          "bytes": t.nbytes, "byte": value & 0xFF})
+            if value and t.dtype.itemsize != 1:
+                raise TinydeployError(f"state tensor '{t.name}': a non-zero reset value "
+                                      f"{value} for {t.dtype.name} is not supported")
     placements = []
     for p in sorted(plan.plan.placements, key=lambda p: (p.offset, p.name)):
         placements.append({"offset": p.offset, "size": p.size, "first": p.first,
@@ -129,6 +140,7 @@ def model_context(graph: Graph, selection: Selection, plan: Any) -> dict[str, An
         "inputs": [_desc(t, plan.tensor_offset(t.index)) for t in graph.inputs],
         "outputs": [_desc(t, plan.tensor_offset(t.index)) for t in graph.outputs],
         "ops": ops,
+        "state": state,
         "weights_bytes": weights,
     }
 

@@ -31,12 +31,11 @@ from tinydeploy.quantize.fixedpoint import (
     calculate_input_radius,
     exp_on_negative_values,
     multiply_by_quantized_multiplier,
+    one_minus_x_over_one_plus_x_for_x_in_0_1,
+    one_over_one_plus_x_for_x_in_0_1,
     quantize_multiplier,
     round_half_away,
     rounding_divide_by_pot,
-    rounding_half_sum,
-    saturating_rounding_doubling_high_mul,
-    saturating_rounding_multiply_by_pot,
 )
 
 LUT_SYMBOL = "td_lut_s8_ref"
@@ -200,37 +199,12 @@ def hard_swish_lut(in_scale: float, in_zp: int, out_scale: float, out_zp: int) -
     return _table(f)
 
 
-def _one_over_one_plus_x_for_x_in_0_1(a: int) -> int:
-    """gemmlowp one_over_one_plus_x_for_x_in_0_1 (Q0.31 in, Q0.31 out)."""
-    x = _newton_reciprocal_q2(a)
-    return saturating_rounding_multiply_by_pot(x, 1)      # Rescale<0>(ExactMulByPot<-1>(x))
-
-
-def _one_minus_x_over_one_plus_x_for_x_in_0_1(a: int) -> int:
-    """gemmlowp one_minus_x_over_one_plus_x_for_x_in_0_1 (Q0.31 in, Q0.31 out)."""
-    x = _newton_reciprocal_q2(a)
-    return saturating_rounding_multiply_by_pot(_wrap32(x - (1 << 29)), 2)   # Rescale<0>(x - 1)
-
-
-def _newton_reciprocal_q2(a: int) -> int:
-    """The shared part of both: 1 / ((1 + a) / 2) in Q2.29 by three Newton-Raphson steps."""
-    half_denominator = rounding_half_sum(a, INT32_MAX)
-    x = _wrap32(1515870810 + saturating_rounding_doubling_high_mul(half_denominator,
-                                                                   -1010580540))
-    for _ in range(3):
-        hdx = saturating_rounding_doubling_high_mul(half_denominator, x)
-        one_minus = _wrap32((1 << 29) - hdx)
-        x = _wrap32(x + saturating_rounding_multiply_by_pot(
-            saturating_rounding_doubling_high_mul(x, one_minus), 2))
-    return x
-
-
 def gemmlowp_logistic_q4(a: int) -> int:
     """gemmlowp logistic of a Q4.27 raw value; Q0.31 result."""
     if a == 0:
         return 1 << 30
     abs_a = a if a > 0 else _wrap32(-a)
-    pos = _one_over_one_plus_x_for_x_in_0_1(exp_on_negative_values(_wrap32(-abs_a), 4))
+    pos = one_over_one_plus_x_for_x_in_0_1(exp_on_negative_values(_wrap32(-abs_a), 4))
     return pos if a > 0 else _wrap32(INT32_MAX - pos)
 
 
@@ -240,7 +214,7 @@ def gemmlowp_tanh_q4(a: int) -> int:
         return 0
     n = a if a < 0 else _wrap32(-a)
     # ExactMulByPot<1>: the same raw value read with 5 integer bits, i.e. 2 * n
-    t = _one_minus_x_over_one_plus_x_for_x_in_0_1(exp_on_negative_values(n, 5))
+    t = one_minus_x_over_one_plus_x_for_x_in_0_1(exp_on_negative_values(n, 5))
     return _wrap32(-t) if a < 0 else t
 
 

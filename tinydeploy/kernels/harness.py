@@ -120,7 +120,7 @@ def _emit_case(k: int, case: HostCase, sel: Selection) -> tuple[str, str, list[i
         name = f"c{k}_t{ti}"
         ctype = t.dtype.c_type
         n = max(1, t.size)
-        if t.is_constant and not t.is_variable:
+        if t.is_constant:
             arr = np.asarray(t.data).reshape(-1)
             if t.dtype.c_type == "float":
                 vals = cemit.format_values(arr.astype(np.float32), "float")
@@ -134,11 +134,13 @@ def _emit_case(k: int, case: HostCase, sel: Selection) -> tuple[str, str, list[i
                                  f"{t.size} expected")
             vals = cemit.format_values(arr, ctype)
             defs.append(f"static {ctype} {name}[{n}] {cemit.ALIGN} = {{\n{vals}\n}};\n")
-        elif t.is_variable and t.is_constant:
-            vals = cemit.format_values(np.asarray(t.data).reshape(-1), ctype)
-            defs.append(f"static {ctype} {name}[{n}] {cemit.ALIGN} = {{\n{vals}\n}};\n")
         elif t.is_variable:
-            defs.append(f"static {ctype} {name}[{n}] {cemit.ALIGN};\n")
+            # state starts at TFLM's reset value (the zero point for int8), as on the device
+            from tinydeploy.kernels.recurrent import variable_reset_value
+
+            reset = np.full(n, variable_reset_value(t), dtype=np.int64)
+            vals = cemit.format_values(reset, ctype)
+            defs.append(f"static {ctype} {name}[{n}] {cemit.ALIGN} = {{\n{vals}\n}};\n")
         else:
             defs.append(f"static {ctype} {name}[{n}] {cemit.ALIGN};\n")
             body.append(f"    memset({name}, {FILL}, sizeof {name});\n")

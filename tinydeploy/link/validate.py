@@ -110,12 +110,16 @@ def load_inputs(path: Path, graph: Graph) -> list[list[np.ndarray]]:
 
 
 def random_inputs(graph: Graph, n: int, seed: int = 0) -> list[list[np.ndarray]]:
-    """``n`` cases: all-minimum and all-maximum first (extremes), then uniform random."""
+    """``n`` cases: all-minimum and all-maximum first (extremes), then uniform random.
+    Float inputs (a model that quantizes on the device) are standard normal."""
     rng = np.random.default_rng(seed)
     cases = []
     for k in range(n):
         case = []
         for t in graph.inputs:
+            if not np.issubdtype(t.dtype.numpy, np.integer):
+                case.append(rng.standard_normal(t.shape).astype(t.dtype.numpy))
+                continue
             info = np.iinfo(t.dtype.numpy)
             if k == 0:
                 a = np.full(t.shape, info.min, t.dtype.numpy)
@@ -132,8 +136,10 @@ def random_inputs(graph: Graph, n: int, seed: int = 0) -> list[list[np.ndarray]]
 def validate_cases(run_device: Callable[[list[np.ndarray]], tuple[list[np.ndarray], Any]],
                    model_bytes: bytes, cases: Sequence[list[np.ndarray]],
                    progress: Callable[[int], None] | None = None) -> ValidationReport:
-    from tinydeploy.oracle import run_oracle
+    from tinydeploy.oracle import Oracle
 
+    # One interpreter for all cases: the device keeps its state tensors across cases too.
+    oracle = Oracle(model_bytes)
     exact = 0
     max_diff = 0.0
     first: Mismatch | None = None
@@ -143,7 +149,7 @@ def validate_cases(run_device: Callable[[list[np.ndarray]], tuple[list[np.ndarra
     for k, case in enumerate(cases):
         got, res = run_device(case)
         per_op, unit = tuple(res.per_op), res.unit
-        want = run_oracle(model_bytes, case)
+        want = oracle.run(case)
         ok = True
         for o, (g, w) in enumerate(zip(got, want)):
             g = np.asarray(g).reshape(-1)

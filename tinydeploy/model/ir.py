@@ -124,7 +124,9 @@ class Tensor:
 
     @property
     def is_constant(self) -> bool:
-        return self.data is not None
+        """Constant data lives in flash. A variable (state) tensor is never constant, even
+        when the file gives it a buffer: TFLM resets state to its zero point, not to data."""
+        return self.data is not None and not self.is_variable
 
     @property
     def size(self) -> int:

@@ -212,16 +212,29 @@ def rounding_half_sum(a: int, b: int) -> int:
     return _trunc_div(s + sign, 2)
 
 
-def one_over_one_plus_x_for_x_in_0_1(a: int) -> int:
-    """gemmlowp: 1 / (1 + a) for a Q0.31 value a in [0, 1), by three Newton-Raphson steps."""
+def newton_reciprocal_q2(a: int) -> int:
+    """gemmlowp's shared core of the two functions below: 1 / ((1 + a) / 2) for a Q0.31 value
+    a in [0, 1), in Q2.29, by three Newton-Raphson steps from 48/17 - 32/17 d."""
     half_denominator = rounding_half_sum(a, INT32_MAX)
-    x = _wrap32(1515870810 + _fp_mul(half_denominator, -1010580540))    # 48/17 - 32/17 d, Q2.29
+    x = _wrap32(1515870810 + _fp_mul(half_denominator, -1010580540))
     one_q2 = 1 << 29
     for _ in range(3):
         hdx = _fp_mul(half_denominator, x)
         one_minus = _wrap32(one_q2 - hdx)
         x = _wrap32(x + saturating_rounding_multiply_by_pot(_fp_mul(x, one_minus), 2))
-    return saturating_rounding_multiply_by_pot(x >> 1, 2)
+    return x
+
+
+def one_over_one_plus_x_for_x_in_0_1(a: int) -> int:
+    """gemmlowp: 1 / (1 + a), Q0.31 in and out."""
+    # Rescale<0>(ExactMulByPot<-1>(x)): ExactMulByPot relabels x as Q1.30 without touching
+    # its raw value, so the result is x times 2 with saturation.
+    return saturating_rounding_multiply_by_pot(newton_reciprocal_q2(a), 1)
+
+
+def one_minus_x_over_one_plus_x_for_x_in_0_1(a: int) -> int:
+    """gemmlowp: (1 - a) / (1 + a), Q0.31 in and out (Rescale<0>(x - 1) of the Q2.29 x)."""
+    return saturating_rounding_multiply_by_pot(_wrap32(newton_reciprocal_q2(a) - (1 << 29)), 2)
 
 
 def get_reciprocal(x: int, x_integer_digits: int) -> tuple[int, int]:

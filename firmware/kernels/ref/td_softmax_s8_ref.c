@@ -55,7 +55,15 @@ static int32_t td_one_over_one_plus_x(int32_t a)
                       + (uint32_t)td_sat_mul_pot2(td_sat_rounding_doubling_high_mul(x,
                                                                                   one_minus)));
     }
-    return td_sat_mul_pot2(x >> 1);
+    /* Rescale<0>(ExactMulByPot<-1>(x)): ExactMulByPot only relabels x as Q1.30 (the raw
+     * value is unchanged), so the result is SaturatingRoundingMultiplyByPOT<1>(x). */
+    if (x > (1 << 30) - 1) {
+        return INT32_MAX;
+    }
+    if (x < -((1 << 30) - 1)) {
+        return INT32_MIN;
+    }
+    return (int32_t)((uint32_t)x << 1);
 }
 
 void td_softmax_s8_ref(const td_softmax_params_t *p, const int8_t *in0, int8_t *out0)
