@@ -334,3 +334,76 @@ def test_q15_packing_preserves_dot_products() -> None:
         assert np.array_equal(packed @ xp, expected), depth
         assert sorted(arm_dsp.q15_order(depth)[arm_dsp.q15_order(depth) >= 0]) == list(
             range(depth))
+
+
+# ---- randomized sweep (--sweep) -----------------------------------------------------------
+
+def random_specs(n: int, seed: int) -> list[Spec]:
+    """``n`` random single-op specs that the dsp kernels accept (shapes, strides, dilation,
+    padding, zero points, activations, bias ranges all drawn at random)."""
+    rng = np.random.default_rng(seed)
+    acts = (Activation.NONE, Activation.RELU, Activation.RELU6, Activation.RELU_N1_TO_1)
+    specs = []
+    for i in range(n):
+        kind = ("pw", "conv", "dw", "fc")[i % 4]
+        zp = (int(rng.choice([-128, 127, int(rng.integers(-128, 128))])),
+              int(rng.integers(-128, 128)))
+        common = dict(zp=zp, act=acts[int(rng.integers(0, 4))], seed=1000 + i,
+                      bias=bool(rng.random() < 0.85) or kind == "dw",
+                      bias_scale=int(2 ** rng.integers(2, 25)),
+                      octaves=int(rng.integers(0, 14)))
+        pad = Padding.SAME if rng.random() < 0.6 else Padding.VALID
+        if kind == "fc":
+            specs.append(Spec(f"rnd{i}_fc", "fc", (int(rng.integers(1, 5)),
+                                                   int(rng.integers(1, 140))),
+                              int(rng.integers(1, 20)), expect=FC, **common))  # type: ignore
+            continue
+        n_, c = int(rng.integers(1, 3)), int(rng.integers(1, 40))
+        h, w = int(rng.integers(1, 13)), int(rng.integers(1, 13))
+        stride = (int(rng.integers(1, 4)), int(rng.integers(1, 4)))
+        if kind == "pw":
+            specs.append(Spec(f"rnd{i}_pw", "conv", (n_, h, w, c), int(rng.integers(1, 40)),
+                              stride=stride, padding=pad, expect=C1, **common))  # type: ignore
+            continue
+        k = (3, 3) if kind == "dw" else (int(rng.integers(1, 6)), int(rng.integers(1, 6)))
+        if kind == "conv" and k == (1, 1):
+            k = (1, 2)
+        dil = (int(rng.integers(1, 3)), int(rng.integers(1, 3))) if rng.random() < 0.3 \
+            else (1, 1)
+        if pad == Padding.VALID:   # keep the output non-empty
+            h = max(h, (k[0] - 1) * dil[0] + 1)
+            w = max(w, (k[1] - 1) * dil[1] + 1)
+        oc = c if kind == "dw" else int(rng.integers(1, 24))
+        specs.append(Spec(f"rnd{i}_{kind}", "conv" if kind == "conv" else "dw",
+                          (n_, h, w, c), oc, k=k, stride=stride, dilation=dil, padding=pad,
+                          expect=CG if kind == "conv" else DW, **common))  # type: ignore
+    return specs
+
+
+def check_specs(specs: list[Spec]) -> None:
+    """Select, run on the host in one program, compare with the oracle; report all failures."""
+    flat, models = [], {}
+    for s in specs:
+        model = build_model(s)
+        g = load_tflite(model)
+        sel = select_kernels(g, DSP_BOARD)
+        assert sel.choices[0].variant.symbol == s.expect, s
+        models[s.id] = model
+        for name, arr in input_sets(g, s.seed):
+            flat.append((s, name, arr, HostCase(g, (arr,), host_selection(sel))))
+    outs = run_host([f[3] for f in flat])
+    failures = []
+    for (s, name, arr, _), o in zip(flat, outs, strict=True):
+        expected = run_oracle(models[s.id], [arr])[0]
+        if not np.array_equal(o[0], expected):
+            failures.append(f"{s.id} {name} ({s}):\n{mismatch(o[0], expected)}")
+    assert not failures, f"{len(failures)} failures:\n" + "\n".join(failures[:10])
+
+
+def test_dsp_random_cases(harness_cache: Path) -> None:
+    check_specs(random_specs(40, seed=7))
+
+
+@pytest.mark.slow
+def test_dsp_random_sweep(harness_cache: Path) -> None:
+    check_specs(random_specs(400, seed=2024))

@@ -22,12 +22,15 @@ from types import ModuleType
 
 import numpy as np
 import pytest
-from test_dsp_host import SPECS, build_model, mismatch
+from test_dsp_host import SPECS, build_model, mismatch, random_specs
 
 from tinydeploy.model.loader import load_tflite
 from tinydeploy.oracle import run_oracle
 
 pytestmark = pytest.mark.target
+
+# the host tier's declared cases plus random ones, all run natively
+TARGET_SPECS = SPECS + tuple(random_specs(24, seed=11))
 
 ROOT = Path(__file__).resolve().parents[2]
 TEST_RT = ROOT / "firmware" / "kernels" / "arm" / "test"
@@ -93,7 +96,7 @@ def device_run() -> tuple[list, list]:  # type: ignore[type-arg]
     bench = _bench()
     cases = []
     models = {}
-    for s in SPECS:
+    for s in TARGET_SPECS:
         model = build_model(s)
         models[s.id] = model
         cs = bench.device_cases(load_tflite(model), s.id, seed=s.seed)
@@ -103,7 +106,7 @@ def device_run() -> tuple[list, list]:  # type: ignore[type-arg]
     return cases, results
 
 
-@pytest.mark.parametrize("index", range(len(SPECS)), ids=[s.id for s in SPECS])
+@pytest.mark.parametrize("index", range(len(TARGET_SPECS)), ids=[s.id for s in TARGET_SPECS])
 def test_dsp_kernel_on_cortex_m4(index: int, device_run: tuple[list, list]) -> None:  # type: ignore[type-arg]
     cases, results = device_run
     spec, model, case = cases[index]
