@@ -86,7 +86,7 @@ def test_fuzz_mutations_raise_only_model_error() -> None:
     rng = random.Random(1234)
     sources = [(FIX / n).read_bytes() for n in ("mlp.tflite", "residual.tflite")]
     loaded = failed = 0
-    for trial in range(600):
+    for _ in range(600):
         data = bytearray(rng.choice(sources))
         for _ in range(rng.randint(1, 8)):
             pos = rng.randrange(len(data))

@@ -194,7 +194,7 @@ def parse_board(data: dict[str, Any], path: Path) -> Board:
             raise _fail(path, f"no {kind} memory region")
     ordered = sorted(regions, key=lambda r: r.origin)
     if family != "host":
-        for a, b in zip(ordered, ordered[1:]):
+        for a, b in zip(ordered, ordered[1:], strict=False):
             if a.origin + a.size > b.origin:
                 raise _fail(path, f"memory regions '{a.name}' and '{b.name}' overlap")
 

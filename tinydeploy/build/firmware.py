@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-
 import shutil
 import subprocess
 from dataclasses import dataclass, field
@@ -20,7 +19,7 @@ from typing import Any
 from tinydeploy import __version__
 from tinydeploy.boards import Board, emulation_target
 from tinydeploy.build.stack import StackReport, handler_names, worst_stack
-from tinydeploy.errors import BudgetError, ToolchainError, TinydeployError
+from tinydeploy.errors import BudgetError, TinydeployError, ToolchainError
 from tinydeploy.model.ir import Graph
 
 MANIFEST_FORMAT = 1
@@ -31,8 +30,6 @@ SMALL_RAM_STACK_BYTES = 2048   # boards with at most 32 KB of RAM
 def default_stack_bytes(board: Board) -> int:
     """The stack reserved when the user gives none (the build checks the measured need)."""
     return SMALL_RAM_STACK_BYTES if board.ram_bytes <= 32 * 1024 else DEFAULT_STACK_BYTES
-# Apps the budget tables do not describe: their buffers outside the arena.
-OTHER_APP_BUFFERS = {"eembc": (("command line and input buffers", 512),)}
 
 TOOLS_PACKAGE = {"arm-none-eabi-gcc": "gcc-arm-none-eabi libnewlib-arm-none-eabi",
                  "make": "make", "cc": "gcc"}
@@ -167,7 +164,6 @@ def build_firmware(model: Path | bytes, board: Board, app: str, out_dir: Path, *
         # fails here with the figures and the boards where it would fit.
         check_budget(compute_budget(selection, plan.arena_bytes, board, app,
                                     input_bytes=input_bytes,
-                                    app_buffers=OTHER_APP_BUFFERS.get(app),
                                     stack_reserved=stack_bytes))
 
     out_dir = Path(out_dir)
@@ -207,11 +203,10 @@ def build_firmware(model: Path | bytes, board: Board, app: str, out_dir: Path, *
     ram_static = ram - stack_section
     ram_total = ram_static + (0 if host else stack_bytes)
     weights = sum(k.weights_bytes for k in kernels)
-    pre = compute_budget(selection, plan.arena_bytes, board, app, input_bytes=input_bytes,
-                         app_buffers=OTHER_APP_BUFFERS.get(app))
+    pre = compute_budget(selection, plan.arena_bytes, board, app, input_bytes=input_bytes)
     budget = compute_budget(
         selection, plan.arena_bytes, board, app, input_bytes=input_bytes,
-        app_buffers=OTHER_APP_BUFFERS.get(app), stack_bytes=stack.bytes,
+        stack_bytes=stack.bytes,
         code_bytes=max(flash - weights, 0),
         static_bytes=max(ram_static - plan.arena_bytes - pre.ram.buffers, 0),
         stack_reserved=None if host else stack_bytes)

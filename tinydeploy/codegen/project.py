@@ -117,14 +117,14 @@ def model_context(graph: Graph, selection: Selection, plan: Any) -> dict[str, An
     from tinydeploy.kernels.recurrent import variable_reset_value
 
     state = []
-    for t in graph.tensors:
-        if t.is_variable and plan.buffer_of(t.index) is not None:
-            value = variable_reset_value(t)
-            state.append({"name": t.name, "offset": plan.tensor_offset(t.index),
-                          "bytes": t.nbytes, "byte": value & 0xFF})
-            if value and t.dtype.itemsize != 1:
-                raise TinydeployError(f"state tensor '{t.name}': a non-zero reset value "
-                                      f"{value} for {t.dtype.name} is not supported")
+    for st in graph.tensors:
+        if st.is_variable and plan.buffer_of(st.index) is not None:
+            value = variable_reset_value(st)
+            state.append({"name": st.name, "offset": plan.tensor_offset(st.index),
+                          "bytes": st.nbytes, "byte": value & 0xFF})
+            if value and st.dtype.itemsize != 1:
+                raise TinydeployError(f"state tensor '{st.name}': a non-zero reset value "
+                                      f"{value} for {st.dtype.name} is not supported")
     placements = []
     for p in sorted(plan.plan.placements, key=lambda p: (p.offset, p.name)):
         placements.append({"offset": p.offset, "size": p.size, "first": p.first,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 NAME = "boards"
 HELP = "list the supported boards with their core, memory and emulation"
@@ -17,7 +18,7 @@ def run(args: argparse.Namespace) -> int:
     from tinydeploy.report.output import emit_json, stdout
 
     boards = list_boards()
-    rows = [
+    rows: list[dict[str, Any]] = [
         {
             "id": b.id, "name": b.name, "core": b.core, "features": sorted(b.features),
             "clock_hz": b.clock_hz, "ram_bytes": b.ram_bytes, "flash_bytes": b.flash_bytes,

@@ -41,9 +41,8 @@ def run(args: argparse.Namespace) -> int:
     port = args.port
     if args.board:
         from tinydeploy.boards import get_board
-        from tinydeploy.flash.hardware import find_serial_port
-
         from tinydeploy.errors import LinkError
+        from tinydeploy.flash.hardware import find_serial_port
 
         board = get_board(args.board)
         if board.emulated:

@@ -6,6 +6,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from tinydeploy.plan.budget import APPS
+
 NAME = "plan"
 HELP = "plan the static arena and check the model's RAM/flash budget against a board"
 DESCRIPTION = """\
@@ -16,7 +18,6 @@ them. Exit status 1 when the model does not fit, with every figure and the board
 would fit (under --json the report is still printed, with "fits": false)."""
 
 ALGORITHMS = ("auto", "greedy-size", "greedy-conflicts", "optimal")
-APPS = ("bench", "validate", "kws")
 
 
 def _align(text: str) -> int:

@@ -83,7 +83,7 @@ def load_inputs(path: Path, graph: Graph) -> list[list[np.ndarray]]:
         raise InputDataError(f"{path}: {len(arrays)} arrays for a model with "
                              f"{len(graph.inputs)} inputs")
     per_input = []
-    for t, a in zip(graph.inputs, arrays):
+    for t, a in zip(graph.inputs, arrays, strict=True):
         shape = tuple(t.shape)
         if a.shape == shape:
             a = a[None]
@@ -150,8 +150,10 @@ def validate_cases(run_device: Callable[[list[np.ndarray]], tuple[list[np.ndarra
         got, res = run_device(case)
         per_op, unit = tuple(res.per_op), res.unit
         want = oracle.run(case)
-        ok = True
-        for o, (g, w) in enumerate(zip(got, want)):
+        ok = len(got) == len(want)
+        if not ok and first is None:
+            first = Mismatch(k, len(got), -1, (), float("nan"), float("nan"))
+        for o, (g, w) in enumerate(zip(got, want, strict=False)):
             g = np.asarray(g).reshape(-1)
             w = np.asarray(w).reshape(-1)
             if g.shape != w.shape or g.dtype != w.dtype:

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import Union
 
 import numpy as np
 
@@ -270,12 +269,12 @@ class SubgraphOptions:
     subgraphs: tuple[int, ...] = ()
 
 
-Options = Union[
-    Conv2DOptions, DepthwiseConv2DOptions, FullyConnectedOptions, Pool2DOptions,
-    SoftmaxOptions, ReshapeOptions, SqueezeOptions, ActivationOptions, ConcatenationOptions,
-    StridedSliceOptions, ReducerOptions, LeakyReluOptions, SVDFOptions, SequenceLSTMOptions,
-    SubgraphOptions, None,
-]
+Options = (
+    Conv2DOptions | DepthwiseConv2DOptions | FullyConnectedOptions | Pool2DOptions
+    | SoftmaxOptions | ReshapeOptions | SqueezeOptions | ActivationOptions
+    | ConcatenationOptions | StridedSliceOptions | ReducerOptions | LeakyReluOptions
+    | SVDFOptions | SequenceLSTMOptions | SubgraphOptions | None
+)
 
 
 @dataclass(frozen=True)

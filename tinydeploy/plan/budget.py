@@ -25,7 +25,7 @@ from typing import Any
 from tinydeploy.errors import BudgetError
 
 CONST_ALIGN = 16
-APPS: tuple[str, ...] = ("bench", "validate", "kws")
+APPS: tuple[str, ...] = ("bench", "validate", "kws", "eembc")
 
 # Stack frame (bytes) of one kernel call including its callees (requantize, inner helpers),
 # by builtin op; optimised implementations keep more values in registers and spill more.
@@ -176,11 +176,17 @@ def code_estimate(selection: Any, app: str, family: str) -> int:
             + PLATFORM_CODE.get(family, 2_000) + APP_CODE.get(app, 4_000))
 
 
-def default_app_buffers(app: str, input_bytes: int = 0, num_ops: int = 0
-                        ) -> tuple[tuple[str, int], ...]:
+def eembc_input_buffer(ram_bytes: int) -> int:
+    """TD_EEMBC_DB_BYTES of firmware/app/eembc/td_eembc.h, chosen by the board's RAM."""
+    return 1024 if ram_bytes <= 32 * 1024 else 4096 if ram_bytes <= 256 * 1024 else 32768
+
+
+def default_app_buffers(app: str, input_bytes: int = 0, num_ops: int = 0,
+                        ram_bytes: int = 0) -> tuple[tuple[str, int], ...]:
     """Buffers the application keeps outside the arena (they must survive between
     inferences, or be written while an inference runs). ``input_bytes`` sizes the kws
-    feature rows, ``num_ops`` the per-op cycle counters."""
+    feature rows, ``num_ops`` the per-op cycle counters, ``ram_bytes`` (the board's) the
+    eembc input buffer."""
     if app not in APPS:
         raise BudgetError(f"unknown application '{app}'", hint="known: " + ", ".join(APPS))
     link = ("serial link state", LINK_STATE_BYTES)
@@ -188,6 +194,9 @@ def default_app_buffers(app: str, input_bytes: int = 0, num_ops: int = 0
         return (link, ("per-op counters", 12 * num_ops))
     if app == "validate":
         return (link, ("per-op counters", 4 * num_ops))
+    if app == "eembc":
+        return (("input buffer", eembc_input_buffer(ram_bytes)),
+                ("command line and output text", 129 + 96 + 40))
     return (link, ("audio ring", KWS_RING_BYTES), ("feature rows", input_bytes),
             ("front-end scratch", KWS_FRONTEND_BYTES), ("detector", KWS_DETECTOR_BYTES))
 
@@ -206,7 +215,7 @@ def compute_budget(selection: Any, arena_bytes: int, board: Any, app: str = "ben
     ``--stack``); RAM then counts the larger of the need and the reservation.
     """
     bufs = tuple(app_buffers) if app_buffers is not None else default_app_buffers(
-        app, input_bytes, len(selection.choices))
+        app, input_bytes, len(selection.choices), board.ram_bytes)
     estimated = set()
     if stack_bytes is None:
         stack_bytes = stack_estimate(selection, app)
