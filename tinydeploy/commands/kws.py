@@ -38,7 +38,8 @@ def _detector_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--simulate", action="store_true",
                    help="run the front end, model and detector on the host instead")
     p.add_argument("-o", "--output", type=Path, default=None, help="build folder")
-    p.add_argument("--threshold", type=float, default=0.6)
+    p.add_argument("--threshold", type=float, default=0.8,
+                   help="on the averaged probability of a keyword")
     p.add_argument("--avg-windows", type=int, default=8)
     p.add_argument("--suppress-ms", type=int, default=1000)
     p.add_argument("--infer-every", type=int, default=1,

@@ -205,7 +205,9 @@ class SynthConfig:
     """The synthetic set: ``per_class`` clips for each of the 12 labels."""
 
     per_class: int = 1000
-    seed: int = 0
+    seed: int = 0                 # clip renders (speaker choice, speed, pitch, noise, ...)
+    split_seed: int = 0           # which speakers are train / validation / test: keep it
+    #                               fixed to render more clips of the same unseen speakers
     fractions: tuple[float, float, float] = (0.8, 0.1, 0.1)   # of speakers: train/val/test
     speed: tuple[int, int] = (110, 210)       # espeak-ng -s, words per minute
     pitch: tuple[int, int] = (15, 85)         # espeak-ng -p
@@ -240,7 +242,7 @@ def synthetic_speakers(variants: Sequence[str] | None = None) -> tuple[str, ...]
 
 def split_speakers(speakers: Sequence[str], cfg: SynthConfig) -> dict[Split, tuple[str, ...]]:
     order = sorted(speakers)
-    perm = np.random.default_rng([cfg.seed, 7]).permutation(len(order))
+    perm = np.random.default_rng([cfg.split_seed, 7]).permutation(len(order))
     shuffled = [order[i] for i in perm]
     n_val = max(1, int(round(len(order) * cfg.fractions[1])))
     n_test = max(1, int(round(len(order) * cfg.fractions[2])))

@@ -30,7 +30,7 @@ class DetectorConfig:
     """Mirrors the kws app's TD_KWS_* macros (firmware/app/kws/main.c)."""
 
     avg_windows: int = 8
-    threshold: float = 0.6
+    threshold: float = 0.8
     suppress_ms: int = 1000
     first_keyword: int = 2
     infer_every: int = 1          # frames (strides) between inferences
@@ -216,11 +216,13 @@ def stream_features(audio: np.ndarray, fe: HostFrontend, quant: Quant) -> np.nda
     return fe.quantize(out, quant)
 
 
-def simulate_stream(audio: np.ndarray, model_bytes: bytes, fcfg: FrontendConfig,
-                    dcfg: DetectorConfig, *, progress: Callable[[int, int], None] | None = None
-                    ) -> list[Detection]:
-    """What the kws app would emit for ``audio``: the C front end, the INT8 model on the
-    tflite-micro interpreter, and the detector twin, window by window."""
+def stream_posteriors(audio: np.ndarray, model_bytes: bytes, fcfg: FrontendConfig,
+                      infer_every: int = 1,
+                      progress: Callable[[int, int], None] | None = None
+                      ) -> tuple[np.ndarray, np.ndarray]:
+    """Dequantized model outputs of every inference window the kws app would run, and the
+    audio time (ms) of each window's end: the C front end and the INT8 model on the
+    tflite-micro interpreter. ([windows, labels] float32, [windows] int64)."""
     from tflite_micro.python.tflite_micro import runtime
 
     from tinydeploy.kws.train import input_quant_of
@@ -234,23 +236,38 @@ def simulate_stream(audio: np.ndarray, model_bytes: bytes, fcfg: FrontendConfig,
     fe = HostFrontend(fcfg)
     feats = stream_features(audio, fe, input_quant_of(model_bytes))
     it = runtime.Interpreter.from_bytes(model_bytes)
-    det = Detector(int(np.prod(out_t.shape)), dcfg)
-    events: list[Detection] = []
     frames = fcfg.frames
-    last = feats.shape[0]
-    steps = list(range(frames, last + 1, dcfg.infer_every))
-    for j, f in enumerate(steps):       # f = frames computed so far
+    steps = list(range(frames, feats.shape[0] + 1, infer_every))    # frames computed so far
+    probs = np.empty((len(steps), int(np.prod(out_t.shape))), dtype=np.float32)
+    times = np.empty(len(steps), dtype=np.int64)
+    for j, f in enumerate(steps):
         it.set_input(feats[f - frames:f][None, :, :, None], 0)
         it.invoke()
         q = it.get_output(0).reshape(-1).astype(np.int32)
-        probs = ((q - o_zp).astype(np.float32) * o_scale).astype(np.float32)
-        samples = (f - 1) * fcfg.stride + fcfg.window
-        d = det.push(probs, samples // (fcfg.sample_rate // 1000))
-        if d is not None:
-            events.append(d)
+        probs[j] = (q - o_zp).astype(np.float32) * o_scale
+        times[j] = ((f - 1) * fcfg.stride + fcfg.window) // (fcfg.sample_rate // 1000)
         if progress and j % 500 == 0:
             progress(j, len(steps))
-    return events
+    return probs, times
+
+
+def detect(probs: np.ndarray, times: np.ndarray, dcfg: DetectorConfig) -> list[Detection]:
+    """The detector twin over a sequence of windows."""
+    det = Detector(probs.shape[1], dcfg)
+    out = []
+    for p, t in zip(probs, times, strict=True):
+        d = det.push(p, int(t))
+        if d is not None:
+            out.append(d)
+    return out
+
+
+def simulate_stream(audio: np.ndarray, model_bytes: bytes, fcfg: FrontendConfig,
+                    dcfg: DetectorConfig, *, progress: Callable[[int, int], None] | None = None
+                    ) -> list[Detection]:
+    """What the kws app would emit for ``audio`` (host simulation, window by window)."""
+    probs, times = stream_posteriors(audio, model_bytes, fcfg, dcfg.infer_every, progress)
+    return detect(probs, times, dcfg)
 
 
 # ---- a device running the kws app -------------------------------------------------------------

@@ -45,7 +45,7 @@
 #define TD_KWS_AVG_WINDOWS 8u
 #endif
 #ifndef TD_KWS_THRESHOLD
-#define TD_KWS_THRESHOLD 0.6f
+#define TD_KWS_THRESHOLD 0.8f
 #endif
 #ifndef TD_KWS_SUPPRESS_MS
 #define TD_KWS_SUPPRESS_MS 1000u
