@@ -58,4 +58,5 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
 else
   say "Python packages up to date"
 fi
+bash scripts/fetch_public_models.sh
 say "ready: $(.venv/bin/tinydeploy --version), $(arm-none-eabi-gcc --version | head -1), $(qemu-system-arm --version | head -1)"

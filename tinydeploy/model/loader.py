@@ -164,8 +164,14 @@ def _read_quant(t: Table | None, where: str, rank: int) -> ir.Quantization | Non
     return ir.Quantization(scales, zps, axis)
 
 
+class _SparseTensor(Exception):
+    """A tensor stored in TFLite's sparse format: valid, but not something tinydeploy runs."""
+
+
 def _read_tensor(i: int, t: Table, buffers: list[bytes | None], sg: int) -> ir.Tensor:
     where = f"subgraph {sg} tensor {i}"
+    if t.table(6, f"{where} sparsity") is not None:
+        raise _SparseTensor(f"{where} ('{t.string(3, f'{where} name') or i}')")
     shape = _ints(t.numbers(0, "<i4", f"{where} shape"))
     sig = t.numbers(7, "<i4", f"{where} shape_signature")
     tcode = int(t.scalar(1, "b", 0))
@@ -316,6 +322,10 @@ def load_tflite(source: str | Path | bytes) -> ir.Graph:
         return _parse(data)
     except FlatBufferError as e:
         raise ModelError(f"{label}: not a valid TFLite model: {e}") from None
+    except _SparseTensor as e:
+        raise ModelError(f"{label}: {e} uses TFLite's sparse tensor storage, which tinydeploy "
+                         "does not support",
+                         hint="convert the model without sparsity (dense weights)") from None
     except (ValueError, OverflowError, MemoryError, TypeError, struct_error) as e:
         raise ModelError(f"{label}: not a valid TFLite model: {e}") from None
     except RecursionError:
