@@ -210,7 +210,13 @@ def _dw_prepare(graph: Graph, op: Operator) -> KernelCall:
     rename = {"filter": "@filter_packed", "bias": "@bias_folded"}
     params = tuple((k, rename.get(k, v)) for k, v in call.params)
     return replace(call, symbol="td_dwconv2d_3x3_s8_dsp", params=params, consts=tuple(consts),
-                   args=call.args + ("scratch",), scratch_bytes=(c + 3) & ~3)
+                   args=call.args + ("scratch",), scratch_bytes=dw_scratch_bytes(c))
+
+
+def dw_scratch_bytes(channels: int) -> int:
+    """Twin of td_dwconv2d_3x3_s8_dsp_scratch_size: one row of the input zero point (the
+    channels rounded up to 4), read by the taps that fall outside the image."""
+    return (channels + 3) & ~3
 
 
 DWCONV2D_3X3_S8_DSP = register(KernelVariant(

@@ -11,7 +11,9 @@
  * input_offset * sum over the 9 taps of filter[tap][c] to the bias, so the kernel accumulates
  * plain x * w. A tap outside the image reads a row of the input zero point instead (kept in
  * scratch): (zp + input_offset) * w = 0, which is exactly what the reference's skipping of that
- * tap contributes. So every output pixel runs the same unrolled 9-tap code.
+ * tap contributes. So every output pixel runs the same unrolled 9-tap code on nine tap
+ * pointers set once per pixel (the last, partial group of channels loads bytewise so that it
+ * never reads past the input tensor).
  *
  * Parameters: td_dwconv2d_params_t as for td_dwconv2d_s8_ref with filter_h = filter_w = 3,
  * depth_multiplier = 1 (out_c = in_c), and two differences prepared on the host:
@@ -40,8 +42,16 @@ static int32_t td_read_partial(const int8_t *p, int32_t n)
     return (int32_t)v;
 }
 
-/* a0..a3 += x * w for the four channels of one tap (lane order above); w advances by 2 words */
-#define TD_DW_TAP(x)                                                                       \
+/* a0..a3 += x * w for the four channels of one tap: x = the word at base + off, w the next
+ * packed filter word pair (lane order above; w advances by 2 words). On the Cortex-M the tap
+ * is one asm block so that the compiler cannot hoist all nine loads and spill their values;
+ * elsewhere it is the same arithmetic through the td_simd.h twins. */
+typedef struct {
+    int8_t b[4];
+} __attribute__((__may_alias__)) td_bytes4_t;
+
+/* the same for a word x already loaded (the partial last group of channels) */
+#define TD_DW_TAP_WORD(x)                                                                  \
     do {                                                                                   \
         int32_t we_, wo_;                                                                  \
         const int32_t x_ = (x);                                                            \
@@ -53,18 +63,41 @@ static int32_t td_read_partial(const int8_t *p, int32_t n)
         a3 = td_smlatt(xo_, wo_, a3);                                                      \
     } while (0)
 
-static inline int8_t td_dw_out(int32_t acc, const td_dwconv2d_params_t *p, int32_t o)
-{
-    const int32_t v = td_requantize(td_add_wrap(acc, p->bias[o]), p->mult[o], p->shift[o])
-                      + p->output_offset;
-    return (int8_t)td_clamp_s32(v, p->act_min, p->act_max);
-}
+#if TD_SIMD_NATIVE
+#define TD_DW_TAP(base, off)                                                               \
+    do {                                                                                   \
+        int32_t x_, xo_, we_, wo_;                                                         \
+        __asm__("ldr %[x], [%[b], %[o]]\n\t"                                                \
+                "ldrd %[we], %[wo], [%[w]], #8\n\t"                                        \
+                "sxtb16 %[xo], %[x], ror #8\n\t"                                           \
+                "sxtb16 %[x], %[x]\n\t"                                                    \
+                "smlabb %[a0], %[x], %[we], %[a0]\n\t"                                     \
+                "smlatt %[a2], %[x], %[we], %[a2]\n\t"                                     \
+                "smlabb %[a1], %[xo], %[wo], %[a1]\n\t"                                    \
+                "smlatt %[a3], %[xo], %[wo], %[a3]"                                         \
+                : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [w] "+r"(w),  \
+                  [x] "=&r"(x_), [xo] "=&r"(xo_), [we] "=&r"(we_), [wo] "=&r"(wo_)          \
+                : [b] "r"(base), [o] "r"(off),                                             \
+                  "m"(*(const td_bytes4_t *)((base) + (off))),                             \
+                  "m"(*(const td_word2_t *)w));                                            \
+    } while (0)
+#else
+#define TD_DW_TAP(base, off) TD_DW_TAP_WORD(td_read_s8x4((base) + (off)))
+#endif
+
+/* One output of channel o. The caller passes the parameters as locals: the int8 output
+ * stores may alias *p as far as C knows, which would force reloads after every store. */
+#define TD_DW_OUT(acc, o)                                                                  \
+    ((int8_t)td_clamp_s32(td_requantize(td_add_wrap((acc), bias[o]), mult[o], shift[o])   \
+                          + out_off, lo, hi))
 
 void td_dwconv2d_3x3_s8_dsp(const td_dwconv2d_params_t *p, const int8_t *in0, int8_t *out0,
                             void *scratch)
 {
     const int32_t ch = p->in_c;
     const int32_t ch4 = ch & ~3;
+    const int32_t *bias = p->bias, *mult = p->mult, *shift = p->shift;
+    const int32_t out_off = p->output_offset, lo = p->act_min, hi = p->act_max;
     const int8_t *zp_row = (const int8_t *)scratch;
     const int8_t *tap[9];
     int8_t *dst = out0;
@@ -85,35 +118,27 @@ void td_dwconv2d_3x3_s8_dsp(const td_dwconv2d_params_t *p, const int8_t *in0, in
                     }
                 }
                 const td_word_t *w = (const td_word_t *)(const void *)p->filter;
-                const int8_t *t0 = tap[0], *t1 = tap[1], *t2 = tap[2], *t3 = tap[3];
-                const int8_t *t4 = tap[4], *t5 = tap[5], *t6 = tap[6], *t7 = tap[7];
-                const int8_t *t8 = tap[8];
                 int32_t c = 0;
                 for (; c < ch4; c += 4) {
                     int32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0;
-                    TD_DW_TAP(td_read_s8x4(t0 + c));
-                    TD_DW_TAP(td_read_s8x4(t1 + c));
-                    TD_DW_TAP(td_read_s8x4(t2 + c));
-                    TD_DW_TAP(td_read_s8x4(t3 + c));
-                    TD_DW_TAP(td_read_s8x4(t4 + c));
-                    TD_DW_TAP(td_read_s8x4(t5 + c));
-                    TD_DW_TAP(td_read_s8x4(t6 + c));
-                    TD_DW_TAP(td_read_s8x4(t7 + c));
-                    TD_DW_TAP(td_read_s8x4(t8 + c));
-                    dst[c] = td_dw_out(a0, p, c);
-                    dst[c + 1] = td_dw_out(a1, p, c + 1);
-                    dst[c + 2] = td_dw_out(a2, p, c + 2);
-                    dst[c + 3] = td_dw_out(a3, p, c + 3);
+#pragma GCC unroll 9
+                    for (int32_t t = 0; t < 9; ++t) {
+                        TD_DW_TAP(tap[t], c);
+                    }
+                    dst[c] = TD_DW_OUT(a0, c);
+                    dst[c + 1] = TD_DW_OUT(a1, c + 1);
+                    dst[c + 2] = TD_DW_OUT(a2, c + 2);
+                    dst[c + 3] = TD_DW_OUT(a3, c + 3);
                 }
                 if (c < ch) {
                     const int32_t n = ch - c;
                     int32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0;
                     for (int32_t t = 0; t < 9; ++t) {
-                        TD_DW_TAP(td_read_partial(tap[t] + c, n));
+                        TD_DW_TAP_WORD(td_read_partial(tap[t] + c, n));
                     }
                     const int32_t acc[4] = { a0, a1, a2, a3 };
-                    for (int32_t j = 0; j < n; ++j) {
-                        dst[c + j] = td_dw_out(acc[j], p, c + j);
+                    for (int32_t j = 0; c + j < ch; ++j) {
+                        dst[c + j] = TD_DW_OUT(acc[j], c + j);
                     }
                 }
             }
