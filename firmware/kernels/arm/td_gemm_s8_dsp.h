@@ -123,7 +123,19 @@ static inline void td_pair_times_filter(const td_word_t *pair, const int8_t *fil
     const int32_t row_words = 2 * blocks;
     const td_word_t *w = (const td_word_t *)(const void *)filter_q15;
     int32_t acc[4];
-    for (int32_t o = 0; o < out_c; o += 2, w += 2 * row_words) {
+    int32_t o = 0;
+    if (d1 != 0) { /* the common case, without per-output tests */
+        for (; o + 1 < out_c; o += 2, w += 2 * row_words) {
+            td_dot_2x2_q15(pair, w, w + row_words, blocks, acc);
+            d0[o] = td_output_s8(acc[0], bias[o], mult[o], shift[o], out_off, lo, hi);
+            d1[o] = td_output_s8(acc[2], bias[o], mult[o], shift[o], out_off, lo, hi);
+            d0[o + 1] = td_output_s8(acc[1], bias[o + 1], mult[o + 1], shift[o + 1], out_off,
+                                     lo, hi);
+            d1[o + 1] = td_output_s8(acc[3], bias[o + 1], mult[o + 1], shift[o + 1], out_off,
+                                     lo, hi);
+        }
+    }
+    for (; o < out_c; o += 2, w += 2 * row_words) {
         const int32_t two = o + 1 < out_c;
         td_dot_2x2_q15(pair, w, two ? w + row_words : w, blocks, acc);
         d0[o] = td_output_s8(acc[0], bias[o], mult[o], shift[o], out_off, lo, hi);
