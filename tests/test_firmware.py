@@ -170,3 +170,20 @@ def test_missing_toolchain_says_what_to_install(models: dict[str, Path], tmp_pat
         build_firmware(models["mlp"], get_board("mps2-an386"), "validate", tmp_path / "fw")
     assert "arm-none-eabi-gcc" in e.value.message
     assert "gcc-arm-none-eabi" in (e.value.hint or "")
+
+
+@pytest.mark.target
+def test_bench_count_is_the_same_on_every_run(models: dict[str, Path], tmp_path: Path) -> None:
+    """Under -icount shift=0 the count is a function of the executed instructions only."""
+    from tinydeploy.commands.bench import bench_build
+
+    build_firmware(models["dscnn_small"], get_board("mps2-an386"), "bench", tmp_path / "fw",
+                   cflags_extra=("-DTD_BENCH_RUNS=2u",))
+    first = bench_build(tmp_path / "fw", runs=2)
+    second = bench_build(tmp_path / "fw", runs=2)
+    assert first["unit"] == "instructions"
+    assert first["instructions_per_inference"] == second["instructions_per_inference"] > 10_000
+    assert [o["count"] for o in first["per_op"]] == [o["count"] for o in second["per_op"]]
+    assert len(first["per_op"]) == 12
+    print(f"bench: {first['instructions_per_inference']:,} instructions per inference, "
+          "identical on two runs")

@@ -136,7 +136,8 @@ def build_firmware(model: Path | bytes, board: Board, app: str, out_dir: Path, *
                    stack_bytes: int | None = None, opt: str = "-O2",
                    jobs: int | None = None, graph: Graph | None = None,
                    extra_context: dict[str, Any] | None = None,
-                   generated_headers: dict[str, str] | None = None) -> BuildResult:
+                   generated_headers: dict[str, str] | None = None,
+                   cflags_extra: tuple[str, ...] = ()) -> BuildResult:
     from tinydeploy.codegen.project import render_project
     from tinydeploy.kernels.registry import select_kernels
     from tinydeploy.model.loader import load_tflite
@@ -169,7 +170,7 @@ def build_firmware(model: Path | bytes, board: Board, app: str, out_dir: Path, *
     out_dir = Path(out_dir)
     project = render_project(g, selection, plan, board, app, out_dir,
                              extra_context=extra_context, generated_headers=generated_headers,
-                             stack_bytes=stack_bytes)
+                             cflags_extra=cflags_extra, stack_bytes=stack_bytes)
     make = ["make", "-C", str(out_dir), f"-j{jobs or os.cpu_count() or 1}", f"OPT={opt}"]
     if sanitize:
         if not host:

@@ -48,10 +48,28 @@ def bench_build(build_dir: Path, runs: int, port: str | None = None,
     from tinydeploy.flash.runner import Firmware
     from tinydeploy.link.connect import connect
 
+    from tinydeploy.link.messages import Done, MsgType, Profile
+    from tinydeploy.link.session import BenchResult
+
     fw = Firmware.from_build_dir(build_dir)
     manifest = json.loads((build_dir / "manifest.json").read_text())
     with connect(fw, port=port, runner=runner) as conn:
-        res = conn.session.bench(runs)
+        # The bench app times its inferences at start-up, before any byte arrives from the
+        # host: under -icount the instruction stream from reset is the same on every run, so
+        # these figures are too (a later BENCH request starts at a SysTick phase that depends
+        # on when the host's bytes came in, and per-op ticks can move by one).
+        boot = [m for m in conn.session.unsolicited
+                if isinstance(m, (Done, Profile)) and (not isinstance(m, Done)
+                                                      or m.request == MsgType.BENCH)]
+        done_msgs = [m for m in boot if isinstance(m, Done)]
+        if done_msgs and done_msgs[-1].runs == runs:
+            counts: dict[int, int] = {}
+            for m in boot:
+                if isinstance(m, Profile):
+                    counts.update({m.first + i: c for i, c in enumerate(m.counts)})
+            res = BenchResult(done_msgs[-1], tuple(counts[k] for k in sorted(counts)))
+        else:
+            res = conn.session.bench(runs)
     done = res.done
     mean, unit = to_instructions(done.mean, done.unit, fw.board)
     lo, _ = to_instructions(done.min, done.unit, fw.board)
@@ -93,7 +111,8 @@ def run(args: argparse.Namespace) -> int:
     out = args.output or default_output(args.model, board.id, "bench", args.emulate)
     if not args.json:
         stderr.print(f"building the bench app for {board.id} -> {out}")
-    build_firmware(args.model, board, "bench", out, emulate=args.emulate, opt=args.opt)
+    build_firmware(args.model, board, "bench", out, emulate=args.emulate, opt=args.opt,
+                   cflags_extra=(f"-DTD_BENCH_RUNS={args.runs}u",))
     r = bench_build(out, args.runs, args.port, args.runner)
     if args.json:
         emit_json(r)
