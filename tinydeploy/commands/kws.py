@@ -171,6 +171,7 @@ def _run_audio(args: argparse.Namespace, audio: Any, on_detection: Any) -> tuple
     out = args.output or Path("build") / f"kws-{board.id}{'-emulated' if args.emulate else ''}"
     if not args.json:
         _log(args)(f"building the kws app for {board.id} -> {out}")
+    out = out.resolve()
     build_kws_firmware(args.model, board, out, det, fcfg, emulate=args.emulate)
     fw = Firmware.from_build_dir(out)
     with connect(fw, port=args.port) as conn:
