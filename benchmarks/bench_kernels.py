@@ -40,7 +40,7 @@ from tinydeploy.model.loader import load_tflite  # noqa: E402
 FIRMWARE = ROOT / "firmware"
 TEST_RT = FIRMWARE / "kernels" / "arm" / "test"
 MACHINE = "mps2-an386"
-CFLAGS = ("-mcpu=cortex-m4", "-mthumb", "-mfpu=fpv4-sp-d16", "-mfloat-abi=hard", "-O2",
+CFLAGS = ("-mcpu=cortex-m4", "-mthumb", "-mfpu=fpv4-sp-d16", "-mfloat-abi=hard",
           "-std=c99", "-g", "-Wall", "-Wextra", "-Wno-unused-parameter",
           "-ffunction-sections", "-fdata-sections")
 INSTRUCTIONS_PER_TICK = 40   # 25 MHz SysTick, 1 ns per instruction under -icount shift=0
@@ -174,15 +174,16 @@ def _tool(name: str) -> str:
     return path
 
 
-def build_program(cases: Sequence[DeviceCase], work: Path) -> Path:
+def build_program(cases: Sequence[DeviceCase], work: Path, opt: str = "-O2") -> Path:
     """Compile the program for the Cortex-M4 (real SIMD intrinsics) into work/test.elf."""
     cc = _tool("arm-none-eabi-gcc")
     main_c = work / "main.c"
     main_c.write_text(render_program(cases), encoding="utf-8")
     sources = sorted({s for c in cases for s in c.ref_sources + c.dsp_sources})
     elf = work / "test.elf"
-    cmd = [cc, *CFLAGS, "-I", str(FIRMWARE / "kernels"), "-I", str(FIRMWARE / "kernels" / "arm"),
-           "-I", str(TEST_RT), str(main_c), str(TEST_RT / "td_dsp_test_rt.c"),
+    cmd = [cc, *CFLAGS, opt, "-I", str(FIRMWARE / "kernels"),
+           "-I", str(FIRMWARE / "kernels" / "arm"), "-I", str(TEST_RT), str(main_c),
+           str(TEST_RT / "td_dsp_test_rt.c"),
            *(str(FIRMWARE / s) for s in sources),
            "-T", str(TEST_RT / "td_dsp_test.ld"), "-nostartfiles", "-Wl,--gc-sections",
            "--specs=nano.specs", "--specs=nosys.specs", "-o", str(elf)]
@@ -193,12 +194,12 @@ def build_program(cases: Sequence[DeviceCase], work: Path) -> Path:
 
 
 def run_on_device(cases: Sequence[DeviceCase], *, timeout: float = 300.0,
-                  keep: Path | None = None) -> list[DeviceResult]:
+                  keep: Path | None = None, opt: str = "-O2") -> list[DeviceResult]:
     """Build and run ``cases`` on QEMU mps2-an386 with -icount shift=0; parse the results."""
     qemu = _tool("qemu-system-arm")
     work = Path(tempfile.mkdtemp(prefix="td-dsp-", dir=keep))
     try:
-        elf = build_program(cases, work)
+        elf = build_program(cases, work, opt)
         proc = subprocess.run(
             [qemu, "-M", MACHINE, "-nographic", "-monitor", "none", "-serial", "null",
              "-icount", "shift=0", "-semihosting-config", "enable=on,target=native",
@@ -231,6 +232,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("model", nargs="?", default=str(ROOT / "tests/fixtures/dscnn_kws.tflite"))
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--opt", default="-O2", help="compiler optimisation (default -O2)")
     ap.add_argument("--json", action="store_true", help="machine-readable output on stdout")
     args = ap.parse_args(argv)
     graph = load_tflite(Path(args.model))
@@ -238,7 +240,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not cases:
         print("no op of this model has a dsp kernel", file=sys.stderr)
         return 1
-    results = run_on_device(cases)
+    results = run_on_device(cases, opt=args.opt)
     rows = [{"op": r.name, "ref_kernel": c.ref.symbol, "dsp_kernel": c.dsp.symbol,
              "ref_instructions": r.ref_instructions, "dsp_instructions": r.dsp_instructions,
              "ratio": round(r.ratio, 2), "macs": c.macs, "bit_exact": r.equal}
@@ -251,15 +253,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         print(f"{'op':<44} {'dsp kernel':<26} {'ref':>11} {'dsp':>11} {'ratio':>6} "
               f"{'dsp/MAC':>7}  exact")
-        for row in rows:
-            per_mac = f"{row['dsp_instructions'] / row['macs']:.2f}" if row["macs"] else "-"
-            print(f"{row['op']:<44} {row['dsp_kernel']:<26} {row['ref_instructions']:>11,} "
-                  f"{row['dsp_instructions']:>11,} {row['ratio']:>6.2f} {per_mac:>7}  "
-                  f"{'yes' if row['bit_exact'] else 'NO'}")
+        for c, r in zip(cases, results, strict=True):
+            per_mac = f"{r.dsp_instructions / c.macs:.2f}" if c.macs else "-"
+            print(f"{r.name:<44} {c.dsp.symbol:<26} {r.ref_instructions:>11,} "
+                  f"{r.dsp_instructions:>11,} {r.ratio:>6.2f} {per_mac:>7}  "
+                  f"{'yes' if r.equal else 'NO'}")
         print(f"{'total':<44} {'':<26} {tot_ref:>11,} {tot_dsp:>11,} "
               f"{tot_ref / max(1, tot_dsp):>6.2f}")
         print(f"(instructions on QEMU {MACHINE} with -icount shift=0, SysTick resolution "
-              f"{INSTRUCTIONS_PER_TICK})")
+              f"{INSTRUCTIONS_PER_TICK}; kernels built with {args.opt})")
     return 0 if all(r.equal for r in results) else 1
 
 

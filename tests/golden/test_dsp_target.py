@@ -73,8 +73,9 @@ def test_simd_twins_equal_the_instructions(tmp_path: Path) -> None:
     host_out = _run([str(host)]).stdout.split()
     bench = _bench()
     elf = tmp_path / "simd.elf"
-    _run(["arm-none-eabi-gcc", *bench.CFLAGS, *inc, str(src), str(TEST_RT / "td_dsp_test_rt.c"),
-          "-T", str(TEST_RT / "td_dsp_test.ld"), "-nostartfiles", "--specs=nano.specs",
+    _run(["arm-none-eabi-gcc", *bench.CFLAGS, "-O2", *inc, str(src),
+          str(TEST_RT / "td_dsp_test_rt.c"), "-T", str(TEST_RT / "td_dsp_test.ld"),
+          "-nostartfiles", "--specs=nano.specs",
           "--specs=nosys.specs", "-o", str(elf)])
     disasm = _run(["arm-none-eabi-objdump", "-d", str(elf)]).stdout
     for insn in ("smlad", "smlabb", "smlatt", "sadd16", "sxtb16", "ldrd"):
@@ -91,8 +92,7 @@ def test_simd_twins_equal_the_instructions(tmp_path: Path) -> None:
         assert h == d, f"{name}: host twin and Cortex-M4 instruction differ"
 
 
-@pytest.fixture(scope="module")
-def device_run() -> tuple[list, list]:  # type: ignore[type-arg]
+def _device_cases() -> list:  # type: ignore[type-arg]
     bench = _bench()
     cases = []
     models = {}
@@ -102,8 +102,22 @@ def device_run() -> tuple[list, list]:  # type: ignore[type-arg]
         cs = bench.device_cases(load_tflite(model), s.id, seed=s.seed)
         assert len(cs) == 1, f"{s.id}: no dsp kernel selected"
         cases.append((s, model, cs[0]))
-    results = bench.run_on_device([c for _, _, c in cases])
-    return cases, results
+    return cases
+
+
+@pytest.fixture(scope="module")
+def device_run() -> tuple[list, list]:  # type: ignore[type-arg]
+    cases = _device_cases()
+    return cases, _bench().run_on_device([c for _, _, c in cases])
+
+
+@pytest.mark.parametrize("opt", ["-O0", "-Os", "-O3"])
+def test_dsp_kernels_at_other_optimisation_levels(opt: str) -> None:
+    """The inline assembly must assemble, and stay exact, whatever the register allocation."""
+    cases = _device_cases()
+    results = _bench().run_on_device([c for _, _, c in cases], opt=opt)
+    bad = [s.id for (s, _, _), r in zip(cases, results, strict=True) if not r.equal]
+    assert not bad, f"{opt}: dsp and reference kernels differ on the device for {bad}"
 
 
 @pytest.mark.parametrize("index", range(len(TARGET_SPECS)), ids=[s.id for s in TARGET_SPECS])

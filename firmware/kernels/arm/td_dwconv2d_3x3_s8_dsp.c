@@ -44,12 +44,10 @@ static int32_t td_read_partial(const int8_t *p, int32_t n)
 
 /* a0..a3 += x * w for the four channels of one tap: x = the word at base + off, w the next
  * packed filter word pair (lane order above; w advances by 2 words). On the Cortex-M the tap
- * is one asm block so that the compiler cannot hoist all nine loads and spill their values;
- * elsewhere it is the same arithmetic through the td_simd.h twins. */
-typedef struct {
-    int8_t b[4];
-} __attribute__((__may_alias__)) td_bytes4_t;
-
+ * is one asm block so that the compiler cannot hoist all nine loads and spill their values
+ * (11 registers: it also compiles at -O0, where r7 is the frame pointer; the "memory" clobber
+ * stands for the input and filter reads); elsewhere it is the same arithmetic through the
+ * td_simd.h twins. */
 /* the same for a word x already loaded (the partial last group of channels) */
 #define TD_DW_TAP_WORD(x)                                                                  \
     do {                                                                                   \
@@ -77,9 +75,8 @@ typedef struct {
                 "smlatt %[a3], %[xo], %[wo], %[a3]"                                         \
                 : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [w] "+r"(w),  \
                   [x] "=&r"(x_), [xo] "=&r"(xo_), [we] "=&r"(we_), [wo] "=&r"(wo_)          \
-                : [b] "r"(base), [o] "r"(off),                                             \
-                  "m"(*(const td_bytes4_t *)((base) + (off))),                             \
-                  "m"(*(const td_word2_t *)w));                                            \
+                : [b] "r"(base), [o] "r"(off)                                              \
+                : "memory");                                                               \
     } while (0)
 #else
 #define TD_DW_TAP(base, off) TD_DW_TAP_WORD(td_read_s8x4((base) + (off)))
