@@ -2,7 +2,10 @@
 
 Each variant reuses the reference op's checks and `prepare` (all of TFLite's Prepare-time
 math lives there, once) and extends the resulting `KernelCall`: another symbol and sources,
-the same parameter struct, and for the matrix-product kernels a *folded bias*.
+the same parameter struct, a scratch buffer, a *folded bias* and the filter packed on the
+host as sign-extended int16 in the lane order the SIMD instructions consume (q15 rows for
+the matrix products, see td_gemm_s8_dsp.h; [group][tap][4 lanes] for the depthwise kernel),
+so that the device never sign-extends a weight. Packed weights take twice the flash of int8.
 
 Folded bias: the reference accumulates sum((x + input_offset) * w) + bias. The dsp kernels
 accumulate the pure int8 dot product sum(x * w) and add
@@ -10,10 +13,11 @@ accumulate the pure int8 dot product sum(x * w) and add
     bias_folded[o] = bias[o] + input_offset * sum(w[o])        (wrapped to int32)
 
 which is the same value modulo 2^32, hence the same int32 whenever the reference does not
-overflow (and TFLite is undefined when it does). Padded taps of the im2col kernel are filled
-with the input zero point, whose contribution (zp + input_offset) * w is 0 as in the
-reference. A FULLY_CONNECTED with a non-zero filter zero point would add an input-dependent
-term, so that case stays on the reference kernel.
+overflow (and TFLite is undefined when it does). Padded taps (im2col columns, depthwise taps
+outside the image) read the input zero point, whose contribution (zp + input_offset) * w is
+0, exactly what the reference's skipping of those taps contributes. A FULLY_CONNECTED with
+a non-zero filter zero point would add an input-dependent term, so that case stays on the
+reference kernel.
 
 Invariants: every variant here has ``impl="dsp"``, requires the board feature ``"dsp"``,
 outranks the reference (``priority`` > 0) and returns a reason from ``accepts`` for any shape

@@ -153,23 +153,4 @@ static inline void td_pair_times_filter(const td_word_t *pair, const int8_t *fil
     }
 }
 
-/* Scalar dot product of int8 vectors (no packing), for the small FULLY_CONNECTED paths. */
-static inline int32_t td_dot_s8(const int8_t *a, const int8_t *w, int32_t k)
-{
-    int32_t s = 0;
-    const int8_t *end4 = a + (k & ~3);
-    while (a != end4) {
-        const int32_t x = td_read_s8x4(a);
-        const int32_t y = td_read_s8x4(w);
-        s = td_smlad(td_sxtb16(x), td_sxtb16(y), s);
-        s = td_smlad(td_sxtb16_ror8(x), td_sxtb16_ror8(y), s);
-        a += 4;
-        w += 4;
-    }
-    for (int32_t i = 0; i < (k & 3); ++i) {
-        s += a[i] * w[i];
-    }
-    return s;
-}
-
 #endif /* TD_GEMM_S8_DSP_H */

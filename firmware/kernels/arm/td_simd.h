@@ -6,8 +6,8 @@
  * compiles to one instruction through <arm_acle.h>. Elsewhere (the host, where the golden
  * tests compile the same kernels with sanitizers) each function is plain C that gives the same
  * 32 bits for every input, so a bit-exact host run implies a bit-exact device run as long as
- * the twins are exact; tests/golden/test_dsp_simd.py checks them against the instructions'
- * definitions on all corner values.
+ * the twins are exact; tests/golden/test_dsp_target.py runs the same check program
+ * (kernels/arm/test/td_simd_check.c) through both and requires identical results.
  *
  * Packed types (as in ACLE): an int32_t holding two int16 lanes (bits 0-15 = bottom, 16-31 =
  * top) or four int8 lanes (byte 0 = lowest address, little-endian).
