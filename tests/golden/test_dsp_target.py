@@ -135,3 +135,26 @@ def test_dsp_kernel_on_cortex_m4(index: int, device_run: tuple[list, list]) -> N
     assert res.scratch_c == case.dsp.scratch_bytes, (
         f"{spec.id}: C scratch size {res.scratch_c}, host planned {case.dsp.scratch_bytes}")
     assert res.dsp_instructions > 0 and res.ref_instructions > 0
+
+
+def test_dscnn_end_to_end_with_dsp_kernels(tmp_path: Path) -> None:
+    """DS-CNN built by `tinydeploy build` for mps2-an386 uses the dsp kernels for every
+    convolution and the classifier, and validates bit-exact against tflite-micro over the
+    serial protocol."""
+    from tinydeploy.boards import get_board
+    from tinydeploy.build.firmware import build_firmware
+    from tinydeploy.flash.runner import Firmware
+    from tinydeploy.link.connect import connect
+    from tinydeploy.link.validate import random_inputs, validate_cases
+
+    model = ROOT / "tests" / "fixtures" / "dscnn_kws.tflite"
+    graph = load_tflite(model)
+    result = build_firmware(model, get_board("mps2-an386"), "validate", tmp_path / "fw")
+    symbols = {k.symbol for k in result.kernels}
+    assert {"td_conv2d_s8_dsp", "td_conv2d_1x1_s8_dsp", "td_dwconv2d_3x3_s8_dsp",
+            "td_fully_connected_s8_dsp"} <= symbols, symbols
+    assert not {"td_conv2d_s8_ref", "td_dwconv2d_s8_ref"} & symbols
+    with connect(Firmware.from_build_dir(tmp_path / "fw"), timeout=120) as conn:
+        report = validate_cases(conn.session.run, model.read_bytes(),
+                                random_inputs(graph, 4, seed=3))
+    assert report.bit_exact_cases == report.cases == 4, report.first_mismatch
