@@ -293,6 +293,22 @@ typedef struct {
 void td_lstm_s8_ref(const td_lstm_params_t *p, const int8_t *in0, const int8_t *hidden,
                     const int16_t *cell, int8_t *out0, void *scratch);
 
+/* ---- optimised Cortex-M variants (firmware/kernels/arm/): the reference kernels' params ---- */
+/* Bit-exact with the reference kernels; chosen on the host for cores with the DSP extension
+ * (portable C twins of the SIMD intrinsics elsewhere). The scratch is a [in,out] work buffer
+ * of ..._scratch_size() bytes in the arena, 4-byte aligned. */
+void td_conv2d_s8_dsp(const td_conv2d_params_t *p, const int8_t *in0, int8_t *out0,
+                      void *scratch);
+int32_t td_conv2d_s8_dsp_scratch_size(const td_conv2d_params_t *p);
+void td_conv2d_1x1_s8_dsp(const td_conv2d_params_t *p, const int8_t *in0, int8_t *out0,
+                          void *scratch);
+int32_t td_conv2d_1x1_s8_dsp_scratch_size(const td_conv2d_params_t *p);
+void td_dwconv2d_3x3_s8_dsp(const td_dwconv2d_params_t *p, const int8_t *in0, int8_t *out0,
+                            void *scratch);
+int32_t td_dwconv2d_3x3_s8_dsp_scratch_size(const td_dwconv2d_params_t *p);
+void td_fully_connected_s8_dsp(const td_fully_connected_params_t *p, const int8_t *in0,
+                               int8_t *out0, void *scratch);
+int32_t td_fully_connected_s8_dsp_scratch_size(const td_fully_connected_params_t *p);
 
 /* (structs and prototypes of the other ops go between the marker above and these lines) */
 #ifdef __cplusplus
