@@ -106,8 +106,16 @@ def print_report(r: Any) -> None:
     fl, ra = r.board.flash_bytes, r.board.ram_bytes
     m.add_row("flash", f"{r.flash_bytes:,}", f"{fl:,}", f"{100 * r.flash_bytes / fl:.1f} %")
     m.add_row("RAM", f"{r.ram_bytes:,}", f"{ra:,}", f"{100 * r.ram_bytes / ra:.1f} %")
+    ram = r.manifest.get("budget", {}).get("measured", {}).get("ram", {})
     m.add_row("  arena", f"{r.arena_bytes:,}", "", "")
-    m.add_row("  stack (measured)", f"{r.stack_bytes:,}", "", "")
+    reserved = r.manifest.get("stack_reserved_bytes")
+    m.add_row("  stack", f"{reserved or r.stack_bytes:,}", "",
+              f"measured need {r.stack_bytes:,}")
+    if ram:
+        m.add_row("  app buffers", f"{ram['buffers']:,}", "", "")
+        m.add_row("  other .data/.bss", f"{ram['static']:,}", "", "")
+    data_bss = sum(v for k, v in r.sections.items() if k in (".data", ".bss"))
+    m.add_row("  .data + .bss", f"{data_bss:,}", "", "arena included")
     stdout.print(m)
     stdout.print(f"[green]built[/] {r.elf}  ({r.board.name}, app {r.app})")
 
