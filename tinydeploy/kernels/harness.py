@@ -64,11 +64,16 @@ def cache_dir() -> Path:
     return path
 
 
-def _headers_digest() -> str:
+def _headers_digest(source_dir: Path | None = None) -> str:
+    """Digest of the shared kernel headers and of the headers beside ``source_dir`` (private
+    headers such as kernels/arm/td_simd.h): a changed header never reuses a stale object."""
     h = hashlib.sha256()
-    for p in sorted(KERNEL_INCLUDE.glob("*.h")):
-        h.update(p.name.encode())
-        h.update(p.read_bytes())
+    dirs = [KERNEL_INCLUDE] + ([source_dir] if source_dir and source_dir != KERNEL_INCLUDE
+                               else [])
+    for d in dirs:
+        for p in sorted(d.glob("*.h")):
+            h.update(p.name.encode())
+            h.update(p.read_bytes())
     return h.hexdigest()
 
 
@@ -87,7 +92,8 @@ def compile_kernel(source: str, cc: str | None = None) -> Path:
     if not src.is_file():
         raise ToolchainError(f"kernel source {source} does not exist under {FIRMWARE_DIR}")
     key = hashlib.sha256(
-        "\0".join([cc, *CFLAGS, source, _headers_digest()]).encode() + src.read_bytes()
+        "\0".join([cc, *CFLAGS, source, _headers_digest(src.parent)]).encode()
+        + src.read_bytes()
     ).hexdigest()[:24]
     obj = cache_dir() / f"{Path(source).stem}-{key}.o"
     if not obj.exists():
@@ -196,7 +202,8 @@ def run_host(cases: Sequence[HostCase], *, keep_dir: Path | None = None
     """
     cc = _cc()
     sels = [c.selection or select_kernels(c.graph, None) for c in cases]
-    sources = sorted({s for sel in sels for s in sel.sources})
+    # variants may list private headers among their sources: only .c files are compiled
+    sources = sorted({s for sel in sels for s in sel.sources if s.endswith(".c")})
     with ThreadPoolExecutor(max_workers=2) as ex:
         objs = list(ex.map(lambda s: compile_kernel(s, cc), sources))
     parts = ["#include <stdio.h>\n#include <string.h>\n#include \"td_kernels.h\"\n\n"]
