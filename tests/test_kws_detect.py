@@ -88,6 +88,20 @@ def test_suppression_window_then_second_word(make) -> None:
     assert ev[1].time_ms - ev[0].time_ms >= 1000
 
 
+def test_a_long_word_fires_once_then_again_after_release(make) -> None:
+    cfg = DetectorConfig(avg_windows=2, threshold=0.6, suppress_ms=500)
+    held = [_probs(5, 0.9)] * 150                       # 3 s of the same label
+    assert len(_run(make(cfg), held)) == 1
+    # a dip to 0.4 (above threshold / 2 = 0.3) does not re-arm the label ...
+    dip = [_probs(5, 0.9)] * 40 + [_probs(5, 0.4)] * 10 + [_probs(5, 0.9)] * 40
+    assert len(_run(make(cfg), dip)) == 1
+    # ... a drop below 0.3 does, once the suppression time has passed
+    gap = [_probs(5, 0.9)] * 40 + [_probs(5, 0.1)] * 10 + [_probs(5, 0.9)] * 40
+    ev = _run(make(cfg), gap)
+    assert [e.label for e in ev] == [5, 5]
+    assert ev[1].time_ms - ev[0].time_ms >= 500
+
+
 def test_silence_and_unknown_never_fire(make) -> None:
     cfg = DetectorConfig(avg_windows=2, threshold=0.5)
     seq = [_probs(0, 1.0)] * 20 + [_probs(1, 1.0)] * 20

@@ -51,7 +51,8 @@ class Detection:
 
 class Detector:
     """Moving average of the last ``avg_windows`` probability vectors (oldest first, float32),
-    threshold on the best keyword, then ``suppress_ms`` of quiet for every label."""
+    threshold on the best keyword; after an event ``suppress_ms`` of quiet for every label,
+    and the same label again only once its average fell below threshold / 2."""
 
     def __init__(self, n_labels: int, cfg: DetectorConfig) -> None:
         if not 0 < n_labels <= MAX_LABELS or cfg.first_keyword >= n_labels:
@@ -67,6 +68,8 @@ class Detector:
         self.seen = 0
         self.next = 0
         self.last_event_ms: int | None = None
+        self.last_label = 0
+        self.released = False
         self.avg = np.zeros(self.n, dtype=np.float32)
 
     def push(self, probs: np.ndarray, time_ms: int) -> Detection | None:
@@ -83,11 +86,17 @@ class Detector:
             self.avg[k] = np.float32(s / np.float32(n))
         kw = self.avg[self.cfg.first_keyword:]
         best = self.cfg.first_keyword + int(np.argmax(kw))     # first maximum, as in the C
+        if self.last_event_ms is not None and \
+                self.avg[self.last_label] < np.float32(np.float32(0.5) * self.threshold):
+            self.released = True
         if self.seen < w or self.avg[best] < self.threshold:
             return None
-        if self.last_event_ms is not None and \
-                (time_ms - self.last_event_ms) % (1 << 32) < self.cfg.suppress_ms:
+        if self.last_event_ms is not None and (
+                (time_ms - self.last_event_ms) % (1 << 32) < self.cfg.suppress_ms
+                or (best == self.last_label and not self.released)):
             return None
+        self.released = False
+        self.last_label = best
         self.last_event_ms = time_ms
         return Detection(best, float(self.avg[best]), time_ms)
 

@@ -35,7 +35,9 @@ void td_kws_detect_reset(td_kws_detector_t *d)
     d->seen = 0u;
     d->next = 0u;
     d->last_event_ms = 0u;
+    d->last_label = 0u;
     d->have_event = 0u;
+    d->released = 0u;
 }
 
 int td_kws_detect_push(td_kws_detector_t *d, const float *probs, uint32_t time_ms,
@@ -65,13 +67,19 @@ int td_kws_detect_push(td_kws_detector_t *d, const float *probs, uint32_t time_m
             best = k;
         }
     }
+    if (d->have_event && d->avg[d->last_label] < 0.5f * d->threshold) {
+        d->released = 1u;
+    }
     if (d->seen < d->avg_windows || d->avg[best] < d->threshold) {
         return 0;
     }
-    if (d->have_event && (uint32_t)(time_ms - d->last_event_ms) < d->suppress_ms) {
+    if (d->have_event && ((uint32_t)(time_ms - d->last_event_ms) < d->suppress_ms ||
+                          (best == d->last_label && !d->released))) {
         return 0;
     }
     d->have_event = 1u;
+    d->released = 0u;
+    d->last_label = (uint16_t)best;
     d->last_event_ms = time_ms;
     *label = (uint16_t)best;
     *score = d->avg[best];

@@ -5,8 +5,10 @@
  * last `avg_windows` of them and averages (moving average, oldest first, float32). A
  * decision fires when the averaged score of a keyword (label index >= first_keyword, so
  * silence and unknown never fire) reaches `threshold` and at least `avg_windows` windows
- * have been seen; then every label is suppressed for `suppress_ms` of audio time, so one
- * spoken word gives one event. Pure C99, no state outside the struct, host-testable.
+ * have been seen. After an event every label is quiet for `suppress_ms` of audio time, and
+ * the same label fires again only after its averaged score has fallen below threshold / 2
+ * (a word stays in the 1 s model window for up to a second and more: one spoken word gives
+ * one event). Pure C99, no state outside the struct, host-testable.
  */
 #ifndef TD_KWS_DETECT_H
 #define TD_KWS_DETECT_H
@@ -28,7 +30,9 @@ typedef struct {
     uint32_t seen;            /* windows pushed since init/reset */
     uint32_t next;            /* slot the next window goes to */
     uint32_t last_event_ms;
+    uint16_t last_label;
     uint8_t have_event;
+    uint8_t released;         /* last_label's score fell below threshold / 2 since */
     float avg[TD_KWS_MAX_LABELS]; /* the latest averaged scores */
 } td_kws_detector_t;
 
