@@ -1,6 +1,6 @@
-"""The kws app on an emulated Cortex-M4F (QEMU mps2-an386): streamed audio gives exactly the
-detections of the host simulation (same front-end bytes, same model bytes, same detector
-decisions), and per-window counts are reported."""
+"""The kws app on an emulated Cortex-M4F (QEMU mps2-an386) and as a sanitized host process:
+streamed audio gives exactly the detections of the host simulation (same front-end bytes,
+same model bytes, same detector decisions), and per-window counts are reported."""
 
 from __future__ import annotations
 
@@ -39,14 +39,19 @@ def _stream_audio() -> tuple[np.ndarray, list[int]]:
     return s.audio, labels
 
 
-def test_device_detections_equal_host_simulation(tmp_path: Path) -> None:
+@pytest.mark.parametrize("board_id, infer_every", [
+    ("mps2-an386", 3),      # Cortex-M4F on QEMU
+    ("host", 1),            # the same C as a host process, with ASan and UBSan
+])
+def test_device_detections_equal_host_simulation(tmp_path: Path, board_id: str,
+                                                 infer_every: int) -> None:
     model = MODELS / "dscnn_int8.tflite"
     fcfg = FrontendConfig.load(MODELS / "frontend.json")
-    det = DetectorConfig(infer_every=3, avg_windows=3, threshold=0.5)
+    det = DetectorConfig(infer_every=infer_every, avg_windows=3, threshold=0.5)
     audio, _ = _stream_audio()
     expected = simulate_stream(audio, model.read_bytes(), fcfg, det)
-    board = get_board("mps2-an386")
-    build_kws_firmware(model, board, tmp_path / "fw", det, fcfg)
+    board = get_board(board_id)
+    build_kws_firmware(model, board, tmp_path / "fw", det, fcfg, sanitize=board_id == "host")
     with connect(Firmware.from_build_dir(tmp_path / "fw"), timeout=600) as conn:
         assert conn.info.info.app == "kws"
         res = stream_to_device(conn.session, audio)

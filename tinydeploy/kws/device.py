@@ -39,10 +39,13 @@ def render_kws_header(cfg: DetectorConfig) -> str:
 
 
 def build_kws_firmware(model: Path, board: Board, out_dir: Path, det: DetectorConfig,
-                       fcfg: FrontendConfig, *, emulate: bool = False) -> Any:
+                       fcfg: FrontendConfig, *, emulate: bool = False,
+                       sanitize: bool = False) -> Any:
+    """``sanitize``: address and undefined-behaviour sanitizers (host board only)."""
     from tinydeploy.build.firmware import build_firmware
 
     return build_firmware(Path(model), board, "kws", out_dir, emulate=emulate,
+                          sanitize=sanitize,
                           generated_headers={
                               "td_frontend_config_model.h": render_frontend_header(fcfg),
                               "td_kws_config.h": render_kws_header(det)})
