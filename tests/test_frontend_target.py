@@ -52,3 +52,16 @@ def test_device_features_are_byte_identical_to_host(machine: str, n: int) -> Non
     assert bad[0].size == 0, f"float mismatches at {list(zip(*bad, strict=True))[:5]}"
     assert (dev_q == host_q).all()
     assert len(np.unique(host_q)) > 50      # the clips exercise a wide range of codes
+
+
+def test_log_mel_variant_is_byte_identical_too() -> None:
+    from tinydeploy.kws.frontend_config import FeatureKind, FrontendConfig
+
+    cfg = FrontendConfig(kind=FeatureKind.LOG_MEL, fft=512, window=480)
+    clips = _clips(8, seed=77)
+    quant = Quant(0.11, 20)
+    dev_f, dev_q = run_frontend_on_qemu(clips, quant, cfg=cfg)
+    host = HostFrontend(cfg)
+    assert dev_f.shape == (8, 49, 40)
+    assert (dev_f.view(np.uint32) == host.features(clips).view(np.uint32)).all()
+    assert (dev_q == host.features_s8(clips, quant)).all()
