@@ -1,6 +1,11 @@
 """Prepare-time helpers shared by the op modules: TFLite's padding, activation-range and
 per-channel requantization rules, and the dtype/quantization checks of `accepts` functions.
 
+CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED and the pooling ops share their checks (int8
+input/output, filter and bias, fused activation, windowed output shape) and the constants of
+per-channel requantization from here, so a rule is written once and all four ops agree on the
+reason a model is rejected.
+
 All of these reproduce TFLite Micro's Prepare functions exactly (float32 scales widened to
 double, ``std::round`` halves away from zero), because the C kernels only apply what is
 computed here.
@@ -12,8 +17,11 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from tinydeploy.kernels.registry import ConstArray
 from tinydeploy.model.ir import Activation, DType, Graph, Operator, Padding, Tensor
 from tinydeploy.quantize.fixedpoint import quantize_multiplier, round_half_away
+
+Param = tuple[str, int | float | str]
 
 INT8_MIN, INT8_MAX = -128, 127
 REF_DIR = "kernels/ref"
@@ -111,3 +119,109 @@ def optional_input(graph: Graph, op: Operator, k: int) -> Tensor | None:
 def nhwc(t: Tensor) -> tuple[int, int, int, int]:
     n, h, w, c = t.shape
     return n, h, w, c
+
+
+# --- shared by CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED and the pooling ops -------------
+
+
+def check_io_int8(inp: Tensor | None, out: Tensor | None) -> str | None:
+    """The first reason the op's input or output is not a usable per-tensor int8 tensor."""
+    return first_reason(check_int8_tensor(inp, "input"), check_int8_tensor(out, "output"))
+
+
+def check_activation(act: Activation, out: Tensor) -> str | None:
+    """None when the fused activation has a clamp form for ``out`` (see `activation_range`)."""
+    if activation_range(act, out) is None:
+        return f"fused activation {act.name} is not supported"
+    return None
+
+
+def check_bias(bias: Tensor | None, channels: int) -> str | None:
+    """None when ``bias`` is absent or a constant int32 tensor of ``channels`` values."""
+    if bias is None:
+        return None
+    if bias.dtype != DType.INT32:
+        return f"bias '{bias.name}' is {bias.dtype.name}, int32 required"
+    if not bias.is_constant:
+        return f"bias '{bias.name}' is not constant"
+    if bias.size != channels:
+        return f"bias '{bias.name}' has {bias.size} values for {channels} output channels"
+    return None
+
+
+def check_filter(filt: Tensor | None, channels: int, axis: int) -> str | None:
+    """None when ``filt`` is a constant int8 filter with one scale, or one per output channel
+    along ``axis``."""
+    r = check_int8_tensor(filt, "filter", per_tensor=False)
+    if r:
+        return r
+    assert filt is not None and filt.quant is not None   # check_int8_tensor checked them
+    if not filt.is_constant:
+        return f"filter '{filt.name}' is not constant"
+    n = len(filt.quant.scale)
+    if n not in (1, channels):
+        return f"filter '{filt.name}' has {n} scales for {channels} output channels"
+    if n > 1 and filt.quant.axis != axis:
+        return f"filter '{filt.name}' is quantized along axis {filt.quant.axis}, {axis} required"
+    return None
+
+
+def check_conv_tensors(graph: Graph, op: Operator, layout: str, channel_axis: int
+                       ) -> str | None:
+    """The tensor checks CONV_2D and DEPTHWISE_CONV_2D share: int8 input and output, all
+    three 4-D (``layout`` names their layouts in the reason), a filter with one scale per
+    output channel along ``channel_axis`` (or one in all), an optional int32 bias."""
+    inp, filt = graph.tensor(op.inputs[0]), graph.tensor(op.inputs[1])
+    out = graph.tensor(op.outputs[0])
+    r = check_io_int8(inp, out)
+    if r:
+        return r
+    if len(inp.shape) != 4 or len(filt.shape) != 4 or len(out.shape) != 4:
+        return f"input, filter and output must be 4-D ({layout})"
+    oc = filt.shape[channel_axis]
+    return first_reason(check_filter(filt, oc, channel_axis),
+                        check_bias(optional_input(graph, op, 2), oc))
+
+
+def check_window_output(out: Tensor, padding: Padding, inp_shape: tuple[int, ...],
+                        window: tuple[int, int], stride: tuple[int, int],
+                        dilation: tuple[int, int], out_c: int) -> str | None:
+    """None when ``out`` has the NHWC shape TFLite computes for a 2-D window (filter or pool)
+    of ``window`` = (h, w) sliding over ``inp_shape`` with ``stride`` and ``dilation``."""
+    n, h, w, _ = inp_shape
+    oh = compute_out_size(padding, h, window[0], stride[0], dilation[0])
+    ow = compute_out_size(padding, w, window[1], stride[1], dilation[1])
+    if out.shape != (n, oh, ow, out_c):
+        return f"output shape {out.shape} differs from the computed {(n, oh, ow, out_c)}"
+    return None
+
+
+def padding_params(in_hw: tuple[int, int], window: tuple[int, int], out_hw: tuple[int, int],
+                   stride: tuple[int, int], dilation: tuple[int, int] = (1, 1)
+                   ) -> tuple[Param, Param]:
+    """The ``pad_h`` and ``pad_w`` fields of a windowed op (see `compute_padding`)."""
+    return (("pad_h", compute_padding(stride[0], dilation[0], in_hw[0], window[0], out_hw[0])),
+            ("pad_w", compute_padding(stride[1], dilation[1], in_hw[1], window[1], out_hw[1])))
+
+
+def per_channel_requant(inp: Tensor, filt: Tensor, bias: Tensor | None, out: Tensor,
+                        act: Activation, channels: int
+                        ) -> tuple[tuple[ConstArray, ...], tuple[int, int], tuple[Param, ...]]:
+    """What CONV_2D, DEPTHWISE_CONV_2D and FULLY_CONNECTED prepare alike: the const arrays
+    ``filter`` (int8, in the file's layout), ``bias`` (int32, when present), ``mult`` and
+    ``shift`` (int32, one per output channel), in that order; the activation's clamp range;
+    and the pointer fields ``filter, bias, mult, shift`` of the params (``bias`` is NULL when
+    the op has none). The caller's `accepts` has checked every tensor."""
+    assert filt.quant is not None
+    mult, shift = per_channel_multipliers(inp.scale, filt.quant.scale, out.scale, channels)
+    rng = activation_range(act, out)
+    assert rng is not None
+    consts = [ConstArray("filter", "int8_t", np.asarray(filt.data, np.int8).reshape(-1)),
+              ConstArray("mult", "int32_t", mult), ConstArray("shift", "int32_t", shift)]
+    if bias is not None:
+        consts.insert(1, ConstArray("bias", "int32_t",
+                                    np.asarray(bias.data, np.int32).reshape(-1)))
+    pointers: tuple[Param, ...] = (
+        ("filter", "@filter"), ("bias", "@bias" if bias is not None else "NULL"),
+        ("mult", "@mult"), ("shift", "@shift"))
+    return tuple(consts), rng, pointers

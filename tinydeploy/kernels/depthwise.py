@@ -7,20 +7,16 @@ per-channel requantization, output zero point and the activation clamp, as for C
 
 from __future__ import annotations
 
-import numpy as np
-
 from tinydeploy.kernels.common import (
     REF_DIR,
-    activation_range,
-    check_int8_tensor,
-    compute_out_size,
-    compute_padding,
-    first_reason,
+    check_activation,
+    check_conv_tensors,
+    check_window_output,
     optional_input,
-    per_channel_multipliers,
+    padding_params,
+    per_channel_requant,
 )
-from tinydeploy.kernels.conv import check_bias, check_filter
-from tinydeploy.kernels.registry import ConstArray, KernelCall, KernelVariant, register
+from tinydeploy.kernels.registry import KernelCall, KernelVariant, register
 from tinydeploy.model.ir import DepthwiseConv2DOptions, Graph, Operator
 
 
@@ -28,18 +24,13 @@ def _accepts(graph: Graph, op: Operator) -> str | None:
     opts = op.options
     if not isinstance(opts, DepthwiseConv2DOptions):
         return "missing DepthwiseConv2DOptions"
+    r = check_conv_tensors(graph, op, "NHWC, 1HWC", 3)
+    if r:
+        return r
     inp, filt = graph.tensor(op.inputs[0]), graph.tensor(op.inputs[1])
     out = graph.tensor(op.outputs[0])
-    r = first_reason(check_int8_tensor(inp, "input"), check_int8_tensor(out, "output"))
-    if r:
-        return r
-    if len(inp.shape) != 4 or len(filt.shape) != 4 or len(out.shape) != 4:
-        return "input, filter and output must be 4-D (NHWC, 1HWC)"
     oc = filt.shape[3]
-    r = first_reason(check_filter(filt, oc, 3), check_bias(optional_input(graph, op, 2), oc))
-    if r:
-        return r
-    n, h, w, c = inp.shape
+    c = inp.shape[3]
     if filt.shape[0] != 1:
         return f"filter '{filt.name}' has leading dimension {filt.shape[0]}, 1 required"
     if c == 0 or oc % c:
@@ -47,13 +38,9 @@ def _accepts(graph: Graph, op: Operator) -> str | None:
     if opts.depth_multiplier != oc // c:
         return (f"depth_multiplier {opts.depth_multiplier} does not match "
                 f"{oc} filter channels / {c} input channels")
-    if activation_range(opts.activation, out) is None:
-        return f"fused activation {opts.activation.name} is not supported"
-    oh = compute_out_size(opts.padding, h, filt.shape[1], opts.stride_h, opts.dilation_h)
-    ow = compute_out_size(opts.padding, w, filt.shape[2], opts.stride_w, opts.dilation_w)
-    if out.shape != (n, oh, ow, oc):
-        return f"output shape {out.shape} differs from the computed {(n, oh, ow, oc)}"
-    return None
+    return check_activation(opts.activation, out) or check_window_output(
+        out, opts.padding, inp.shape, (filt.shape[1], filt.shape[2]),
+        (opts.stride_h, opts.stride_w), (opts.dilation_h, opts.dilation_w), oc)
 
 
 def _prepare(graph: Graph, op: Operator) -> KernelCall:
@@ -65,29 +52,19 @@ def _prepare(graph: Graph, op: Operator) -> KernelCall:
     n, h, w, c = inp.shape
     _, fh, fw, oc = filt.shape
     _, oh, ow, _ = out.shape
-    assert filt.quant is not None   # accepts() checked it
-    mult, shift = per_channel_multipliers(inp.scale, filt.quant.scale, out.scale, oc)
-    act = activation_range(opts.activation, out)
-    assert act is not None
-    consts = [ConstArray("filter", "int8_t", np.asarray(filt.data, np.int8).reshape(-1)),
-              ConstArray("mult", "int32_t", mult), ConstArray("shift", "int32_t", shift)]
-    if bias is not None:
-        consts.insert(1, ConstArray("bias", "int32_t",
-                                    np.asarray(bias.data, np.int32).reshape(-1)))
+    consts, act, pointers = per_channel_requant(inp, filt, bias, out, opts.activation, oc)
     params = (
         ("batches", n), ("in_h", h), ("in_w", w), ("in_c", c),
         ("out_h", oh), ("out_w", ow), ("out_c", oc), ("depth_multiplier", oc // c),
         ("filter_h", fh), ("filter_w", fw),
         ("stride_h", opts.stride_h), ("stride_w", opts.stride_w),
         ("dilation_h", opts.dilation_h), ("dilation_w", opts.dilation_w),
-        ("pad_h", compute_padding(opts.stride_h, opts.dilation_h, h, fh, oh)),
-        ("pad_w", compute_padding(opts.stride_w, opts.dilation_w, w, fw, ow)),
+        *padding_params((h, w), (fh, fw), (oh, ow), (opts.stride_h, opts.stride_w),
+                        (opts.dilation_h, opts.dilation_w)),
         ("input_offset", -inp.zero_point), ("output_offset", out.zero_point),
-        ("act_min", act[0]), ("act_max", act[1]),
-        ("filter", "@filter"), ("bias", "@bias" if bias is not None else "NULL"),
-        ("mult", "@mult"), ("shift", "@shift"),
+        ("act_min", act[0]), ("act_max", act[1]), *pointers,
     )
-    return KernelCall("td_dwconv2d_s8_ref", "td_dwconv2d_params_t", params, tuple(consts),
+    return KernelCall("td_dwconv2d_s8_ref", "td_dwconv2d_params_t", params, consts,
                       ("in0", "out0"))
 
 

@@ -12,18 +12,17 @@ the same bytes.
 
 from __future__ import annotations
 
-import numpy as np
-
 from tinydeploy.kernels.common import (
     REF_DIR,
-    activation_range,
-    check_int8_tensor,
+    check_activation,
+    check_bias,
+    check_filter,
+    check_io_int8,
     first_reason,
     optional_input,
-    per_channel_multipliers,
+    per_channel_requant,
 )
-from tinydeploy.kernels.conv import check_bias, check_filter
-from tinydeploy.kernels.registry import ConstArray, KernelCall, KernelVariant, register
+from tinydeploy.kernels.registry import KernelCall, KernelVariant, register
 from tinydeploy.model.ir import FullyConnectedOptions, Graph, Operator
 
 
@@ -35,7 +34,7 @@ def _accepts(graph: Graph, op: Operator) -> str | None:
         return f"weights format {opts.weights_format} (shuffled) is not supported"
     inp, filt = graph.tensor(op.inputs[0]), graph.tensor(op.inputs[1])
     out = graph.tensor(op.outputs[0])
-    r = first_reason(check_int8_tensor(inp, "input"), check_int8_tensor(out, "output"))
+    r = check_io_int8(inp, out)
     if r:
         return r
     if len(filt.shape) != 2:
@@ -53,9 +52,7 @@ def _accepts(graph: Graph, op: Operator) -> str | None:
     if inp.size != batches * depth:
         return (f"input has {inp.size} elements, {batches} batches x {depth} features "
                 "expected")
-    if activation_range(opts.activation, out) is None:
-        return f"fused activation {opts.activation.name} is not supported"
-    return None
+    return check_activation(opts.activation, out)
 
 
 def _prepare(graph: Graph, op: Operator) -> KernelCall:
@@ -65,25 +62,17 @@ def _prepare(graph: Graph, op: Operator) -> KernelCall:
     bias = optional_input(graph, op, 2)
     out = graph.tensor(op.outputs[0])
     oc, depth = filt.shape
+    consts, act, pointers = per_channel_requant(inp, filt, bias, out, opts.activation, oc)
     assert filt.quant is not None   # accepts() checked it
-    mult, shift = per_channel_multipliers(inp.scale, filt.quant.scale, out.scale, oc)
-    act = activation_range(opts.activation, out)
-    assert act is not None
-    consts = [ConstArray("filter", "int8_t", np.asarray(filt.data, np.int8).reshape(-1)),
-              ConstArray("mult", "int32_t", mult), ConstArray("shift", "int32_t", shift)]
-    if bias is not None:
-        consts.insert(1, ConstArray("bias", "int32_t",
-                                    np.asarray(bias.data, np.int32).reshape(-1)))
     filter_offset = 0 if filt.quant.per_channel else -filt.quant.zero_point[0]
     params = (
         ("batches", out.size // oc), ("accum_depth", depth), ("out_c", oc),
         ("input_offset", -inp.zero_point), ("filter_offset", filter_offset),
         ("output_offset", out.zero_point), ("act_min", act[0]), ("act_max", act[1]),
-        ("filter", "@filter"), ("bias", "@bias" if bias is not None else "NULL"),
-        ("mult", "@mult"), ("shift", "@shift"),
+        *pointers,
     )
     return KernelCall("td_fully_connected_s8_ref", "td_fully_connected_params_t", params,
-                      tuple(consts), ("in0", "out0"))
+                      consts, ("in0", "out0"))
 
 
 FULLY_CONNECTED_S8_REF = register(KernelVariant(

@@ -12,10 +12,10 @@ from __future__ import annotations
 from tinydeploy.kernels.common import (
     REF_DIR,
     activation_range,
-    check_int8_tensor,
-    compute_out_size,
-    compute_padding,
-    first_reason,
+    check_activation,
+    check_io_int8,
+    check_window_output,
+    padding_params,
 )
 from tinydeploy.kernels.registry import KernelCall, KernelVariant, register
 from tinydeploy.model.ir import Graph, Operator, Pool2DOptions
@@ -26,21 +26,16 @@ def _accepts(graph: Graph, op: Operator) -> str | None:
     if not isinstance(opts, Pool2DOptions):
         return "missing Pool2DOptions"
     inp, out = graph.tensor(op.inputs[0]), graph.tensor(op.outputs[0])
-    r = first_reason(check_int8_tensor(inp, "input"), check_int8_tensor(out, "output"))
+    r = check_io_int8(inp, out)
     if r:
         return r
     if len(inp.shape) != 4 or len(out.shape) != 4:
         return "input and output must be 4-D (NHWC)"
     if min(opts.filter_h, opts.filter_w, opts.stride_h, opts.stride_w) < 1:
         return "filter and stride sizes must be >= 1"
-    if activation_range(opts.activation, out) is None:
-        return f"fused activation {opts.activation.name} is not supported"
-    n, h, w, c = inp.shape
-    oh = compute_out_size(opts.padding, h, opts.filter_h, opts.stride_h)
-    ow = compute_out_size(opts.padding, w, opts.filter_w, opts.stride_w)
-    if out.shape != (n, oh, ow, c):
-        return f"output shape {out.shape} differs from the computed {(n, oh, ow, c)}"
-    return None
+    return check_activation(opts.activation, out) or check_window_output(
+        out, opts.padding, inp.shape, (opts.filter_h, opts.filter_w),
+        (opts.stride_h, opts.stride_w), (1, 1), inp.shape[3])
 
 
 def _prepare_for(symbol: str):  # type: ignore[no-untyped-def]
@@ -57,8 +52,8 @@ def _prepare_for(symbol: str):  # type: ignore[no-untyped-def]
             ("out_h", oh), ("out_w", ow),
             ("filter_h", opts.filter_h), ("filter_w", opts.filter_w),
             ("stride_h", opts.stride_h), ("stride_w", opts.stride_w),
-            ("pad_h", compute_padding(opts.stride_h, 1, h, opts.filter_h, oh)),
-            ("pad_w", compute_padding(opts.stride_w, 1, w, opts.filter_w, ow)),
+            *padding_params((h, w), (opts.filter_h, opts.filter_w), (oh, ow),
+                            (opts.stride_h, opts.stride_w)),
             ("act_min", act[0]), ("act_max", act[1]),
         )
         return KernelCall(symbol, "td_pool2d_params_t", params, (), ("in0", "out0"))
