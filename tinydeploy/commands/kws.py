@@ -77,6 +77,9 @@ def configure(p: argparse.ArgumentParser) -> None:
     c.add_argument("--tolerance-ms", type=int, default=1000)
     c.add_argument("--realtime", action="store_true")
     _detector_args(c)
+    for sp in (d, t, s, c):     # `tinydeploy kws stream ... --debug` as for other commands
+        sp.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
+                        help="show a Python traceback on errors")
 
 
 def run(args: argparse.Namespace) -> int:
