@@ -24,6 +24,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from tinydeploy.kernels.common import f32, ref_variant
 from tinydeploy.kernels.registry import ConstArray, KernelCall, KernelVariant, register
 from tinydeploy.model.ir import DType, Graph, LeakyReluOptions, Operator, Tensor
 from tinydeploy.quantize.fixedpoint import (
@@ -41,11 +42,6 @@ from tinydeploy.quantize.fixedpoint import (
 LUT_SYMBOL = "td_lut_s8_ref"
 LUT_SOURCE = "kernels/ref/td_lut_s8_ref.c"
 INT8_INPUTS = tuple(range(-128, 128))
-
-
-def _f32(x: float | np.floating) -> float:
-    """Round to float32 (the precision TFLite stores and often computes scales in)."""
-    return float(np.float32(x))
 
 
 def _wrap16(x: int) -> int:
@@ -72,7 +68,7 @@ def relu_lut(in_scale: float, in_zp: int, out_scale: float, out_zp: int) -> np.n
     """TFLM ReluQuantized<int8>: requantize by in_scale / out_scale, then clamp to
     [max(-128, out_zp), 127]. The ratio is taken in double (this tflite-micro build; a float32
     ratio differs on exact ties, e.g. 0.3 / 0.2)."""
-    mult, shift = quantize_multiplier(_f32(in_scale) / _f32(out_scale))
+    mult, shift = quantize_multiplier(f32(in_scale) / f32(out_scale))
     act_min = max(-128, out_zp)  # out_zp + round(0 / out_scale)
 
     def f(q: int) -> int:
@@ -85,8 +81,8 @@ def relu_lut(in_scale: float, in_zp: int, out_scale: float, out_zp: int) -> np.n
 def relu6_six(in_scale: float, in_zp: int) -> int:
     """TFLM FloatToQuantizedType<int8>(6.0f, scale, zp): round(6.0f / scale) in float32, plus the
     zero point (a float addition in TFLM), clamped to int8."""
-    r = round_half_away(_f32(np.float32(6.0) / np.float32(in_scale)))
-    v = _f32(float(r) + in_zp)
+    r = round_half_away(f32(np.float32(6.0) / np.float32(in_scale)))
+    v = f32(float(r) + in_zp)
     if v != v or v > 127:  # NaN cannot happen for a positive finite scale; keep it explicit
         return 127
     return _clamp(int(v), -128, 127)
@@ -107,8 +103,8 @@ def leaky_relu_lut(in_scale: float, in_zp: int, out_scale: float, out_zp: int,
     The multipliers are computed in double from the float32 scales and alpha (verified on
     exact ties against this tflite-micro build: with float32 arithmetic, 0.3 * 1.5 / 0.2
     rounds to 2.25 and x = -2 would give -4 instead of the interpreter's -5)."""
-    m_alpha, s_alpha = quantize_multiplier(_f32(in_scale) * _f32(alpha) / _f32(out_scale))
-    m_id, s_id = quantize_multiplier(_f32(in_scale) / _f32(out_scale))
+    m_alpha, s_alpha = quantize_multiplier(f32(in_scale) * f32(alpha) / f32(out_scale))
+    m_id, s_id = quantize_multiplier(f32(in_scale) / f32(out_scale))
     negative = m_alpha < 0
     m_alpha_abs = -m_alpha if negative else m_alpha
 
@@ -166,10 +162,10 @@ def _rdbp16(x: int, exponent: int) -> int:
 def hard_swish_params(in_scale: float, out_scale: float) -> tuple[int, int, int, int]:
     """TFLM HardSwishPrepare: (output multiplier int16, its exponent, reluish multiplier
     int16, its exponent)."""
-    hires = _f32(np.float32(1.0 / 128.0) * np.float32(in_scale))
+    hires = f32(np.float32(1.0 / 128.0) * np.float32(in_scale))
     reluish_scale = np.float32(3.0) / np.float32(32768.0)
-    m_out, e_out = quantize_multiplier(_f32(np.float32(hires) / np.float32(out_scale)))
-    m_rel, e_rel = quantize_multiplier(_f32(np.float32(hires) / reluish_scale))
+    m_out, e_out = quantize_multiplier(f32(np.float32(hires) / np.float32(out_scale)))
+    m_rel, e_rel = quantize_multiplier(f32(np.float32(hires) / reluish_scale))
     return (_downscale_to_int16_multiplier(m_out), e_out,
             _downscale_to_int16_multiplier(m_rel), e_rel)
 
@@ -280,6 +276,11 @@ def int8_per_tensor_reason(t: Tensor | None, role: str) -> str | None:
     return None
 
 
+def int8_io_reason(x: Tensor | None, out: Tensor | None) -> str | None:
+    """`int8_per_tensor_reason` of the op's input, then of its output."""
+    return int8_per_tensor_reason(x, "input") or int8_per_tensor_reason(out, "output")
+
+
 def unary_int8_reason(graph: Graph, op: Operator) -> str | None:
     """Common checks of one-input one-output int8 elementwise ops."""
     ins = graph.op_inputs(op)
@@ -291,8 +292,13 @@ def unary_int8_reason(graph: Graph, op: Operator) -> str | None:
         if why:
             return why
     assert ins[0] is not None
-    if ins[0].size != outs[0].size:
-        return f"input has {ins[0].size} elements, output {outs[0].size}"
+    return same_size_reason(ins[0], outs[0])
+
+
+def same_size_reason(x: Tensor, y: Tensor) -> str | None:
+    """None when ``x`` and ``y`` have as many elements (an elementwise op), else why not."""
+    if x.size != y.size:
+        return f"input has {x.size} elements, output {y.size}"
     return None
 
 
@@ -309,49 +315,32 @@ def lut_call(graph: Graph, op: Operator, lut: np.ndarray) -> KernelCall:
     )
 
 
-def _io(graph: Graph, op: Operator) -> tuple[Tensor, Tensor]:
+def unary_io(graph: Graph, op: Operator) -> tuple[Tensor, Tensor]:
+    """(input 0, output 0) of an op whose arity the `accepts` checked."""
     x = graph.op_inputs(op)[0]
     assert x is not None
     return x, graph.op_outputs(op)[0]
 
 
-def _prepare_relu(graph: Graph, op: Operator) -> KernelCall:
-    x, y = _io(graph, op)
-    return lut_call(graph, op, relu_lut(x.scale, x.zero_point, y.scale, y.zero_point))
+def lut_prepare(make: Callable[[Tensor, Tensor, Operator], np.ndarray]
+                 ) -> Callable[[Graph, Operator], KernelCall]:
+    """The `prepare` of a table op: ``make(input, output, op)`` builds its table."""
+    def prepare(graph: Graph, op: Operator) -> KernelCall:
+        x, y = unary_io(graph, op)
+        return lut_call(graph, op, make(x, y, op))
+    return prepare
 
 
-def _prepare_relu6(graph: Graph, op: Operator) -> KernelCall:
-    x, _ = _io(graph, op)
-    return lut_call(graph, op, relu6_lut(x.scale, x.zero_point))
+def _unary_and(extra: Callable[[Tensor, Tensor], str | None]
+               ) -> Callable[[Graph, Operator], str | None]:
+    """The `accepts` of a table op with checks beyond `unary_int8_reason`: ``extra(input,
+    output)``, asked only once the common checks pass."""
+    def accepts(graph: Graph, op: Operator) -> str | None:
+        return unary_int8_reason(graph, op) or extra(*unary_io(graph, op))
+    return accepts
 
 
-def _prepare_leaky_relu(graph: Graph, op: Operator) -> KernelCall:
-    x, y = _io(graph, op)
-    alpha = op.options.alpha if isinstance(op.options, LeakyReluOptions) else 0.0
-    return lut_call(graph, op, leaky_relu_lut(x.scale, x.zero_point, y.scale, y.zero_point,
-                                              alpha))
-
-
-def _prepare_hard_swish(graph: Graph, op: Operator) -> KernelCall:
-    x, y = _io(graph, op)
-    return lut_call(graph, op, hard_swish_lut(x.scale, x.zero_point, y.scale, y.zero_point))
-
-
-def _prepare_logistic(graph: Graph, op: Operator) -> KernelCall:
-    x, _ = _io(graph, op)
-    return lut_call(graph, op, logistic_lut(x.scale, x.zero_point))
-
-
-def _prepare_tanh(graph: Graph, op: Operator) -> KernelCall:
-    x, _ = _io(graph, op)
-    return lut_call(graph, op, tanh_lut(x.scale, x.zero_point))
-
-
-def _accepts_hard_swish(graph: Graph, op: Operator) -> str | None:
-    why = unary_int8_reason(graph, op)
-    if why:
-        return why
-    x, y = _io(graph, op)
+def _hard_swish_reason(x: Tensor, y: Tensor) -> str | None:
     _, e_out, _, _ = hard_swish_params(x.scale, y.scale)
     if e_out > 0:
         return (f"input scale {x.scale:g} / 128 over output scale {y.scale:g} is >= 1 "
@@ -359,38 +348,38 @@ def _accepts_hard_swish(graph: Graph, op: Operator) -> str | None:
     return None
 
 
-def _accepts_logistic(graph: Graph, op: Operator) -> str | None:
-    why = unary_int8_reason(graph, op)
-    if why:
-        return why
-    x, y = _io(graph, op)
+def _sigmoid_scale_reason(x: Tensor) -> str | None:
+    if _sigmoid_input_params(x.scale)[1] < 0:
+        return f"input scale {x.scale:g} is too small (below 2^-28)"
+    return None
+
+
+def _logistic_reason(x: Tensor, y: Tensor) -> str | None:
     if y.zero_point != -128:
         return (f"output '{y.name}' zero point is {y.zero_point}; TFLM's int8 LOGISTIC "
                 "requires -128 (scale 1/256)")
-    if _sigmoid_input_params(x.scale)[1] < 0:
-        return f"input scale {x.scale:g} is too small (below 2^-28)"
-    return None
+    return _sigmoid_scale_reason(x)
 
 
-def _accepts_tanh(graph: Graph, op: Operator) -> str | None:
-    why = unary_int8_reason(graph, op)
-    if why:
-        return why
-    x, _ = _io(graph, op)
-    if _sigmoid_input_params(x.scale)[1] < 0:
-        return f"input scale {x.scale:g} is too small (below 2^-28)"
-    return None
+def _leaky_alpha(op: Operator) -> float:
+    return op.options.alpha if isinstance(op.options, LeakyReluOptions) else 0.0
 
 
 def _variant(op: str, accepts: Callable[[Graph, Operator], str | None],
              prepare: Callable[[Graph, Operator], KernelCall]) -> KernelVariant:
-    return KernelVariant(op=op, impl="ref", symbol=LUT_SYMBOL, sources=(LUT_SOURCE,),
-                         requires=frozenset(), accepts=accepts, prepare=prepare, inplace=True)
+    return ref_variant(op, LUT_SYMBOL, accepts, prepare, inplace=True, source=LUT_SOURCE)
 
 
-register(_variant("RELU", unary_int8_reason, _prepare_relu))
-register(_variant("RELU6", unary_int8_reason, _prepare_relu6))
-register(_variant("LEAKY_RELU", unary_int8_reason, _prepare_leaky_relu))
-register(_variant("HARD_SWISH", _accepts_hard_swish, _prepare_hard_swish))
-register(_variant("LOGISTIC", _accepts_logistic, _prepare_logistic))
-register(_variant("TANH", _accepts_tanh, _prepare_tanh))
+register(_variant("RELU", unary_int8_reason, lut_prepare(
+    lambda x, y, op: relu_lut(x.scale, x.zero_point, y.scale, y.zero_point))))
+register(_variant("RELU6", unary_int8_reason, lut_prepare(
+    lambda x, y, op: relu6_lut(x.scale, x.zero_point))))
+register(_variant("LEAKY_RELU", unary_int8_reason, lut_prepare(
+    lambda x, y, op: leaky_relu_lut(x.scale, x.zero_point, y.scale, y.zero_point,
+                                    _leaky_alpha(op)))))
+register(_variant("HARD_SWISH", _unary_and(_hard_swish_reason), lut_prepare(
+    lambda x, y, op: hard_swish_lut(x.scale, x.zero_point, y.scale, y.zero_point))))
+register(_variant("LOGISTIC", _unary_and(_logistic_reason), lut_prepare(
+    lambda x, y, op: logistic_lut(x.scale, x.zero_point))))
+register(_variant("TANH", _unary_and(lambda x, y: _sigmoid_scale_reason(x)), lut_prepare(
+    lambda x, y, op: tanh_lut(x.scale, x.zero_point))))

@@ -13,11 +13,11 @@ computed here.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from tinydeploy.kernels.registry import ConstArray
+from tinydeploy.kernels.registry import ConstArray, KernelCall, KernelVariant
 from tinydeploy.model.ir import Activation, DType, Graph, Operator, Padding, Tensor
 from tinydeploy.quantize.fixedpoint import quantize_multiplier, round_half_away
 
@@ -27,7 +27,7 @@ INT8_MIN, INT8_MAX = -128, 127
 REF_DIR = "kernels/ref"
 
 
-def f32(x: float) -> float:
+def f32(x: float | np.floating) -> float:
     """The double TFLite sees for a float32 value stored in the model."""
     return float(np.float32(x))
 
@@ -82,6 +82,16 @@ def per_channel_multipliers(input_scale: float, filter_scales: Sequence[float],
         eff = f32(input_scale) * f32(fs) / f32(output_scale)
         mult[c], shift[c] = quantize_multiplier(eff)
     return mult, shift
+
+
+def ref_variant(op: str, symbol: str, accepts: Callable[[Graph, Operator], str | None],
+                prepare: Callable[[Graph, Operator], KernelCall], *, inplace: bool = False,
+                source: str | None = None) -> KernelVariant:
+    """A reference kernel variant: no board feature required, priority 0, the one source
+    ``kernels/ref/<symbol>.c`` unless ``source`` names another (a kernel shared by ops)."""
+    return KernelVariant(op=op, impl="ref", symbol=symbol,
+                         sources=(source or f"{REF_DIR}/{symbol}.c",), requires=frozenset(),
+                         accepts=accepts, prepare=prepare, inplace=inplace)
 
 
 def check_int8_tensor(t: Tensor | None, role: str, *, per_tensor: bool = True) -> str | None:

@@ -10,15 +10,15 @@ the filter's) is supported as TFLM does.
 from __future__ import annotations
 
 from tinydeploy.kernels.common import (
-    REF_DIR,
     check_activation,
     check_conv_tensors,
     check_window_output,
     optional_input,
     padding_params,
     per_channel_requant,
+    ref_variant,
 )
-from tinydeploy.kernels.registry import KernelCall, KernelVariant, register
+from tinydeploy.kernels.registry import KernelCall, register
 from tinydeploy.model.ir import Conv2DOptions, Graph, Operator
 
 
@@ -67,7 +67,4 @@ def _prepare(graph: Graph, op: Operator) -> KernelCall:
     return KernelCall("td_conv2d_s8_ref", "td_conv2d_params_t", params, consts, ("in0", "out0"))
 
 
-CONV2D_S8_REF = register(KernelVariant(
-    op="CONV_2D", impl="ref", symbol="td_conv2d_s8_ref",
-    sources=(f"{REF_DIR}/td_conv2d_s8_ref.c",), requires=frozenset(),
-    accepts=_accepts, prepare=_prepare))
+CONV2D_S8_REF = register(ref_variant("CONV_2D", "td_conv2d_s8_ref", _accepts, _prepare))

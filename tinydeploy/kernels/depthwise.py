@@ -8,15 +8,15 @@ per-channel requantization, output zero point and the activation clamp, as for C
 from __future__ import annotations
 
 from tinydeploy.kernels.common import (
-    REF_DIR,
     check_activation,
     check_conv_tensors,
     check_window_output,
     optional_input,
     padding_params,
     per_channel_requant,
+    ref_variant,
 )
-from tinydeploy.kernels.registry import KernelCall, KernelVariant, register
+from tinydeploy.kernels.registry import KernelCall, register
 from tinydeploy.model.ir import DepthwiseConv2DOptions, Graph, Operator
 
 
@@ -68,7 +68,5 @@ def _prepare(graph: Graph, op: Operator) -> KernelCall:
                       ("in0", "out0"))
 
 
-DWCONV2D_S8_REF = register(KernelVariant(
-    op="DEPTHWISE_CONV_2D", impl="ref", symbol="td_dwconv2d_s8_ref",
-    sources=(f"{REF_DIR}/td_dwconv2d_s8_ref.c",), requires=frozenset(),
-    accepts=_accepts, prepare=_prepare))
+DWCONV2D_S8_REF = register(ref_variant("DEPTHWISE_CONV_2D", "td_dwconv2d_s8_ref",
+                                       _accepts, _prepare))

@@ -26,11 +26,14 @@ import numpy as np
 from tinydeploy.kernels.activations import (
     LUT_SOURCE,
     LUT_SYMBOL,
+    int8_io_reason,
     int8_per_tensor_reason,
-    lut_call,
+    lut_prepare,
+    same_size_reason,
+    unary_io,
 )
-from tinydeploy.kernels.common import REF_DIR, activation_range, f32
-from tinydeploy.kernels.registry import ConstArray, KernelCall, KernelVariant, register
+from tinydeploy.kernels.common import activation_range, f32, ref_variant
+from tinydeploy.kernels.registry import ConstArray, KernelCall, register
 from tinydeploy.model.ir import Activation, ActivationOptions, DType, Graph, Operator, Tensor
 from tinydeploy.quantize.fixedpoint import (
     multiply_by_quantized_multiplier,
@@ -118,8 +121,7 @@ def _binary_reason(graph: Graph, op: Operator) -> str | None:
     if int(np.prod(bs)) != out.size or tuple(d for d in bs if d != 1) != tuple(
             d for d in out.shape if d != 1):
         return f"output shape {list(out.shape)} is not the broadcast {list(bs)}"
-    act = op.options.activation if isinstance(op.options, ActivationOptions) else \
-        Activation.NONE
+    act = _activation(op)
     if activation_range(act, out) is None:
         return f"fused activation {act.name} is not supported for int8"
     return None
@@ -245,31 +247,32 @@ def dequantize_lut(scale: float, zp: int) -> np.ndarray:
     return vals.view(np.uint32).copy()
 
 
-def _accepts_quantize_s8(graph: Graph, op: Operator) -> str | None:
+def _one_in_one_out(graph: Graph, op: Operator) -> str | None:
+    """The arity check of QUANTIZE and DEQUANTIZE."""
     ins, outs = graph.op_inputs(op), graph.op_outputs(op)
     if len(ins) != 1 or len(outs) != 1 or ins[0] is None:
         return "expects 1 input and 1 output"
-    if ins[0].dtype is not DType.INT8:
-        return f"input '{ins[0].name}' is {ins[0].dtype.name} (this variant: int8 -> int8)"
-    return (int8_per_tensor_reason(ins[0], "input")
-            or int8_per_tensor_reason(outs[0], "output"))
+    return None
 
 
-def _prepare_quantize_s8(graph: Graph, op: Operator) -> KernelCall:
-    x, y = graph.op_inputs(op)[0], graph.op_outputs(op)[0]
-    assert x is not None
-    return lut_call(graph, op, requantize_lut(x.scale, x.zero_point, y.scale, y.zero_point))
+def _accepts_quantize_s8(graph: Graph, op: Operator) -> str | None:
+    why = _one_in_one_out(graph, op)
+    if why:
+        return why
+    x, y = unary_io(graph, op)
+    if x.dtype is not DType.INT8:
+        return f"input '{x.name}' is {x.dtype.name} (this variant: int8 -> int8)"
+    return int8_io_reason(x, y)
 
 
 def _accepts_quantize_f32(graph: Graph, op: Operator) -> str | None:
-    ins, outs = graph.op_inputs(op), graph.op_outputs(op)
-    if len(ins) != 1 or len(outs) != 1 or ins[0] is None:
-        return "expects 1 input and 1 output"
-    if ins[0].dtype is not DType.FLOAT32:
-        return f"input '{ins[0].name}' is {ins[0].dtype.name} (this variant: float32 -> int8)"
-    if ins[0].size != outs[0].size:
-        return f"input has {ins[0].size} elements, output {outs[0].size}"
-    return int8_per_tensor_reason(outs[0], "output")
+    why = _one_in_one_out(graph, op)
+    if why:
+        return why
+    x, y = unary_io(graph, op)
+    if x.dtype is not DType.FLOAT32:
+        return f"input '{x.name}' is {x.dtype.name} (this variant: float32 -> int8)"
+    return same_size_reason(x, y) or int8_per_tensor_reason(y, "output")
 
 
 def _prepare_quantize_f32(graph: Graph, op: Operator) -> KernelCall:
@@ -282,22 +285,20 @@ def _prepare_quantize_f32(graph: Graph, op: Operator) -> KernelCall:
 
 
 def _accepts_dequantize(graph: Graph, op: Operator) -> str | None:
-    ins, outs = graph.op_inputs(op), graph.op_outputs(op)
-    if len(ins) != 1 or len(outs) != 1 or ins[0] is None:
-        return "expects 1 input and 1 output"
-    why = int8_per_tensor_reason(ins[0], "input")
+    why = _one_in_one_out(graph, op)
     if why:
         return why
-    if outs[0].dtype is not DType.FLOAT32:
-        return f"output '{outs[0].name}' is {outs[0].dtype.name}, float32 required"
-    if ins[0].size != outs[0].size:
-        return f"input has {ins[0].size} elements, output {outs[0].size}"
-    return None
+    x, y = unary_io(graph, op)
+    why = int8_per_tensor_reason(x, "input")
+    if why:
+        return why
+    if y.dtype is not DType.FLOAT32:
+        return f"output '{y.name}' is {y.dtype.name}, float32 required"
+    return same_size_reason(x, y)
 
 
 def _prepare_dequantize(graph: Graph, op: Operator) -> KernelCall:
-    x = graph.op_inputs(op)[0]
-    assert x is not None
+    x, _ = unary_io(graph, op)
     return KernelCall(symbol="td_dequantize_s8_ref", params_type="td_dequantize_params_t",
                       params=(("size", x.size), ("lut", "@lut")),
                       consts=(ConstArray("lut", "uint32_t", dequantize_lut(x.scale,
@@ -305,19 +306,12 @@ def _prepare_dequantize(graph: Graph, op: Operator) -> KernelCall:
                       args=("in0", "out0"))
 
 
-def _ref(op: str, symbol: str, accepts, prepare, *, inplace: bool,  # type: ignore[no-untyped-def]
-         source: str | None = None) -> KernelVariant:
-    return KernelVariant(op=op, impl="ref", symbol=symbol,
-                         sources=(source or f"{REF_DIR}/{symbol}.c",), requires=frozenset(),
-                         accepts=accepts, prepare=prepare, inplace=inplace)
-
-
-register(_ref("ADD", "td_add_s8_ref", _accepts_add, _prepare_add, inplace=True))
-register(_ref("MUL", "td_mul_s8_ref", lambda g, o: _binary_reason(g, o), _prepare_mul,
-              inplace=True))
-register(_ref("QUANTIZE", LUT_SYMBOL, _accepts_quantize_s8, _prepare_quantize_s8,
-              inplace=True, source=LUT_SOURCE))
-register(_ref("QUANTIZE", "td_quantize_f32_ref", _accepts_quantize_f32, _prepare_quantize_f32,
-              inplace=False))
-register(_ref("DEQUANTIZE", "td_dequantize_s8_ref", _accepts_dequantize, _prepare_dequantize,
-              inplace=False))
+register(ref_variant("ADD", "td_add_s8_ref", _accepts_add, _prepare_add, inplace=True))
+register(ref_variant("MUL", "td_mul_s8_ref", _binary_reason, _prepare_mul, inplace=True))
+register(ref_variant("QUANTIZE", LUT_SYMBOL, _accepts_quantize_s8, lut_prepare(
+    lambda x, y, op: requantize_lut(x.scale, x.zero_point, y.scale, y.zero_point)),
+                     inplace=True, source=LUT_SOURCE))
+register(ref_variant("QUANTIZE", "td_quantize_f32_ref", _accepts_quantize_f32,
+                     _prepare_quantize_f32))
+register(ref_variant("DEQUANTIZE", "td_dequantize_s8_ref", _accepts_dequantize,
+                     _prepare_dequantize))

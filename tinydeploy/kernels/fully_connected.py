@@ -13,7 +13,6 @@ the same bytes.
 from __future__ import annotations
 
 from tinydeploy.kernels.common import (
-    REF_DIR,
     check_activation,
     check_bias,
     check_filter,
@@ -21,8 +20,9 @@ from tinydeploy.kernels.common import (
     first_reason,
     optional_input,
     per_channel_requant,
+    ref_variant,
 )
-from tinydeploy.kernels.registry import KernelCall, KernelVariant, register
+from tinydeploy.kernels.registry import KernelCall, register
 from tinydeploy.model.ir import FullyConnectedOptions, Graph, Operator
 
 
@@ -75,7 +75,5 @@ def _prepare(graph: Graph, op: Operator) -> KernelCall:
                       consts, ("in0", "out0"))
 
 
-FULLY_CONNECTED_S8_REF = register(KernelVariant(
-    op="FULLY_CONNECTED", impl="ref", symbol="td_fully_connected_s8_ref",
-    sources=(f"{REF_DIR}/td_fully_connected_s8_ref.c",), requires=frozenset(),
-    accepts=_accepts, prepare=_prepare))
+FULLY_CONNECTED_S8_REF = register(ref_variant("FULLY_CONNECTED", "td_fully_connected_s8_ref",
+                                              _accepts, _prepare))

@@ -10,14 +10,14 @@ passed through as TFLM does).
 from __future__ import annotations
 
 from tinydeploy.kernels.common import (
-    REF_DIR,
     activation_range,
     check_activation,
     check_io_int8,
     check_window_output,
     padding_params,
+    ref_variant,
 )
-from tinydeploy.kernels.registry import KernelCall, KernelVariant, register
+from tinydeploy.kernels.registry import KernelCall, register
 from tinydeploy.model.ir import Graph, Operator, Pool2DOptions
 
 
@@ -60,11 +60,7 @@ def _prepare_for(symbol: str):  # type: ignore[no-untyped-def]
     return prepare
 
 
-AVGPOOL2D_S8_REF = register(KernelVariant(
-    op="AVERAGE_POOL_2D", impl="ref", symbol="td_avgpool2d_s8_ref",
-    sources=(f"{REF_DIR}/td_avgpool2d_s8_ref.c",), requires=frozenset(),
-    accepts=_accepts, prepare=_prepare_for("td_avgpool2d_s8_ref")))
-MAXPOOL2D_S8_REF = register(KernelVariant(
-    op="MAX_POOL_2D", impl="ref", symbol="td_maxpool2d_s8_ref",
-    sources=(f"{REF_DIR}/td_maxpool2d_s8_ref.c",), requires=frozenset(),
-    accepts=_accepts, prepare=_prepare_for("td_maxpool2d_s8_ref")))
+AVGPOOL2D_S8_REF = register(ref_variant("AVERAGE_POOL_2D", "td_avgpool2d_s8_ref",
+                                        _accepts, _prepare_for("td_avgpool2d_s8_ref")))
+MAXPOOL2D_S8_REF = register(ref_variant("MAX_POOL_2D", "td_maxpool2d_s8_ref",
+                                        _accepts, _prepare_for("td_maxpool2d_s8_ref")))

@@ -27,8 +27,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from tinydeploy.kernels.activations import int8_per_tensor_reason
-from tinydeploy.kernels.common import REF_DIR, f32
+from tinydeploy.kernels.activations import int8_io_reason, int8_per_tensor_reason
+from tinydeploy.kernels.common import f32, ref_variant
 from tinydeploy.kernels.registry import ConstArray, KernelCall, KernelVariant, register
 from tinydeploy.model.ir import (
     Activation,
@@ -68,8 +68,7 @@ def _svdf_reason(graph: Graph, op: Operator, state_dtype: DType) -> str | None:
     opts = op.options if isinstance(op.options, SVDFOptions) else None
     if opts is None or opts.rank < 1:
         return "missing SVDFOptions or rank < 1"
-    why = (int8_per_tensor_reason(x, "input") or int8_per_tensor_reason(out, "output")
-           or int8_per_tensor_reason(wf, "weights_feature"))
+    why = int8_io_reason(x, out) or int8_per_tensor_reason(wf, "weights_feature")
     if why:
         return why
     assert x is not None and wf is not None
@@ -135,10 +134,8 @@ def _prepare_svdf(graph: Graph, op: Operator, symbol: str, ctype: str) -> Kernel
 
 
 def _svdf_variant(symbol: str, dtype: DType, ctype: str) -> KernelVariant:
-    return KernelVariant(
-        op="SVDF", impl="ref", symbol=symbol, sources=(f"{REF_DIR}/{symbol}.c",),
-        requires=frozenset(), accepts=lambda g, o: _svdf_reason(g, o, dtype),
-        prepare=lambda g, o: _prepare_svdf(g, o, symbol, ctype))
+    return ref_variant("SVDF", symbol, lambda g, o: _svdf_reason(g, o, dtype),
+                       lambda g, o: _prepare_svdf(g, o, symbol, ctype))
 
 
 register(_svdf_variant("td_svdf_s8_s16_ref", DType.INT16, "int16_t"))
@@ -231,8 +228,7 @@ def _lstm_reason(graph: Graph, op: Operator) -> str | None:
         if ins[k] is not None:
             return "peephole, projection and layer-norm LSTMs are not supported (nor by TFLM)"
     x, h, c, out = ins[LSTM_INPUT], ins[LSTM_HIDDEN], ins[LSTM_CELL], outs[0]
-    why = (int8_per_tensor_reason(x, "input") or int8_per_tensor_reason(out, "output")
-           or int8_per_tensor_reason(h, "hidden state"))
+    why = int8_io_reason(x, out) or int8_per_tensor_reason(h, "hidden state")
     if why:
         return why
     assert x is not None and h is not None
@@ -333,7 +329,5 @@ def _prepare_lstm(graph: Graph, op: Operator) -> KernelCall:
                       scratch_bytes=2 * 5 * n_state)
 
 
-register(KernelVariant(
-    op="UNIDIRECTIONAL_SEQUENCE_LSTM", impl="ref", symbol="td_lstm_s8_ref",
-    sources=(f"{REF_DIR}/td_lstm_s8_ref.c",), requires=frozenset(), accepts=_lstm_reason,
-    prepare=_prepare_lstm))
+register(ref_variant("UNIDIRECTIONAL_SEQUENCE_LSTM", "td_lstm_s8_ref", _lstm_reason,
+                     _prepare_lstm))

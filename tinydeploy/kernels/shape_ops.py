@@ -22,9 +22,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from tinydeploy.kernels.activations import int8_per_tensor_reason
-from tinydeploy.kernels.common import REF_DIR, f32
-from tinydeploy.kernels.registry import ConstArray, KernelCall, KernelVariant, register
+from tinydeploy.kernels.activations import int8_io_reason, int8_per_tensor_reason
+from tinydeploy.kernels.common import f32, ref_variant
+from tinydeploy.kernels.registry import ConstArray, KernelCall, register
 from tinydeploy.model.ir import (
     Activation,
     ConcatenationOptions,
@@ -59,17 +59,24 @@ def _const_ints(t: Tensor | None, role: str) -> tuple[list[int] | None, str | No
     return [int(v) for v in np.asarray(t.data).reshape(-1)], None
 
 
+def _io_reason(ins: tuple[Tensor | None, ...], outs: tuple[Tensor, ...],
+               n_inputs: tuple[int, ...], expected: str) -> str | None:
+    """The arity check (``n_inputs`` allowed, ``expected`` in words) and the int8 checks of
+    input 0 and the output, shared by PAD, STRIDED_SLICE and MEAN."""
+    if len(ins) not in n_inputs or len(outs) != 1:
+        return f"expects {expected} and 1 output, has {len(ins)} and {len(outs)}"
+    return int8_io_reason(ins[0], outs[0])
+
+
 # --- PAD / PADV2 --------------------------------------------------------------------------
 
 
 def _pad_plan(graph: Graph, op: Operator) -> tuple[dict[str, object] | None, str | None]:
     ins, outs = graph.op_inputs(op), graph.op_outputs(op)
-    if len(ins) not in (2, 3) or len(outs) != 1:
-        return None, f"expects 2 or 3 inputs and 1 output, has {len(ins)} and {len(outs)}"
-    x, out = ins[0], outs[0]
-    why = int8_per_tensor_reason(x, "input") or int8_per_tensor_reason(out, "output")
+    why = _io_reason(ins, outs, (2, 3), "2 or 3 inputs")
     if why:
         return None, why
+    x, out = ins[0], outs[0]
     assert x is not None
     rank = len(x.shape)
     if rank > PAD_DIMS:
@@ -240,12 +247,10 @@ def strided_slice_plan(in_shape: tuple[int, ...], begin: list[int], end: list[in
 def _slice_plan(graph: Graph, op: Operator
                 ) -> tuple[tuple[int, list[int], list[int], list[int]] | None, str | None]:
     ins, outs = graph.op_inputs(op), graph.op_outputs(op)
-    if len(ins) != 4 or len(outs) != 1:
-        return None, f"expects 4 inputs and 1 output, has {len(ins)} and {len(outs)}"
-    x, out = ins[0], outs[0]
-    why = int8_per_tensor_reason(x, "input") or int8_per_tensor_reason(out, "output")
+    why = _io_reason(ins, outs, (4,), "4 inputs")
     if why:
         return None, why
+    x, out = ins[0], outs[0]
     assert x is not None
     opts = op.options if isinstance(op.options, StridedSliceOptions) else StridedSliceOptions()
     if opts.ellipsis_mask or opts.new_axis_mask:
@@ -310,12 +315,10 @@ def mean_multiplier(in_scale: float, out_scale: float, count: int) -> tuple[int,
 
 def _mean_plan(graph: Graph, op: Operator) -> tuple[dict[str, object] | None, str | None]:
     ins, outs = graph.op_inputs(op), graph.op_outputs(op)
-    if len(ins) != 2 or len(outs) != 1:
-        return None, f"expects 2 inputs and 1 output, has {len(ins)} and {len(outs)}"
-    x, out = ins[0], outs[0]
-    why = int8_per_tensor_reason(x, "input") or int8_per_tensor_reason(out, "output")
+    why = _io_reason(ins, outs, (2,), "2 inputs")
     if why:
         return None, why
+    x, out = ins[0], outs[0]
     assert x is not None
     rank = len(x.shape)
     if not 1 <= rank <= MEAN_DIMS:
@@ -384,13 +387,10 @@ def _prepare_mean(graph: Graph, op: Operator) -> KernelCall:
         scratch_bytes=4 * n)
 
 
-def _ref(op: str, symbol: str, accepts, prepare) -> KernelVariant:  # type: ignore[no-untyped-def]
-    return KernelVariant(op=op, impl="ref", symbol=symbol, sources=(f"{REF_DIR}/{symbol}.c",),
-                         requires=frozenset(), accepts=accepts, prepare=prepare)
-
-
-register(_ref("PAD", "td_pad_s8_ref", _accepts_pad, _prepare_pad))
-register(_ref("PADV2", "td_pad_s8_ref", _accepts_pad, _prepare_pad))
-register(_ref("CONCATENATION", "td_concatenation_s8_ref", _accepts_concat, _prepare_concat))
-register(_ref("STRIDED_SLICE", "td_strided_slice_s8_ref", _accepts_slice, _prepare_slice))
-register(_ref("MEAN", "td_mean_s8_ref", _accepts_mean, _prepare_mean))
+register(ref_variant("PAD", "td_pad_s8_ref", _accepts_pad, _prepare_pad))
+register(ref_variant("PADV2", "td_pad_s8_ref", _accepts_pad, _prepare_pad))
+register(ref_variant("CONCATENATION", "td_concatenation_s8_ref", _accepts_concat,
+                     _prepare_concat))
+register(ref_variant("STRIDED_SLICE", "td_strided_slice_s8_ref", _accepts_slice,
+                     _prepare_slice))
+register(ref_variant("MEAN", "td_mean_s8_ref", _accepts_mean, _prepare_mean))

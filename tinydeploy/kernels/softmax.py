@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from tinydeploy.kernels.common import REF_DIR, check_int8_tensor, f32, first_reason
-from tinydeploy.kernels.registry import ConstArray, KernelCall, KernelVariant, register
+from tinydeploy.kernels.common import check_int8_tensor, f32, first_reason, ref_variant
+from tinydeploy.kernels.registry import ConstArray, KernelCall, register
 from tinydeploy.model.ir import Graph, Operator, SoftmaxOptions
 from tinydeploy.quantize.fixedpoint import (
     calculate_input_radius,
@@ -74,7 +74,4 @@ def _prepare(graph: Graph, op: Operator) -> KernelCall:
                       (ConstArray("exp_lut", "int32_t", table),), ("in0", "out0"))
 
 
-SOFTMAX_S8_REF = register(KernelVariant(
-    op="SOFTMAX", impl="ref", symbol="td_softmax_s8_ref",
-    sources=(f"{REF_DIR}/td_softmax_s8_ref.c",), requires=frozenset(),
-    accepts=_accepts, prepare=_prepare))
+SOFTMAX_S8_REF = register(ref_variant("SOFTMAX", "td_softmax_s8_ref", _accepts, _prepare))
