@@ -73,14 +73,14 @@ def _which(tool: str) -> str:
     return path
 
 
-def _run(cmd: list[str], cwd: Path, what: str) -> str:
+def _run(cmd: list[str], cwd: Path | None, what: str) -> str:
     try:
         r = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=900)
     except subprocess.TimeoutExpired:
         raise ToolchainError(f"{what} did not finish within 15 minutes") from None
     if r.returncode != 0:
         tail = "\n".join((r.stdout + r.stderr).strip().splitlines()[-25:])
-        raise ToolchainError(f"{what} failed (exit {r.returncode}) in {cwd}:\n{tail}")
+        raise ToolchainError(f"{what} failed (exit {r.returncode}):\n{tail}")
     return r.stdout
 
 
@@ -167,6 +167,12 @@ def build_firmware(model: Path | bytes, board: Board, app: str, out_dir: Path, *
                                     input_bytes=input_bytes,
                                     stack_reserved=stack_bytes))
 
+    if app == "kws" and generated_headers is None:
+        if not isinstance(model, Path):
+            raise TinydeployError("the kws app needs the model's path (its frontend.json)")
+        from tinydeploy.kws.device import kws_headers
+
+        generated_headers = kws_headers(model)
     out_dir = Path(out_dir)
     project = render_project(g, selection, plan, board, app, out_dir,
                              extra_context=extra_context, generated_headers=generated_headers,
@@ -176,7 +182,7 @@ def build_firmware(model: Path | bytes, board: Board, app: str, out_dir: Path, *
         if not host:
             raise TinydeployError("--sanitize builds only for the host board")
         make.append("SANITIZE=1")
-    _run(make, out_dir, f"building {out_dir.name} for {board.id}")
+    _run(make, None, f"building {out_dir} for {board.id}")
 
     elf = out_dir / "firmware.elf"
     objdump = _which("objdump" if host else "arm-none-eabi-objdump")

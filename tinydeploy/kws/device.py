@@ -38,6 +38,15 @@ def render_kws_header(cfg: DetectorConfig) -> str:
     ])
 
 
+def kws_headers(model: Path, det: DetectorConfig | None = None,
+                fcfg: FrontendConfig | None = None) -> dict[str, str]:
+    """The generated headers of the kws app for ``model`` (default detector settings and the
+    model's own front-end config unless given)."""
+    return {"td_frontend_config_model.h":
+            render_frontend_header(fcfg or frontend_config_for(Path(model))),
+            "td_kws_config.h": render_kws_header(det or DetectorConfig())}
+
+
 def build_kws_firmware(model: Path, board: Board, out_dir: Path, det: DetectorConfig,
                        fcfg: FrontendConfig, *, emulate: bool = False,
                        sanitize: bool = False) -> Any:
@@ -46,6 +55,4 @@ def build_kws_firmware(model: Path, board: Board, out_dir: Path, det: DetectorCo
 
     return build_firmware(Path(model), board, "kws", out_dir, emulate=emulate,
                           sanitize=sanitize,
-                          generated_headers={
-                              "td_frontend_config_model.h": render_frontend_header(fcfg),
-                              "td_kws_config.h": render_kws_header(det)})
+                          generated_headers=kws_headers(model, det, fcfg))
