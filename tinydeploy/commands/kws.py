@@ -218,7 +218,7 @@ def _stream(args: argparse.Namespace) -> int:
                                    "where": where(d.time_ms)} for d in events],
                    "device": _device_json(res)})
     elif res is not None:
-        stdout.print(_device_text(res))
+        stdout.print(_device_text(res, args))
     return 0
 
 
@@ -231,13 +231,25 @@ def _device_json(res: Any) -> dict[str, Any] | None:
             "seconds": res.seconds}
 
 
-def _device_text(res: Any) -> str:
+def _device_text(res: Any, args: argparse.Namespace) -> str:
+    """Per-window cost; on an emulated board in instructions, as `bench` reports them."""
+    from tinydeploy.boards import emulation_target, get_board
+    from tinydeploy.commands.bench import to_instructions
+
     if not res.windows:
         return "no inference window completed (less than 1 s of audio?)"
-    fe = res.frontend_total / res.windows
-    return (f"{res.windows} windows: {res.per_window_mean:,.0f} {res.unit} per window "
-            f"(min {res.per_window_min:,}, max {res.per_window_max:,}; front end "
-            f"{fe:,.0f}, model {res.model_total / res.windows:,.0f}), {res.seconds:.1f} s")
+    board = get_board(args.board)
+    if args.emulate:
+        board = emulation_target(board)
+
+    def conv(v: float) -> str:
+        return f"{to_instructions(v, res.unit, board)[0]:,.0f}"
+
+    unit = to_instructions(0, res.unit, board)[1]
+    return (f"{res.windows} windows: {conv(res.per_window_mean)} {unit} per window "
+            f"(min {conv(res.per_window_min)}, max {conv(res.per_window_max)}; front end "
+            f"{conv(res.frontend_total / res.windows)}, model "
+            f"{conv(res.model_total / res.windows)}), {res.seconds:.1f} s")
 
 
 def _score(args: argparse.Namespace) -> int:
@@ -268,5 +280,5 @@ def _score(args: argparse.Namespace) -> int:
                      f" {sc.substitutions} wrong labels), median latency "
                      f"{d['median_latency_ms']} ms")
         if res is not None:
-            stdout.print(_device_text(res))
+            stdout.print(_device_text(res, args))
     return 0
