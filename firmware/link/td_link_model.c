@@ -138,3 +138,18 @@ void td_link_send_done(uint8_t seq, uint8_t req, uint32_t runs, uint32_t min, ui
     td_buf_str(&b, td_cycles_unit(), 32u);
     td_link_send(TD_MSG_DONE, seq, buf, b.len);
 }
+
+int td_link_handle_common(const td_frame_t *f, const char *app)
+{
+    switch (f->type) {
+    case TD_MSG_HELLO:
+        td_link_send_model_info(f->seq, app);
+        return 0;
+    case TD_MSG_STOP:
+        td_link_ack(f->seq, f->type);
+        td_platform_exit(0);
+        return 0;
+    default:
+        return TD_LINK_UNHANDLED;
+    }
+}

@@ -22,4 +22,10 @@ void td_link_send_profile(uint8_t seq, const uint32_t *counts, uint32_t n);
 void td_link_send_done(uint8_t seq, uint8_t req, uint32_t runs, uint32_t min, uint32_t max,
                        uint64_t total);
 
+/* The requests every model application answers alike: HELLO (INFO and TENSOR frames under
+ * the name app) and STOP (ACK, then td_platform_exit(0)). Returns 0 when it answered, or
+ * TD_LINK_UNHANDLED for any other type, so that an application's handler can end with
+ * `default: return td_link_handle_common(f, "bench");`. */
+int td_link_handle_common(const td_frame_t *f, const char *app);
+
 #endif /* TD_LINK_MODEL_H */

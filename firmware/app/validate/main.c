@@ -19,9 +19,6 @@ static int handle(td_link_t *l, const td_frame_t *f, void *ctx)
     (void)l;
     (void)ctx;
     switch (f->type) {
-    case TD_MSG_HELLO:
-        td_link_send_model_info(f->seq, "validate");
-        return 0;
     case TD_MSG_LOAD_INPUT:
         td_link_load_input(f);
         return 0;
@@ -42,12 +39,8 @@ static int handle(td_link_t *l, const td_frame_t *f, void *ctx)
         td_link_send_done(f->seq, TD_MSG_INVOKE, 1u, dt, dt, dt);
         return 0;
     }
-    case TD_MSG_STOP:
-        td_link_ack(f->seq, f->type);
-        td_platform_exit(0);
-        return 0;
     default:
-        return TD_LINK_UNHANDLED;
+        return td_link_handle_common(f, "validate");
     }
 }
 
