@@ -10,6 +10,7 @@ passed through as TFLM does).
 from __future__ import annotations
 
 from tinydeploy.kernels.common import (
+    REF_DIR,
     activation_range,
     check_activation,
     check_io_int8,
@@ -60,7 +61,12 @@ def _prepare_for(symbol: str):  # type: ignore[no-untyped-def]
     return prepare
 
 
+# private header of the two pooling kernels (window bounds), copied next to their sources
+WINDOW_HEADER = f"{REF_DIR}/td_pool2d_window.h"
+
 AVGPOOL2D_S8_REF = register(ref_variant("AVERAGE_POOL_2D", "td_avgpool2d_s8_ref",
-                                        _accepts, _prepare_for("td_avgpool2d_s8_ref")))
+                                        _accepts, _prepare_for("td_avgpool2d_s8_ref"),
+                                        headers=(WINDOW_HEADER,)))
 MAXPOOL2D_S8_REF = register(ref_variant("MAX_POOL_2D", "td_maxpool2d_s8_ref",
-                                        _accepts, _prepare_for("td_maxpool2d_s8_ref")))
+                                        _accepts, _prepare_for("td_maxpool2d_s8_ref"),
+                                        headers=(WINDOW_HEADER,)))
