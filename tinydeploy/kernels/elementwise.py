@@ -32,7 +32,7 @@ from tinydeploy.kernels.activations import (
     same_size_reason,
     unary_io,
 )
-from tinydeploy.kernels.common import activation_range, f32, ref_variant
+from tinydeploy.kernels.common import REF_DIR, activation_range, f32, ref_variant
 from tinydeploy.kernels.registry import ConstArray, KernelCall, register
 from tinydeploy.model.ir import Activation, ActivationOptions, DType, Graph, Operator, Tensor
 from tinydeploy.quantize.fixedpoint import (
@@ -306,8 +306,13 @@ def _prepare_dequantize(graph: Graph, op: Operator) -> KernelCall:
                       args=("in0", "out0"))
 
 
-register(ref_variant("ADD", "td_add_s8_ref", _accepts_add, _prepare_add, inplace=True))
-register(ref_variant("MUL", "td_mul_s8_ref", _binary_reason, _prepare_mul, inplace=True))
+# private header of ADD and MUL (the walk over broadcast rows), copied next to their sources
+BCAST_HEADER = f"{REF_DIR}/td_bcast_rows.h"
+
+register(ref_variant("ADD", "td_add_s8_ref", _accepts_add, _prepare_add, inplace=True,
+                     headers=(BCAST_HEADER,)))
+register(ref_variant("MUL", "td_mul_s8_ref", _binary_reason, _prepare_mul, inplace=True,
+                     headers=(BCAST_HEADER,)))
 register(ref_variant("QUANTIZE", LUT_SYMBOL, _accepts_quantize_s8, lut_prepare(
     lambda x, y, op: requantize_lut(x.scale, x.zero_point, y.scale, y.zero_point)),
                      inplace=True, source=LUT_SOURCE))

@@ -7,6 +7,7 @@
  */
 #include <stddef.h>
 
+#include "td_bcast_rows.h"
 #include "td_kernels.h"
 
 static inline int8_t td_mul_one(const td_mul_params_t *p, int32_t a, int32_t b)
@@ -24,21 +25,15 @@ void td_mul_s8_ref(const td_mul_params_t *p, const int8_t *in0, const int8_t *in
     const int32_t *s1 = p->in1_strides;
     const int8_t *in1_data = p->in1_const != NULL ? p->in1_const : in1;
     int8_t *out = out0;
-    for (int32_t i0 = 0; i0 < d[0]; ++i0) {
-        for (int32_t i1 = 0; i1 < d[1]; ++i1) {
-            for (int32_t i2 = 0; i2 < d[2]; ++i2) {
-                for (int32_t i3 = 0; i3 < d[3]; ++i3) {
-                    for (int32_t i4 = 0; i4 < d[4]; ++i4) {
-                        const int8_t *a = in0 + i0 * s0[0] + i1 * s0[1] + i2 * s0[2]
-                                          + i3 * s0[3] + i4 * s0[4];
-                        const int8_t *b = in1_data + i0 * s1[0] + i1 * s1[1] + i2 * s1[2]
-                                          + i3 * s1[3] + i4 * s1[4];
-                        for (int32_t i5 = 0; i5 < d[5]; ++i5) {
-                            *out++ = td_mul_one(p, a[i5 * s0[5]], b[i5 * s1[5]]);
-                        }
-                    }
-                }
-            }
-        }
+    td_bcast_rows_t row;
+    if (!td_bcast_rows_begin(&row, d)) {
+        return;
     }
+    do {
+        const int8_t *a = in0 + row.off0;
+        const int8_t *b = in1_data + row.off1;
+        for (int32_t i5 = 0; i5 < d[5]; ++i5) {
+            *out++ = td_mul_one(p, a[i5 * s0[5]], b[i5 * s1[5]]);
+        }
+    } while (td_bcast_rows_next(&row, d, s0, s1));
 }
