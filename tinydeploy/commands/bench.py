@@ -47,7 +47,6 @@ def bench_build(build_dir: Path, runs: int, port: str | None = None,
 
     from tinydeploy.flash.runner import Firmware
     from tinydeploy.link.connect import connect
-
     from tinydeploy.link.messages import Done, MsgType, Profile
     from tinydeploy.link.session import BenchResult
 
@@ -108,6 +107,9 @@ def run(args: argparse.Namespace) -> int:
     if args.runs < 1:
         raise InputDataError(f"--runs must be at least 1, got {args.runs}")
     board = get_board(args.board)
+    from tinydeploy.link.connect import require_reachable
+
+    require_reachable(board, args.port, args.emulate)
     out = args.output or default_output(args.model, board.id, "bench", args.emulate)
     if not args.json:
         stderr.print(f"building the bench app for {board.id} -> {out}")

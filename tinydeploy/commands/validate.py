@@ -48,6 +48,9 @@ def run(args: argparse.Namespace) -> int:
     from tinydeploy.report.output import emit_json, stderr, stdout
 
     board = get_board(args.board)
+    from tinydeploy.link.connect import require_reachable
+
+    require_reachable(board, args.port, args.emulate)
     graph = load_tflite(args.model)
     model_bytes = args.model.read_bytes()
     if args.inputs is not None:

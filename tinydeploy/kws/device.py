@@ -20,7 +20,8 @@ def frontend_config_for(model: Path, override: Path | None = None) -> FrontendCo
     if not path.exists():
         raise InputDataError(f"{model}: no front-end config at {path}",
                              hint="models trained by tinydeploy keep frontend.json beside the "
-                                  ".tflite; pass --frontend CONFIG.json otherwise")
+                                  ".tflite: copy it there (tinydeploy kws stream/score also "
+                                  "take --frontend CONFIG.json)")
     return FrontendConfig.load(path)
 
 

@@ -11,6 +11,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+from tinydeploy.boards import Board
 from tinydeploy.errors import LinkError, TinydeployError
 from tinydeploy.flash.runner import Device, Firmware, runner_for
 from tinydeploy.link.session import DeviceInfo, Session, open_port
@@ -25,6 +26,15 @@ class Connection:
     @property
     def log(self) -> str:
         return self.device.log if self.device is not None else ""
+
+
+def require_reachable(board: Board, port: str | None, emulate: bool) -> None:
+    """Fail before building when the device could not be reached afterwards."""
+    if port is None and not emulate and not board.emulated:
+        raise TinydeployError(
+            f"board '{board.id}' is real hardware: flash it, then pass --port",
+            hint="tinydeploy flash BUILD_DIR; or add --emulate to run it here on "
+                 f"{board.emulate or 'an emulated board'}")
 
 
 @contextmanager
