@@ -226,8 +226,11 @@ def _sigmoid_input_params(in_scale: float) -> tuple[int, int, int]:
     return mult, left_shift, radius
 
 
-def logistic_lut(in_scale: float, in_zp: int) -> np.ndarray:
-    """TFLM reference_integer_ops::Logistic (int8 in, output scale 1/256, zero point -128)."""
+def _sigmoid_family_lut(in_scale: float, in_zp: int, q4_fn: Callable[[int], int],
+                        out_exponent: int, out_zp: int) -> np.ndarray:
+    """TFLM's int8 LOGISTIC/TANH: inputs beyond the radius saturate to -128/127; the others
+    are mapped to Q4.27, through ``q4_fn`` (Q0.31 result), then divided by 2^out_exponent
+    with rounding, offset by ``out_zp`` and clamped."""
     mult, left_shift, radius = _sigmoid_input_params(in_scale)
 
     def f(q: int) -> int:
@@ -236,26 +239,20 @@ def logistic_lut(in_scale: float, in_zp: int) -> np.ndarray:
             return -128
         if x >= radius:
             return 127
-        y = gemmlowp_logistic_q4(multiply_by_quantized_multiplier(x, mult, left_shift))
-        return _clamp(rounding_divide_by_pot(y, 23) - 128, -128, 127)
+        y = q4_fn(multiply_by_quantized_multiplier(x, mult, left_shift))
+        return _clamp(rounding_divide_by_pot(y, out_exponent) + out_zp, -128, 127)
 
     return _table(f)
+
+
+def logistic_lut(in_scale: float, in_zp: int) -> np.ndarray:
+    """TFLM reference_integer_ops::Logistic (int8 in, output scale 1/256, zero point -128)."""
+    return _sigmoid_family_lut(in_scale, in_zp, gemmlowp_logistic_q4, 23, -128)
 
 
 def tanh_lut(in_scale: float, in_zp: int) -> np.ndarray:
     """TFLM reference_integer_ops::Tanh (int8 in, output scale 1/128, zero point 0)."""
-    mult, left_shift, radius = _sigmoid_input_params(in_scale)
-
-    def f(q: int) -> int:
-        x = q - in_zp
-        if x <= -radius:
-            return -128
-        if x >= radius:
-            return 127
-        y = gemmlowp_tanh_q4(multiply_by_quantized_multiplier(x, mult, left_shift))
-        return _clamp(rounding_divide_by_pot(y, 24), -128, 127)
-
-    return _table(f)
+    return _sigmoid_family_lut(in_scale, in_zp, gemmlowp_tanh_q4, 24, 0)
 
 
 # --- accepts / prepare ---------------------------------------------------------------------

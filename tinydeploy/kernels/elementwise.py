@@ -255,23 +255,27 @@ def _one_in_one_out(graph: Graph, op: Operator) -> str | None:
     return None
 
 
-def _accepts_quantize_s8(graph: Graph, op: Operator) -> str | None:
+def _convert_reason(graph: Graph, op: Operator, in_dtype: DType, variant: str) -> str | None:
+    """The checks QUANTIZE's two variants share: one input of ``in_dtype``, one output."""
     why = _one_in_one_out(graph, op)
     if why:
         return why
-    x, y = unary_io(graph, op)
-    if x.dtype is not DType.INT8:
-        return f"input '{x.name}' is {x.dtype.name} (this variant: int8 -> int8)"
-    return int8_io_reason(x, y)
+    x, _ = unary_io(graph, op)
+    if x.dtype is not in_dtype:
+        return f"input '{x.name}' is {x.dtype.name} (this variant: {variant})"
+    return None
+
+
+def _accepts_quantize_s8(graph: Graph, op: Operator) -> str | None:
+    return (_convert_reason(graph, op, DType.INT8, "int8 -> int8")
+            or int8_io_reason(*unary_io(graph, op)))
 
 
 def _accepts_quantize_f32(graph: Graph, op: Operator) -> str | None:
-    why = _one_in_one_out(graph, op)
+    why = _convert_reason(graph, op, DType.FLOAT32, "float32 -> int8")
     if why:
         return why
     x, y = unary_io(graph, op)
-    if x.dtype is not DType.FLOAT32:
-        return f"input '{x.name}' is {x.dtype.name} (this variant: float32 -> int8)"
     return same_size_reason(x, y) or int8_per_tensor_reason(y, "output")
 
 
