@@ -96,6 +96,22 @@ def pack_q15_rows(rows: np.ndarray) -> np.ndarray:
     return out.reshape(-1).view(np.int8)
 
 
+def with_packed_weights(call: KernelCall, symbol: str, rows: np.ndarray, packed: ConstArray,
+                        scratch_bytes: int) -> KernelCall:
+    """The reference ``call`` turned into a call of the dsp kernel ``symbol``: the int8
+    ``filter`` replaced by ``packed`` (``rows`` = the filter as [out_c, depth] int8), the
+    constant ``bias`` (if any) by ``bias_folded``, which the ``bias`` field points at (never
+    NULL), the other const arrays kept in order, and a scratch buffer of ``scratch_bytes``."""
+    bias = next((c.values for c in call.consts if c.name == "bias"), None)
+    folded = fold_bias(rows, bias, int(call.param("input_offset")))
+    consts = [packed, ConstArray("bias_folded", "int32_t", folded)]
+    consts += [c for c in call.consts if c.name not in ("filter", "bias")]
+    rename = {"filter": f"@{packed.name}", "bias": "@bias_folded"}
+    params = tuple((k, rename.get(k, v)) for k, v in call.params)
+    return replace(call, symbol=symbol, params=params, consts=tuple(consts),
+                   args=call.args + ("scratch",), scratch_bytes=scratch_bytes)
+
+
 def as_dsp_gemm_call(call: KernelCall, symbol: str, depth: int, scratch_bytes: int
                      ) -> KernelCall:
     """The reference ``call`` turned into a call of a dsp matrix-product kernel: ``symbol``;
@@ -104,15 +120,9 @@ def as_dsp_gemm_call(call: KernelCall, symbol: str, depth: int, scratch_bytes: i
     scratch buffer of ``scratch_bytes``."""
     filt = call.const("filter").values.astype(np.int8)
     rows = filt.reshape(filt.size // depth, depth)
-    bias = next((c.values for c in call.consts if c.name == "bias"), None)
-    folded = fold_bias(rows, bias, int(call.param("input_offset")))
-    consts = [ConstArray("filter_q15", "int8_t", pack_q15_rows(rows)),
-              ConstArray("bias_folded", "int32_t", folded)]
-    consts += [c for c in call.consts if c.name not in ("filter", "bias")]
-    rename = {"filter": "@filter_q15", "bias": "@bias_folded"}
-    params = tuple((k, rename.get(k, v)) for k, v in call.params)
-    return replace(call, symbol=symbol, params=params, consts=tuple(consts),
-                   args=call.args + ("scratch",), scratch_bytes=scratch_bytes)
+    return with_packed_weights(call, symbol, rows,
+                               ConstArray("filter_q15", "int8_t", pack_q15_rows(rows)),
+                               scratch_bytes)
 
 
 # --- CONV_2D ------------------------------------------------------------------------------
@@ -205,16 +215,10 @@ def _dw_prepare(graph: Graph, op: Operator) -> KernelCall:
     call = DWCONV2D_S8_REF.prepare(graph, op)
     c = int(call.param("in_c"))
     taps = call.const("filter").values.astype(np.int8).reshape(9, c)
-    bias = next((x.values for x in call.consts if x.name == "bias"), None)
-    # fold_bias wants [out_c, depth] rows: channel c's row is its 9 taps
-    folded = fold_bias(taps.T, bias, int(call.param("input_offset")))
-    consts = [ConstArray("filter_packed", "int8_t", pack_dw_filter(taps)),
-              ConstArray("bias_folded", "int32_t", folded)]
-    consts += [x for x in call.consts if x.name not in ("filter", "bias")]
-    rename = {"filter": "@filter_packed", "bias": "@bias_folded"}
-    params = tuple((k, rename.get(k, v)) for k, v in call.params)
-    return replace(call, symbol="td_dwconv2d_3x3_s8_dsp", params=params, consts=tuple(consts),
-                   args=call.args + ("scratch",), scratch_bytes=dw_scratch_bytes(c))
+    # the folded bias wants [out_c, depth] rows: channel c's row is its 9 taps
+    return with_packed_weights(call, "td_dwconv2d_3x3_s8_dsp", taps.T,
+                               ConstArray("filter_packed", "int8_t", pack_dw_filter(taps)),
+                               dw_scratch_bytes(c))
 
 
 def dw_scratch_bytes(channels: int) -> int:
