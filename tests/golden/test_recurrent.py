@@ -92,7 +92,8 @@ def _host_steps(model: bytes, frames: list[np.ndarray], work: Path) -> list[np.n
             f"        fwrite(out0, 1, {y.size}, stdout);\n    }}\n    return 0;\n}}\n"]
     main_c = work / "main.c"
     main_c.write_text("".join(src))
-    objs = [str(harness.compile_kernel(s)) for s in choice.variant.sources]
+    objs = [str(harness.compile_kernel(s)) for s in choice.variant.sources
+            if s.endswith(".c")]
     exe = work / "steps"
     cc = os.environ.get("CC", "gcc")
     subprocess.run([cc, "-std=c99", "-O0", "-g", *harness.SANITIZE, "-I",

@@ -188,18 +188,11 @@ static int handle(td_link_t *l, const td_frame_t *f, void *ctx)
     (void)l;
     (void)ctx;
     switch (f->type) {
-    case TD_MSG_HELLO:
-        td_link_send_model_info(f->seq, "kws");
-        return 0;
     case TD_MSG_AUDIO:
         handle_audio(f);
         return 0;
-    case TD_MSG_STOP:
-        td_link_ack(f->seq, f->type);
-        td_platform_exit(0);
-        return 0;
     default:
-        return TD_LINK_UNHANDLED;
+        return td_link_handle_common(f, "kws");   /* HELLO, STOP */
     }
 }
 
