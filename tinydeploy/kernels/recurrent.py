@@ -28,7 +28,7 @@ from __future__ import annotations
 import numpy as np
 
 from tinydeploy.kernels.activations import int8_io_reason, int8_per_tensor_reason
-from tinydeploy.kernels.common import f32, ref_variant
+from tinydeploy.kernels.common import REF_DIR, f32, ref_variant
 from tinydeploy.kernels.registry import ConstArray, KernelCall, KernelVariant, register
 from tinydeploy.model.ir import (
     Activation,
@@ -135,7 +135,8 @@ def _prepare_svdf(graph: Graph, op: Operator, symbol: str, ctype: str) -> Kernel
 
 def _svdf_variant(symbol: str, dtype: DType, ctype: str) -> KernelVariant:
     return ref_variant("SVDF", symbol, lambda g, o: _svdf_reason(g, o, dtype),
-                       lambda g, o: _prepare_svdf(g, o, symbol, ctype))
+                       lambda g, o: _prepare_svdf(g, o, symbol, ctype),
+                       headers=(f"{REF_DIR}/td_svdf_body.h",))
 
 
 register(_svdf_variant("td_svdf_s8_s16_ref", DType.INT16, "int16_t"))
