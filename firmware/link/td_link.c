@@ -310,37 +310,3 @@ static uint32_t rd_le(td_rd_t *r, uint32_t n)
 uint8_t td_rd_u8(td_rd_t *r) { return (uint8_t)rd_le(r, 1u); }
 uint16_t td_rd_u16(td_rd_t *r) { return (uint16_t)rd_le(r, 2u); }
 uint32_t td_rd_u32(td_rd_t *r) { return rd_le(r, 4u); }
-
-/* ---- text helpers ---- */
-
-char *td_fmt_str(char *dst, const char *end, const char *s)
-{
-    while (*s && dst < end - 1)
-        *dst++ = *s++;
-    *dst = 0;
-    return dst;
-}
-
-char *td_fmt_u32(char *dst, const char *end, uint32_t v)
-{
-    char tmp[11];
-    int n = 0;
-    do {
-        tmp[n++] = (char)('0' + v % 10u);
-        v /= 10u;
-    } while (v);
-    while (n && dst < end - 1)
-        *dst++ = tmp[--n];
-    *dst = 0;
-    return dst;
-}
-
-char *td_fmt_hex(char *dst, const char *end, uint32_t v)
-{
-    static const char digits[] = "0123456789abcdef";
-    dst = td_fmt_str(dst, end, "0x");
-    for (int sh = 28; sh >= 0 && dst < end - 1; sh -= 4)
-        *dst++ = digits[(v >> sh) & 0xFu];
-    *dst = 0;
-    return dst;
-}

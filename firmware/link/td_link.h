@@ -16,6 +16,8 @@
 
 #include <stdint.h>
 
+#include "td_fmt.h"
+
 #define TD_LINK_VERSION 1u
 #define TD_LINK_MAX_PAYLOAD 256u
 #define TD_LINK_HEADER 4u
@@ -114,8 +116,5 @@ uint16_t td_rd_u16(td_rd_t *r);
 uint32_t td_rd_u32(td_rd_t *r);
 
 /* Little helpers for text frames without printf: appends decimal / hex to a string. */
-char *td_fmt_str(char *dst, const char *end, const char *s);
-char *td_fmt_u32(char *dst, const char *end, uint32_t v);
-char *td_fmt_hex(char *dst, const char *end, uint32_t v);
 
 #endif /* TD_LINK_H */

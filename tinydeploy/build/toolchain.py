@@ -224,7 +224,7 @@ def platform_sources(board: Board) -> tuple[list[Path], list[Path]]:
     """The platform layer of ``board``'s family: (C sources, include directories)."""
     plat = FIRMWARE / "platform"
     dirs = [plat / board.family] + ([] if _is_host(board) else [plat / "cortexm"])
-    sources = sorted(p for d in dirs for p in d.glob("*.c"))
+    sources = sorted(p for d in [plat, *dirs] for p in d.glob("*.c"))
     return sources, [plat, *dirs]
 
 

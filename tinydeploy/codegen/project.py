@@ -196,8 +196,9 @@ def render_project(graph: Graph, selection: Selection, plan: Any, board: Board, 
         _copy(FIRMWARE / rel, src / rel, written)
 
     # Platform layer of the board's family, and the application's parts.
-    for h in sorted((FIRMWARE / "platform").glob("*.h")):
-        _copy(h, src / "platform" / h.name, written)
+    for f in sorted((FIRMWARE / "platform").iterdir()):
+        if f.is_file() and f.suffix in (".c", ".h"):     # shared by every family
+            _copy(f, src / "platform" / f.name, written)
     if board.family != "host":
         _copy_tree(FIRMWARE / "platform" / "cortexm", src / "platform" / "cortexm", written)
     _copy_tree(FIRMWARE / "platform" / board.family, src / "platform" / board.family, written)

@@ -14,14 +14,13 @@
 
 #include <stdint.h>
 
+#include "td_fmt.h"
+
 enum { TD_LOG_DEBUG = 0, TD_LOG_INFO = 1, TD_LOG_WARN = 2, TD_LOG_ERROR = 3, TD_LOG_FAULT = 4 };
 
 /* Writes `e-[<text>]` (faults and errors) or `m-[<text>]` (other levels) and CR LF. */
 void td_link_log(uint8_t level, const char *text);
 
 /* Append to a NUL-terminated string in [dst, end) without printf; return the new end. */
-char *td_fmt_str(char *dst, const char *end, const char *s);
-char *td_fmt_u32(char *dst, const char *end, uint32_t v);
-char *td_fmt_hex(char *dst, const char *end, uint32_t v);
 
 #endif /* TD_LINK_H */
