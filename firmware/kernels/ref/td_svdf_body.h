@@ -1,8 +1,8 @@
 /*
  * td_svdf_body.h - the body of TFLite Micro's integer SVDF reference
  * (EvalIntegerSvdfReference<T>), written once for both state types. Private to
- * td_svdf_s8_s16_ref.c and td_svdf_s8_s8_ref.c, which define before including it:
- *   TD_SVDF_NAME       the kernel's symbol
+ * td_svdf_s8_s16_ref.c and td_svdf_s8_s8_ref.c, which define before including it (and then
+ * call the static td_svdf_body from their public kernel):
  *   TD_SVDF_STATE_T    the state and time-weight element type (int16_t or int8_t)
  *   TD_SVDF_STATE_MIN / TD_SVDF_STATE_MAX   its range (the feature result saturates to it)
  *
@@ -17,8 +17,8 @@
 
 #include "td_kernels.h"
 
-void TD_SVDF_NAME(const td_svdf_params_t *p, const int8_t *in0, const TD_SVDF_STATE_T *state,
-                  int8_t *out0, void *scratch)
+static void td_svdf_body(const td_svdf_params_t *p, const int8_t *in0,
+                         const TD_SVDF_STATE_T *state, int8_t *out0, void *scratch)
 {
     /* The state is a variable tensor in the (writable) arena, passed like every input. */
     TD_SVDF_STATE_T *st = (TD_SVDF_STATE_T *)(uintptr_t)state;
