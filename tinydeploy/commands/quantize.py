@@ -39,6 +39,12 @@ def configure(p: argparse.ArgumentParser) -> None:
                         "unless MODEL is already INT8")
     p.add_argument("-o", "--output", type=Path, required=True, metavar="OUT.tflite",
                    help="where to write the INT8 model (its directory must exist)")
+    p.add_argument("--frontend", choices=["kws"], default=None,
+                   help="DATA is a folder of WAV files: compute the model's float input with "
+                        "the keyword-spotting front end (firmware/frontend, the device's own)")
+    p.add_argument("--frontend-config", type=Path, default=None, metavar="JSON",
+                   help="front-end parameters for --frontend kws (frontend.json written by "
+                        "tinydeploy kws train; default: the 49x10 MFCC config)")
     p.add_argument("--force", action="store_true", help="overwrite OUT if it exists")
     p.add_argument("--labels", metavar="NAMES",
                    help="class names, comma-separated, or a text file with one per line "
@@ -81,9 +87,23 @@ def run(args: argparse.Namespace) -> int:
         raise InputDataError(f"--samples must be ≥ 1, got {args.samples}")
     if args.sqnr_samples < 0:
         raise InputDataError(f"--sqnr-samples must be ≥ 0, got {args.sqnr_samples}")
+    labels = parse_labels(args.labels)
+    calibration: object = args.calibration
+    if args.frontend == "kws":
+        from tinydeploy.kws.frontend import wav_folder_features
+        from tinydeploy.kws.frontend_config import FrontendConfig
+
+        if args.calibration is None:
+            raise InputDataError("--frontend kws needs --calibration FOLDER (WAV files)")
+        cfg = (FrontendConfig.load(args.frontend_config) if args.frontend_config
+               else FrontendConfig())
+        x, y = wav_folder_features(args.calibration, cfg, labels)
+        calibration = (x[..., None], y) if y is not None else x[..., None]
+    elif args.frontend_config is not None:
+        raise InputDataError("--frontend-config goes with --frontend kws")
     report = quantize_model(
-        args.model, args.calibration, args.output, force=args.force,
-        labels=parse_labels(args.labels), max_calibration_samples=args.samples,
+        args.model, calibration, args.output, force=args.force,  # type: ignore[arg-type]
+        labels=labels, max_calibration_samples=args.samples,
         sqnr_samples=args.sqnr_samples, progress=not args.json)
     if args.json:
         emit_json(report.to_dict())

@@ -207,3 +207,35 @@ def reference_quantize(x: np.ndarray, quant: Quant) -> np.ndarray:
     v = np.asarray(x, dtype=np.float64) / quant.scale
     r = np.sign(v) * np.floor(np.abs(v) + 0.5) + quant.zero_point
     return np.clip(r, -128, 127).astype(np.int8)
+
+
+def wav_folder_features(folder: Path, cfg: FrontendConfig,
+                        labels: list[str] | None = None) -> tuple[np.ndarray,
+                                                                  np.ndarray | None]:
+    """Float features (the model's float input) of every WAV below ``folder``, sorted by path,
+    each fitted to one clip; with ``labels``, also each file's label index taken from its
+    parent folder's name (Speech Commands layout), or an InputDataError naming the file."""
+    from tinydeploy.kws.data import fit_clip
+    from tinydeploy.kws.wav import read_wav
+
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise InputDataError(f"{folder}: not a folder of WAV files",
+                             hint="--frontend kws takes a folder (e.g. one sub-folder per word)")
+    files = sorted(p for p in folder.rglob("*") if p.suffix.lower() == ".wav")
+    if not files:
+        raise InputDataError(f"{folder}: no .wav files found (searched sub-folders too)")
+    fe = HostFrontend(cfg)
+    clips = np.stack([fit_clip(read_wav(p, cfg.sample_rate), cfg.clip_samples)
+                      for p in files])
+    x = fe.features(clips).astype(np.float32)
+    y = None
+    if labels is not None:
+        idx = {name: i for i, name in enumerate(labels)}
+        missing = [p for p in files if p.parent.name not in idx]
+        if missing:
+            raise InputDataError(f"{missing[0]}: its folder '{missing[0].parent.name}' is not "
+                                 f"one of the labels ({', '.join(labels)})",
+                                 hint="name each sub-folder after its label, or drop --labels")
+        y = np.asarray([idx[p.parent.name] for p in files], dtype=np.int64)
+    return x, y
