@@ -18,6 +18,7 @@ from tinydeploy.boards import Board
 from tinydeploy.codegen import cemit
 from tinydeploy.codegen.cnames import c_comment, c_identifier, c_string
 from tinydeploy.errors import TinydeployError
+from tinydeploy.kernels.recurrent import variable_reset_value
 from tinydeploy.kernels.registry import Selection
 from tinydeploy.model.ir import Graph, Tensor
 
@@ -114,8 +115,6 @@ def model_context(graph: Graph, selection: Selection, plan: Any) -> dict[str, An
             )
             weights += sum(int(c.values.nbytes) for c in call.consts)
         ops.append(entry)
-    from tinydeploy.kernels.recurrent import variable_reset_value
-
     state = []
     for st in graph.tensors:
         if st.is_variable and plan.buffer_of(st.index) is not None:
