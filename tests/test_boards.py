@@ -20,6 +20,8 @@ EXPECTED = {
     "mps2-an386": ("cortex-m4f", 4 << 20, 4 << 20),
     "mps2-an500": ("cortex-m7", 4 << 20, 4 << 20),
     "mps3-an547": ("cortex-m55", 512 * 1024, 512 * 1024),
+    "arduino-nano33ble": ("cortex-m4f", 256 * 1024, 960 * 1024),
+    "disco-f407vg": ("cortex-m4f", 128 * 1024, 1024 * 1024),
 }
 
 
@@ -32,6 +34,8 @@ def test_shipped_boards() -> None:
     assert "mve" in boards["mps3-an547"].features
     assert boards["microbit-v1"].qemu_machine == "microbit"
     assert not boards["nrf52840dk"].emulated
+    # behind the Arduino bootloader: the application starts at 64 KB
+    assert boards["arduino-nano33ble"].region("flash").origin == 0x10000
 
 
 def test_alias_and_unknown() -> None:

@@ -24,6 +24,7 @@ void td_fault_entry(void);
 
 #define SCB_CPUID 0xE000ED00u
 #define SCB_ICSR 0xE000ED04u
+#define SCB_VTOR 0xE000ED08u
 #define SCB_CPACR 0xE000ED88u
 #define SCB_HFSR 0xE000ED2Cu
 #define SCB_CFSR 0xE000ED28u
@@ -78,6 +79,13 @@ __attribute__((noreturn)) void Reset_Handler(void)
     /* CP10/CP11 full access, before any code that the compiler may give FP or MVE
      * instructions (td_data_init is a separate, non-inlined function for that reason). */
     TD_REG32(SCB_CPACR) |= (0xFu << 20);
+    __asm volatile("dsb\n isb" ::: "memory");
+#endif
+#if !defined(__ARM_ARCH_6M__)
+    /* Point VTOR at this image's table: an application linked behind a bootloader (e.g. at
+     * 0x10000 on the Arduino Nano 33 BLE) must not keep the bootloader's vectors. ARMv6-M
+     * (Cortex-M0) has no VTOR; its images start at the flash origin. */
+    TD_REG32(SCB_VTOR) = (uint32_t)(uintptr_t)td_vector_table;
     __asm volatile("dsb\n isb" ::: "memory");
 #endif
     td_data_init();
