@@ -125,6 +125,7 @@ VARIANT_MODULES: list[str] = [
 ]
 VARIANT_MODULES += ["elementwise", "shape_ops", "activations", "recurrent"]
 VARIANT_MODULES += ["arm_dsp"]
+VARIANT_MODULES += ["arm_mve"]
 
 _loaded = False
 

@@ -1,0 +1,200 @@
+"""Target tier of the MVE (Helium) kernels: compiled for the Cortex-M55 and run on QEMU
+mps3-an547 with -icount.
+
+The MVE kernels' sources require MVE (``#error`` otherwise), so there is no host tier: every
+case runs on the device. Cases are the DSP tiers' declared specs of the same ops (odd channel
+counts, not multiples of 16, strides, batches, zero points at the int8 extremes, per-channel
+scales over many octaves, fused activations, large biases) plus random ones, each with a
+random input and the two extreme inputs (all -128, all 127). For every case one program runs
+the reference kernel and the MVE kernel on the same input and compares both outputs on the
+device; here the MVE bytes are also compared with the tflite-micro oracle, and the C scratch
+size companion with the host's plan. The program generator and runner are those of
+benchmarks/bench_kernels.py (the DSP target tier's harness), in a private instance whose
+machine, compiler flags and linker script are the Cortex-M55's.
+
+The ARM toolchain and QEMU are required (CI installs them): their absence fails the tier.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import shutil
+import sys
+from dataclasses import replace
+from pathlib import Path
+from types import ModuleType
+
+import numpy as np
+import pytest
+from test_dsp_host import C1, SPECS, Spec, build_model, mismatch, random_specs
+
+from tinydeploy.boards import get_board
+from tinydeploy.kernels.registry import select_kernels, variants
+from tinydeploy.model.analysis import op_macs
+from tinydeploy.model.loader import load_tflite
+from tinydeploy.oracle import run_oracle
+
+pytestmark = pytest.mark.target
+
+ROOT = Path(__file__).resolve().parents[2]
+MVE_BOARD = get_board("mps3-an547")
+MACHINE = "mps3-an547"
+M55_CFLAGS = ("-mcpu=cortex-m55", "-mthumb", "-mfloat-abi=hard", "-std=c99", "-g", "-Wall",
+              "-Wextra", "-Wno-unused-parameter", "-ffunction-sections", "-fdata-sections")
+# the SysTick counts the 32 MHz clock: 1000 / 32 instructions per tick under -icount shift=0
+INSTRUCTIONS_PER_TICK_X32 = 1000
+
+# ITCM for code and constants, DTCM for data (see shared EMULATION notes on mps3-an547)
+AN547_LD = """/* kernel test programs on QEMU mps3-an547: 512 K ITCM, 512 K DTCM */
+MEMORY
+{
+    FLASH (rx) : ORIGIN = 0x10000000, LENGTH = 512K
+    RAM (rwx)  : ORIGIN = 0x30000000, LENGTH = 512K
+}
+"""
+
+C1_MVE = "td_conv2d_1x1_s8_mve"
+MVE_OF = {C1: C1_MVE}
+
+
+def mve_specs() -> tuple[Spec, ...]:
+    """The DSP tiers' declared and random specs of the ops that have an MVE kernel, expecting
+    the MVE symbol."""
+    pool = SPECS + tuple(random_specs(48, seed=11)) + tuple(
+        replace(s, id=f"{s.id}_b") for s in random_specs(48, seed=29))
+    return tuple(replace(s, expect=MVE_OF[s.expect]) for s in pool if s.expect in MVE_OF)
+
+
+MVE_SPECS = mve_specs()
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _tools() -> None:
+    for tool in ("arm-none-eabi-gcc", "qemu-system-arm"):
+        if shutil.which(tool) is None:
+            pytest.fail(f"the mve target tier needs {tool} (apt-get install gcc-arm-none-eabi "
+                        "libnewlib-arm-none-eabi qemu-system-arm)")
+
+
+def m55_bench(work: Path) -> ModuleType:
+    """A private instance of benchmarks/bench_kernels.py retargeted to the Cortex-M55 on
+    mps3-an547: its globals name the machine, the compiler flags and the runtime folder
+    (the shared bare-metal runtime plus an AN547 linker script under the same name)."""
+    rt = work / "rt"
+    rt.mkdir(parents=True, exist_ok=True)
+    src_rt = ROOT / "firmware" / "kernels" / "arm" / "test"
+    for name in ("td_dsp_test_rt.c", "td_dsp_test_rt.h"):
+        shutil.copyfile(src_rt / name, rt / name)
+    an386_ld = (src_rt / "td_dsp_test.ld").read_text(encoding="utf-8")
+    sections = an386_ld[an386_ld.index("ENTRY("):]
+    (rt / "td_dsp_test.ld").write_text(AN547_LD + sections, encoding="utf-8")
+    spec = importlib.util.spec_from_file_location("bench_kernels_m55",
+                                                  ROOT / "benchmarks" / "bench_kernels.py")
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod   # dataclasses resolve annotations through sys.modules
+    spec.loader.exec_module(mod)
+    mod.MACHINE = MACHINE
+    mod.CFLAGS = M55_CFLAGS
+    mod.TEST_RT = rt
+    mod.INSTRUCTIONS_PER_TICK = INSTRUCTIONS_PER_TICK_X32   # instructions x 32, see below
+    return mod
+
+
+def mve_cases(bench: ModuleType, model: bytes, name: str, seed: int) -> list:  # type: ignore[type-arg]
+    """bench DeviceCases (ref kernel vs the selected mve kernel) of the single-op ``model``:
+    one random input and the two extremes."""
+    graph = load_tflite(model)
+    sel = select_kernels(graph, MVE_BOARD)
+    choice = sel.choices[0]
+    op = graph.operators[0]
+    assert choice.call is not None
+    ref = sorted((v for v in variants(op.opcode)
+                  if v.impl == "ref" and v.accepts(graph, op) is None),
+                 key=lambda v: (-v.priority, v.symbol))[0]
+    inp, out = graph.tensor(op.inputs[0]), graph.tensor(op.outputs[0])
+    rng = np.random.default_rng(seed + 1000)
+    inputs = {"random": rng.integers(-128, 128, size=inp.size).astype(np.int8),
+              "all_min": np.full(inp.size, -128, np.int8),
+              "all_max": np.full(inp.size, 127, np.int8)}
+    return [bench.DeviceCase(
+        name=f"{name} {label}", ref=ref.prepare(graph, op), dsp=choice.call,
+        ref_sources=tuple(s for s in ref.sources if s.endswith(".c")),
+        dsp_sources=tuple(s for s in choice.variant.sources if s.endswith(".c")),
+        input=arr, out_bytes=out.nbytes, macs=int(op_macs(graph, op)))
+        for label, arr in inputs.items()]
+
+
+@pytest.fixture(scope="module")
+def device_run(tmp_path_factory: pytest.TempPathFactory) -> dict:  # type: ignore[type-arg]
+    """Every spec's cases in one program on mps3-an547: {spec id: [(case, result)]}."""
+    bench = m55_bench(tmp_path_factory.mktemp("m55"))
+    flat = []
+    for s in MVE_SPECS:
+        model = build_model(s)
+        flat += [(s.id, model, c) for c in mve_cases(bench, model, s.id, s.seed)]
+    results = bench.run_on_device([c for _, _, c in flat])
+    out: dict = {}  # type: ignore[type-arg]
+    for (sid, model, case), res in zip(flat, results, strict=True):
+        out.setdefault(sid, []).append((model, case, res))
+    return out
+
+
+@pytest.mark.parametrize("spec", MVE_SPECS, ids=[s.id for s in MVE_SPECS])
+def test_mve_kernel_on_cortex_m55(spec: Spec, device_run: dict) -> None:  # type: ignore[type-arg]
+    graph = load_tflite(build_model(spec))
+    chosen = select_kernels(graph, MVE_BOARD).choices[0].variant
+    assert chosen.symbol == spec.expect and chosen.impl == "mve", (
+        f"{spec.id}: selected {chosen.symbol}, expected {spec.expect}")
+    failures = []
+    for model, case, res in device_run[spec.id]:
+        expected = run_oracle(model, [case.input.reshape(graph.inputs[0].shape)])[0]
+        got = res.dsp_output.reshape(expected.shape)
+        if not res.equal:
+            failures.append(f"{case.name}: mve and reference kernels differ on the device")
+        if not np.array_equal(got, expected):
+            failures.append(f"{case.name} vs oracle: {mismatch(got, expected)}")
+        if res.scratch_c != case.dsp.scratch_bytes:
+            failures.append(f"{case.name}: C scratch size {res.scratch_c}, host planned "
+                            f"{case.dsp.scratch_bytes}")
+        if not (res.dsp_instructions > 0 and res.ref_instructions > 0):
+            failures.append(f"{case.name}: no instructions counted")
+    assert not failures, f"{spec.id} ({spec})\n" + "\n".join(failures)
+
+
+def test_mve_faster_than_reference_on_dscnn_shapes(device_run: dict) -> None:  # type: ignore[type-arg]
+    """On DS-CNN's own shapes the MVE kernel must beat the reference clearly (counts under
+    icount are exact, so this is no timing flake)."""
+    for sid in ("pw_dscnn",):
+        for _, case, res in device_run[sid]:
+            ratio = res.ref_instructions / res.dsp_instructions
+            print(f"{case.name}: ref {res.ref_instructions // 32:,} mve "
+                  f"{res.dsp_instructions // 32:,} instructions, ratio {ratio:.2f}")
+            assert ratio > 2.0, f"{case.name}: ref/mve instruction ratio {ratio:.2f}"
+
+
+def test_no_mve_feature_keeps_dsp_or_reference() -> None:
+    """Boards without MVE never get an MVE kernel: the M4F keeps its dsp kernel."""
+    g = load_tflite(build_model(SPECS[0]))
+    assert select_kernels(g, get_board("mps2-an386")).choices[0].variant.impl == "dsp"
+    assert select_kernels(g, None).choices[0].variant.impl == "ref"
+    assert select_kernels(g, MVE_BOARD).choices[0].variant.impl == "mve"
+
+
+def test_dscnn_end_to_end_with_mve_kernels(tmp_path: Path) -> None:
+    """DS-CNN built by `tinydeploy build` for mps3-an547 uses the mve kernels and validates
+    bit-exact against tflite-micro over the serial protocol."""
+    from tinydeploy.build.firmware import build_firmware
+    from tinydeploy.flash.runner import Firmware
+    from tinydeploy.link.connect import connect
+    from tinydeploy.link.validate import random_inputs, validate_cases
+
+    model = ROOT / "tests" / "fixtures" / "dscnn_kws.tflite"
+    graph = load_tflite(model)
+    result = build_firmware(model, MVE_BOARD, "validate", tmp_path / "fw")
+    symbols = {k.symbol for k in result.kernels}
+    assert set(MVE_OF.values()) <= symbols, symbols
+    with connect(Firmware.from_build_dir(tmp_path / "fw"), timeout=120) as conn:
+        report = validate_cases(conn.session.run, model.read_bytes(),
+                                random_inputs(graph, 4, seed=3))
+    assert report.bit_exact_cases == report.cases == 4, report.first_mismatch

@@ -1,0 +1,69 @@
+"""Cortex-M MVE (Helium) variants of the two kernels that dominate a DS-CNN: the pointwise
+CONV_2D and the 3x3 DEPTHWISE_CONV_2D.
+
+As in `arm_dsp`, each variant reuses the reference op's checks and `prepare` (all of
+TFLite's Prepare-time math lives there, once) and extends the resulting `KernelCall`: another
+symbol and sources, the same parameter struct, and a *folded bias*
+``bias[o] + input_offset * sum(filter[o])`` (see `arm_dsp.fold_bias`), so that the device
+multiplies plain int8 by int8 (VMLADAVA.S8) and never adds the input offset per tap. Unlike
+the dsp kernels, the MVE kernels read the filter in the reference's int8 layout: vector loads
+of 16 bytes need no lane reordering, and tail-predicated loads need no padding.
+
+The C files require MVE (they ``#error`` without it), so the host harness cannot compile
+them; tests/golden/test_mve_target.py runs them on QEMU's mps3-an547 (Cortex-M55).
+
+Invariants: every variant here has ``impl="mve"``, requires the board feature ``"mve"``,
+outranks the dsp variants of the same op (``priority`` above theirs) and returns a reason
+from ``accepts`` for any shape it does not handle, so that selection falls back to the dsp or
+reference kernel.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+
+from tinydeploy.kernels.arm_dsp import (
+    CONV2D_1X1_S8_DSP,
+    SIMD_HEADER,
+    _conv_1x1_accepts,
+    fold_bias,
+)
+from tinydeploy.kernels.conv import CONV2D_S8_REF
+from tinydeploy.kernels.registry import ConstArray, KernelCall, KernelVariant, register
+from tinydeploy.model.ir import Graph, Operator
+
+ARM_DIR = "kernels/arm"
+MVE = frozenset({"mve"})
+
+
+def with_folded_bias(call: KernelCall, symbol: str, rows: np.ndarray) -> KernelCall:
+    """The reference ``call`` turned into a call of the mve kernel ``symbol``: the filter
+    kept as it is, the constant ``bias`` (if any) replaced by ``bias_folded`` (``rows`` = the
+    filter as [out_c, depth] int8), which the ``bias`` field points at (never NULL); the other
+    const arrays kept in order; no scratch."""
+    bias = next((c.values for c in call.consts if c.name == "bias"), None)
+    folded = fold_bias(rows, bias, int(call.param("input_offset")))
+    consts = [c for c in call.consts if c.name != "bias"]
+    consts.append(ConstArray("bias_folded", "int32_t", folded))
+    params = tuple((k, "@bias_folded" if k == "bias" else v) for k, v in call.params)
+    return replace(call, symbol=symbol, params=params, consts=tuple(consts))
+
+
+# --- CONV_2D 1x1 --------------------------------------------------------------------------
+
+def _conv_1x1_prepare(graph: Graph, op: Operator) -> KernelCall:
+    call = CONV2D_S8_REF.prepare(graph, op)
+    assert call.param("pad_h") == 0 and call.param("pad_w") == 0
+    depth = int(call.param("in_c"))
+    filt = call.const("filter").values.astype(np.int8)
+    return with_folded_bias(call, "td_conv2d_1x1_s8_mve", filt.reshape(filt.size // depth,
+                                                                       depth))
+
+
+CONV2D_1X1_S8_MVE = register(KernelVariant(
+    op="CONV_2D", impl="mve", symbol="td_conv2d_1x1_s8_mve",
+    sources=(f"{ARM_DIR}/td_conv2d_1x1_s8_mve.c", SIMD_HEADER), requires=MVE,
+    accepts=_conv_1x1_accepts, prepare=_conv_1x1_prepare,
+    priority=CONV2D_1X1_S8_DSP.priority + 10))
