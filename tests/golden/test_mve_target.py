@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import importlib.util
 import shutil
+import subprocess
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -99,6 +100,95 @@ def m55_bench(work: Path) -> ModuleType:
     mod.TEST_RT = rt
     mod.INSTRUCTIONS_PER_TICK = INSTRUCTIONS_PER_TICK_X32   # instructions x 32, see below
     return mod
+
+
+REQUANT_CHECK = r"""
+#include "td_conv2d_1x1_s8_mve.c"
+#include "td_dsp_test_rt.h"
+
+static uint32_t td_state = 0x9E3779B9u;
+
+static uint32_t td_rand(void)
+{
+    td_state ^= td_state << 13;
+    td_state ^= td_state >> 17;
+    td_state ^= td_state << 5;
+    return td_state;
+}
+
+int main(void)
+{
+    uint32_t lanes = 0, bad = 0, ties = 0;
+    for (uint32_t it = 0; it < ITERATIONS; ++it) {
+        int32_t x[4], m[4], s[4], got[4];
+        for (int j = 0; j < 4; ++j) {
+            const uint32_t kind = td_rand() % 4u;
+            s[j] = (int32_t)(td_rand() % 62u) - 31;
+            m[j] = td_rand() % 16u == 0 ? 0 : (int32_t)((1u << 30) + (td_rand() >> 2));
+            const int32_t e = s[j] < 0 ? -s[j] : 0;
+            if (kind == 0 && e >= 1 && e <= 28) {
+                /* an exact tie of the final rounding shift: m = 0.5 halves x exactly */
+                const int32_t q = (int32_t)(td_rand() & ((1u << (28 - e)) - 1u));
+                const int32_t h = (q << e) + (1 << (e - 1));
+                m[j] = 1 << 30;
+                x[j] = (td_rand() & 1u) ? -2 * h : 2 * h;
+                ++ties;
+            } else if (kind == 1) {
+                x[j] = (int32_t)td_rand();
+            } else if (kind == 2) {
+                x[j] = (int32_t)(td_rand() % 2001u) - 1000;
+            } else {
+                x[j] = (int32_t)td_rand() >> (td_rand() % 31u);
+            }
+        }
+        vst1q_s32(got, td_requantize_x4_mve(vld1q_s32(x), vld1q_s32(m), vld1q_s32(s)));
+        for (int j = 0; j < 4; ++j, ++lanes) {
+            if (got[j] != td_requantize(x[j], m[j], s[j])) {
+                if (bad++ < 8) {
+                    td_rt_puts("mismatch ");
+                    td_rt_put_hex(&x[j], 4);
+                }
+            }
+        }
+    }
+    td_rt_puts("requant ");
+    td_rt_put_u32(lanes);
+    td_rt_puts(" ");
+    td_rt_put_u32(bad);
+    td_rt_puts(" ");
+    td_rt_put_u32(ties);
+    td_rt_puts("\n");
+    return 0;
+}
+"""
+
+
+def test_vector_requantize_equals_td_requantize(tmp_path: Path) -> None:
+    """td_requantize_x4_mve gives td_requantize's result on every lane: random operands over
+    the whole range (multipliers in [2^30, 2^31) and 0, shifts in [-31, 30], wrapping left
+    shifts) and exact ties of the final rounding shift, of both signs."""
+    bench = m55_bench(tmp_path)
+    src = tmp_path / "requant_check.c"
+    src.write_text(REQUANT_CHECK, encoding="utf-8")
+    elf = tmp_path / "requant.elf"
+    rt = bench.TEST_RT
+    cmd = ["arm-none-eabi-gcc", *M55_CFLAGS, "-O2", "-DITERATIONS=40000u",
+           "-I", str(ROOT / "firmware" / "kernels"), "-I", str(ROOT / "firmware" / "kernels" /
+                                                                "arm"),
+           "-I", str(rt), str(src), str(rt / "td_dsp_test_rt.c"), "-T",
+           str(rt / "td_dsp_test.ld"), "-nostartfiles", "--specs=nano.specs",
+           "--specs=nosys.specs", "-o", str(elf)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    proc = subprocess.run(["qemu-system-arm", "-M", MACHINE, "-nographic", "-monitor", "none",
+                           "-serial", "null", "-semihosting-config", "enable=on,target=native",
+                           "-kernel", str(elf)], capture_output=True, text=True, timeout=120)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, out[-2000:]
+    line = next(ln for ln in out.splitlines() if ln.startswith("requant "))
+    lanes, bad, ties = (int(v) for v in line.split()[1:])
+    assert lanes == 4 * 40000 and ties > 10000, line
+    assert bad == 0, out[-2000:]
 
 
 def mve_cases(bench: ModuleType, model: bytes, name: str, seed: int) -> list:  # type: ignore[type-arg]

@@ -26,7 +26,6 @@ import numpy as np
 
 from tinydeploy.kernels.arm_dsp import (
     CONV2D_1X1_S8_DSP,
-    SIMD_HEADER,
     _conv_1x1_accepts,
     fold_bias,
 )
@@ -64,6 +63,6 @@ def _conv_1x1_prepare(graph: Graph, op: Operator) -> KernelCall:
 
 CONV2D_1X1_S8_MVE = register(KernelVariant(
     op="CONV_2D", impl="mve", symbol="td_conv2d_1x1_s8_mve",
-    sources=(f"{ARM_DIR}/td_conv2d_1x1_s8_mve.c", SIMD_HEADER), requires=MVE,
+    sources=(f"{ARM_DIR}/td_conv2d_1x1_s8_mve.c",), requires=MVE,
     accepts=_conv_1x1_accepts, prepare=_conv_1x1_prepare,
     priority=CONV2D_1X1_S8_DSP.priority + 10))

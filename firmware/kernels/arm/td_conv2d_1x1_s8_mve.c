@@ -9,12 +9,12 @@
  * partial chunk of a row uses tail-predicated zeroing loads (VCTP8 + VLDRB.Z): disabled lanes
  * read no memory and hold 0, so the rows need no padding and no read goes past a tensor.
  * An out_c that is not a multiple of 4 repeats the last row in the missing slots and drops
- * the duplicate results.
+ * the duplicate results. Requantization runs on the four results at once
+ * (td_requantize_x4_mve, identical to td_requantize for every input).
  *
  * Bias folding, as for the dsp kernels (see td_gemm_s8_dsp.h and
  * tinydeploy/kernels/arm_mve.py): the products are plain int8 x int8; the host added
- * input_offset * sum(filter[o]) to the bias, which is exact modulo 2^32. Requantization is
- * the one scalar primitive td_requantize per output.
+ * input_offset * sum(filter[o]) to the bias, which is exact modulo 2^32.
  *
  * Parameters: td_conv2d_params_t as for td_conv2d_s8_ref with filter_h = filter_w = 1,
  * filter_c = in_c (no groups), pad_h = pad_w = 0, any stride, and `bias` never NULL, holding
@@ -30,7 +30,42 @@
 
 #include <arm_mve.h>
 
-#include "td_simd.h"
+/* td_requantize of four lanes: identical results for every input (checked against the scalar
+ * primitive on the device by tests/golden/test_mve_target.py). The steps map one to one:
+ *   left shift by max(shift, 0), wrapping         VSHL (register), non-saturating;
+ *   TFLite's saturating rounding doubling high mul VQRDMULH: (2ab + 2^31) >> 32 rounds halves
+ *                                                 up, and so does TFLite's nudge 1 - 2^30 for
+ *                                                 negative products; INT32_MIN^2 saturates;
+ *   rounding right shift by max(-shift, 0)        VRSHL by a negative amount rounds halves
+ *                                                 up, TFLite away from zero: a negative value
+ *                                                 is first lowered by one when the shift is
+ *                                                 not 0 ((v & right) >> 31 is then -1), which
+ *                                                 turns "half up" into "half away from zero"
+ *                                                 and changes no other result (VQADD keeps
+ *                                                 INT32_MIN, which has no half to round). */
+static inline int32x4_t td_requantize_x4_mve(int32x4_t x, int32x4_t mult, int32x4_t shift)
+{
+    const int32x4_t zero = vdupq_n_s32(0);
+    const int32x4_t right = vminq_s32(shift, zero); /* <= 0 */
+    int32x4_t v = vshlq_s32(x, vmaxq_s32(shift, zero));
+    v = vqrdmulhq_s32(v, mult);
+    v = vqaddq_s32(v, vshrq_n_s32(vandq_s32(v, right), 31));
+    return vrshlq_s32(v, right);
+}
+
+/* The int8 outputs dst[0..n-1] (n in 1..4) of four accumulators: + folded bias (mod 2^32),
+ * requantize, + output zero point, clamp. The per-channel arrays are read for n lanes only. */
+static inline void td_output_x4_mve(int32x4_t acc, const int32_t *bias, const int32_t *mult,
+                                    const int32_t *shift, int32_t out_off, int32_t lo,
+                                    int32_t hi, int8_t *dst, int32_t n)
+{
+    const mve_pred16_t pred = vctp32q((uint32_t)n);
+    int32x4_t v = vaddq_s32(acc, vldrwq_z_s32(bias, pred));
+    v = td_requantize_x4_mve(v, vldrwq_z_s32(mult, pred), vldrwq_z_s32(shift, pred));
+    v = vaddq_n_s32(v, out_off);
+    v = vminq_s32(vmaxq_s32(v, vdupq_n_s32(lo)), vdupq_n_s32(hi));
+    vstrbq_p_s32(dst, v, pred);
+}
 
 int32_t td_conv2d_1x1_s8_mve_scratch_size(const td_conv2d_params_t *p)
 {
@@ -38,9 +73,8 @@ int32_t td_conv2d_1x1_s8_mve_scratch_size(const td_conv2d_params_t *p)
     return 0;
 }
 
-/* acc[j] = dot(x, w[j]) over k int8 values, for the four rows w[0..3]. */
-static inline void td_dot_1x4_mve(const int8_t *x, const int8_t *const w[4], int32_t k,
-                                  int32_t acc[4])
+/* The four dot products of x with the rows w[0..3] over k int8 values, as int32 lanes. */
+static inline int32x4_t td_dot_1x4_mve(const int8_t *x, const int8_t *const w[4], int32_t k)
 {
     int32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
     const int8_t *w0 = w[0], *w1 = w[1], *w2 = w[2], *w3 = w[3];
@@ -60,10 +94,10 @@ static inline void td_dot_1x4_mve(const int8_t *x, const int8_t *const w[4], int
         s2 = vmladavaq_s8(s2, v, vldrbq_z_s8(w2 + i, pred));
         s3 = vmladavaq_s8(s3, v, vldrbq_z_s8(w3 + i, pred));
     }
-    acc[0] = s0;
-    acc[1] = s1;
-    acc[2] = s2;
-    acc[3] = s3;
+    int32x4_t acc = vdupq_n_s32(s0);
+    acc = vsetq_lane_s32(s1, acc, 1);
+    acc = vsetq_lane_s32(s2, acc, 2);
+    return vsetq_lane_s32(s3, acc, 3);
 }
 
 void td_conv2d_1x1_s8_mve(const td_conv2d_params_t *p, const int8_t *in0, int8_t *out0)
@@ -84,17 +118,11 @@ void td_conv2d_1x1_s8_mve(const td_conv2d_params_t *p, const int8_t *in0, int8_t
                 for (int32_t o = 0; o < oc; o += 4) {
                     const int32_t n = oc - o < 4 ? oc - o : 4;
                     const int8_t *w[4];
-                    int32_t acc[4];
                     for (int32_t j = 0; j < 4; ++j) {
                         w[j] = filter + (o + (j < n ? j : n - 1)) * k;
                     }
-                    td_dot_1x4_mve(x, w, k, acc);
-                    for (int32_t j = 0; j < n; ++j) {
-                        const int32_t v =
-                            td_requantize(td_add_wrap(acc[j], bias[o + j]), mult[o + j],
-                                          shift[o + j]) + out_off;
-                        dst[o + j] = (int8_t)td_clamp_s32(v, lo, hi);
-                    }
+                    td_output_x4_mve(td_dot_1x4_mve(x, w, k), bias + o, mult + o, shift + o,
+                                     out_off, lo, hi, dst + o, n);
                 }
             }
         }
