@@ -310,10 +310,12 @@ void td_fully_connected_s8_dsp(const td_fully_connected_params_t *p, const int8_
                                int8_t *out0, void *scratch);
 int32_t td_fully_connected_s8_dsp_scratch_size(const td_fully_connected_params_t *p);
 /* Cortex-M55 MVE (Helium) variants: chosen only for boards with MVE (their sources #error
- * without it); the reference filter layout, a folded bias (see the .c files); no scratch
- * (the companions return 0). */
+ * without it); the reference filter layout and a folded bias (see the .c files). */
 void td_conv2d_1x1_s8_mve(const td_conv2d_params_t *p, const int8_t *in0, int8_t *out0);
 int32_t td_conv2d_1x1_s8_mve_scratch_size(const td_conv2d_params_t *p);
+void td_dwconv2d_3x3_s8_mve(const td_dwconv2d_params_t *p, const int8_t *in0, int8_t *out0,
+                            void *scratch);
+int32_t td_dwconv2d_3x3_s8_mve_scratch_size(const td_dwconv2d_params_t *p);
 
 /* (structs and prototypes of the other ops go between the marker above and these lines) */
 #ifdef __cplusplus

@@ -27,7 +27,7 @@ from types import ModuleType
 
 import numpy as np
 import pytest
-from test_dsp_host import C1, SPECS, Spec, build_model, mismatch, random_specs
+from test_dsp_host import C1, DW, SPECS, Spec, build_model, mismatch, random_specs
 
 from tinydeploy.boards import get_board
 from tinydeploy.kernels.registry import select_kernels, variants
@@ -54,8 +54,7 @@ MEMORY
 }
 """
 
-C1_MVE = "td_conv2d_1x1_s8_mve"
-MVE_OF = {C1: C1_MVE}
+MVE_OF = {C1: "td_conv2d_1x1_s8_mve", DW: "td_dwconv2d_3x3_s8_mve"}
 
 
 def mve_specs() -> tuple[Spec, ...]:
@@ -103,7 +102,7 @@ def m55_bench(work: Path) -> ModuleType:
 
 
 REQUANT_CHECK = r"""
-#include "td_conv2d_1x1_s8_mve.c"
+#include KERNEL_SOURCE
 #include "td_dsp_test_rt.h"
 
 static uint32_t td_state = 0x9E3779B9u;
@@ -163,16 +162,18 @@ int main(void)
 """
 
 
-def test_vector_requantize_equals_td_requantize(tmp_path: Path) -> None:
-    """td_requantize_x4_mve gives td_requantize's result on every lane: random operands over
-    the whole range (multipliers in [2^30, 2^31) and 0, shifts in [-31, 30], wrapping left
-    shifts) and exact ties of the final rounding shift, of both signs."""
+@pytest.mark.parametrize("kernel", sorted(MVE_OF.values()))
+def test_vector_requantize_equals_td_requantize(kernel: str, tmp_path: Path) -> None:
+    """``kernel``'s td_requantize_x4_mve gives td_requantize's result on every lane: random
+    operands over the whole range (multipliers in [2^30, 2^31) and 0, shifts in [-31, 30],
+    wrapping left shifts) and exact ties of the final rounding shift, of both signs."""
     bench = m55_bench(tmp_path)
     src = tmp_path / "requant_check.c"
     src.write_text(REQUANT_CHECK, encoding="utf-8")
     elf = tmp_path / "requant.elf"
     rt = bench.TEST_RT
     cmd = ["arm-none-eabi-gcc", *M55_CFLAGS, "-O2", "-DITERATIONS=40000u",
+           f'-DKERNEL_SOURCE="{kernel}.c"',
            "-I", str(ROOT / "firmware" / "kernels"), "-I", str(ROOT / "firmware" / "kernels" /
                                                                 "arm"),
            "-I", str(rt), str(src), str(rt / "td_dsp_test_rt.c"), "-T",
@@ -215,6 +216,23 @@ def mve_cases(bench: ModuleType, model: bytes, name: str, seed: int) -> list:  #
         for label, arr in inputs.items()]
 
 
+def chunks(cases: list, budget: int = 256 * 1024) -> list[list]:  # type: ignore[type-arg]
+    """``cases`` in order, split into programs whose constant data (inputs, ref and mve
+    constants) stays under ``budget`` bytes: the AN547's 512 K ITCM holds code and
+    constants."""
+    out: list[list] = [[]]  # type: ignore[type-arg]
+    used = 0
+    for c in cases:
+        size = c.input.nbytes + sum(a.values.nbytes for call in (c.ref, c.dsp)
+                                    for a in call.consts)
+        if out[-1] and used + size > budget:
+            out.append([])
+            used = 0
+        out[-1].append(c)
+        used += size
+    return out
+
+
 @pytest.fixture(scope="module")
 def device_run(tmp_path_factory: pytest.TempPathFactory) -> dict:  # type: ignore[type-arg]
     """Every spec's cases in one program on mps3-an547: {spec id: [(case, result)]}."""
@@ -223,7 +241,9 @@ def device_run(tmp_path_factory: pytest.TempPathFactory) -> dict:  # type: ignor
     for s in MVE_SPECS:
         model = build_model(s)
         flat += [(s.id, model, c) for c in mve_cases(bench, model, s.id, s.seed)]
-    results = bench.run_on_device([c for _, _, c in flat])
+    results = []
+    for chunk in chunks([c for _, _, c in flat]):
+        results += bench.run_on_device(chunk)
     out: dict = {}  # type: ignore[type-arg]
     for (sid, model, case), res in zip(flat, results, strict=True):
         out.setdefault(sid, []).append((model, case, res))
@@ -255,7 +275,7 @@ def test_mve_kernel_on_cortex_m55(spec: Spec, device_run: dict) -> None:  # type
 def test_mve_faster_than_reference_on_dscnn_shapes(device_run: dict) -> None:  # type: ignore[type-arg]
     """On DS-CNN's own shapes the MVE kernel must beat the reference clearly (counts under
     icount are exact, so this is no timing flake)."""
-    for sid in ("pw_dscnn",):
+    for sid in ("pw_dscnn", "dw_dscnn"):
         for _, case, res in device_run[sid]:
             ratio = res.ref_instructions / res.dsp_instructions
             print(f"{case.name}: ref {res.ref_instructions // 32:,} mve "

@@ -26,10 +26,15 @@ import numpy as np
 
 from tinydeploy.kernels.arm_dsp import (
     CONV2D_1X1_S8_DSP,
+    DWCONV2D_3X3_S8_DSP,
     _conv_1x1_accepts,
+    _dw_accepts,
+    dw_scratch_bytes,
     fold_bias,
+    with_packed_weights,
 )
 from tinydeploy.kernels.conv import CONV2D_S8_REF
+from tinydeploy.kernels.depthwise import DWCONV2D_S8_REF
 from tinydeploy.kernels.registry import ConstArray, KernelCall, KernelVariant, register
 from tinydeploy.model.ir import Graph, Operator
 
@@ -66,3 +71,23 @@ CONV2D_1X1_S8_MVE = register(KernelVariant(
     sources=(f"{ARM_DIR}/td_conv2d_1x1_s8_mve.c",), requires=MVE,
     accepts=_conv_1x1_accepts, prepare=_conv_1x1_prepare,
     priority=CONV2D_1X1_S8_DSP.priority + 10))
+
+
+# --- DEPTHWISE_CONV_2D 3x3 ----------------------------------------------------------------
+
+def _dw_prepare(graph: Graph, op: Operator) -> KernelCall:
+    call = DWCONV2D_S8_REF.prepare(graph, op)
+    c = int(call.param("in_c"))
+    filt = call.const("filter")
+    taps = filt.values.astype(np.int8).reshape(9, c)
+    # the filter stays in the reference layout; the folded bias wants [out_c, depth] rows
+    # (channel c's row is its 9 taps); scratch: one row of the input zero point, as for dsp
+    return with_packed_weights(call, "td_dwconv2d_3x3_s8_mve", taps.T, filt,
+                               dw_scratch_bytes(c))
+
+
+DWCONV2D_3X3_S8_MVE = register(KernelVariant(
+    op="DEPTHWISE_CONV_2D", impl="mve", symbol="td_dwconv2d_3x3_s8_mve",
+    sources=(f"{ARM_DIR}/td_dwconv2d_3x3_s8_mve.c",), requires=MVE,
+    accepts=_dw_accepts, prepare=_dw_prepare,
+    priority=DWCONV2D_3X3_S8_DSP.priority + 10))

@@ -25,7 +25,7 @@
 #include "td_kernels.h"
 
 #if !defined(__ARM_FEATURE_MVE) || !(__ARM_FEATURE_MVE & 1)
-#error "td_conv2d_1x1_s8_mve.c needs the MVE integer extension (-mcpu=cortex-m55 -mfloat-abi=hard)"
+#error "td_conv2d_1x1_s8_mve.c needs MVE (-mcpu=cortex-m55 -mfloat-abi=hard)"
 #endif
 
 #include <arm_mve.h>
