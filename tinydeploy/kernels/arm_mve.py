@@ -5,9 +5,10 @@ As in `arm_dsp`, each variant reuses the reference op's checks and `prepare` (al
 TFLite's Prepare-time math lives there, once) and extends the resulting `KernelCall`: another
 symbol and sources, the same parameter struct, and a *folded bias*
 ``bias[o] + input_offset * sum(filter[o])`` (see `arm_dsp.fold_bias`), so that the device
-multiplies plain int8 by int8 (VMLADAVA.S8) and never adds the input offset per tap. Unlike
-the dsp kernels, the MVE kernels read the filter in the reference's int8 layout: vector loads
-of 16 bytes need no lane reordering, and tail-predicated loads need no padding.
+multiplies plain int8 by int8 and never adds the input offset per tap. Unlike the dsp
+kernels, the MVE kernels keep the weights int8: the pointwise kernel reads the reference
+layout (16-byte vector loads need no lane reordering, tail-predicated loads no padding); the
+depthwise kernel reads the taps regrouped per four channels (`pack_dw_filter_mve`).
 
 The C files require MVE (they ``#error`` without it), so the host harness cannot compile
 them; tests/golden/test_mve_target.py runs them on QEMU's mps3-an547 (Cortex-M55).
@@ -75,14 +76,25 @@ CONV2D_1X1_S8_MVE = register(KernelVariant(
 
 # --- DEPTHWISE_CONV_2D 3x3 ----------------------------------------------------------------
 
+def pack_dw_filter_mve(taps: np.ndarray) -> np.ndarray:
+    """[9, C] int8 depthwise taps -> td_dwconv2d_3x3_s8_mve's filter: int8 [ceil(C/4)][9][4],
+    group g, tap t = channels 4g .. 4g+3 of tap t (0 where the channel does not exist)."""
+    taps = np.asarray(taps, dtype=np.int8)
+    ntaps, c = taps.shape
+    groups = (c + 3) // 4
+    padded = np.zeros((ntaps, 4 * groups), dtype=np.int8)
+    padded[:, :c] = taps
+    return np.ascontiguousarray(padded.reshape(ntaps, groups, 4).transpose(1, 0, 2)).reshape(-1)
+
+
 def _dw_prepare(graph: Graph, op: Operator) -> KernelCall:
     call = DWCONV2D_S8_REF.prepare(graph, op)
     c = int(call.param("in_c"))
-    filt = call.const("filter")
-    taps = filt.values.astype(np.int8).reshape(9, c)
-    # the filter stays in the reference layout; the folded bias wants [out_c, depth] rows
-    # (channel c's row is its 9 taps); scratch: one row of the input zero point, as for dsp
-    return with_packed_weights(call, "td_dwconv2d_3x3_s8_mve", taps.T, filt,
+    taps = call.const("filter").values.astype(np.int8).reshape(9, c)
+    # the folded bias wants [out_c, depth] rows (channel c's row is its 9 taps); scratch: one
+    # row of the input zero point, as for the dsp kernel
+    return with_packed_weights(call, "td_dwconv2d_3x3_s8_mve", taps.T,
+                               ConstArray("filter_groups", "int8_t", pack_dw_filter_mve(taps)),
                                dw_scratch_bytes(c))
 
 

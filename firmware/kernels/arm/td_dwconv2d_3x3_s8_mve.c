@@ -4,7 +4,9 @@
  * td_dwconv2d_s8_ref (and so with TFLite Micro).
  *
  * Channels are processed four at a time in int32 lanes: for each of the nine taps one
- * widening load (VLDRB.S32) gives four input channels, another the tap's four filter values,
+ * widening load (VLDRB.S32) gives four input channels, another the tap's four filter values
+ * (packed on the host per group of four channels, so one pointer with immediate offsets
+ * walks them),
  * and VMUL + VADD accumulate their products onto the bias (wrapping, as the reference's int32
  * sum does where it is defined). The last, partial group of channels
  * uses tail predication (VCTP32): disabled lanes read no memory and store nothing, so no read
@@ -18,8 +20,10 @@
  * skipping of that tap contributes. So every output pixel runs the same nine taps.
  *
  * Parameters: td_dwconv2d_params_t as for td_dwconv2d_s8_ref with filter_h = filter_w = 3,
- * depth_multiplier = 1 (out_c = in_c), the filter in the reference layout [3][3][in_c] int8,
- * and `bias` never NULL, holding bias[c] + input_offset * sum_t filter[t][c] (mod 2^32);
+ * depth_multiplier = 1 (out_c = in_c), and two differences prepared on the host:
+ *   filter: int8 [groups][9 taps][4 channels] with groups = ceil(in_c / 4): group g, tap t
+ *           holds filter[t][4g .. 4g+3] (0 where the channel does not exist), any alignment;
+ *   bias:   never NULL, holding bias[c] + input_offset * sum_t filter[t][c] (mod 2^32);
  * input_offset is only used to fill the zero-point row. scratch:
  * td_dwconv2d_3x3_s8_mve_scratch_size(p) bytes (the zero-point row), any alignment.
  */
@@ -101,14 +105,24 @@ void td_dwconv2d_3x3_s8_mve(const td_dwconv2d_params_t *p, const int8_t *in0, in
                         tap[3 * ky + kx] = inside ? image + (iy * p->in_w + ix) * ch : zp_row;
                     }
                 }
-                for (int32_t c = 0; c < ch; c += 4) {
-                    const int32_t n = ch - c < 4 ? ch - c : 4;
-                    const mve_pred16_t pred = vctp32q((uint32_t)n);
-                    int32x4_t acc = vldrwq_z_s32(bias + c, pred);
+                const int8_t *w = filter;
+                int32_t c = 0;
+                for (; c + 4 <= ch; c += 4, w += 36) { /* whole groups: no predication */
+                    int32x4_t acc = vldrwq_s32(bias + c);
 #pragma GCC unroll 9
                     for (int32_t t = 0; t < 9; ++t) {
+                        acc = vaddq_s32(acc, vmulq_s32(vldrbq_s32(tap[t] + c),
+                                                       vldrbq_s32(w + 4 * t)));
+                    }
+                    td_output_x4_mve(acc, mult + c, shift + c, out_off, lo, hi, dst + c, 4);
+                }
+                if (c < ch) { /* the last 1..3 channels: tail-predicated input reads */
+                    const int32_t n = ch - c;
+                    const mve_pred16_t pred = vctp32q((uint32_t)n);
+                    int32x4_t acc = vldrwq_z_s32(bias + c, pred);
+                    for (int32_t t = 0; t < 9; ++t) {
                         acc = vaddq_s32(acc, vmulq_s32(vldrbq_z_s32(tap[t] + c, pred),
-                                                       vldrbq_z_s32(filter + t * ch + c, pred)));
+                                                       vldrbq_s32(w + 4 * t)));
                     }
                     td_output_x4_mve(acc, mult + c, shift + c, out_off, lo, hi, dst + c, n);
                 }
