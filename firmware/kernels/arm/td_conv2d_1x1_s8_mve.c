@@ -59,6 +59,13 @@ static inline void td_output_x4_mve(int32x4_t acc, const int32_t *bias, const in
                                     const int32_t *shift, int32_t out_off, int32_t lo,
                                     int32_t hi, int8_t *dst, int32_t n)
 {
+    if (n == 4) { /* a whole group (a constant once inlined): no predication */
+        int32x4_t v = vaddq_s32(acc, vldrwq_s32(bias));
+        v = td_requantize_x4_mve(v, vldrwq_s32(mult), vldrwq_s32(shift));
+        v = vaddq_n_s32(v, out_off);
+        vstrbq_s32(dst, vminq_s32(vmaxq_s32(v, vdupq_n_s32(lo)), vdupq_n_s32(hi)));
+        return;
+    }
     const mve_pred16_t pred = vctp32q((uint32_t)n);
     int32x4_t v = vaddq_s32(acc, vldrwq_z_s32(bias, pred));
     v = td_requantize_x4_mve(v, vldrwq_z_s32(mult, pred), vldrwq_z_s32(shift, pred));
@@ -73,11 +80,11 @@ int32_t td_conv2d_1x1_s8_mve_scratch_size(const td_conv2d_params_t *p)
     return 0;
 }
 
-/* The four dot products of x with the rows w[0..3] over k int8 values, as int32 lanes. */
-static inline int32x4_t td_dot_1x4_mve(const int8_t *x, const int8_t *const w[4], int32_t k)
+/* The four dot products of x with the rows w0..w3 over k int8 values, as int32 lanes. */
+static inline int32x4_t td_dot_1x4_mve(const int8_t *x, const int8_t *w0, const int8_t *w1,
+                                       const int8_t *w2, const int8_t *w3, int32_t k)
 {
     int32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-    const int8_t *w0 = w[0], *w1 = w[1], *w2 = w[2], *w3 = w[3];
     int32_t i = 0;
     for (; i + 16 <= k; i += 16) {
         const int8x16_t v = vldrbq_s8(x + i);
@@ -115,14 +122,21 @@ void td_conv2d_1x1_s8_mve(const td_conv2d_params_t *p, const int8_t *in0, int8_t
             const int8_t *row = in0 + ((b * in_h + oy * sh) * in_w) * k;
             for (int32_t ox = 0; ox < out_w; ++ox, dst += oc) {
                 const int8_t *x = row + ox * sw * k;
-                for (int32_t o = 0; o < oc; o += 4) {
-                    const int32_t n = oc - o < 4 ? oc - o : 4;
-                    const int8_t *w[4];
-                    for (int32_t j = 0; j < 4; ++j) {
-                        w[j] = filter + (o + (j < n ? j : n - 1)) * k;
-                    }
-                    td_output_x4_mve(td_dot_1x4_mve(x, w, k), bias + o, mult + o, shift + o,
-                                     out_off, lo, hi, dst + o, n);
+                int32_t o = 0;
+                for (; o + 4 <= oc; o += 4) {
+                    const int8_t *w0 = filter + o * k;
+                    td_output_x4_mve(td_dot_1x4_mve(x, w0, w0 + k, w0 + 2 * k, w0 + 3 * k, k),
+                                     bias + o, mult + o, shift + o, out_off, lo, hi, dst + o,
+                                     4);
+                }
+                if (o < oc) { /* 1..3 rows left: the last one fills the missing slots */
+                    const int32_t n = oc - o;
+                    const int8_t *w0 = filter + o * k;
+                    const int8_t *wl = filter + (oc - 1) * k;
+                    td_output_x4_mve(td_dot_1x4_mve(x, w0, n > 1 ? w0 + k : wl,
+                                                    n > 2 ? w0 + 2 * k : wl, wl, k),
+                                     bias + o, mult + o, shift + o, out_off, lo, hi, dst + o,
+                                     n);
                 }
             }
         }

@@ -67,6 +67,12 @@ static inline void td_output_x4_mve(int32x4_t acc, const int32_t *mult, const in
                                     int32_t out_off, int32_t lo, int32_t hi, int8_t *dst,
                                     int32_t n)
 {
+    if (n == 4) { /* a whole group (a constant once inlined): no predication */
+        int32x4_t v = td_requantize_x4_mve(acc, vldrwq_s32(mult), vldrwq_s32(shift));
+        v = vaddq_n_s32(v, out_off);
+        vstrbq_s32(dst, vminq_s32(vmaxq_s32(v, vdupq_n_s32(lo)), vdupq_n_s32(hi)));
+        return;
+    }
     const mve_pred16_t pred = vctp32q((uint32_t)n);
     int32x4_t v = td_requantize_x4_mve(acc, vldrwq_z_s32(mult, pred), vldrwq_z_s32(shift, pred));
     v = vaddq_n_s32(v, out_off);
