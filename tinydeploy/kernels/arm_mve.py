@@ -41,6 +41,7 @@ from tinydeploy.model.ir import Graph, Operator
 
 ARM_DIR = "kernels/arm"
 MVE = frozenset({"mve"})
+REQUANT_MVE_H = f"{ARM_DIR}/td_requant_mve.h"   # four-lane td_requantize (private)
 
 
 def with_folded_bias(call: KernelCall, symbol: str, rows: np.ndarray) -> KernelCall:
@@ -69,7 +70,7 @@ def _conv_1x1_prepare(graph: Graph, op: Operator) -> KernelCall:
 
 CONV2D_1X1_S8_MVE = register(KernelVariant(
     op="CONV_2D", impl="mve", symbol="td_conv2d_1x1_s8_mve",
-    sources=(f"{ARM_DIR}/td_conv2d_1x1_s8_mve.c",), requires=MVE,
+    sources=(f"{ARM_DIR}/td_conv2d_1x1_s8_mve.c", REQUANT_MVE_H), requires=MVE,
     accepts=_conv_1x1_accepts, prepare=_conv_1x1_prepare,
     priority=CONV2D_1X1_S8_DSP.priority + 10))
 
@@ -100,6 +101,6 @@ def _dw_prepare(graph: Graph, op: Operator) -> KernelCall:
 
 DWCONV2D_3X3_S8_MVE = register(KernelVariant(
     op="DEPTHWISE_CONV_2D", impl="mve", symbol="td_dwconv2d_3x3_s8_mve",
-    sources=(f"{ARM_DIR}/td_dwconv2d_3x3_s8_mve.c",), requires=MVE,
+    sources=(f"{ARM_DIR}/td_dwconv2d_3x3_s8_mve.c", REQUANT_MVE_H), requires=MVE,
     accepts=_dw_accepts, prepare=_dw_prepare,
     priority=DWCONV2D_3X3_S8_DSP.priority + 10))
