@@ -140,7 +140,7 @@ def _conv_common(graph: Graph, op: Operator) -> str | None:
     return None
 
 
-def _conv_1x1_accepts(graph: Graph, op: Operator) -> str | None:
+def conv_1x1_accepts(graph: Graph, op: Operator) -> str | None:
     why = _conv_common(graph, op)
     if why is not None:
         return why
@@ -174,7 +174,7 @@ def _conv_prepare(graph: Graph, op: Operator) -> KernelCall:
 CONV2D_1X1_S8_DSP = register(KernelVariant(
     op="CONV_2D", impl="dsp", symbol="td_conv2d_1x1_s8_dsp",
     sources=(f"{ARM_DIR}/td_conv2d_1x1_s8_dsp.c", GEMM_HEADER, SIMD_HEADER), requires=DSP,
-    accepts=_conv_1x1_accepts, prepare=_conv_1x1_prepare, priority=20))
+    accepts=conv_1x1_accepts, prepare=_conv_1x1_prepare, priority=20))
 
 CONV2D_S8_DSP = register(KernelVariant(
     op="CONV_2D", impl="dsp", symbol="td_conv2d_s8_dsp",
@@ -184,7 +184,7 @@ CONV2D_S8_DSP = register(KernelVariant(
 
 # --- DEPTHWISE_CONV_2D --------------------------------------------------------------------
 
-def _dw_accepts(graph: Graph, op: Operator) -> str | None:
+def dw3x3_accepts(graph: Graph, op: Operator) -> str | None:
     why = DWCONV2D_S8_REF.accepts(graph, op)
     if why is not None:
         return why
@@ -230,7 +230,7 @@ def dw_scratch_bytes(channels: int) -> int:
 DWCONV2D_3X3_S8_DSP = register(KernelVariant(
     op="DEPTHWISE_CONV_2D", impl="dsp", symbol="td_dwconv2d_3x3_s8_dsp",
     sources=(f"{ARM_DIR}/td_dwconv2d_3x3_s8_dsp.c", SIMD_HEADER), requires=DSP,
-    accepts=_dw_accepts, prepare=_dw_prepare, priority=20))
+    accepts=dw3x3_accepts, prepare=_dw_prepare, priority=20))
 
 
 # --- FULLY_CONNECTED ----------------------------------------------------------------------

@@ -28,8 +28,8 @@ import numpy as np
 from tinydeploy.kernels.arm_dsp import (
     CONV2D_1X1_S8_DSP,
     DWCONV2D_3X3_S8_DSP,
-    _conv_1x1_accepts,
-    _dw_accepts,
+    conv_1x1_accepts,
+    dw3x3_accepts,
     dw_scratch_bytes,
     fold_bias,
     with_packed_weights,
@@ -71,7 +71,7 @@ def _conv_1x1_prepare(graph: Graph, op: Operator) -> KernelCall:
 CONV2D_1X1_S8_MVE = register(KernelVariant(
     op="CONV_2D", impl="mve", symbol="td_conv2d_1x1_s8_mve",
     sources=(f"{ARM_DIR}/td_conv2d_1x1_s8_mve.c", REQUANT_MVE_H), requires=MVE,
-    accepts=_conv_1x1_accepts, prepare=_conv_1x1_prepare,
+    accepts=conv_1x1_accepts, prepare=_conv_1x1_prepare,
     priority=CONV2D_1X1_S8_DSP.priority + 10))
 
 
@@ -102,5 +102,5 @@ def _dw_prepare(graph: Graph, op: Operator) -> KernelCall:
 DWCONV2D_3X3_S8_MVE = register(KernelVariant(
     op="DEPTHWISE_CONV_2D", impl="mve", symbol="td_dwconv2d_3x3_s8_mve",
     sources=(f"{ARM_DIR}/td_dwconv2d_3x3_s8_mve.c", REQUANT_MVE_H), requires=MVE,
-    accepts=_dw_accepts, prepare=_dw_prepare,
+    accepts=dw3x3_accepts, prepare=_dw_prepare,
     priority=DWCONV2D_3X3_S8_DSP.priority + 10))
