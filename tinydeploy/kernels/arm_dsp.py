@@ -39,6 +39,7 @@ from tinydeploy.model.ir import DepthwiseConv2DOptions, Graph, Operator
 ARM_DIR = "kernels/arm"
 DSP = frozenset({"dsp"})
 SIMD_HEADER = f"{ARM_DIR}/td_simd.h"
+DW3X3_TAPS_H = f"{ARM_DIR}/td_dw3x3_taps.h"   # 3x3 depthwise tap pointers (private)
 GEMM_HEADER = f"{ARM_DIR}/td_gemm_s8_dsp.h"
 
 # Dot products of int8 values are at most 2^14 in magnitude; the kernels' partial sums stay in
@@ -229,7 +230,7 @@ def dw_scratch_bytes(channels: int) -> int:
 
 DWCONV2D_3X3_S8_DSP = register(KernelVariant(
     op="DEPTHWISE_CONV_2D", impl="dsp", symbol="td_dwconv2d_3x3_s8_dsp",
-    sources=(f"{ARM_DIR}/td_dwconv2d_3x3_s8_dsp.c", SIMD_HEADER), requires=DSP,
+    sources=(f"{ARM_DIR}/td_dwconv2d_3x3_s8_dsp.c", SIMD_HEADER, DW3X3_TAPS_H), requires=DSP,
     accepts=dw3x3_accepts, prepare=_dw_prepare, priority=20))
 
 

@@ -27,6 +27,7 @@ import numpy as np
 
 from tinydeploy.kernels.arm_dsp import (
     CONV2D_1X1_S8_DSP,
+    DW3X3_TAPS_H,
     DWCONV2D_3X3_S8_DSP,
     conv_1x1_accepts,
     dw3x3_accepts,
@@ -101,6 +102,6 @@ def _dw_prepare(graph: Graph, op: Operator) -> KernelCall:
 
 DWCONV2D_3X3_S8_MVE = register(KernelVariant(
     op="DEPTHWISE_CONV_2D", impl="mve", symbol="td_dwconv2d_3x3_s8_mve",
-    sources=(f"{ARM_DIR}/td_dwconv2d_3x3_s8_mve.c", REQUANT_MVE_H), requires=MVE,
+    sources=(f"{ARM_DIR}/td_dwconv2d_3x3_s8_mve.c", REQUANT_MVE_H, DW3X3_TAPS_H), requires=MVE,
     accepts=dw3x3_accepts, prepare=_dw_prepare,
     priority=DWCONV2D_3X3_S8_DSP.priority + 10))

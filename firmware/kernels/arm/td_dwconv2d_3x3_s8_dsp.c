@@ -24,6 +24,7 @@
  * scratch: td_dwconv2d_3x3_s8_dsp_scratch_size(p) bytes (the zero-point row), any alignment.
  */
 #include "td_kernels.h"
+#include "td_dw3x3_taps.h"
 
 #include "td_simd.h"
 
@@ -102,18 +103,8 @@ void td_dwconv2d_3x3_s8_dsp(const td_dwconv2d_params_t *p, const int8_t *in0, in
     for (int32_t b = 0; b < p->batches; ++b) {
         const int8_t *image = in0 + b * p->in_h * p->in_w * ch;
         for (int32_t oy = 0; oy < p->out_h; ++oy) {
-            const int32_t iy0 = oy * p->stride_h - p->pad_h;
             for (int32_t ox = 0; ox < p->out_w; ++ox, dst += ch) {
-                const int32_t ix0 = ox * p->stride_w - p->pad_w;
-                for (int32_t ky = 0; ky < 3; ++ky) {
-                    const int32_t iy = iy0 + ky * p->dilation_h;
-                    for (int32_t kx = 0; kx < 3; ++kx) {
-                        const int32_t ix = ix0 + kx * p->dilation_w;
-                        const int32_t inside = iy >= 0 && iy < p->in_h && ix >= 0
-                                               && ix < p->in_w;
-                        tap[3 * ky + kx] = inside ? image + (iy * p->in_w + ix) * ch : zp_row;
-                    }
-                }
+                td_dw3x3_taps(p, image, oy, ox, zp_row, tap);
                 const td_word_t *w = (const td_word_t *)(const void *)p->filter;
                 int32_t c = 0;
                 for (; c < ch4; c += 4) {
