@@ -15,11 +15,7 @@ import pytest
 
 from tinydeploy.kws.data import (
     LABELS,
-    Split,
-    SynthConfig,
-    _clip_job,
-    split_speakers,
-    synthetic_speakers,
+    render_unseen_clips,
 )
 from tinydeploy.kws.frontend import HostFrontend
 from tinydeploy.kws.frontend_config import FrontendConfig
@@ -40,23 +36,8 @@ def test_committed_files_agree() -> None:
     assert cfg.shape == (49, 10) and len(cfg.mean) == 10
 
 
-def _fresh_test_clips(per_class: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """Clips rendered now, for speakers of the test split, with a seed not used in training."""
-    speakers = synthetic_speakers()
-    cfg = SynthConfig(per_class=per_class, seed=0)
-    test_speakers = split_speakers(speakers, cfg)[Split.TEST]
-    job_cfg = SynthConfig(per_class=per_class, seed=seed)
-    audio, labels = [], []
-    for lab in range(len(LABELS)):
-        for i in range(per_class):
-            a, _ = _clip_job((job_cfg, lab, i, test_speakers))
-            audio.append(a)
-            labels.append(lab)
-    return np.stack(audio), np.asarray(labels)
-
-
 def test_int8_model_recognises_unseen_speakers() -> None:
-    audio, labels = _fresh_test_clips(per_class=6, seed=4242)
+    audio, labels = render_unseen_clips(per_class=6, seed=4242)
     model = MODEL.read_bytes()
     fe = HostFrontend(FrontendConfig.load(MODELS / "frontend.json"))
     pred = int8_predict(model, fe.features_s8(audio, input_quant_of(model)))
@@ -65,7 +46,7 @@ def test_int8_model_recognises_unseen_speakers() -> None:
 
 
 def test_simulated_stream_finds_most_keywords() -> None:
-    audio, labels = _fresh_test_clips(per_class=2, seed=777)
+    audio, labels = render_unseen_clips(per_class=2, seed=777)
     stream = build_stream(audio, labels, seed=1)
     events = simulate_stream(stream.audio, MODEL.read_bytes(),
                              FrontendConfig.load(MODELS / "frontend.json"),
@@ -77,7 +58,7 @@ def test_simulated_stream_finds_most_keywords() -> None:
 
 
 def test_cli_stream_simulated_json(tmp_path: Path) -> None:
-    audio, labels = _fresh_test_clips(per_class=1, seed=99)
+    audio, labels = render_unseen_clips(per_class=1, seed=99)
     keep = [i for i, lab in enumerate(labels) if LABELS[lab] in ("yes", "stop")]
     paths = []
     for i in keep:

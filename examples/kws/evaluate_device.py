@@ -20,14 +20,7 @@ import numpy as np
 from tinydeploy.boards import get_board
 from tinydeploy.build.firmware import build_firmware
 from tinydeploy.flash.runner import Firmware
-from tinydeploy.kws.data import (
-    LABELS,
-    Split,
-    SynthConfig,
-    _clip_job,
-    split_speakers,
-    synthetic_speakers,
-)
+from tinydeploy.kws.data import render_unseen_clips
 from tinydeploy.kws.frontend import HostFrontend
 from tinydeploy.kws.frontend_config import FrontendConfig
 from tinydeploy.kws.train import input_quant_of
@@ -45,18 +38,11 @@ def main() -> int:
     ap.add_argument("--board", default="nrf52840")
     args = ap.parse_args()
 
-    speakers = split_speakers(synthetic_speakers(), SynthConfig())[Split.TEST]
-    cfg = SynthConfig(per_class=args.per_class, seed=args.seed)
-    audio, labels = [], []
-    for lab in range(len(LABELS)):
-        for i in range(args.per_class):
-            audio.append(_clip_job((cfg, lab, i, speakers))[0])
-            labels.append(lab)
-    y = np.asarray(labels)
+    audio, y = render_unseen_clips(args.per_class, args.seed)
     model = MODEL.read_bytes()
     fe = HostFrontend(FrontendConfig.load(MODEL.with_name("frontend.json")))
     quant = input_quant_of(model)
-    feats = [f.reshape(1, 49, 10, 1) for f in fe.features_s8(np.stack(audio), quant)]
+    feats = [f.reshape(1, 49, 10, 1) for f in fe.features_s8(audio, quant)]
 
     oracle = Oracle(model)
     host = np.asarray([oracle.run([f])[0].reshape(-1) for f in feats])

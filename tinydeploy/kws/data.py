@@ -390,3 +390,16 @@ def export_speech_commands(ds: Dataset, root: Path, noise_seconds: int = 30,
     noise = make_noise(rng, noise_seconds * SAMPLE_RATE) * 3000
     write_wav(root / "_background_noise_" / "noise.wav",
               np.clip(noise, -32768, 32767).astype(np.int16))
+
+
+def render_unseen_clips(per_class: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """``per_class`` clips of every label spoken by the test split's speakers (never heard in
+    training), rendered now with render seed ``seed``: (int16 audio [n, CLIP], labels [n])."""
+    cfg = SynthConfig(per_class=per_class, seed=seed)
+    speakers = split_speakers(synthetic_speakers(), cfg)[Split.TEST]
+    audio, labels = [], []
+    for lab in range(len(LABELS)):
+        for i in range(per_class):
+            audio.append(_clip_job((cfg, lab, i, speakers))[0])
+            labels.append(lab)
+    return np.stack(audio), np.asarray(labels)
