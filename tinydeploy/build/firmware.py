@@ -199,9 +199,14 @@ def build_firmware(model: Path | bytes, board: Board, app: str, out_dir: Path, *
             hint=f"build again with --stack {((stack.bytes + 255) // 256) * 256}")
     sizes = _symbol_sizes(elf, nm)
     kernels = []
+    stored: set[tuple[str, str, int, str]] = set()   # codegen stores equal constants once
     for ch in selection.choices:
         op = g.operators[ch.op_index]
-        w = sum(int(c.values.nbytes) for c in ch.call.consts) if ch.call else 0
+        w = 0
+        for c in ch.call.consts if ch.call else ():
+            if c.key not in stored:
+                stored.add(c.key)
+                w += int(c.values.nbytes)
         kernels.append(KernelUse(ch.op_index, op.type_name,
                                  "(alias)" if ch.variant.alias else ch.variant.symbol,
                                  ch.variant.impl, w, sizes.get(ch.variant.symbol, 0)))

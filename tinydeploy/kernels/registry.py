@@ -20,6 +20,7 @@ Invariants:
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 import importlib.util
 from collections.abc import Callable
@@ -42,6 +43,13 @@ class ConstArray:
     name: str
     ctype: str
     values: np.ndarray
+
+    @property
+    def key(self) -> tuple[str, str, int, str]:
+        """Equal keys: byte-identical arrays of one C type, which codegen stores once (a
+        filter shared by several ops, a repeated requantization table)."""
+        v = np.ascontiguousarray(np.asarray(self.values).reshape(-1))
+        return self.ctype, v.dtype.str, v.size, hashlib.sha256(v.tobytes()).hexdigest()
 
 
 @dataclass(frozen=True, eq=False)

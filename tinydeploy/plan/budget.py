@@ -133,12 +133,17 @@ class Budget:
 
 
 def weights_bytes(selection: Any) -> int:
-    """Flash taken by every constant array of the selected kernels (each 16-byte aligned)."""
+    """Flash taken by the constant arrays of the selected kernels (each 16-byte aligned),
+    byte-identical arrays counted once: codegen stores them once."""
     total = 0
+    seen: set[tuple[str, str, int, str]] = set()
     for c in selection.choices:
         if c.call is None:
             continue
         for arr in c.call.consts:
+            if arr.key in seen:
+                continue
+            seen.add(arr.key)
             total += -(-int(arr.values.nbytes) // CONST_ALIGN) * CONST_ALIGN
     return total
 
