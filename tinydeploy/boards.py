@@ -13,9 +13,10 @@ from pathlib import Path
 from typing import Any
 
 from tinydeploy.errors import BoardError
+from tinydeploy.resources import boards_dir
 
 SCHEMA_VERSION = 1
-BOARDS_DIR = Path(__file__).resolve().parent.parent / "boards"
+BOARDS_DIR = boards_dir()
 
 # core id -> (gcc flags, features the core can have). "host" builds with the system compiler.
 CORES: dict[str, tuple[str, ...]] = {

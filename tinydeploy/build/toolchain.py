@@ -20,9 +20,9 @@ from pathlib import Path
 
 from tinydeploy.boards import Board
 from tinydeploy.errors import ToolchainError
+from tinydeploy.resources import firmware_dir
 
-ROOT = Path(__file__).resolve().parent.parent.parent
-FIRMWARE = ROOT / "firmware"
+FIRMWARE = firmware_dir()
 
 ARM_PREFIX = "arm-none-eabi-"
 DEBIAN_PACKAGES = {

@@ -21,10 +21,10 @@ from tinydeploy.errors import TinydeployError
 from tinydeploy.kernels.recurrent import variable_reset_value
 from tinydeploy.kernels.registry import Selection
 from tinydeploy.model.ir import Graph, Tensor
+from tinydeploy.resources import firmware_dir, templates_dir
 
-ROOT = Path(__file__).resolve().parent.parent.parent
-TEMPLATES = ROOT / "templates"
-FIRMWARE = ROOT / "firmware"
+TEMPLATES = templates_dir()
+FIRMWARE = firmware_dir()
 
 # What each application needs from firmware/ besides the model, kernels and platform.
 APP_PARTS: dict[str, tuple[str, ...]] = {

@@ -31,8 +31,9 @@ from tinydeploy.codegen import cemit
 from tinydeploy.errors import ToolchainError
 from tinydeploy.kernels.registry import Selection, select_kernels
 from tinydeploy.model.ir import Graph
+from tinydeploy.resources import firmware_dir
 
-FIRMWARE_DIR = Path(__file__).resolve().parent.parent.parent / "firmware"
+FIRMWARE_DIR = firmware_dir()
 KERNEL_INCLUDE = FIRMWARE_DIR / "kernels"
 SANITIZE = ("-fsanitize=address,undefined", "-fno-sanitize-recover=all",
             "-fno-omit-frame-pointer")

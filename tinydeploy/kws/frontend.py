@@ -31,8 +31,9 @@ from tinydeploy.kws.frontend_config import (
     hz_to_mel,
     render_frontend_header,
 )
+from tinydeploy.resources import firmware_dir
 
-FIRMWARE_FRONTEND = Path(__file__).resolve().parent.parent.parent / "firmware" / "frontend"
+FIRMWARE_FRONTEND = firmware_dir() / "frontend"
 SOURCES = ("td_frontend.c",)
 # The flags that make float arithmetic deterministic: no contraction into FMA, no fast-math,
 # IEEE semantics. -O2 never reassociates float sums without -ffast-math.
