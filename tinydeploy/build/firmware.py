@@ -247,6 +247,8 @@ def budget_json(measured: Any, estimated: Any) -> dict[str, Any]:
 
 def make_manifest(r: BuildResult, g: Graph, plan: Any, files: tuple[str, ...],
                   reserved_stack: int) -> dict[str, Any]:
+    inplace = {b.name: (b.inplace_of, b.inplace_shift) for b in plan.buffers
+               if b.inplace_of is not None}
     return {
         "format_version": MANIFEST_FORMAT,
         "tinydeploy_version": __version__,
@@ -273,7 +275,9 @@ def make_manifest(r: BuildResult, g: Graph, plan: Any, files: tuple[str, ...],
             "arena_bytes": plan.arena_bytes,
             "lower_bound_bytes": plan.lower_bound_bytes,
             "buffers": [{"name": p.name, "offset": p.offset, "bytes": p.size,
-                         "first_op": p.first, "last_op": p.last}
+                         "first_op": p.first, "last_op": p.last,
+                         "inplace_of": inplace.get(p.name, (None, 0))[0],
+                         "inplace_shift": inplace.get(p.name, (None, 0))[1]}
                         for p in sorted(plan.plan.placements, key=lambda p: p.name)],
         },
         "inputs": [_io(t, plan) for t in g.inputs],
