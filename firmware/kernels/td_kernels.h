@@ -317,6 +317,43 @@ void td_dwconv2d_3x3_s8_mve(const td_dwconv2d_params_t *p, const int8_t *in0, in
                             void *scratch);
 int32_t td_dwconv2d_3x3_s8_mve_scratch_size(const td_dwconv2d_params_t *p);
 
+/* ---- SUB, MAXIMUM, MINIMUM, SQUARED_DIFFERENCE, PRELU with broadcasting ----------------- *
+ * (td_sub_s8_ref, td_maximum_s8_ref, td_minimum_s8_ref, td_squared_difference_s8_ref,
+ * td_prelu_s8_ref). Broadcasting as td_add_params_t. Either operand may be constant: its
+ * data is then in0_const or in1_const (flash) and the kernel's argument for it repeats the
+ * other (arena) operand. Fields an op does not use are 0. */
+typedef struct {
+    int32_t left_shift;     /* [in] SUB 20, SQUARED_DIFFERENCE 7, others 0 */
+    int32_t in0_offset;     /* [in] -input0_zero_point */
+    int32_t in0_mult;       /* [in] Q31 multiplier of input 0 (SUB, SQUARED_DIFFERENCE) */
+    int32_t in0_shift;      /* [in] <= 0 */
+    int32_t in1_offset;     /* [in] -input1_zero_point (PRELU: -alpha_zero_point) */
+    int32_t in1_mult;
+    int32_t in1_shift;      /* [in] <= 0 */
+    int32_t out_offset;     /* [in] output_zero_point */
+    int32_t out_mult;       /* [in] output multiplier (PRELU: of in_scale / out_scale) */
+    int32_t out_shift;      /* [in] [-31, 30] */
+    int32_t alpha_mult;     /* [in] PRELU: in_scale * alpha_scale / out_scale */
+    int32_t alpha_shift;    /* [in] [-31, 30] */
+    int32_t act_min, act_max; /* [in] -128 <= act_min <= act_max <= 127 */
+    const int32_t *out_dims;    /* [in] [TD_BCAST_DIMS] as in td_add_params_t */
+    const int32_t *in0_strides; /* [in] [TD_BCAST_DIMS] */
+    const int32_t *in1_strides; /* [in] [TD_BCAST_DIMS] */
+    const int8_t *in0_const;    /* [in] constant operand 0 (flash) or NULL */
+    const int8_t *in1_const;    /* [in] constant operand 1 (flash) or NULL */
+} td_binary_params_t;
+
+void td_sub_s8_ref(const td_binary_params_t *p, const int8_t *in0, const int8_t *in1,
+                   int8_t *out0);
+void td_maximum_s8_ref(const td_binary_params_t *p, const int8_t *in0, const int8_t *in1,
+                       int8_t *out0);
+void td_minimum_s8_ref(const td_binary_params_t *p, const int8_t *in0, const int8_t *in1,
+                       int8_t *out0);
+void td_squared_difference_s8_ref(const td_binary_params_t *p, const int8_t *in0,
+                                  const int8_t *in1, int8_t *out0);
+void td_prelu_s8_ref(const td_binary_params_t *p, const int8_t *in0, const int8_t *in1,
+                     int8_t *out0);
+
 /* (structs and prototypes of the other ops go between the marker above and these lines) */
 #ifdef __cplusplus
 }

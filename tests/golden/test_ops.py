@@ -1,0 +1,55 @@
+"""Golden tests of the ops added for issue 13 against the tflite-micro oracle (host tier),
+plus the checks that refuse what TFLM would compute differently."""
+
+from __future__ import annotations
+
+import pytest
+
+from tinydeploy.errors import UnsupportedError
+from tinydeploy.kernels.registry import select_kernels
+from tinydeploy.model.loader import load_tflite
+
+try:
+    from cases_ops import In, OpCase, Out, binary_cases, unary_cases
+    from golden_ops import arm_compile_errors, check
+except ImportError:  # pragma: no cover - when tests/golden is a package
+    from .cases_ops import In, OpCase, Out, binary_cases, unary_cases
+    from .golden_ops import arm_compile_errors, check
+
+
+def test_binary_ops_match_tflite_micro() -> None:
+    cases = binary_cases()
+    assert {c.op for c in cases} == {"SUB", "MAXIMUM", "MINIMUM", "SQUARED_DIFFERENCE",
+                                     "PRELU"}
+    check([c.build() for c in cases])
+
+
+def test_maximum_with_mixed_quantization_is_refused() -> None:
+    c = OpCase("MAXIMUM", (In((4,), (0.1, 0)), In((4,), (0.2, 0))), (Out((4,), (0.1, 0)),))
+    with pytest.raises(UnsupportedError, match="share one quantization"):
+        select_kernels(load_tflite(c.build().model))
+
+
+def test_squared_difference_above_4d_is_refused() -> None:
+    s = (1, 2, 1, 2, 3)
+    c = OpCase("SQUARED_DIFFERENCE", (In(s, (0.1, 0)), In(s, (0.1, 0))),
+               (Out(s, (0.1, 0)),))
+    with pytest.raises(UnsupportedError, match="up to 4-D"):
+        select_kernels(load_tflite(c.build().model))
+
+
+def test_table_ops_match_tflite_micro() -> None:
+    check([c.build() for c in unary_cases()])
+
+
+NEW_SOURCES = [
+    "kernels/ref/td_sub_s8_ref.c", "kernels/ref/td_maximum_s8_ref.c",
+    "kernels/ref/td_minimum_s8_ref.c", "kernels/ref/td_squared_difference_s8_ref.c",
+    "kernels/ref/td_prelu_s8_ref.c",
+]
+
+
+@pytest.mark.target
+def test_new_op_kernels_build_for_cortex_m_without_warnings() -> None:
+    errors = arm_compile_errors(NEW_SOURCES)
+    assert not errors, "\n".join(errors)
