@@ -354,6 +354,27 @@ void td_squared_difference_s8_ref(const td_binary_params_t *p, const int8_t *in0
 void td_prelu_s8_ref(const td_binary_params_t *p, const int8_t *in0, const int8_t *in1,
                      int8_t *out0);
 
+/* ---- TRANSPOSE, DEPTH_TO_SPACE, SPACE_TO_DEPTH (td_transpose_s8_ref) ------------------- *
+ * A permutation of up to TD_TRANSPOSE_DIMS dims: output element (i0..i5), written densely in
+ * row-major order, is in0[sum(ik * in_strides[k])]. No requantization (TFLM copies). */
+#define TD_TRANSPOSE_DIMS 6
+typedef struct {
+    const int32_t *out_dims;    /* [in] [TD_TRANSPOSE_DIMS] >= 1, right-aligned */
+    const int32_t *in_strides;  /* [in] [TD_TRANSPOSE_DIMS] input element stride per dim */
+} td_transpose_params_t;
+
+/* ---- SPLIT, SPLIT_V (td_split_s8_ref) ---------------------------------------------------- *
+ * Called as td_split_s8_ref(&p, in0, out0, ..., out<num_outputs-1>). Pure copy. */
+#define TD_SPLIT_MAX_OUTPUTS 16
+typedef struct {
+    int32_t num_outputs;    /* [in] 1..TD_SPLIT_MAX_OUTPUTS */
+    int32_t outer;          /* [in] product of the input dims before the axis */
+    const int32_t *chunks;  /* [in] [num_outputs] output i's axis dim * product after it */
+} td_split_params_t;
+
+void td_transpose_s8_ref(const td_transpose_params_t *p, const int8_t *in0, int8_t *out0);
+void td_split_s8_ref(const td_split_params_t *p, const int8_t *in0, ...);
+
 /* (structs and prototypes of the other ops go between the marker above and these lines) */
 #ifdef __cplusplus
 }

@@ -180,3 +180,58 @@ def unary_cases() -> list[OpCase]:
     cases.append(OpCase("RSQRT", (In((1, 200), (0.001, -128), data="range", lo=-128, hi=127),),
                         (Out((1, 200), (0.5, -128)),), seed=30, label="wide"))
     return cases
+
+
+# --- TRANSPOSE, DEPTH_TO_SPACE, SPACE_TO_DEPTH, SPLIT, SPLIT_V, PACK ------------------------
+
+def layout_cases() -> list[OpCase]:
+    from tinydeploy.model.ir import BlockSizeOptions, PackOptions, SplitOptions
+
+    q = (0.07, -5)
+    cases: list[OpCase] = []
+    for k, (shape, perm) in enumerate([
+            ((2, 3, 5), (2, 0, 1)), ((1, 4, 6, 3), (0, 3, 1, 2)), ((3, 7), (1, 0)),
+            ((2, 3, 4, 5, 3), (4, 2, 0, 3, 1)), ((5,), (0,)), ((1, 2, 1, 3), (3, 2, 1, 0)),
+            ((2, 3, 4), (0, 1, 2))]):
+        out = tuple(shape[p] for p in perm)
+        cases.append(OpCase("TRANSPOSE", (In(shape, q), In((len(perm),), values=perm,
+                                                              dtype="int32")),
+                            (Out(out, q),), seed=k, label=f"perm={list(perm)}"))
+    for k, (shape, b) in enumerate([((1, 2, 3, 12), 2), ((2, 3, 1, 9), 3), ((1, 1, 1, 5), 1),
+                                    ((1, 4, 2, 8), 2)]):
+        n, h, w, c = shape
+        cases.append(OpCase("DEPTH_TO_SPACE", (In(shape, q),),
+                            (Out((n, h * b, w * b, c // (b * b)), q),), BlockSizeOptions(b),
+                            seed=10 + k, label=f"b={b}"))
+    for k, (shape, b) in enumerate([((1, 4, 6, 3), 2), ((2, 6, 3, 1), 3), ((1, 2, 2, 7), 2),
+                                    ((1, 3, 5, 2), 1)]):
+        n, h, w, c = shape
+        cases.append(OpCase("SPACE_TO_DEPTH", (In(shape, q),),
+                            (Out((n, h // b, w // b, c * b * b), q),), BlockSizeOptions(b),
+                            seed=20 + k, label=f"b={b}"))
+    for k, (shape, axis, n) in enumerate([((2, 6, 5), 1, 3), ((4, 3), -1, 3), ((6,), 0, 2),
+                                          ((1, 3, 4, 10), -1, 5), ((3, 2, 2), 0, 1)]):
+        ax = axis % len(shape)
+        out = tuple(d // n if i == ax else d for i, d in enumerate(shape))
+        cases.append(OpCase("SPLIT", (In((1,), values=(axis,), dtype="int32"), In(shape, q)),
+                            tuple(Out(out, q) for _ in range(n)), SplitOptions(n),
+                            seed=30 + k, label=f"axis={axis} n={n}"))
+    for k, (shape, axis, sizes) in enumerate([((2, 7, 3), 1, (1, 4, 2)), ((5, 4), -2, (3, 2)),
+                                              ((1, 2, 3, 9), 3, (2, 2, 2, 3)),
+                                              ((6,), -1, (6,))]):
+        ax = axis % len(shape)
+        outs = tuple(Out(tuple(s if i == ax else d for i, d in enumerate(shape)), q)
+                     for s in sizes)
+        cases.append(OpCase("SPLIT_V", (In(shape, q), In((len(sizes),), values=sizes,
+                                                         dtype="int32"),
+                                        In((1,), values=(axis,), dtype="int32")),
+                            outs, SplitOptions(len(sizes)), seed=40 + k,
+                            label=f"axis={axis} sizes={list(sizes)}"))
+    for k, (shape, n, axis) in enumerate([((3, 5), 2, 0), ((3, 5), 3, 1), ((3, 5), 4, -1),
+                                          ((2, 1, 3), 2, -2), ((7,), 1, 0)]):
+        r = len(shape) + 1
+        ax = axis % r
+        out = shape[:ax] + (n,) + shape[ax:]
+        cases.append(OpCase("PACK", tuple(In(shape, q) for _ in range(n)), (Out(out, q),),
+                            PackOptions(n, axis), seed=50 + k, label=f"n={n} axis={axis}"))
+    return cases

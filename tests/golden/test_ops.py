@@ -10,10 +10,10 @@ from tinydeploy.kernels.registry import select_kernels
 from tinydeploy.model.loader import load_tflite
 
 try:
-    from cases_ops import In, OpCase, Out, binary_cases, unary_cases
+    from cases_ops import In, OpCase, Out, binary_cases, layout_cases, unary_cases
     from golden_ops import arm_compile_errors, check
 except ImportError:  # pragma: no cover - when tests/golden is a package
-    from .cases_ops import In, OpCase, Out, binary_cases, unary_cases
+    from .cases_ops import In, OpCase, Out, binary_cases, layout_cases, unary_cases
     from .golden_ops import arm_compile_errors, check
 
 
@@ -45,7 +45,8 @@ def test_table_ops_match_tflite_micro() -> None:
 NEW_SOURCES = [
     "kernels/ref/td_sub_s8_ref.c", "kernels/ref/td_maximum_s8_ref.c",
     "kernels/ref/td_minimum_s8_ref.c", "kernels/ref/td_squared_difference_s8_ref.c",
-    "kernels/ref/td_prelu_s8_ref.c",
+    "kernels/ref/td_prelu_s8_ref.c", "kernels/ref/td_transpose_s8_ref.c",
+    "kernels/ref/td_split_s8_ref.c",
 ]
 
 
@@ -53,3 +54,21 @@ NEW_SOURCES = [
 def test_new_op_kernels_build_for_cortex_m_without_warnings() -> None:
     errors = arm_compile_errors(NEW_SOURCES)
     assert not errors, "\n".join(errors)
+
+
+def test_layout_ops_match_tflite_micro() -> None:
+    check([c.build() for c in layout_cases()])
+
+
+def test_split_with_a_data_dependent_axis_is_refused() -> None:
+    from tinydeploy.model.builder import ModelBuilder
+    from tinydeploy.model.ir import SplitOptions
+
+    b = ModelBuilder()
+    axis = b.tensor("axis", (1,), "int32")
+    x = b.tensor("x", (4, 6), "int8", scale=0.1, zero_point=0)
+    y0 = b.tensor("y0", (4, 3), "int8", scale=0.1, zero_point=0)
+    y1 = b.tensor("y1", (4, 3), "int8", scale=0.1, zero_point=0)
+    b.op("SPLIT", [axis, x], [y0, y1], SplitOptions(2))
+    with pytest.raises(UnsupportedError, match="depend on data"):
+        select_kernels(load_tflite(b.build([axis, x], [y0, y1])))
