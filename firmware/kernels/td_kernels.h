@@ -375,6 +375,23 @@ typedef struct {
 void td_transpose_s8_ref(const td_transpose_params_t *p, const int8_t *in0, int8_t *out0);
 void td_split_s8_ref(const td_split_params_t *p, const int8_t *in0, ...);
 
+/* ---- SUM (td_mean_s8_ref with TFLM's sum multiplier) and REDUCE_MAX ------------------- */
+void td_reduce_max_s8_ref(const td_mean_params_t *p, const int8_t *in0, int8_t *out0);
+
+/* ---- RESIZE_NEAREST_NEIGHBOR, RESIZE_BILINEAR (td_resize_nearest_s8_ref, --------------- *
+ * td_resize_bilinear_s8_ref), NHWC, output quantization = input's (TFLM copies/interpolates
+ * the stored values). */
+typedef struct {
+    int32_t batches, in_h, in_w, depth; /* [in] input [batches][in_h][in_w][depth] */
+    int32_t out_h, out_w;   /* [in] output height/width >= 1 */
+    const int32_t *rows;    /* [in] nearest: [out_h] source row; bilinear: [out_h][3] y0, y1,
+                             *      Q10 weight of y1 */
+    const int32_t *cols;    /* [in] nearest: [out_w] source column; bilinear: [out_w][3] */
+} td_resize_params_t;
+
+void td_resize_nearest_s8_ref(const td_resize_params_t *p, const int8_t *in0, int8_t *out0);
+void td_resize_bilinear_s8_ref(const td_resize_params_t *p, const int8_t *in0, int8_t *out0);
+
 /* (structs and prototypes of the other ops go between the marker above and these lines) */
 #ifdef __cplusplus
 }

@@ -235,3 +235,39 @@ def layout_cases() -> list[OpCase]:
         cases.append(OpCase("PACK", tuple(In(shape, q) for _ in range(n)), (Out(out, q),),
                             PackOptions(n, axis), seed=50 + k, label=f"n={n} axis={axis}"))
     return cases
+
+
+# --- SUM, REDUCE_MAX, RESIZE_NEAREST_NEIGHBOR, RESIZE_BILINEAR ------------------------------
+
+def reduce_resize_cases() -> list[OpCase]:
+    from tinydeploy.model.ir import ReducerOptions, ResizeOptions
+
+    cases: list[OpCase] = []
+    for k, (shape, axes, keep) in enumerate([
+            ((1, 5, 7, 3), (1, 2), True), ((2, 3, 4), (-1,), False), ((3, 6), (0,), True),
+            ((2, 3, 5, 2), (0, -1), False), ((4, 5), (1, -1), False), ((1, 9, 1, 4), (2,), True),
+            ((2, 2, 3), (0, 1, 2), False)]):
+        kept = [d for i, d in enumerate(shape) if i not in [a % len(shape) for a in axes]]
+        out = tuple(1 if i in [a % len(shape) for a in axes] else d
+                    for i, d in enumerate(shape)) if keep else tuple(kept) or (1,)
+        ax = In((len(axes),), values=axes, dtype="int32")
+        for qi, qo in (((0.05, -3), (0.9, 10)), ((0.02, -128), (0.3, 127))):
+            cases.append(OpCase("SUM", (In(shape, qi), ax), (Out(out, qo),),
+                                ReducerOptions(keep), seed=k, label=f"axes={list(axes)}"))
+        q = ((0.1, 7), (0.03, -128))[k % 2]
+        cases.append(OpCase("REDUCE_MAX", (In(shape, q, data="extreme" if k % 2 else "random"),
+                                           ax), (Out(out, q),), ReducerOptions(keep),
+                            seed=10 + k, label=f"axes={list(axes)}"))
+    q = (0.06, -4)
+    sizes = [((1, 3, 4, 3), (7, 9)), ((2, 5, 5, 2), (2, 3)), ((1, 1, 4, 5), (3, 4)),
+             ((1, 4, 3, 1), (4, 3)), ((1, 6, 2, 3), (11, 5))]
+    for k, (shape, hw) in enumerate(sizes):
+        for align, half in ((False, False), (True, False), (False, True)):
+            out = (shape[0], hw[0], hw[1], shape[3])
+            size = In((2,), values=hw, dtype="int32")
+            for op in ("RESIZE_NEAREST_NEIGHBOR", "RESIZE_BILINEAR"):
+                cases.append(OpCase(op, (In(shape, q, data="extreme" if k == 1 else "random"),
+                                         size), (Out(out, q),), ResizeOptions(align, half),
+                                    seed=20 + k, label=f"->{list(hw)} align={align} "
+                                                       f"half={half}"))
+    return cases

@@ -10,10 +10,26 @@ from tinydeploy.kernels.registry import select_kernels
 from tinydeploy.model.loader import load_tflite
 
 try:
-    from cases_ops import In, OpCase, Out, binary_cases, layout_cases, unary_cases
+    from cases_ops import (
+        In,
+        OpCase,
+        Out,
+        binary_cases,
+        layout_cases,
+        reduce_resize_cases,
+        unary_cases,
+    )
     from golden_ops import arm_compile_errors, check
 except ImportError:  # pragma: no cover - when tests/golden is a package
-    from .cases_ops import In, OpCase, Out, binary_cases, layout_cases, unary_cases
+    from .cases_ops import (
+        In,
+        OpCase,
+        Out,
+        binary_cases,
+        layout_cases,
+        reduce_resize_cases,
+        unary_cases,
+    )
     from .golden_ops import arm_compile_errors, check
 
 
@@ -46,7 +62,8 @@ NEW_SOURCES = [
     "kernels/ref/td_sub_s8_ref.c", "kernels/ref/td_maximum_s8_ref.c",
     "kernels/ref/td_minimum_s8_ref.c", "kernels/ref/td_squared_difference_s8_ref.c",
     "kernels/ref/td_prelu_s8_ref.c", "kernels/ref/td_transpose_s8_ref.c",
-    "kernels/ref/td_split_s8_ref.c",
+    "kernels/ref/td_split_s8_ref.c", "kernels/ref/td_reduce_max_s8_ref.c",
+    "kernels/ref/td_resize_nearest_s8_ref.c", "kernels/ref/td_resize_bilinear_s8_ref.c",
 ]
 
 
@@ -72,3 +89,19 @@ def test_split_with_a_data_dependent_axis_is_refused() -> None:
     b.op("SPLIT", [axis, x], [y0, y1], SplitOptions(2))
     with pytest.raises(UnsupportedError, match="depend on data"):
         select_kernels(load_tflite(b.build([axis, x], [y0, y1])))
+
+
+def test_reduce_and_resize_ops_match_tflite_micro() -> None:
+    check([c.build() for c in reduce_resize_cases()])
+
+
+def test_resize_with_a_data_dependent_size_is_refused() -> None:
+    from tinydeploy.model.builder import ModelBuilder
+
+    b = ModelBuilder()
+    x = b.tensor("x", (1, 2, 2, 1), "int8", scale=0.1, zero_point=0)
+    size = b.tensor("size", (2,), "int32")
+    y = b.tensor("y", (1, 4, 4, 1), "int8", scale=0.1, zero_point=0)
+    b.op("RESIZE_BILINEAR", [x, size], [y])
+    with pytest.raises(UnsupportedError, match="depend on data"):
+        select_kernels(load_tflite(b.build([x, size], [y])))
