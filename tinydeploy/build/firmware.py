@@ -21,6 +21,7 @@ from tinydeploy.boards import Board, emulation_target
 from tinydeploy.build.stack import StackReport, handler_names, worst_stack
 from tinydeploy.errors import BudgetError, TinydeployError, ToolchainError
 from tinydeploy.model.ir import Graph
+from tinydeploy.procs import run_tool
 
 MANIFEST_FORMAT = 1
 DEFAULT_STACK_BYTES = 4096
@@ -74,10 +75,7 @@ def _which(tool: str) -> str:
 
 
 def _run(cmd: list[str], cwd: Path | None, what: str) -> str:
-    try:
-        r = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=900)
-    except subprocess.TimeoutExpired:
-        raise ToolchainError(f"{what} did not finish within 15 minutes") from None
+    r = run_tool(cmd, what, cwd=cwd, timeout=900)
     if r.returncode != 0:
         tail = "\n".join((r.stdout + r.stderr).strip().splitlines()[-25:])
         raise ToolchainError(f"{what} failed (exit {r.returncode}):\n{tail}")
