@@ -169,9 +169,11 @@ def _copy_tree(src: Path, dst: Path, written: list[Path]) -> None:
 def render_project(graph: Graph, selection: Selection, plan: Any, board: Board, app: str,
                    out_dir: Path, *, extra_context: dict[str, Any] | None = None,
                    generated_headers: dict[str, str] | None = None,
+                   part_files: dict[str, tuple[str, ...]] | None = None,
                    cflags_extra: tuple[str, ...] = (), stack_bytes: int = 4096) -> Project:
     """Write the project folder. ``out_dir`` is created; files tinydeploy generates are
-    overwritten, nothing else in the folder is touched."""
+    overwritten, nothing else in the folder is touched. ``part_files`` restricts an app part
+    to the listed files (e.g. the chosen front-end preset's sources of ``frontend``)."""
     if app not in APP_PARTS:
         raise TinydeployError(f"unknown app '{app}'", hint=f"apps: {', '.join(APPS)}")
     env = template_env()
@@ -203,7 +205,15 @@ def render_project(graph: Graph, selection: Selection, plan: Any, board: Board, 
         _copy_tree(FIRMWARE / "platform" / "cortexm", src / "platform" / "cortexm", written)
     _copy_tree(FIRMWARE / "platform" / board.family, src / "platform" / board.family, written)
     for part in APP_PARTS[app]:
-        _copy_tree(FIRMWARE / part, src / part, written)
+        only = (part_files or {}).get(part)
+        if only is None:
+            _copy_tree(FIRMWARE / part, src / part, written)
+            continue
+        for name in sorted(only):
+            if not (FIRMWARE / part / name).is_file():
+                raise TinydeployError(f"firmware part '{part}' has no file '{name}' in this "
+                                      f"tinydeploy installation")
+            _copy(FIRMWARE / part / name, src / part / name, written)
 
     for name, text in sorted((generated_headers or {}).items()):
         path = src / "generated" / name
