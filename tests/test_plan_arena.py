@@ -9,10 +9,8 @@ only a declared in-place pair may share bytes (at the same offset, the source dy
 
 from __future__ import annotations
 
-import importlib.util
 import random
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from types import ModuleType
 
 import numpy as np
@@ -276,12 +274,9 @@ def test_search_beats_both_greedy_orders() -> None:
 
 
 def _bench() -> ModuleType:
-    path = Path(__file__).resolve().parent.parent / "benchmarks" / "bench_plan.py"
-    spec = importlib.util.spec_from_file_location("bench_plan", path)
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    from benchmarks import bench_plan
+
+    return bench_plan
 
 
 def test_benchmark_graphs() -> None:

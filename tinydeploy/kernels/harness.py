@@ -31,12 +31,13 @@ from tinydeploy.codegen import cemit
 from tinydeploy.errors import ToolchainError
 from tinydeploy.kernels.registry import Selection, select_kernels
 from tinydeploy.model.ir import Graph
+from tinydeploy.resources import firmware_dir
+from tinydeploy.toolchain import SANITIZE_CFLAGS, Core, cflags
 
-FIRMWARE_DIR = Path(__file__).resolve().parent.parent.parent / "firmware"
+FIRMWARE_DIR = firmware_dir()
 KERNEL_INCLUDE = FIRMWARE_DIR / "kernels"
-SANITIZE = ("-fsanitize=address,undefined", "-fno-sanitize-recover=all",
-            "-fno-omit-frame-pointer")
-CFLAGS = ("-std=c99", "-O1", "-g", "-Wall", "-Wextra", "-Wno-unused-parameter", *SANITIZE)
+SANITIZE = SANITIZE_CFLAGS
+CFLAGS = cflags(Core.HOST, "-O1", stack_analysis=False, sanitize=True)
 FILL = 0xA5   # outputs and scratch start with this byte: a kernel that skips one is caught
 
 
