@@ -59,7 +59,7 @@ def _stored_filters(model: bytes, tmp_path: Path) -> tuple[int, int]:
     board = get_board("microbit-v1")
     sel = select_kernels(g, board)
     gp = plan_graph(g, sel)
-    render_project(g, sel, gp, board, "validate", tmp_path)
+    render_project(g, gp.selection, gp, board, "validate", tmp_path)
     text = (tmp_path / "model_data.c").read_text() if (tmp_path / "model_data.c").exists() \
         else next(tmp_path.rglob("model_data.c")).read_text()
     naive = sum(-(-int(c.values.nbytes) // 16) * 16 for ch in sel.choices if ch.call

@@ -158,6 +158,7 @@ def build_firmware(model: Path | bytes, board: Board, app: str, out_dir: Path, *
     g = graph if graph is not None else load_tflite(model)
     selection = select_kernels(g, board)
     plan = plan_graph(g, selection, board=board, algorithm=algorithm)
+    selection = plan.selection   # the layout is proved for this one (twins put in)
     input_bytes = sum(t.nbytes for t in g.inputs)
     if board.family != "host":
         # Every byte accounted for before the compiler runs: a model that does not fit

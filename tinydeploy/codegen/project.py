@@ -22,6 +22,7 @@ from tinydeploy.errors import TinydeployError
 from tinydeploy.kernels.recurrent import variable_reset_value
 from tinydeploy.kernels.registry import Selection
 from tinydeploy.model.ir import Graph, Tensor
+from tinydeploy.plan.lifetimes import verify_inplace
 from tinydeploy.resources import firmware_dir, templates_dir
 
 TEMPLATES = templates_dir()
@@ -192,6 +193,9 @@ def render_project(graph: Graph, selection: Selection, plan: Any, board: Board, 
     src = out_dir / "src"
     written: list[Path] = []
 
+    # Every overlap of an output with its input must be proved for the kernels rendered
+    # (a plan made with twins put in is safe for its own selection only).
+    verify_inplace(graph, selection, plan)
     ctx = model_context(graph, selection, plan)
     ctx["banner"] = banner(graph.sha256)
     for tpl, name in (("model.h.j2", "model/model.h"), ("model.c.j2", "model/model.c"),
