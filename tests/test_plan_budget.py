@@ -162,3 +162,18 @@ def test_plan_output_is_reproducible(tmp_path: Path) -> None:
         r = tdp("plan", str(DSCNN), "--board", "mps2-an386", "--json", "--html", str(html))
         outs.append((r.stdout, html.read_bytes()))
     assert outs[0] == outs[1]
+
+
+def test_stack_reserve_follows_the_bound_on_tight_boards() -> None:
+    """On the 16 KB micro:bit the stack reserve is the bound plus the stated margin (not a
+    fixed 2,048 B); on the 256 KB nRF52840 it stays the fixed default."""
+    from tinydeploy.plan.budget import stack_margin
+
+    small = json.loads(tdp("plan", str(DSCNN), "--board", "microbit-v1", "--json").stdout)
+    need = small["stack_need"]
+    assert small["stack_reserved"] >= need + stack_margin(need)
+    assert small["stack_reserved"] < need + stack_margin(need) + 64
+    assert small["stack_reserved"] % 64 == 0 and small["stack_reserved"] < 2048
+    assert "bound" in small["stack_rule"]
+    big = json.loads(tdp("plan", str(DSCNN), "--board", "nrf52840dk", "--json").stdout)
+    assert big["stack_reserved"] == 4096 and big["stack_rule"] == "fixed default"
