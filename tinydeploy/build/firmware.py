@@ -145,9 +145,9 @@ def build_firmware(model: Path | bytes, board: Board, app: str, out_dir: Path, *
                    extra_context: dict[str, Any] | None = None,
                    generated_headers: dict[str, str] | None = None,
                    part_files: dict[str, tuple[str, ...]] | None = None,
-                   cflags_extra: tuple[str, ...] = ()) -> BuildResult:
+                   cflags_extra: tuple[str, ...] = (),
+                   optimize: str = "balanced") -> BuildResult:
     from tinydeploy.codegen.project import render_project
-    from tinydeploy.kernels.registry import select_kernels
     from tinydeploy.model.loader import load_tflite
     from tinydeploy.plan.budget import (
         check_budget,
@@ -155,6 +155,7 @@ def build_firmware(model: Path | bytes, board: Board, app: str, out_dir: Path, *
         sized_stack_reserve,
         stack_estimate,
     )
+    from tinydeploy.plan.choose import choose_kernels, layers_json
     from tinydeploy.plan.lifetimes import plan_graph
 
     requested = board
@@ -174,9 +175,12 @@ def build_firmware(model: Path | bytes, board: Board, app: str, out_dir: Path, *
     del cc
 
     g = graph if graph is not None else load_tflite(model)
-    selection = select_kernels(g, board)
-    plan = plan_graph(g, selection, board=board, algorithm=algorithm)
-    selection = plan.selection   # the layout is proved for this one (twins put in)
+    # Selection weighed against the board's budget (--optimize), planned; the layout is
+    # proved for choice.selection (twins put in), which is what gets rendered.
+    choice = choose_kernels(g, board, optimize, algorithm=algorithm, app=app)
+    selection, plan = choice.selection, choice.plan
+    if board.family != "host" and plan.arena_bytes > board.ram_bytes:
+        plan_graph(g, selection, board=board, algorithm=algorithm)   # the arena's BudgetError
     if sized:
         stack_bytes = sized_stack_reserve(stack_estimate(selection, app))
     assert stack_bytes is not None
@@ -266,6 +270,9 @@ def build_firmware(model: Path | bytes, board: Board, app: str, out_dir: Path, *
     )
     manifest = make_manifest(result, g, plan, project.files, stack_bytes)
     manifest["budget"] = budget_json(budget, pre)
+    manifest["selection"] = {"optimize": choice.optimize.value, "fallback": choice.fallback,
+                             "reference_arena_bytes": choice.reference_arena_bytes,
+                             "layers": layers_json(choice)}
     manifest["stack_reserve"] = {
         "bytes": stack_bytes,
         "rule": ("measured bound + max(256 B, bound / 8), rounded up to 64 B (board RAM "
