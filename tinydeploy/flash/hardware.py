@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tinydeploy.boards import Board
+from tinydeploy.boards import Board, RunnerKind
 from tinydeploy.errors import LinkError, ToolchainError
 from tinydeploy.flash.runner import Device, Firmware, Runner
 
@@ -134,6 +134,7 @@ class PlatformioRunner(_HardwareRunner):
         return [exe, "run", "-t", "upload", "-d", str(project), *self.args]
 
 
-HARDWARE_RUNNERS: dict[str, type[_HardwareRunner]] = {
-    "pyocd": PyocdRunner, "nrfjprog": NrfjprogRunner, "platformio": PlatformioRunner,
+HARDWARE_RUNNERS: dict[RunnerKind, type[_HardwareRunner]] = {
+    RunnerKind.PYOCD: PyocdRunner, RunnerKind.NRFJPROG: NrfjprogRunner,
+    RunnerKind.PLATFORMIO: PlatformioRunner,
 }
