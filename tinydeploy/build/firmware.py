@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from tinydeploy import __version__
+from tinydeploy.apps import REQUIRED_HEADERS, App, parse_app
 from tinydeploy.boards import Board, emulation_target
 from tinydeploy.build.stack import StackReport, handler_names, worst_stack
 from tinydeploy.errors import BudgetError, TinydeployError, ToolchainError
@@ -131,7 +132,7 @@ def defined_symbols(elf: Path, board: Board) -> set[str]:
     return set(_symbol_sizes(elf, nm))
 
 
-def build_firmware(model: Path | bytes, board: Board, app: str, out_dir: Path, *,
+def build_firmware(model: Path | bytes, board: Board, app: App | str, out_dir: Path, *,
                    emulate: bool = False, sanitize: bool = False, algorithm: str = "auto",
                    stack_bytes: int | None = None, opt: str = "-O2",
                    jobs: int | None = None, graph: Graph | None = None,
@@ -167,12 +168,12 @@ def build_firmware(model: Path | bytes, board: Board, app: str, out_dir: Path, *
                                     input_bytes=input_bytes,
                                     stack_reserved=stack_bytes))
 
-    if app == "kws" and generated_headers is None:
-        if not isinstance(model, Path):
-            raise TinydeployError("the kws app needs the model's path (its frontend.json)")
-        from tinydeploy.kws.device import kws_headers
-
-        generated_headers = kws_headers(model)
+    missing = [h for h in REQUIRED_HEADERS.get(parse_app(app), ()) if h not in
+               (generated_headers or {})]
+    if missing:
+        raise TinydeployError(f"the {app} app needs generated headers: {', '.join(missing)}",
+                              hint="build it through tinydeploy.pipeline.build_app (the CLI "
+                                   "does), which renders them for the model")
     out_dir = Path(out_dir)
     project = render_project(g, selection, plan, board, app, out_dir,
                              extra_context=extra_context, generated_headers=generated_headers,

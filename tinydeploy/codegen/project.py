@@ -15,6 +15,7 @@ from typing import Any
 import jinja2
 
 from tinydeploy import toolchain
+from tinydeploy.apps import APP_PARTS, App, parse_app
 from tinydeploy.boards import Board
 from tinydeploy.codegen import cemit
 from tinydeploy.codegen.cnames import c_comment, c_identifier, c_string
@@ -27,14 +28,7 @@ from tinydeploy.resources import firmware_dir, templates_dir
 TEMPLATES = templates_dir()
 FIRMWARE = firmware_dir()
 
-# What each application needs from firmware/ besides the model, kernels and platform.
-APP_PARTS: dict[str, tuple[str, ...]] = {
-    "bench": ("app/bench", "link"),
-    "validate": ("app/validate", "link"),
-    "kws": ("app/kws", "link", "frontend"),
-    "eembc": ("app/eembc",),
-}
-APPS = tuple(APP_PARTS)
+APPS: tuple[str, ...] = tuple(App)
 
 
 def template_env() -> jinja2.Environment:
@@ -172,8 +166,7 @@ def render_project(graph: Graph, selection: Selection, plan: Any, board: Board, 
                    cflags_extra: tuple[str, ...] = (), stack_bytes: int = 4096) -> Project:
     """Write the project folder. ``out_dir`` is created; files tinydeploy generates are
     overwritten, nothing else in the folder is touched."""
-    if app not in APP_PARTS:
-        raise TinydeployError(f"unknown app '{app}'", hint=f"apps: {', '.join(APPS)}")
+    parts = APP_PARTS[parse_app(app)]
     env = template_env()
     out_dir.mkdir(parents=True, exist_ok=True)
     src = out_dir / "src"
@@ -202,7 +195,7 @@ def render_project(graph: Graph, selection: Selection, plan: Any, board: Board, 
     if board.family != "host":
         _copy_tree(FIRMWARE / "platform" / "cortexm", src / "platform" / "cortexm", written)
     _copy_tree(FIRMWARE / "platform" / board.family, src / "platform" / board.family, written)
-    for part in APP_PARTS[app]:
+    for part in parts:
         _copy_tree(FIRMWARE / part, src / part, written)
 
     for name, text in sorted((generated_headers or {}).items()):

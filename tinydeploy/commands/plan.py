@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from tinydeploy.plan.arena import ALGORITHMS
 from tinydeploy.plan.budget import APPS
 
 NAME = "plan"
@@ -17,7 +18,6 @@ static data) and flash (weights + code). Stack and code are estimates until a bu
 them. Exit status 1 when the model does not fit, with every figure and the boards where it
 would fit (under --json the report is still printed, with "fits": false)."""
 
-ALGORITHMS = ("auto", "greedy-size", "greedy-conflicts", "optimal")
 
 
 def _align(text: str) -> int:

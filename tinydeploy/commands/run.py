@@ -38,16 +38,16 @@ def configure(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from tinydeploy.boards import get_board
-    from tinydeploy.build.firmware import build_firmware
     from tinydeploy.commands import flash
     from tinydeploy.commands.build import default_output, print_report
+    from tinydeploy.pipeline import build_app
     from tinydeploy.report.output import stderr
 
     board = get_board(args.board)
     out = args.output or default_output(args.model, board.id, args.app, args.emulate)
     if not args.json:
         stderr.print(f"building {args.model} for {board.id}, app {args.app} -> {out}")
-    r = build_firmware(args.model, board, args.app, out, emulate=args.emulate)
+    r = build_app(args.model, board, args.app, out, emulate=args.emulate)
     if not args.json:
         print_report(r)
     return flash.run(argparse.Namespace(build_dir=out, runner=args.runner, port=args.port,

@@ -6,9 +6,9 @@ committed defaults (see firmware/frontend/td_frontend.h and firmware/app/kws/mai
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from tinydeploy.boards import Board
+from tinydeploy.build.firmware import BuildResult, build_firmware
 from tinydeploy.errors import InputDataError
 from tinydeploy.kws.frontend_config import FrontendConfig, render_frontend_header
 from tinydeploy.kws.stream import DetectorConfig
@@ -50,10 +50,8 @@ def kws_headers(model: Path, det: DetectorConfig | None = None,
 
 def build_kws_firmware(model: Path, board: Board, out_dir: Path, det: DetectorConfig,
                        fcfg: FrontendConfig, *, emulate: bool = False,
-                       sanitize: bool = False) -> Any:
+                       sanitize: bool = False) -> BuildResult:
     """``sanitize``: address and undefined-behaviour sanitizers (host board only)."""
-    from tinydeploy.build.firmware import build_firmware
-
     return build_firmware(Path(model), board, "kws", out_dir, emulate=emulate,
                           sanitize=sanitize,
                           generated_headers=kws_headers(model, det, fcfg))

@@ -22,10 +22,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from tinydeploy.apps import App
 from tinydeploy.errors import BudgetError
 
 CONST_ALIGN = 16
-APPS: tuple[str, ...] = ("bench", "validate", "kws", "eembc")
+APPS: tuple[str, ...] = tuple(App)
 
 # Stack frame (bytes) of one kernel call including its callees (requantize, inner helpers),
 # by builtin op; optimised implementations keep more values in registers and spill more.
