@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tinydeploy.quantize import fixedpoint as fp
+from tinydeploy import fixedpoint as fp
 from tinydeploy.testing.harness import KERNEL_INCLUDE
 
 I32 = st.integers(min_value=fp.INT32_MIN, max_value=fp.INT32_MAX)

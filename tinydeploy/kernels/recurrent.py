@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from tinydeploy.fixedpoint import quantize_multiplier
 from tinydeploy.kernels.activations import int8_io_reason, int8_per_tensor_reason
 from tinydeploy.kernels.common import REF_DIR, f32, ref_variant
 from tinydeploy.kernels.registry import ConstArray, KernelCall, KernelVariant, register
@@ -40,7 +41,6 @@ from tinydeploy.model.ir import (
     SVDFOptions,
     Tensor,
 )
-from tinydeploy.quantize.fixedpoint import quantize_multiplier
 
 SVDF_STATE_INPUT = 4
 
