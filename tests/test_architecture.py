@@ -213,7 +213,7 @@ def test_each_registry_covers_its_enum() -> None:
     from tinydeploy.boards import CORES, FAMILIES, RUNNERS, Family, RunnerKind
     from tinydeploy.flash.hardware import HARDWARE_RUNNERS
     from tinydeploy.flash.registry import RUNNERS as RUNNER_REGISTRY
-    from tinydeploy.pipeline import APP_HEADERS
+    from tinydeploy.pipeline import APP_SOURCES
     from tinydeploy.resources import firmware_dir
     from tinydeploy.toolchain import CORE_FLAGS, Core
 
@@ -221,7 +221,7 @@ def test_each_registry_covers_its_enum() -> None:
     assert set(HARDWARE_RUNNERS) == set(RunnerKind) - {RunnerKind.QEMU, RunnerKind.HOST}
     assert {r.name for r in HARDWARE_RUNNERS.values()} == {k.value for k in HARDWARE_RUNNERS}
     assert set(APP_PARTS) == set(App)
-    assert set(REQUIRED_HEADERS) <= set(APP_HEADERS)
+    assert set(REQUIRED_HEADERS) <= set(APP_SOURCES)
     assert set(CORE_FLAGS) == set(Core) and set(CORES) == {c.value for c in Core}
     assert FAMILIES == set(Family)
     platform = firmware_dir() / "platform"

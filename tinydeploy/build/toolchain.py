@@ -21,6 +21,7 @@ from pathlib import Path
 
 from tinydeploy.boards import Board
 from tinydeploy.errors import ToolchainError
+from tinydeploy.procs import run_tool
 from tinydeploy.resources import firmware_dir
 from tinydeploy.toolchain import ARM_PREFIX, DEBIAN_PACKAGES, cflags, ldflags, ldlibs
 
@@ -106,10 +107,7 @@ def _object_names(sources: Sequence[Path]) -> list[str]:
 
 
 def _run(cmd: list[str], what: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    try:
-        r = subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=cwd)
-    except subprocess.TimeoutExpired:
-        raise ToolchainError(f"{what} did not finish within 300 s") from None
+    r = run_tool(cmd, what, cwd=cwd, timeout=300)
     if r.returncode != 0:
         tail = "\n".join((r.stdout + r.stderr).strip().splitlines()[-20:])
         raise ToolchainError(f"{what} failed (exit {r.returncode}):\n{tail}")

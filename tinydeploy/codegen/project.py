@@ -163,9 +163,11 @@ def _copy_tree(src: Path, dst: Path, written: list[Path]) -> None:
 def render_project(graph: Graph, selection: Selection, plan: Any, board: Board, app: str,
                    out_dir: Path, *, extra_context: dict[str, Any] | None = None,
                    generated_headers: dict[str, str] | None = None,
+                   part_files: dict[str, tuple[str, ...]] | None = None,
                    cflags_extra: tuple[str, ...] = (), stack_bytes: int = 4096) -> Project:
     """Write the project folder. ``out_dir`` is created; files tinydeploy generates are
-    overwritten, nothing else in the folder is touched."""
+    overwritten, nothing else in the folder is touched. ``part_files`` restricts an app part
+    to the listed files (e.g. the chosen front-end preset's sources of ``frontend``)."""
     parts = APP_PARTS[parse_app(app)]
     env = template_env()
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -196,7 +198,15 @@ def render_project(graph: Graph, selection: Selection, plan: Any, board: Board, 
         _copy_tree(FIRMWARE / "platform" / "cortexm", src / "platform" / "cortexm", written)
     _copy_tree(FIRMWARE / "platform" / board.family, src / "platform" / board.family, written)
     for part in parts:
-        _copy_tree(FIRMWARE / part, src / part, written)
+        only = (part_files or {}).get(part)
+        if only is None:
+            _copy_tree(FIRMWARE / part, src / part, written)
+            continue
+        for name in sorted(only):
+            if not (FIRMWARE / part / name).is_file():
+                raise TinydeployError(f"firmware part '{part}' has no file '{name}' in this "
+                                      f"tinydeploy installation")
+            _copy(FIRMWARE / part / name, src / part / name, written)
 
     for name, text in sorted((generated_headers or {}).items()):
         path = src / "generated" / name
