@@ -189,7 +189,7 @@ def build_firmware(model: Path | bytes, board: Board, app: App | str, out_dir: P
     objdump = _which("objdump" if host else "arm-none-eabi-objdump")
     nm = _which("nm" if host else "arm-none-eabi-nm")
     sections, flash, ram = _sections(elf, board, objdump)
-    ci_files = sorted((out_dir / "build").rglob("*.ci"))
+    ci_files = sorted((out_dir / "obj").rglob("*.ci"))
     entry = "main" if host else "Reset_Handler"
     stack = worst_stack(ci_files, entry, [] if host else handler_names(ci_files),
                         fpu="fpu" in board.features)
