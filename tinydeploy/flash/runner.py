@@ -104,7 +104,7 @@ class Device(ABC):
         return ser
 
     def kick(self) -> None:
-        """Emulator-specific nudge after the first exchange (see EMULATION: QMP stall)."""
+        """Emulator-specific nudge after the first exchange (docs/emulation.md, start sequence)."""
         return None  # noqa: B027 - optional hook, a no-op for most devices
 
     @abstractmethod
