@@ -61,7 +61,7 @@ def plan_model(model: Path, board_name: str, app: str = "bench", algorithm: str 
     graph = load_tflite(model)
     selection = select_kernels(graph, board)
     gplan = plan_graph(graph, selection, None, algorithm, align)
-    if stack is None and board.family != "host":
+    if stack is None and not board.is_host:
         from tinydeploy.build.firmware import default_stack_bytes
 
         stack = default_stack_bytes(board)

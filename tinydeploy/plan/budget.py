@@ -20,10 +20,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from tinydeploy.apps import App
+from tinydeploy.boards import Board
 from tinydeploy.errors import BudgetError
+from tinydeploy.kernels.registry import Selection
 
 CONST_ALIGN = 16
 APPS: tuple[str, ...] = tuple(App)
@@ -124,7 +125,7 @@ class Budget:
     def fits(self) -> bool:
         return self.ram.over == 0 and self.flash.over == 0
 
-    def on(self, board: Any) -> Budget:
+    def on(self, board: Board) -> Budget:
         """The same figures checked against another board's memory."""
         return Budget(board.id, self.app,
                       RamBudget(self.ram.arena, self.ram.stack, self.ram.buffers,
@@ -133,7 +134,7 @@ class Budget:
                       self.app_buffers, self.estimated, self.stack_need, self.stack_reserved)
 
 
-def weights_bytes(selection: Any) -> int:
+def weights_bytes(selection: Selection) -> int:
     """Flash taken by every constant array of the selected kernels (each 16-byte aligned)."""
     total = 0
     for c in selection.choices:
@@ -144,7 +145,7 @@ def weights_bytes(selection: Any) -> int:
     return total
 
 
-def stack_estimate(selection: Any, app: str) -> int:
+def stack_estimate(selection: Selection, app: str) -> int:
     """Deepest call chain: platform + app + the deeper of (td_model_invoke + the hungriest
     kernel) and (a serial reply being sent)."""
     deepest = 0
@@ -157,7 +158,7 @@ def stack_estimate(selection: Any, app: str) -> int:
     return PLATFORM_STACK + APP_STACK.get(app, 256) + max(INVOKE_STACK + deepest, LINK_STACK)
 
 
-def code_estimate(selection: Any, app: str, family: str) -> int:
+def code_estimate(selection: Selection, app: str, family: str) -> int:
     """Kernels (each symbol once) + the op sequence and its parameter structs + platform +
     application."""
     kernels: dict[str, int] = {}
@@ -202,7 +203,7 @@ def default_app_buffers(app: str, input_bytes: int = 0, num_ops: int = 0,
             ("front-end scratch", KWS_FRONTEND_BYTES), ("detector", KWS_DETECTOR_BYTES))
 
 
-def compute_budget(selection: Any, arena_bytes: int, board: Any, app: str = "bench", *,
+def compute_budget(selection: Selection, arena_bytes: int, board: Board, app: str = "bench", *,
                    input_bytes: int = 0,
                    app_buffers: Sequence[tuple[str, int]] | None = None,
                    stack_bytes: int | None = None, code_bytes: int | None = None,
@@ -235,9 +236,9 @@ def compute_budget(selection: Any, arena_bytes: int, board: Any, app: str = "ben
                   stack_reserved)
 
 
-def boards_that_fit(budget: Budget, boards: Iterable[Any]) -> list[str]:
+def boards_that_fit(budget: Budget, boards: Iterable[Board]) -> list[str]:
     """Ids of the boards (other than the budget's own) whose RAM and flash hold the model."""
-    return [b.id for b in boards if b.id != budget.board and b.family != "host"
+    return [b.id for b in boards if b.id != budget.board and not b.is_host
             and budget.on(b).fits]
 
 
@@ -252,7 +253,7 @@ def describe(budget: Budget) -> str:
     return f"{ram}; {flash}"
 
 
-def check_budget(budget: Budget, boards: Iterable[Any] | None = None) -> None:
+def check_budget(budget: Budget, boards: Iterable[Board] | None = None) -> None:
     """Raise BudgetError when the model does not fit, with every figure and the boards that
     would hold it (from ``boards``, default: every board in boards/)."""
     if budget.fits:
