@@ -39,11 +39,14 @@ def _detector_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--simulate", action="store_true",
                    help="run the front end, model and detector on the host instead")
     p.add_argument("-o", "--output", type=Path, default=None, help="build folder")
-    p.add_argument("--threshold", type=float, default=0.8,
+    from tinydeploy.kws.stream import DetectorConfig
+
+    d = DetectorConfig()      # the defaults, tuned on real validation-split audio
+    p.add_argument("--threshold", type=float, default=d.threshold,
                    help="on the averaged probability of a keyword")
-    p.add_argument("--avg-windows", type=int, default=8)
-    p.add_argument("--suppress-ms", type=int, default=1000)
-    p.add_argument("--infer-every", type=int, default=1,
+    p.add_argument("--avg-windows", type=int, default=d.avg_windows)
+    p.add_argument("--suppress-ms", type=int, default=d.suppress_ms)
+    p.add_argument("--infer-every", type=int, default=d.infer_every,
                    help="frames (20 ms strides) between inferences")
     p.add_argument("--json", action="store_true", help="machine-readable output on stdout")
 
