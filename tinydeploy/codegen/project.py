@@ -23,7 +23,7 @@ from tinydeploy.errors import TinydeployError
 from tinydeploy.kernels.recurrent import variable_reset_value
 from tinydeploy.kernels.registry import Selection
 from tinydeploy.model.ir import Graph, Tensor
-from tinydeploy.plan.lifetimes import GraphPlan
+from tinydeploy.plan.lifetimes import GraphPlan, verify_inplace
 from tinydeploy.resources import firmware_dir, templates_dir
 
 TEMPLATES = templates_dir()
@@ -79,6 +79,7 @@ def model_context(graph: Graph, selection: Selection, plan: GraphPlan) -> dict[s
     """The data the model templates render: every op's call, constants and parameters."""
     ops = []
     weights = 0
+    stored: dict[tuple[str, str, int, str], str] = {}   # constant -> the symbol holding it
     for choice in selection.choices:
         op = graph.operators[choice.op_index]
         prefix = f"op{op.index}"
@@ -103,13 +104,23 @@ def model_context(graph: Graph, selection: Selection, plan: GraphPlan) -> dict[s
                 else:
                     raise TinydeployError(f"op {op.index} ({op.type_name}): kernel "
                                           f"{call.symbol} asks for unknown argument '{name}'")
+            # A constant byte-identical to one already stored (a filter shared by several
+            # ops, a repeated requantization table) is stored once and pointed at.
+            own, symbols = [], {}
+            for c in call.consts:
+                key = c.key
+                if key in stored:
+                    symbols[c.name] = stored[key]
+                else:
+                    stored[key] = cemit.const_symbol(prefix, c.name)
+                    own.append(c)
             entry.update(
                 params_type=call.params_type,
-                consts=cemit.emit_consts(call, prefix, static=True),
-                params=cemit.emit_params(call, prefix, static=False),
+                consts="".join(cemit.emit_const_array(c, prefix, static=True) for c in own),
+                params=cemit.emit_params(call, prefix, static=False, symbols=symbols),
                 call=cemit.emit_call(call, prefix, args).replace("\n", "\n    "),
             )
-            weights += sum(int(c.values.nbytes) for c in call.consts)
+            weights += sum(int(c.values.nbytes) for c in own)
         ops.append(entry)
     state = []
     for st in graph.tensors:
@@ -176,6 +187,9 @@ def render_project(graph: Graph, selection: Selection, plan: GraphPlan, board: B
     src = out_dir / "src"
     written: list[Path] = []
 
+    # Every overlap of an output with its input must be proved for the kernels rendered
+    # (a plan made with twins put in is safe for its own selection only).
+    verify_inplace(graph, selection, plan)
     ctx = model_context(graph, selection, plan)
     ctx["banner"] = banner(graph.sha256)
     for tpl, name in (("model.h.j2", "model/model.h"), ("model.c.j2", "model/model.c"),

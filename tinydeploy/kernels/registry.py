@@ -20,6 +20,7 @@ Invariants:
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 import importlib.util
 from collections.abc import Callable
@@ -42,6 +43,13 @@ class ConstArray:
     name: str
     ctype: str
     values: np.ndarray
+
+    @property
+    def key(self) -> tuple[str, str, int, str]:
+        """Equal keys: byte-identical arrays of one C type, which codegen stores once (a
+        filter shared by several ops, a repeated requantization table)."""
+        v = np.ascontiguousarray(np.asarray(self.values).reshape(-1))
+        return self.ctype, v.dtype.str, v.size, hashlib.sha256(v.tobytes()).hexdigest()
 
 
 @dataclass(frozen=True, eq=False)
@@ -81,6 +89,9 @@ class KernelVariant:
     ``access``: the kernel's declared read/write order (a function of its `KernelCall`
     returning a `tinydeploy.kernels.access.AccessOrder`), from which the planner derives the
     partial overlaps of output 0 over input 0 it tolerates; None: no overlap at all.
+    ``twins``: symbols of variants of the same op that accept the same operators and compute
+    the same bytes at the same cost in another access order (front to back, back to front);
+    the planner may put one in this variant's place to overlap buffers better.
     """
 
     op: str
@@ -94,6 +105,7 @@ class KernelVariant:
     alias: bool = False
     priority: int = 0
     access: Callable[[KernelCall], Any] | None = field(default=None, compare=False)
+    twins: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -147,6 +159,15 @@ def register(variant: KernelVariant) -> KernelVariant:
             raise ValueError(f"kernel variant {variant.symbol} for {variant.op} registered twice")
     lst.append(variant)
     return variant
+
+
+def variant_by_symbol(op: str, symbol: str) -> KernelVariant:
+    """The registered variant of ``op`` named ``symbol`` (KeyError when there is none)."""
+    _load()
+    for v in _VARIANTS.get(op, ()):
+        if v.symbol == symbol:
+            return v
+    raise KeyError(f"no kernel variant {symbol} for {op}")
 
 
 def _load() -> None:

@@ -38,11 +38,23 @@ def op_macs(graph: Graph, op: Operator) -> int:
 
 
 def params_bytes(graph: Graph) -> int:
-    """Bytes of constant tensors used by the main subgraph's operators (each counted once)."""
+    """Bytes of constant data used by the main subgraph's operators, each buffer of the file
+    counted once (several tensors may share one buffer, e.g. one filter used by three ops)."""
     used: set[int] = set()
     for op in graph.operators:
         used.update(i for i in op.inputs if i >= 0)
-    return sum(graph.tensor(i).nbytes for i in sorted(used) if graph.tensor(i).is_constant)
+    seen: set[int] = set()
+    total = 0
+    for i in sorted(used):
+        t = graph.tensor(i)
+        if not t.is_constant:
+            continue
+        if t.buffer:
+            if t.buffer in seen:
+                continue
+            seen.add(t.buffer)
+        total += t.nbytes
+    return total
 
 
 def quant_kind(t: Tensor) -> str:
