@@ -74,7 +74,9 @@ LINK_STATE_BYTES = 276       # td_link_t: rx block (TD_LINK_ENCODED_MAX = 264) +
 LINK_STACK = 1_280           # a reply on its way out (td_link_send: payload, COBS block, frames)
 KWS_RING_BYTES = 2 * 16_000  # int16 audio ring of TD_FE_CLIP_SAMPLES
 KWS_FRONTEND_BYTES = 4 * (1_024 + 40)          # td_frontend_scratch_t: FFT + mel bands
-KWS_DETECTOR_BYTES = 4 * 16 * 16 + 4 * 16 + 16  # td_kws_detector_t: score history + averages
+# td_kws_detector_t: configuration, score history, counters, last event, averages
+# (tests/test_budget_sizes.py checks these against the compiler's sizeof)
+KWS_DETECTOR_BYTES = 5 * 4 + 4 * 16 * 16 + 3 * 4 + 4 + 4 * 16
 
 @dataclass(frozen=True)
 class RamBudget:
