@@ -392,6 +392,54 @@ typedef struct {
 void td_resize_nearest_s8_ref(const td_resize_params_t *p, const int8_t *in0, int8_t *out0);
 void td_resize_bilinear_s8_ref(const td_resize_params_t *p, const int8_t *in0, int8_t *out0);
 
+/* ---- L2_NORMALIZATION along the last dim (td_l2norm_s8_ref) ----------------------------- */
+typedef struct {
+    int32_t rows;           /* [in] product of all but the last dimension */
+    int32_t depth;          /* [in] last dimension, depth * 255^2 < 2^31 */
+    int32_t input_zp;       /* [in] input zero point (TFLM's output is 1/128, 0) */
+} td_l2norm_params_t;
+
+void td_l2norm_s8_ref(const td_l2norm_params_t *p, const int8_t *in0, int8_t *out0);
+
+/* ---- BATCH_MATMUL (td_batch_matmul_s8_ref) ------------------------------------------------ *
+ * out [batches][rows][cols]; lhs element (i, k) of batch b is lhs[lhs_batch_offsets[b] +
+ * i * lhs_row_stride + k * lhs_depth_stride], rhs element (k, j) likewise (adj_x/adj_y and
+ * the batch broadcast are in these strides and offsets). Either operand may be constant:
+ * then its argument repeats the other one and lhs_const/rhs_const point to flash. */
+typedef struct {
+    int32_t batches, rows, cols, depth; /* [in] output batches (broadcast), A, C, B >= 1 */
+    int32_t lhs_row_stride, lhs_depth_stride; /* [in] element strides */
+    int32_t rhs_depth_stride, rhs_col_stride;
+    int32_t lhs_offset, rhs_offset;   /* [in] -zero points */
+    int32_t out_offset;               /* [in] output zero point */
+    int32_t out_mult, out_shift;      /* [in] lhs_scale * rhs_scale / out_scale */
+    const int32_t *lhs_batch_offsets; /* [in] [batches] element offset of each lhs matrix */
+    const int32_t *rhs_batch_offsets; /* [in] [batches] */
+    const int8_t *lhs_const, *rhs_const; /* [in] constant operands (flash) or NULL */
+} td_batch_matmul_params_t;
+
+void td_batch_matmul_s8_ref(const td_batch_matmul_params_t *p, const int8_t *in0,
+                            const int8_t *in1, int8_t *out0);
+
+/* ---- TRANSPOSE_CONV (td_transpose_conv_s8_ref) -------------------------------------------- *
+ * Scratch: int32 [batches * out_h * out_w * out_c]. */
+typedef struct {
+    int32_t batches, in_h, in_w, in_c;  /* [in] input NHWC */
+    int32_t out_h, out_w, out_c;        /* [in] output (from the op's output_shape) */
+    int32_t filter_h, filter_w;         /* [in] kernel size */
+    int32_t stride_h, stride_w;         /* [in] >= 1 */
+    int32_t pad_h, pad_w;               /* [in] TFLite's padding of the equivalent conv */
+    int32_t input_offset;               /* [in] -input_zero_point */
+    int32_t output_offset;              /* [in] output_zero_point */
+    int32_t act_min, act_max;           /* [in] fused activation clamp */
+    const int8_t *filter;               /* [in] [out_c][filter_h][filter_w][in_c] */
+    const int32_t *bias;                /* [in] [out_c] or NULL */
+    const int32_t *mult, *shift;        /* [in] [out_c] per-channel requantization */
+} td_transpose_conv_params_t;
+
+void td_transpose_conv_s8_ref(const td_transpose_conv_params_t *p, const int8_t *in0,
+                              int8_t *out0, void *scratch);
+
 /* (structs and prototypes of the other ops go between the marker above and these lines) */
 #ifdef __cplusplus
 }

@@ -21,7 +21,7 @@ try:
 except ImportError:  # pragma: no cover - when tests/golden is a package
     from .golden_ops import Built, int8_inputs
 
-Q = tuple[float, int]
+Q = tuple[Any, int]   # (scale or per-channel scales, zero point)
 
 
 @dataclass(frozen=True)
@@ -38,6 +38,7 @@ class In:
     lo: int = -128
     hi: int = 127
     dtype: str = "int8"
+    axis: int = 0       # quantized dimension when q[0] is a tuple of per-channel scales
 
 
 @dataclass(frozen=True)
@@ -79,7 +80,7 @@ class OpCase:
             q = spec.q or (1.0, 0)
             if spec.const:
                 ids.append(b.tensor(f"c{k}", spec.shape, "int8", scale=q[0], zero_point=q[1],
-                                    data=arr))
+                                    data=arr, axis=spec.axis))
             else:
                 t = b.tensor(f"x{k}", spec.shape, "int8", scale=q[0], zero_point=q[1])
                 ids.append(t)
@@ -270,4 +271,56 @@ def reduce_resize_cases() -> list[OpCase]:
                                          size), (Out(out, q),), ResizeOptions(align, half),
                                     seed=20 + k, label=f"->{list(hw)} align={align} "
                                                        f"half={half}"))
+    return cases
+
+
+# --- BATCH_MATMUL, TRANSPOSE_CONV, L2_NORMALIZATION -----------------------------------------
+
+def matmul_cases() -> list[OpCase]:
+    from tinydeploy.model.ir import Activation as A
+    from tinydeploy.model.ir import BatchMatMulOptions, Padding, TransposeConvOptions
+
+    cases: list[OpCase] = []
+    for k, (ls, rs, ax, ay, const) in enumerate([
+            ((3, 5), (5, 4), False, False, None), ((2, 3, 5), (2, 5, 4), False, False, None),
+            ((2, 5, 3), (2, 4, 5), True, True, None), ((1, 3, 7), (4, 7, 2), False, False, 1),
+            ((2, 1, 3, 6), (3, 6, 5), False, False, None), ((4, 6, 3), (1, 5, 6), True, True, 1),
+            ((3, 2, 4), (4, 5), False, False, 1), ((2, 2, 2, 3, 4), (2, 1, 2, 4, 3), False,
+                                                   False, None)]):
+        rank = max(len(ls), len(rs))
+        l2 = (1,) * (rank - len(ls)) + ls
+        r2 = (1,) * (rank - len(rs)) + rs
+        rows = l2[-1] if ax else l2[-2]
+        cols = r2[-2] if ay else r2[-1]
+        batch = tuple(max(a, b) for a, b in zip(l2[:-2], r2[:-2], strict=True))
+        depth = l2[-2] if ax else l2[-1]
+        qo = (0.02 * 0.05 * depth * 12, (k * 37) % 256 - 128)
+        cases.append(OpCase("BATCH_MATMUL", (In(ls, (0.02, (k * 11) % 200 - 100)),
+                                             In(rs, (0.05, 0 if const else -7), const=bool(const))),
+                            (Out(batch + (rows, cols), qo),), BatchMatMulOptions(ax, ay),
+                            seed=k, label=f"adj={ax},{ay}{' const rhs' if const else ''}"))
+    for k, (xs, oc, fh, fw, sh, sw, pad, act, bias, hw) in enumerate([
+            ((1, 3, 4, 2), 3, 3, 3, 2, 2, Padding.SAME, A.NONE, True, (6, 8)),
+            ((1, 3, 3, 5), 4, 2, 2, 2, 2, Padding.VALID, A.RELU, True, (6, 6)),
+            ((2, 2, 3, 3), 2, 3, 2, 1, 2, Padding.VALID, A.NONE, False, (4, 6)),
+            ((1, 4, 4, 1), 3, 4, 4, 3, 3, Padding.SAME, A.RELU6, True, (12, 12)),
+            ((1, 2, 5, 4), 5, 1, 3, 2, 1, Padding.SAME, A.NONE, True, (3, 5))]):
+        rng = np.random.default_rng(70 + k)
+        scales = tuple(float(v) for v in rng.uniform(0.003, 0.03, oc))
+        ins = [In((4,), values=(xs[0], hw[0], hw[1], oc), dtype="int32"),
+               In((oc, fh, fw, xs[3]), (scales, 0), const=True, axis=0),
+               In(xs, (0.05, -83 + 40 * k))]
+        if bias:
+            ins.append(In((oc,), values=tuple(int(v) for v in rng.integers(-3000, 3000, oc)),
+                          dtype="int32"))
+        cases.append(OpCase("TRANSPOSE_CONV", tuple(ins),
+                            (Out((xs[0], hw[0], hw[1], oc), (0.08, 5 - 20 * k)),),
+                            TransposeConvOptions(pad, sw, sh, act), seed=70 + k, version=3,
+                            label=f"{fh}x{fw}/{sh}x{sw} {pad.name} {act.name}"))
+    for k, (shape, q) in enumerate([((1, 5, 7), (0.05, -3)), ((3, 16), (0.2, 127)),
+                                    ((2, 2, 3, 1), (0.1, 10)), ((1, 300), (0.01, -128)),
+                                    ((4, 9), (0.5, 0))]):
+        cases.append(OpCase("L2_NORMALIZATION", (In(shape, q, data="extreme" if k == 1
+                                                    else "random"),),
+                            (Out(shape, (1 / 128, 0)),), seed=80 + k))
     return cases

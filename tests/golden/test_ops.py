@@ -16,6 +16,7 @@ try:
         Out,
         binary_cases,
         layout_cases,
+        matmul_cases,
         reduce_resize_cases,
         unary_cases,
     )
@@ -27,6 +28,7 @@ except ImportError:  # pragma: no cover - when tests/golden is a package
         Out,
         binary_cases,
         layout_cases,
+        matmul_cases,
         reduce_resize_cases,
         unary_cases,
     )
@@ -64,6 +66,8 @@ NEW_SOURCES = [
     "kernels/ref/td_prelu_s8_ref.c", "kernels/ref/td_transpose_s8_ref.c",
     "kernels/ref/td_split_s8_ref.c", "kernels/ref/td_reduce_max_s8_ref.c",
     "kernels/ref/td_resize_nearest_s8_ref.c", "kernels/ref/td_resize_bilinear_s8_ref.c",
+    "kernels/ref/td_batch_matmul_s8_ref.c", "kernels/ref/td_transpose_conv_s8_ref.c",
+    "kernels/ref/td_l2norm_s8_ref.c",
 ]
 
 
@@ -105,3 +109,7 @@ def test_resize_with_a_data_dependent_size_is_refused() -> None:
     b.op("RESIZE_BILINEAR", [x, size], [y])
     with pytest.raises(UnsupportedError, match="depend on data"):
         select_kernels(load_tflite(b.build([x, size], [y])))
+
+
+def test_matmul_transpose_conv_l2norm_match_tflite_micro() -> None:
+    check([c.build() for c in matmul_cases()])
