@@ -440,6 +440,19 @@ typedef struct {
 void td_transpose_conv_s8_ref(const td_transpose_conv_params_t *p, const int8_t *in0,
                               int8_t *out0, void *scratch);
 
+/* ---- LOG_SOFTMAX along the last dim (td_log_softmax_s8_ref), output 16/256, 127 -------- */
+typedef struct {
+    int32_t rows;           /* [in] product of all but the last dimension */
+    int32_t depth;          /* [in] last dimension, <= 4096 (Q12 accumulation) */
+    int32_t diff_min;       /* [in] -CalculateInputRadius(5, input_left_shift), < 0 */
+    int32_t rev_mult, rev_shift; /* [in] reverse scaling divisor and its shift (<= 0) */
+    const int32_t *q5_lut;  /* [in] [256] diff -d rescaled to Q5.26 (TFLite's multiplier) */
+    const int32_t *exp_lut; /* [in] [256] exp(-d) in Q12.19, 0 where -d < diff_min */
+} td_log_softmax_params_t;
+
+void td_log_softmax_s8_ref(const td_log_softmax_params_t *p, const int8_t *in0,
+                           int8_t *out0);
+
 /* (structs and prototypes of the other ops go between the marker above and these lines) */
 #ifdef __cplusplus
 }

@@ -324,3 +324,15 @@ def matmul_cases() -> list[OpCase]:
                                                     else "random"),),
                             (Out(shape, (1 / 128, 0)),), seed=80 + k))
     return cases
+
+
+def log_softmax_cases() -> list[OpCase]:
+    cases = []
+    for k, (shape, q, data) in enumerate([
+            ((1, 10), (0.1, 0), "random"), ((3, 7), (0.05, -128), "random"),
+            ((2, 4, 33), (0.5, 127), "extreme"), ((1, 1), (0.2, 3), "random"),
+            ((4, 256), (0.02, -5), "all"), ((2, 5), (1.5, 20), "random"),
+            ((6, 12), (0.004, 64), "extreme")]):
+        cases.append(OpCase("LOG_SOFTMAX", (In(shape, q, data=data),),
+                            (Out(shape, (16 / 256, 127)),), seed=90 + k, label=f"q={q}"))
+    return cases

@@ -16,6 +16,7 @@ try:
         Out,
         binary_cases,
         layout_cases,
+        log_softmax_cases,
         matmul_cases,
         reduce_resize_cases,
         unary_cases,
@@ -28,6 +29,7 @@ except ImportError:  # pragma: no cover - when tests/golden is a package
         Out,
         binary_cases,
         layout_cases,
+        log_softmax_cases,
         matmul_cases,
         reduce_resize_cases,
         unary_cases,
@@ -67,7 +69,7 @@ NEW_SOURCES = [
     "kernels/ref/td_split_s8_ref.c", "kernels/ref/td_reduce_max_s8_ref.c",
     "kernels/ref/td_resize_nearest_s8_ref.c", "kernels/ref/td_resize_bilinear_s8_ref.c",
     "kernels/ref/td_batch_matmul_s8_ref.c", "kernels/ref/td_transpose_conv_s8_ref.c",
-    "kernels/ref/td_l2norm_s8_ref.c",
+    "kernels/ref/td_l2norm_s8_ref.c", "kernels/ref/td_log_softmax_s8_ref.c",
 ]
 
 
@@ -113,3 +115,7 @@ def test_resize_with_a_data_dependent_size_is_refused() -> None:
 
 def test_matmul_transpose_conv_l2norm_match_tflite_micro() -> None:
     check([c.build() for c in matmul_cases()])
+
+
+def test_log_softmax_matches_tflite_micro() -> None:
+    check([c.build() for c in log_softmax_cases()])
