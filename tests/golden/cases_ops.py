@@ -336,3 +336,95 @@ def log_softmax_cases() -> list[OpCase]:
         cases.append(OpCase("LOG_SOFTMAX", (In(shape, q, data=data),),
                             (Out(shape, (16 / 256, 127)),), seed=90 + k, label=f"q={q}"))
     return cases
+
+
+def all_cases() -> list[OpCase]:
+    """Every declared case of this file (the target tier runs them all at once)."""
+    return (binary_cases() + unary_cases() + layout_cases() + reduce_resize_cases()
+            + matmul_cases() + log_softmax_cases())
+
+
+def ops_chain(seed: int = 13) -> bytes:
+    """A multi-op model of the issue-13 ops for the firmware tier (codegen, arena plan,
+    multi-output SPLIT, in-place ops, constants, scratch): SPLIT, SUB, MINIMUM, SPACE_TO_DEPTH,
+    TRANSPOSE_CONV, RESIZE_BILINEAR, ELU, ABS, PRELU, REDUCE_MAX, SQUARED_DIFFERENCE, TRANSPOSE,
+    BATCH_MATMUL, L2_NORMALIZATION, LOG_SOFTMAX, RESIZE_NEAREST_NEIGHBOR, DEPTH_TO_SPACE,
+    PACK, SUM, MAXIMUM, RSQRT, SPLIT_V; three outputs."""
+    from tinydeploy.model import ir
+
+    rng = np.random.default_rng(seed)
+    b = ModelBuilder("ops chain")
+    q = (0.05, -3)
+
+    def t(name: str, shape: tuple[int, ...], qq: tuple[float, int] = q, data: Any = None,
+          dtype: str = "int8", **kw: Any) -> int:
+        if dtype == "int32":
+            return b.tensor(name, shape, "int32", data=data)
+        return b.tensor(name, shape, "int8", scale=qq[0], zero_point=qq[1], data=data, **kw)
+
+    x = t("input", (1, 6, 6, 4))
+    axis3 = t("axis3", (1,), dtype="int32", data=[3])
+    a, c = t("split_a", (1, 6, 6, 2)), t("split_b", (1, 6, 6, 2))
+    b.op("SPLIT", [axis3, x], [a, c], ir.SplitOptions(2))
+    s = t("sub", (1, 6, 6, 2), (0.08, 2))
+    b.op("SUB", [a, c], [s], ir.ActivationOptions(ir.Activation.RELU))
+    m = t("min", (1, 6, 6, 2))
+    b.op("MINIMUM", [a, c], [m])
+    s2d = t("s2d", (1, 3, 3, 8), (0.08, 2))
+    b.op("SPACE_TO_DEPTH", [s], [s2d], ir.BlockSizeOptions(2))
+    tshape = t("tc_shape", (4,), dtype="int32", data=[1, 6, 6, 3])
+    ws = rng.uniform(0.005, 0.02, 3)
+    w = b.tensor("tc_w", (3, 3, 3, 8), "int8", scale=ws, axis=0,
+                 data=rng.integers(-127, 128, (3, 3, 3, 8)))
+    bias = t("tc_b", (3,), dtype="int32", data=rng.integers(-500, 500, 3))
+    tc = t("tconv", (1, 6, 6, 3), (0.1, -10))
+    b.op("TRANSPOSE_CONV", [tshape, w, s2d, bias], [tc],
+         ir.TransposeConvOptions(ir.Padding.SAME, 2, 2), version=3)
+    size = t("size", (2,), dtype="int32", data=[9, 7])
+    rz = t("resize", (1, 9, 7, 3), (0.1, -10))
+    b.op("RESIZE_BILINEAR", [tc, size], [rz], ir.ResizeOptions(False, True))
+    elu = t("elu", (1, 9, 7, 3), (0.06, 20))
+    b.op("ELU", [rz], [elu])
+    ab = t("abs", (1, 9, 7, 3), (0.05, -128))
+    b.op("ABS", [elu], [ab])
+    alpha = t("alpha", (3,), (0.01, 0), data=rng.integers(-100, 100, 3))
+    pr = t("prelu", (1, 9, 7, 3), (0.07, 0))
+    b.op("PRELU", [elu, alpha], [pr])
+    axes = t("axes12", (2,), dtype="int32", data=[1, -2])
+    rmax = t("reduce_max", (1, 1, 1, 3), (0.07, 0))
+    b.op("REDUCE_MAX", [pr, axes], [rmax], ir.ReducerOptions(True))
+    sq = t("sqdiff", (1, 9, 7, 3), (0.02, -128))
+    b.op("SQUARED_DIFFERENCE", [pr, rmax], [sq])
+    perm = t("perm", (4,), dtype="int32", data=[0, 3, 1, 2])
+    tr = t("transpose", (1, 3, 9, 7), (0.02, -128))
+    b.op("TRANSPOSE", [sq, perm], [tr])
+    rhs = t("mm_rhs", (7, 5), (0.03, 0), data=rng.integers(-127, 128, (7, 5)))
+    mm = t("matmul", (1, 3, 9, 5), (0.2, 4))
+    b.op("BATCH_MATMUL", [tr, rhs], [mm], ir.BatchMatMulOptions())
+    l2 = t("l2norm", (1, 3, 9, 5), (1 / 128, 0))
+    b.op("L2_NORMALIZATION", [mm], [l2])
+    ls = t("log_softmax", (1, 3, 9, 5), (16 / 256, 127))
+    b.op("LOG_SOFTMAX", [l2], [ls])
+    nn_size = t("nn_size", (2,), dtype="int32", data=[4, 4])
+    nn = t("nearest", (1, 4, 4, 2))
+    b.op("RESIZE_NEAREST_NEIGHBOR", [m, nn_size], [nn], ir.ResizeOptions(True, False))
+    pk = t("pack", (1, 4, 4, 2, 2))
+    b.op("PACK", [nn, nn], [pk], ir.PackOptions(2, -1))
+    rshape = t("rs_shape", (4,), dtype="int32", data=[1, 4, 4, 4])
+    rs = t("reshape", (1, 4, 4, 4))
+    b.op("RESHAPE", [pk, rshape], [rs], ir.ReshapeOptions((1, 4, 4, 4)))
+    d2s = t("d2s", (1, 8, 8, 1))
+    b.op("DEPTH_TO_SPACE", [rs], [d2s], ir.BlockSizeOptions(2))
+    floor = t("floor", (1, 1, 1, 1), data=[-20])
+    mx = t("max", (1, 8, 8, 1))
+    b.op("MAXIMUM", [d2s, floor], [mx])
+    sizes = t("sv_sizes", (2,), dtype="int32", data=[3, 5])
+    axis1 = t("axis1", (1,), dtype="int32", data=[-3])
+    sv0, sv1 = t("sv0", (1, 3, 8, 1)), t("sv1", (1, 5, 8, 1))
+    b.op("SPLIT_V", [mx, sizes, axis1], [sv0, sv1], ir.SplitOptions(2))
+    sum_axes = t("sum_axes", (2,), dtype="int32", data=[1, 2])
+    sm = t("sum", (1, 1), (0.9, -7))
+    b.op("SUM", [sv1, sum_axes], [sm], ir.ReducerOptions(False))
+    rsq = t("rsqrt", (1, 9, 7, 3), (0.04, -100))
+    b.op("RSQRT", [ab], [rsq])
+    return b.build([x], [ls, rsq, sv0, sm])

@@ -1,0 +1,70 @@
+"""Target tier of the issue-13 ops: every golden case of tests/golden/cases_ops.py, built for
+the emulated Cortex-M4F (QEMU mps2-an386) from the same generated program as the host tier,
+compared byte for byte with the tflite-micro oracle.
+
+The ARM toolchain and QEMU are required (CI installs them): their absence fails the tier.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tinydeploy.kernels.harness import HostCase
+from tinydeploy.kernels.target_harness import run_target
+from tinydeploy.model.loader import load_tflite
+from tinydeploy.oracle import run_oracle
+
+try:
+    from cases_ops import all_cases, ops_chain
+    from golden_ops import compare
+except ImportError:  # pragma: no cover - when tests/golden is a package
+    from .cases_ops import all_cases, ops_chain
+    from .golden_ops import compare
+
+pytestmark = pytest.mark.target
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _tools() -> None:
+    for tool in ("arm-none-eabi-gcc", "qemu-system-arm"):
+        if shutil.which(tool) is None:
+            pytest.fail(f"the target tier needs {tool} (apt-get install gcc-arm-none-eabi "
+                        "libnewlib-arm-none-eabi qemu-system-arm)")
+
+
+@pytest.mark.parametrize("machine", ["mps2-an386"])
+def test_every_new_op_is_bit_exact_on_the_emulated_core(machine: str) -> None:
+    cases = all_cases()
+    built = [c.build() for c in cases]
+    ops = {c.op for c in cases}
+    assert len(ops) >= 20, sorted(ops)
+    actual = run_target([HostCase(load_tflite(b.model), b.inputs) for b in built],
+                        machine=machine)
+    problems: list[str] = []
+    for b, a in zip(built, actual, strict=True):
+        problems += compare(b.name, run_oracle(b.model, b.inputs), a)
+    assert not problems, (f"{len(problems)} of {len(built)} cases differ from tflite-micro on "
+                          f"{machine}:\n" + "\n".join(problems))
+
+
+def test_op_chain_validates_bit_exact_over_the_serial_protocol(tmp_path: Path) -> None:
+    """`tinydeploy build` of a chain of the new ops for mps2-an386 (arena plan, multi-output
+    SPLIT, in-place ops, scratch), validated against tflite-micro over the serial protocol."""
+    from tinydeploy.boards import get_board
+    from tinydeploy.build.firmware import build_firmware
+    from tinydeploy.flash.runner import Firmware
+    from tinydeploy.link.connect import connect
+    from tinydeploy.link.validate import random_inputs, validate_cases
+
+    model = tmp_path / "ops_chain.tflite"
+    model.write_bytes(ops_chain())
+    graph = load_tflite(model)
+    assert len({op.opcode for op in graph.operators}) >= 20
+    build_firmware(model, get_board("mps2-an386"), "validate", tmp_path / "fw", graph=graph)
+    with connect(Firmware.from_build_dir(tmp_path / "fw"), timeout=120) as conn:
+        report = validate_cases(conn.session.run, model.read_bytes(),
+                                random_inputs(graph, 4, seed=5))
+    assert report.bit_exact_cases == report.cases == 4, report.first_mismatch
