@@ -33,7 +33,9 @@ example:
 
 def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("model", type=Path,
-                   help="Keras .keras/.h5 file, SavedModel directory, or float/INT8 .tflite")
+                   help="Keras .keras/.h5 file, SavedModel directory, float/INT8 .tflite, or "
+                        ".onnx model (NCHW as torch.onnx.export writes it; needs the onnx "
+                        "extra)")
     p.add_argument("--calibration", "-c", type=Path, metavar="DATA",
                    help=".npy inputs or .npz with 'x' (and optional 'y' labels); required "
                         "unless MODEL is already INT8")

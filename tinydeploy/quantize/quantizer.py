@@ -42,7 +42,8 @@ from tinydeploy.quantize.tfconvert import SourceKind
 KERAS_SUFFIXES = (".keras", ".h5", ".hdf5")
 DEFAULT_CALIBRATION_SAMPLES = 500
 DEFAULT_SQNR_SAMPLES = 32
-_SOURCE_HINT = "give a Keras .keras/.h5 file, a SavedModel directory or a float .tflite"
+_SOURCE_HINT = ("give a Keras .keras/.h5 file, a SavedModel directory, a float .tflite or an "
+                ".onnx model")
 
 CalibrationLike = CalibrationData | str | Path | np.ndarray | tuple[np.ndarray, np.ndarray]
 
@@ -78,6 +79,8 @@ def identify_source(source: str | Path) -> tuple[SourceKind, Graph | None]:
     suffix = p.suffix.lower()
     if suffix in KERAS_SUFFIXES:
         return SourceKind.KERAS, None
+    if suffix == ".onnx":
+        return SourceKind.ONNX, None
     if suffix == ".tflite":
         from tinydeploy.model.loader import load_tflite
 
@@ -208,11 +211,23 @@ def quantize_model(
     if data is None:
         raise InputDataError(f"{src}: a float model needs calibration data to be quantized",
                              hint="pass --calibration DATA.npz (key 'x', optional 'y')")
+    onnx_notes: tuple[str, ...] = ()
+    onnx_input = None
+    if kind is SourceKind.ONNX:
+        from tinydeploy.quantize import onnximport
+
+        onnx_input = onnximport.read_onnx_input(Path(src))
+        data, layout_note = onnximport.calibration_layout(data, onnx_input)
+        onnx_notes = (f"ONNX input '{onnx_input.name}' {list(onnx_input.shape)} (NCHW) is "
+                      f"{list(onnx_input.nhwc_shape)} (NHWC) in the quantized model: feed it "
+                      "channels-last (onnx2tf moves channels last, as TFLite computes)",
+                      layout_note)
     calib_x = data.x[:max_calibration_samples]
     from tinydeploy.quantize import tfconvert
 
     bar = _Progress(progress)
-    with tfconvert.native_output_captured(), bar.active():
+    with tfconvert.native_output_captured(), bar.active(), \
+            tempfile.TemporaryDirectory(prefix="td-onnx-") as onnx_dir:
         if kind is SourceKind.FLOAT_TFLITE:
             assert graph is not None
             tin = graph.inputs[0] if len(graph.inputs) == 1 else None
@@ -238,6 +253,15 @@ def quantize_model(
             task = bar.task("calibrating", calib_x.shape[0])
             int8 = tfconvert.quantize_float_tflite(Path(src), float_bytes, calib_x,
                                                    task.update_to)
+        elif kind is SourceKind.ONNX:
+            from tinydeploy.quantize import onnximport
+
+            assert onnx_input is not None
+            saved = onnximport.convert_onnx(Path(src), onnx_input, calib_x, Path(onnx_dir))
+            fm = tfconvert.load_float_model(saved, SourceKind.SAVED_MODEL, data)
+            float_bytes = fm.float_tflite
+            task = bar.task("calibrating", calib_x.shape[0])
+            int8 = tfconvert.quantize_float_model(fm, calib_x, task.update_to)
         else:
             fm = tfconvert.load_float_model(Path(src), kind, data)
             float_bytes = fm.float_tflite
@@ -285,7 +309,7 @@ def quantize_model(
                          "paired with the float model",)
     _write_atomically(out, int8, force)
     return _report(src, kind, out, int8, qgraph, int(calib_x.shape[0]), evaluated, float_acc,
-                   int8_acc, layers, classes, False, notes)
+                   int8_acc, layers, classes, False, onnx_notes + notes)
 
 
 def _check_int8_io(graph: Graph, src: str) -> None:

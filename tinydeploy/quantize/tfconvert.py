@@ -45,6 +45,7 @@ class SourceKind(enum.Enum):
     SAVED_MODEL = "saved_model"
     FLOAT_TFLITE = "float_tflite"
     INT8_TFLITE = "int8_tflite"
+    ONNX = "onnx"
 
 
 @dataclass(frozen=True)
