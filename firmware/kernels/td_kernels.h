@@ -453,6 +453,18 @@ typedef struct {
 void td_log_softmax_s8_ref(const td_log_softmax_params_t *p, const int8_t *in0,
                            int8_t *out0);
 
+/* ---- float32 elementwise ops for cores with an FPU (td_elu_f32_ref, td_abs_f32_ref, ---- *
+ * td_logistic_f32_ref, td_tanh_f32_ref): the float ops a converter leaves between
+ * DEQUANTIZE and QUANTIZE, computed as TFLite Micro's float reference does. */
+typedef struct {
+    int32_t size;           /* [in] number of elements */
+} td_unary_f32_params_t;
+
+void td_elu_f32_ref(const td_unary_f32_params_t *p, const float *in0, float *out0);
+void td_abs_f32_ref(const td_unary_f32_params_t *p, const float *in0, float *out0);
+void td_logistic_f32_ref(const td_unary_f32_params_t *p, const float *in0, float *out0);
+void td_tanh_f32_ref(const td_unary_f32_params_t *p, const float *in0, float *out0);
+
 /* (structs and prototypes of the other ops go between the marker above and these lines) */
 #ifdef __cplusplus
 }

@@ -428,3 +428,42 @@ def ops_chain(seed: int = 13) -> bytes:
     rsq = t("rsqrt", (1, 9, 7, 3), (0.04, -100))
     b.op("RSQRT", [ab], [rsq])
     return b.build([x], [ls, rsq, sv0, sm])
+
+
+@dataclass(frozen=True)
+class FloatChainCase:
+    """int8 -> DEQUANTIZE -> float ``op`` -> QUANTIZE -> int8: a float op the converter left
+    between the two (runs on cores with an FPU only)."""
+
+    op: str
+    shape: tuple[int, ...]
+    q_in: Q
+    q_out: Q
+    seed: int = 0
+
+    @property
+    def name(self) -> str:
+        return f"float {self.op} {list(self.shape)} {self.q_in}->{self.q_out}"
+
+    def build(self) -> Built:
+        rng = np.random.default_rng(self.seed)
+        b = ModelBuilder()
+        x = b.tensor("x", self.shape, "int8", scale=self.q_in[0], zero_point=self.q_in[1])
+        f = b.tensor("xf", self.shape, "float32")
+        g = b.tensor("yf", self.shape, "float32")
+        y = b.tensor("y", self.shape, "int8", scale=self.q_out[0], zero_point=self.q_out[1])
+        b.op("DEQUANTIZE", [x], [f], version=2)
+        b.op(self.op, [f], [g])
+        b.op("QUANTIZE", [g], [y])
+        return Built(self.name, b.build([x], [y]),
+                     (int8_inputs(self.shape, "all", rng, self.q_in[1]),))
+
+
+def float_cases() -> list[FloatChainCase]:
+    out = []
+    for k, (qi, qo) in enumerate([((0.05, -3), (0.02, 10)), ((0.1, 127), (0.004, -128)),
+                                  ((0.3, -128), (0.25, 0))]):
+        for op in ("ELU", "ABS", "LOGISTIC", "TANH"):
+            qq = (1 / 256, -128) if op == "LOGISTIC" else ((1 / 128, 0) if op == "TANH" else qo)
+            out.append(FloatChainCase(op, (4, 64), qi, qq, seed=k))
+    return out

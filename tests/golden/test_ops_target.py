@@ -18,10 +18,10 @@ from tinydeploy.model.loader import load_tflite
 from tinydeploy.oracle import run_oracle
 
 try:
-    from cases_ops import all_cases, ops_chain
+    from cases_ops import all_cases, float_cases, ops_chain
     from golden_ops import compare
 except ImportError:  # pragma: no cover - when tests/golden is a package
-    from .cases_ops import all_cases, ops_chain
+    from .cases_ops import all_cases, float_cases, ops_chain
     from .golden_ops import compare
 
 pytestmark = pytest.mark.target
@@ -37,12 +37,17 @@ def _tools() -> None:
 
 @pytest.mark.parametrize("machine", ["mps2-an386"])
 def test_every_new_op_is_bit_exact_on_the_emulated_core(machine: str) -> None:
-    cases = all_cases()
+    from tinydeploy.boards import get_board
+    from tinydeploy.kernels.registry import select_kernels
+
+    cases = all_cases() + float_cases()
     built = [c.build() for c in cases]
     ops = {c.op for c in cases}
     assert len(ops) >= 20, sorted(ops)
-    actual = run_target([HostCase(load_tflite(b.model), b.inputs) for b in built],
-                        machine=machine)
+    board = get_board(machine)   # the board's own selection (float kernels need its FPU)
+    graphs = [load_tflite(b.model) for b in built]
+    actual = run_target([HostCase(g, b.inputs, select_kernels(g, board))
+                         for g, b in zip(graphs, built, strict=True)], machine=machine)
     problems: list[str] = []
     for b, a in zip(built, actual, strict=True):
         problems += compare(b.name, run_oracle(b.model, b.inputs), a)
