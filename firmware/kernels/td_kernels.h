@@ -465,6 +465,52 @@ void td_abs_f32_ref(const td_unary_f32_params_t *p, const float *in0, float *out
 void td_logistic_f32_ref(const td_unary_f32_params_t *p, const float *in0, float *out0);
 void td_tanh_f32_ref(const td_unary_f32_params_t *p, const float *in0, float *out0);
 
+/* ---- 16x8: int16 activations (zero point 0), int8 weights, int64 bias ------------------ */
+typedef struct {
+    int32_t batches, accum_depth, out_c; /* [in] as td_fully_connected_params_t */
+    int32_t act_min, act_max; /* [in] int16 clamp of the fused activation */
+    const int8_t *filter;     /* [in] [out_c][accum_depth] */
+    const int64_t *bias;      /* [in] [out_c] or NULL */
+    const int32_t *mult, *shift; /* [in] [out_c] */
+} td_fully_connected_s16_params_t;
+
+typedef struct {
+    int32_t batches, in_h, in_w, in_c, out_h, out_w, out_c; /* [in] as td_conv2d_params_t */
+    int32_t filter_h, filter_w, filter_c;
+    int32_t stride_h, stride_w, dilation_h, dilation_w, pad_h, pad_w;
+    int32_t act_min, act_max; /* [in] int16 clamp */
+    const int8_t *filter;     /* [in] [out_c][filter_h][filter_w][filter_c] */
+    const int64_t *bias;      /* [in] [out_c] or NULL */
+    const int32_t *mult, *shift; /* [in] [out_c] */
+} td_conv2d_s16_params_t;
+
+/* QUANTIZE between integer types (td_quantize_<in>_<out>_ref): TFLite's Requantize. */
+typedef struct {
+    int32_t size;           /* [in] elements */
+    int32_t in_zp, out_zp;  /* [in] zero points */
+    int32_t mult, shift;    /* [in] in_scale / out_scale */
+} td_requant_params_t;
+
+/* DEQUANTIZE int16 -> float32: scale as the two 32-bit halves of an IEEE-754 double. */
+typedef struct {
+    int32_t size;
+    uint32_t scale_hi, scale_lo;
+    int32_t zero_point;
+} td_dequantize_s16_params_t;
+
+void td_fully_connected_s16_ref(const td_fully_connected_s16_params_t *p, const int16_t *in0,
+                                int16_t *out0);
+void td_conv2d_s16_ref(const td_conv2d_s16_params_t *p, const int16_t *in0, int16_t *out0);
+void td_quantize_s16_s8_ref(const td_requant_params_t *p, const int16_t *in0, int8_t *out0);
+void td_quantize_s8_s16_ref(const td_requant_params_t *p, const int8_t *in0, int16_t *out0);
+void td_quantize_s16_s16_ref(const td_requant_params_t *p, const int16_t *in0,
+                             int16_t *out0);
+void td_quantize_s16_s32_ref(const td_requant_params_t *p, const int16_t *in0,
+                             int32_t *out0);
+void td_quantize_s8_s32_ref(const td_requant_params_t *p, const int8_t *in0, int32_t *out0);
+void td_dequantize_s16_ref(const td_dequantize_s16_params_t *p, const int16_t *in0,
+                           float *out0);
+
 /* (structs and prototypes of the other ops go between the marker above and these lines) */
 #ifdef __cplusplus
 }

@@ -467,3 +467,92 @@ def float_cases() -> list[FloatChainCase]:
             qq = (1 / 256, -128) if op == "LOGISTIC" else ((1 / 128, 0) if op == "TANH" else qo)
             out.append(FloatChainCase(op, (4, 64), qi, qq, seed=k))
     return out
+
+
+# --- 16x8 (int16 activations, int8 weights, int64 bias) -------------------------------------
+
+@dataclass(frozen=True)
+class Int16Case:
+    """One 16x8 op: "fc", "conv" or a QUANTIZE/DEQUANTIZE between the given dtypes."""
+
+    kind: str
+    shape: tuple[int, ...] = (2, 17)
+    out_c: int = 5
+    kernel: tuple[int, int] = (3, 3)
+    stride: int = 1
+    padding: str = "SAME"
+    act: str = "NONE"
+    bias: bool = True
+    per_channel: bool = True
+    q_in: Q = (0.0004, 0)
+    q_out: Q = (0.0009, 0)
+    dtypes: tuple[str, str] = ("int16", "int16")
+    seed: int = 0
+
+    @property
+    def name(self) -> str:
+        return (f"16x8 {self.kind} {list(self.shape)} oc={self.out_c} k={self.kernel} "
+                f"s={self.stride} {self.padding} {self.act} {self.dtypes}")
+
+    def build(self) -> Built:
+        from tinydeploy.model import ir
+
+        rng = np.random.default_rng(self.seed)
+        b = ModelBuilder()
+        din, dout = self.dtypes
+        x = b.tensor("x", self.shape, din, scale=self.q_in[0], zero_point=self.q_in[1])
+        info = np.iinfo(np.int16 if din == "int16" else np.int8)
+        feed = rng.integers(info.min, info.max + 1, self.shape).astype(info.dtype)
+        act = ir.Activation[self.act]
+        if self.kind in ("fc", "conv"):
+            c = self.shape[-1]
+            wshape = (self.out_c, c) if self.kind == "fc" else (self.out_c, *self.kernel, c)
+            scales = rng.uniform(0.001, 0.02, self.out_c) if self.per_channel else [0.01]
+            w = b.tensor("w", wshape, "int8", scale=scales, axis=0,
+                         data=rng.integers(-127, 128, wshape))
+            bias = b.tensor("b", (self.out_c,), "int64",
+                            data=rng.integers(-(1 << 20), 1 << 20, self.out_c)) \
+                if self.bias else -1
+            if self.kind == "fc":
+                oshape: tuple[int, ...] = (self.shape[0], self.out_c)
+                opts: object = ir.FullyConnectedOptions(act)
+                ver = 7
+            else:
+                pad = ir.Padding[self.padding]
+                from tinydeploy.kernels.common import compute_out_size
+                oh = compute_out_size(pad, self.shape[1], self.kernel[0], self.stride)
+                ow = compute_out_size(pad, self.shape[2], self.kernel[1], self.stride)
+                oshape = (self.shape[0], oh, ow, self.out_c)
+                opts = ir.Conv2DOptions(pad, self.stride, self.stride, act)
+                ver = 4
+            y = b.tensor("y", oshape, "int16", scale=self.q_out[0], zero_point=0)
+            b.op("FULLY_CONNECTED" if self.kind == "fc" else "CONV_2D", [x, w, bias], [y],
+                 opts, version=ver)
+        elif dout == "float32":
+            y = b.tensor("y", self.shape, "float32")
+            b.op("DEQUANTIZE", [x], [y], version=4)
+        else:
+            y = b.tensor("y", self.shape, dout, scale=self.q_out[0], zero_point=self.q_out[1])
+            b.op("QUANTIZE", [x], [y], version=2)
+        return Built(self.name, b.build([x], [y]), (feed,))
+
+
+def int16_cases() -> list[Int16Case]:
+    cases = [
+        Int16Case("fc", (2, 17), 5, seed=1), Int16Case("fc", (1, 64), 9, act="RELU", seed=2),
+        Int16Case("fc", (3, 33), 4, bias=False, per_channel=False, q_out=(0.002, 0), seed=3),
+        Int16Case("fc", (1, 8), 3, act="RELU6", q_in=(0.001, 0), q_out=(0.0004, 0), seed=4),
+        Int16Case("conv", (1, 7, 6, 3), 4, (3, 3), 1, "SAME", seed=5),
+        Int16Case("conv", (2, 9, 8, 2), 5, (3, 2), 2, "VALID", "RELU", seed=6),
+        Int16Case("conv", (1, 5, 5, 4), 3, (1, 1), 1, "SAME", bias=False, seed=7),
+        Int16Case("conv", (1, 10, 4, 1), 6, (5, 3), 2, "SAME", "RELU6", q_in=(0.003, 0),
+                  q_out=(0.0007, 0), seed=8),
+    ]
+    for k, (din, dout, qi, qo) in enumerate([
+            ("int16", "int8", (0.0004, 0), (0.05, -7)), ("int8", "int16", (0.05, 11), (0.0003, 0)),
+            ("int16", "int16", (0.0004, 0), (0.0011, 0)), ("int16", "int32", (0.0004, 0),
+                                                            (0.00001, 0)),
+            ("int8", "int32", (0.02, -3), (0.0001, 5)), ("int16", "float32", (0.0007, 0), (1, 0))]):
+        cases.append(Int16Case("convert", (4, 50), q_in=qi, q_out=qo, dtypes=(din, dout),
+                               seed=20 + k))
+    return cases

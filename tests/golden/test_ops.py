@@ -16,6 +16,7 @@ try:
         Out,
         binary_cases,
         float_cases,
+        int16_cases,
         layout_cases,
         log_softmax_cases,
         matmul_cases,
@@ -30,6 +31,7 @@ except ImportError:  # pragma: no cover - when tests/golden is a package
         Out,
         binary_cases,
         float_cases,
+        int16_cases,
         layout_cases,
         log_softmax_cases,
         matmul_cases,
@@ -74,6 +76,10 @@ NEW_SOURCES = [
     "kernels/ref/td_l2norm_s8_ref.c", "kernels/ref/td_log_softmax_s8_ref.c",
     "kernels/ref/td_elu_f32_ref.c", "kernels/ref/td_abs_f32_ref.c",
     "kernels/ref/td_logistic_f32_ref.c", "kernels/ref/td_tanh_f32_ref.c",
+    "kernels/ref/td_fully_connected_s16_ref.c", "kernels/ref/td_conv2d_s16_ref.c",
+    "kernels/ref/td_quantize_s16_s8_ref.c", "kernels/ref/td_quantize_s8_s16_ref.c",
+    "kernels/ref/td_quantize_s16_s16_ref.c", "kernels/ref/td_quantize_s16_s32_ref.c",
+    "kernels/ref/td_quantize_s8_s32_ref.c", "kernels/ref/td_dequantize_s16_ref.c",
 ]
 
 
@@ -152,3 +158,7 @@ def test_float_op_is_refused_on_a_core_without_fpu() -> None:
     graph = load_tflite(float_cases()[0].build().model)
     with pytest.raises(UnsupportedError, match="board lacks fpu"):
         select_kernels(graph, get_board("microbit-v1"))
+
+
+def test_16x8_ops_match_tflite_micro() -> None:
+    check([c.build() for c in int16_cases()])
