@@ -490,6 +490,11 @@ class Int16Case:
     seed: int = 0
 
     @property
+    def op(self) -> str:
+        return {"fc": "FULLY_CONNECTED", "conv": "CONV_2D"}.get(
+            self.kind, "DEQUANTIZE" if self.dtypes[1] == "float32" else "QUANTIZE")
+
+    @property
     def name(self) -> str:
         return (f"16x8 {self.kind} {list(self.shape)} oc={self.out_c} k={self.kernel} "
                 f"s={self.stride} {self.padding} {self.act} {self.dtypes}")
@@ -556,3 +561,45 @@ def int16_cases() -> list[Int16Case]:
         cases.append(Int16Case("convert", (4, 50), q_in=qi, q_out=qo, dtypes=(din, dout),
                                seed=20 + k))
     return cases
+
+
+def s16_chain(seed: int = 21) -> bytes:
+    """int8 input -> QUANTIZE int16 -> CONV_2D 16x8 (stride 2, RELU) -> CONV_2D 16x8 ->
+    RESHAPE -> FULLY_CONNECTED 16x8 -> outputs: int16 logits, and int32 (QUANTIZE) and int8
+    (QUANTIZE) copies of them."""
+    from tinydeploy.model import ir
+
+    rng = np.random.default_rng(seed)
+    b = ModelBuilder("16x8 conv net")
+    x = b.tensor("input", (1, 10, 8, 2), "int8", scale=0.04, zero_point=-5)
+    x16 = b.tensor("input16", (1, 10, 8, 2), "int16", scale=0.0002, zero_point=0)
+    b.op("QUANTIZE", [x], [x16], version=2)
+
+    def conv(name: str, src: int, shape_in: tuple[int, ...], oc: int, k: int, s: int,
+             act: ir.Activation, q: float) -> tuple[int, tuple[int, ...]]:
+        ic = shape_in[3]
+        w = b.tensor(f"{name}/w", (oc, k, k, ic), "int8", scale=rng.uniform(0.002, 0.01, oc),
+                     axis=0, data=rng.integers(-127, 128, (oc, k, k, ic)))
+        bias = b.tensor(f"{name}/b", (oc,), "int64", data=rng.integers(-5000, 5000, oc))
+        oh, ow = (shape_in[1] + s - 1) // s, (shape_in[2] + s - 1) // s
+        out_shape = (1, oh, ow, oc)
+        y = b.tensor(name, out_shape, "int16", scale=q, zero_point=0)
+        b.op("CONV_2D", [src, w, bias], [y],
+             ir.Conv2DOptions(ir.Padding.SAME, s, s, act), version=4)
+        return y, out_shape
+
+    c1, s1 = conv("conv1", x16, (1, 10, 8, 2), 6, 3, 2, ir.Activation.RELU, 0.0004)
+    c2, s2 = conv("conv2", c1, s1, 4, 3, 1, ir.Activation.NONE, 0.0005)
+    n = int(np.prod(s2))
+    shape = b.tensor("shape", (2,), "int32", data=[1, n])
+    flat = b.tensor("flat", (1, n), "int16", scale=0.0005, zero_point=0)
+    b.op("RESHAPE", [c2, shape], [flat], ir.ReshapeOptions((1, n)))
+    w = b.tensor("fc/w", (5, n), "int8", scale=0.004, data=rng.integers(-127, 128, (5, n)))
+    bias = b.tensor("fc/b", (5,), "int64", data=rng.integers(-3000, 3000, 5))
+    logits = b.tensor("logits", (1, 5), "int16", scale=0.002, zero_point=0)
+    b.op("FULLY_CONNECTED", [flat, w, bias], [logits], ir.FullyConnectedOptions(), version=7)
+    l32 = b.tensor("logits32", (1, 5), "int32", scale=0.0001, zero_point=0)
+    b.op("QUANTIZE", [logits], [l32], version=2)
+    l8 = b.tensor("logits8", (1, 5), "int8", scale=0.2, zero_point=3)
+    b.op("QUANTIZE", [logits], [l8], version=2)
+    return b.build([x], [logits, l32, l8])

@@ -18,10 +18,10 @@ from tinydeploy.model.loader import load_tflite
 from tinydeploy.oracle import run_oracle
 
 try:
-    from cases_ops import all_cases, float_cases, ops_chain
+    from cases_ops import all_cases, float_cases, int16_cases, ops_chain, s16_chain
     from golden_ops import compare
 except ImportError:  # pragma: no cover - when tests/golden is a package
-    from .cases_ops import all_cases, float_cases, ops_chain
+    from .cases_ops import all_cases, float_cases, int16_cases, ops_chain, s16_chain
     from .golden_ops import compare
 
 pytestmark = pytest.mark.target
@@ -40,7 +40,7 @@ def test_every_new_op_is_bit_exact_on_the_emulated_core(machine: str) -> None:
     from tinydeploy.boards import get_board
     from tinydeploy.kernels.registry import select_kernels
 
-    cases = all_cases() + float_cases()
+    cases = all_cases() + float_cases() + int16_cases()
     built = [c.build() for c in cases]
     ops = {c.op for c in cases}
     assert len(ops) >= 20, sorted(ops)
@@ -73,3 +73,24 @@ def test_op_chain_validates_bit_exact_over_the_serial_protocol(tmp_path: Path) -
         report = validate_cases(conn.session.run, model.read_bytes(),
                                 random_inputs(graph, 4, seed=5))
     assert report.bit_exact_cases == report.cases == 4, report.first_mismatch
+
+
+@pytest.mark.parametrize("board_id", ["mps2-an386", "microbit-v1"])
+def test_16x8_conv_net_validates_bit_exact_on_m4_and_m0(board_id: str, tmp_path: Path) -> None:
+    """A 16x8 conv net (int8 in, QUANTIZE to int16, CONV_2D x2, FULLY_CONNECTED, int16 and
+    int32 outputs) built for the Cortex-M4F and the Cortex-M0, validated over the serial
+    protocol: the planner, the validate app and the protocol carry int16 and int32 tensors."""
+    from tinydeploy.boards import get_board
+    from tinydeploy.build.firmware import build_firmware
+    from tinydeploy.flash.runner import Firmware
+    from tinydeploy.link.connect import connect
+    from tinydeploy.link.validate import random_inputs, validate_cases
+
+    model = tmp_path / "s16.tflite"
+    model.write_bytes(s16_chain())
+    graph = load_tflite(model)
+    build_firmware(model, get_board(board_id), "validate", tmp_path / "fw", graph=graph)
+    with connect(Firmware.from_build_dir(tmp_path / "fw"), timeout=120) as conn:
+        report = validate_cases(conn.session.run, model.read_bytes(),
+                                random_inputs(graph, 3, seed=4))
+    assert report.bit_exact_cases == report.cases == 3, report.first_mismatch
