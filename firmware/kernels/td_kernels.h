@@ -484,6 +484,22 @@ typedef struct {
     const int32_t *mult, *shift; /* [in] [out_c] */
 } td_conv2d_s16_params_t;
 
+typedef struct {
+    int32_t batches, in_h, in_w, in_c, out_h, out_w, out_c; /* [in] as td_dwconv2d_params_t */
+    int32_t depth_multiplier, filter_h, filter_w;
+    int32_t stride_h, stride_w, dilation_h, dilation_w, pad_h, pad_w;
+    int32_t act_min, act_max; /* [in] int16 clamp */
+    const int8_t *filter;     /* [in] [filter_h][filter_w][out_c] */
+    const int64_t *bias;      /* [in] [out_c] or NULL */
+    const int32_t *mult, *shift; /* [in] [out_c] */
+} td_dwconv2d_s16_params_t;
+
+void td_dwconv2d_s16_ref(const td_dwconv2d_s16_params_t *p, const int16_t *in0,
+                         int16_t *out0);
+/* int16 pooling: td_pool2d_params_t with an int16 clamp (input/output quantization equal) */
+void td_avgpool2d_s16_ref(const td_pool2d_params_t *p, const int16_t *in0, int16_t *out0);
+void td_maxpool2d_s16_ref(const td_pool2d_params_t *p, const int16_t *in0, int16_t *out0);
+
 /* QUANTIZE between integer types (td_quantize_<in>_<out>_ref): TFLite's Requantize. */
 typedef struct {
     int32_t size;           /* [in] elements */

@@ -603,3 +603,63 @@ def s16_chain(seed: int = 21) -> bytes:
     l8 = b.tensor("logits8", (1, 5), "int8", scale=0.2, zero_point=3)
     b.op("QUANTIZE", [logits], [l8], version=2)
     return b.build([x], [logits, l32, l8])
+
+
+@dataclass(frozen=True)
+class Int16WindowCase:
+    """16x8 DEPTHWISE_CONV_2D or int16 AVERAGE_POOL_2D / MAX_POOL_2D."""
+
+    op: str
+    shape: tuple[int, ...]
+    window: tuple[int, int]
+    stride: int
+    padding: str = "SAME"
+    act: str = "NONE"
+    multiplier: int = 1
+    seed: int = 0
+
+    @property
+    def name(self) -> str:
+        return (f"16x8 {self.op} {list(self.shape)} k={self.window} s={self.stride} "
+                f"{self.padding} {self.act} m={self.multiplier}")
+
+    def build(self) -> Built:
+        from tinydeploy.kernels.common import compute_out_size
+        from tinydeploy.model import ir
+
+        rng = np.random.default_rng(self.seed)
+        b = ModelBuilder()
+        n, h, w, c = self.shape
+        x = b.tensor("x", self.shape, "int16", scale=0.0005, zero_point=0)
+        pad = ir.Padding[self.padding]
+        act = ir.Activation[self.act]
+        oh = compute_out_size(pad, h, self.window[0], self.stride)
+        ow = compute_out_size(pad, w, self.window[1], self.stride)
+        if self.op == "DEPTHWISE_CONV_2D":
+            oc = c * self.multiplier
+            wt = b.tensor("w", (1, *self.window, oc), "int8", scale=rng.uniform(0.002, 0.02, oc),
+                          axis=3, data=rng.integers(-127, 128, (1, *self.window, oc)))
+            bias = b.tensor("b", (oc,), "int64", data=rng.integers(-30000, 30000, oc))
+            y = b.tensor("y", (n, oh, ow, oc), "int16", scale=0.0008, zero_point=0)
+            b.op(self.op, [x, wt, bias], [y], ir.DepthwiseConv2DOptions(
+                pad, self.stride, self.stride, self.multiplier, act), version=5)
+        else:
+            y = b.tensor("y", (n, oh, ow, c), "int16", scale=0.0005, zero_point=0)
+            b.op(self.op, [x], [y], ir.Pool2DOptions(pad, self.stride, self.stride,
+                                                     self.window[1], self.window[0], act),
+                 version=3)
+        feed = rng.integers(-32768, 32768, self.shape).astype(np.int16)
+        return Built(self.name, b.build([x], [y]), (feed,))
+
+
+def int16_window_cases() -> list[Int16WindowCase]:
+    return [
+        Int16WindowCase("DEPTHWISE_CONV_2D", (1, 7, 6, 3), (3, 3), 1, seed=1),
+        Int16WindowCase("DEPTHWISE_CONV_2D", (1, 9, 8, 2), (3, 2), 2, "VALID", "RELU", 3, 2),
+        Int16WindowCase("DEPTHWISE_CONV_2D", (2, 5, 5, 4), (1, 1), 1, act="RELU6", seed=3),
+        Int16WindowCase("AVERAGE_POOL_2D", (1, 7, 6, 3), (3, 3), 2, seed=4),
+        Int16WindowCase("AVERAGE_POOL_2D", (1, 8, 8, 2), (2, 2), 2, "VALID", "RELU", seed=5),
+        Int16WindowCase("AVERAGE_POOL_2D", (1, 5, 9, 1), (5, 9), 1, "VALID", seed=6),
+        Int16WindowCase("MAX_POOL_2D", (1, 7, 6, 3), (3, 3), 2, seed=7),
+        Int16WindowCase("MAX_POOL_2D", (2, 6, 6, 2), (2, 3), 1, "VALID", "RELU6", seed=8),
+    ]

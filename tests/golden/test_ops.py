@@ -17,6 +17,7 @@ try:
         binary_cases,
         float_cases,
         int16_cases,
+        int16_window_cases,
         layout_cases,
         log_softmax_cases,
         matmul_cases,
@@ -32,6 +33,7 @@ except ImportError:  # pragma: no cover - when tests/golden is a package
         binary_cases,
         float_cases,
         int16_cases,
+        int16_window_cases,
         layout_cases,
         log_softmax_cases,
         matmul_cases,
@@ -80,6 +82,8 @@ NEW_SOURCES = [
     "kernels/ref/td_quantize_s16_s8_ref.c", "kernels/ref/td_quantize_s8_s16_ref.c",
     "kernels/ref/td_quantize_s16_s16_ref.c", "kernels/ref/td_quantize_s16_s32_ref.c",
     "kernels/ref/td_quantize_s8_s32_ref.c", "kernels/ref/td_dequantize_s16_ref.c",
+    "kernels/ref/td_dwconv2d_s16_ref.c", "kernels/ref/td_avgpool2d_s16_ref.c",
+    "kernels/ref/td_maxpool2d_s16_ref.c",
 ]
 
 
@@ -161,4 +165,4 @@ def test_float_op_is_refused_on_a_core_without_fpu() -> None:
 
 
 def test_16x8_ops_match_tflite_micro() -> None:
-    check([c.build() for c in int16_cases()])
+    check([c.build() for c in int16_cases() + int16_window_cases()])

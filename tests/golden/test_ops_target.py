@@ -18,10 +18,24 @@ from tinydeploy.model.loader import load_tflite
 from tinydeploy.oracle import run_oracle
 
 try:
-    from cases_ops import all_cases, float_cases, int16_cases, ops_chain, s16_chain
+    from cases_ops import (
+        all_cases,
+        float_cases,
+        int16_cases,
+        int16_window_cases,
+        ops_chain,
+        s16_chain,
+    )
     from golden_ops import compare
 except ImportError:  # pragma: no cover - when tests/golden is a package
-    from .cases_ops import all_cases, float_cases, int16_cases, ops_chain, s16_chain
+    from .cases_ops import (
+        all_cases,
+        float_cases,
+        int16_cases,
+        int16_window_cases,
+        ops_chain,
+        s16_chain,
+    )
     from .golden_ops import compare
 
 pytestmark = pytest.mark.target
@@ -40,7 +54,7 @@ def test_every_new_op_is_bit_exact_on_the_emulated_core(machine: str) -> None:
     from tinydeploy.boards import get_board
     from tinydeploy.kernels.registry import select_kernels
 
-    cases = all_cases() + float_cases() + int16_cases()
+    cases = all_cases() + float_cases() + int16_cases() + int16_window_cases()
     built = [c.build() for c in cases]
     ops = {c.op for c in cases}
     assert len(ops) >= 20, sorted(ops)

@@ -2,10 +2,11 @@
 mode: int16 activations with zero point 0, int8 weights, int64 bias) and the integer
 QUANTIZE/DEQUANTIZE conversions such models start and end with.
 
-* FULLY_CONNECTED and CONV_2D accumulate in int64 and requantize with TFLite's int64
-  ``MultiplyByQuantizedMultiplier`` (the multiplier rounded to Q15, one rounding shift), as
-  TFLM does when the bias is int64 (the converter's 16x8 output); an int32 bias on an int16
-  op takes TFLM's other (int32) path and is refused here.
+* AVERAGE_POOL_2D and MAX_POOL_2D use the int8 kernels' windows on int16 data;
+* FULLY_CONNECTED, CONV_2D and DEPTHWISE_CONV_2D accumulate in int64 and requantize with
+  TFLite's int64 ``MultiplyByQuantizedMultiplier`` (the multiplier rounded to Q15, one
+  rounding shift), as TFLM does when the bias is int64 (the converter's 16x8 output); an
+  int32 bias on an int16 op takes TFLM's other (int32) path and is refused here.
 * QUANTIZE int8/int16 -> int8/int16/int32 is TFLite's Requantize with the double ratio of the
   scales; DEQUANTIZE int16 -> float32 multiplies in double on the device, as TFLM.
 
@@ -31,10 +32,12 @@ from tinydeploy.kernels.registry import ConstArray, KernelCall, register
 from tinydeploy.model.ir import (
     Activation,
     Conv2DOptions,
+    DepthwiseConv2DOptions,
     DType,
     FullyConnectedOptions,
     Graph,
     Operator,
+    Pool2DOptions,
     Tensor,
 )
 from tinydeploy.quantize.fixedpoint import quantize_multiplier, round_half_away
@@ -196,6 +199,90 @@ def _prepare_conv(graph: Graph, op: Operator) -> KernelCall:
                       ("in0", "out0"))
 
 
+# --- DEPTHWISE_CONV_2D 16x8, AVERAGE_POOL_2D / MAX_POOL_2D int16 ---------------------------
+
+
+def _accepts_dw(graph: Graph, op: Operator) -> str | None:
+    opts = op.options
+    if not isinstance(opts, DepthwiseConv2DOptions):
+        return "missing DepthwiseConv2DOptions"
+    x, filt = graph.tensor(op.inputs[0]), graph.tensor(op.inputs[1])
+    out = graph.tensor(op.outputs[0])
+    why = int16_reason(x, "input") or int16_reason(out, "output")
+    if why:
+        return why
+    if len(x.shape) != 4 or len(filt.shape) != 4 or filt.shape[0] != 1:
+        return "input must be 4-D and the filter [1, H, W, C*M]"
+    oc, c = filt.shape[3], x.shape[3]
+    why = _weights_reason(filt, optional_input(graph, op, 2), oc, 3)
+    if why:
+        return why
+    if c == 0 or oc % c or opts.depth_multiplier != oc // c:
+        return f"filter channels {oc}, input channels {c}, multiplier {opts.depth_multiplier}"
+    if activation_range16(opts.activation, out) is None:
+        return f"fused activation {opts.activation.name} is not supported"
+    return check_window_output(out, opts.padding, x.shape, (filt.shape[1], filt.shape[2]),
+                               (opts.stride_h, opts.stride_w),
+                               (opts.dilation_h, opts.dilation_w), oc)
+
+
+def _prepare_dw(graph: Graph, op: Operator) -> KernelCall:
+    opts = op.options
+    assert isinstance(opts, DepthwiseConv2DOptions)
+    x, filt = graph.tensor(op.inputs[0]), graph.tensor(op.inputs[1])
+    out = graph.tensor(op.outputs[0])
+    n, h, w, c = x.shape
+    _, fh, fw, oc = filt.shape
+    _, oh, ow, _ = out.shape
+    consts, pointers = _requant_consts(x, filt, optional_input(graph, op, 2), out, oc)
+    act = activation_range16(opts.activation, out)
+    assert act is not None
+    params = (("batches", n), ("in_h", h), ("in_w", w), ("in_c", c), ("out_h", oh),
+              ("out_w", ow), ("out_c", oc), ("depth_multiplier", oc // c), ("filter_h", fh),
+              ("filter_w", fw), ("stride_h", opts.stride_h), ("stride_w", opts.stride_w),
+              ("dilation_h", opts.dilation_h), ("dilation_w", opts.dilation_w),
+              ("pad_h", compute_padding(opts.stride_h, opts.dilation_h, h, fh, oh)),
+              ("pad_w", compute_padding(opts.stride_w, opts.dilation_w, w, fw, ow)),
+              ("act_min", act[0]), ("act_max", act[1]), *pointers)
+    return KernelCall("td_dwconv2d_s16_ref", "td_dwconv2d_s16_params_t", params, consts,
+                      ("in0", "out0"))
+
+
+def _accepts_pool(graph: Graph, op: Operator) -> str | None:
+    opts = op.options
+    if not isinstance(opts, Pool2DOptions):
+        return "missing Pool2DOptions"
+    x, out = graph.tensor(op.inputs[0]), graph.tensor(op.outputs[0])
+    why = int16_reason(x, "input") or int16_reason(out, "output")
+    if why:
+        return why
+    if len(x.shape) != 4 or min(opts.filter_h, opts.filter_w, opts.stride_h, opts.stride_w) < 1:
+        return "input must be 4-D with windows and strides >= 1"
+    if activation_range16(opts.activation, out) is None:
+        return f"fused activation {opts.activation.name} is not supported"
+    return check_window_output(out, opts.padding, x.shape, (opts.filter_h, opts.filter_w),
+                               (opts.stride_h, opts.stride_w), (1, 1), x.shape[3])
+
+
+def _prepare_pool(symbol: str) -> Callable[[Graph, Operator], KernelCall]:
+    def prepare(graph: Graph, op: Operator) -> KernelCall:
+        opts = op.options
+        assert isinstance(opts, Pool2DOptions)
+        x, out = graph.tensor(op.inputs[0]), graph.tensor(op.outputs[0])
+        n, h, w, c = x.shape
+        _, oh, ow, _ = out.shape
+        act = activation_range16(opts.activation, out)
+        assert act is not None
+        params = (("batches", n), ("in_h", h), ("in_w", w), ("channels", c), ("out_h", oh),
+                  ("out_w", ow), ("filter_h", opts.filter_h), ("filter_w", opts.filter_w),
+                  ("stride_h", opts.stride_h), ("stride_w", opts.stride_w),
+                  ("pad_h", compute_padding(opts.stride_h, 1, h, opts.filter_h, oh)),
+                  ("pad_w", compute_padding(opts.stride_w, 1, w, opts.filter_w, ow)),
+                  ("act_min", act[0]), ("act_max", act[1]))
+        return KernelCall(symbol, "td_pool2d_params_t", params, (), ("in0", "out0"))
+    return prepare
+
+
 # --- QUANTIZE between integer types, DEQUANTIZE int16 --------------------------------------
 
 
@@ -254,6 +341,12 @@ register(ref_variant("FULLY_CONNECTED", "td_fully_connected_s16_ref", _accepts_f
                      headers=("kernels/ref/td_requant64.h",)))
 register(ref_variant("CONV_2D", "td_conv2d_s16_ref", _accepts_conv, _prepare_conv,
                      headers=("kernels/ref/td_requant64.h",)))
+register(ref_variant("DEPTHWISE_CONV_2D", "td_dwconv2d_s16_ref", _accepts_dw, _prepare_dw,
+                     headers=("kernels/ref/td_requant64.h",)))
+for _op, _sym in (("AVERAGE_POOL_2D", "td_avgpool2d_s16_ref"),
+                  ("MAX_POOL_2D", "td_maxpool2d_s16_ref")):
+    register(ref_variant(_op, _sym, _accepts_pool, _prepare_pool(_sym),
+                         headers=("kernels/ref/td_pool2d_window.h",)))
 for _src, _dst in ((DType.INT16, DType.INT8), (DType.INT8, DType.INT16),
                    (DType.INT16, DType.INT16), (DType.INT16, DType.INT32),
                    (DType.INT8, DType.INT32)):
