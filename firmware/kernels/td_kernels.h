@@ -496,6 +496,8 @@ typedef struct {
 
 void td_dwconv2d_s16_ref(const td_dwconv2d_s16_params_t *p, const int16_t *in0,
                          int16_t *out0);
+/* SOFTMAX int8 -> int16 (output 1/65536, -32768): td_softmax_params_t, int16 output */
+void td_softmax_s8_s16_ref(const td_softmax_params_t *p, const int8_t *in0, int16_t *out0);
 /* int16 pooling: td_pool2d_params_t with an int16 clamp (input/output quantization equal) */
 void td_avgpool2d_s16_ref(const td_pool2d_params_t *p, const int16_t *in0, int16_t *out0);
 void td_maxpool2d_s16_ref(const td_pool2d_params_t *p, const int16_t *in0, int16_t *out0);

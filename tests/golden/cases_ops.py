@@ -663,3 +663,57 @@ def int16_window_cases() -> list[Int16WindowCase]:
         Int16WindowCase("MAX_POOL_2D", (1, 7, 6, 3), (3, 3), 2, seed=7),
         Int16WindowCase("MAX_POOL_2D", (2, 6, 6, 2), (2, 3), 1, "VALID", "RELU6", seed=8),
     ]
+
+
+def kws16_chain(seed: int = 31, state: str = "int16") -> bytes:
+    """A keyword model shaped like TFLM's keyword_scrambled: int16 input -> QUANTIZE int8 ->
+    SVDF (int16 or int8 state) -> FULLY_CONNECTED -> SVDF (rank 2) -> FULLY_CONNECTED ->
+    SOFTMAX int8 -> int16 (1/65536, -32768) -> QUANTIZE int16 -> int32."""
+    from tinydeploy.model import ir
+
+    rng = np.random.default_rng(seed)
+    b = ModelBuilder("kws 16-bit io")
+    x16 = b.tensor("input", (1, 40), "int16", scale=0.0005, zero_point=0)
+    x = b.tensor("input8", (1, 40), "int8", scale=0.05, zero_point=-4)
+    b.op("QUANTIZE", [x16], [x], version=2)
+
+    def svdf(name: str, src: int, n_in: int, units: int, rank: int, memory: int) -> int:
+        nf = units * rank
+        wf = b.tensor(f"{name}/wf", (nf, n_in), "int8", scale=0.01, zero_point=0,
+                      data=rng.integers(-127, 128, (nf, n_in)))
+        if state == "int16":
+            st_scale, wt_scale = 0.004, 1.0 / 4096
+            wt = b.tensor(f"{name}/wt", (nf, memory), "int16", scale=wt_scale, zero_point=0,
+                          data=rng.integers(-4096, 4097, (nf, memory)))
+            st = b.tensor(f"{name}/state", (1, memory * nf), "int16", scale=st_scale,
+                          zero_point=0, is_variable=True)
+        else:
+            st_scale, wt_scale = 0.25, 1.0 / 64
+            wt = b.tensor(f"{name}/wt", (nf, memory), "int8", scale=wt_scale, zero_point=0,
+                          data=rng.integers(-64, 65, (nf, memory)))
+            st = b.tensor(f"{name}/state", (1, memory * nf), "int8", scale=st_scale,
+                          zero_point=0, is_variable=True)
+        bias = b.tensor(f"{name}/b", (units,), "int32", scale=st_scale * wt_scale,
+                        zero_point=0, data=rng.integers(-20000, 20000, units))
+        y = b.tensor(name, (1, units), "int8", scale=0.5, zero_point=5)
+        b.op("SVDF", [src, wf, wt, bias, st], [y], ir.SVDFOptions(rank))
+        return y
+
+    def fc(name: str, src: int, n_in: int, n_out: int, q: tuple[float, int]) -> int:
+        w = b.tensor(f"{name}/w", (n_out, n_in), "int8", scale=0.01,
+                     data=rng.integers(-127, 128, (n_out, n_in)))
+        bias = b.tensor(f"{name}/b", (n_out,), "int32", scale=0.005,
+                        data=rng.integers(-3000, 3000, n_out))
+        y = b.tensor(name, (1, n_out), "int8", scale=q[0], zero_point=q[1])
+        b.op("FULLY_CONNECTED", [src, w, bias], [y], ir.FullyConnectedOptions(), version=4)
+        return y
+
+    s1 = svdf("svdf1", x, 40, 16, 1, 6)
+    f1 = fc("fc1", s1, 16, 12, (0.3, -2))
+    s2 = svdf("svdf2", f1, 12, 8, 2, 4)
+    logits = fc("logits", s2, 8, 3, (0.1, 0))
+    probs = b.tensor("probs", (1, 3), "int16", scale=1 / 65536, zero_point=-32768)
+    b.op("SOFTMAX", [logits], [probs], ir.SoftmaxOptions(1.0))
+    out = b.tensor("probs32", (1, 3), "int32", scale=1 / 65536, zero_point=0)
+    b.op("QUANTIZE", [probs], [out], version=2)
+    return b.build([x16], [out])

@@ -23,6 +23,7 @@ try:
         float_cases,
         int16_cases,
         int16_window_cases,
+        kws16_chain,
         ops_chain,
         s16_chain,
     )
@@ -33,6 +34,7 @@ except ImportError:  # pragma: no cover - when tests/golden is a package
         float_cases,
         int16_cases,
         int16_window_cases,
+        kws16_chain,
         ops_chain,
         s16_chain,
     )
@@ -108,3 +110,26 @@ def test_16x8_conv_net_validates_bit_exact_on_m4_and_m0(board_id: str, tmp_path:
         report = validate_cases(conn.session.run, model.read_bytes(),
                                 random_inputs(graph, 3, seed=4))
     assert report.bit_exact_cases == report.cases == 3, report.first_mismatch
+
+
+@pytest.mark.parametrize("board_id", ["mps2-an386", "microbit-v1"])
+@pytest.mark.parametrize("state", ["int16", "int8"])
+def test_keyword_model_with_int16_io_is_bit_exact_on_m4_and_m0(board_id: str, state: str,
+                                                                tmp_path: Path) -> None:
+    """TFLM's keyword_scrambled shape (int16 input, SVDF + FULLY_CONNECTED, int8 -> int16
+    SOFTMAX, int16 -> int32 QUANTIZE), five invocations in a row (SVDF state carries over),
+    validated bit-exact over the serial protocol."""
+    from tinydeploy.boards import get_board
+    from tinydeploy.build.firmware import build_firmware
+    from tinydeploy.flash.runner import Firmware
+    from tinydeploy.link.connect import connect
+    from tinydeploy.link.validate import random_inputs, validate_cases
+
+    model = tmp_path / "kws16.tflite"
+    model.write_bytes(kws16_chain(state=state))
+    graph = load_tflite(model)
+    build_firmware(model, get_board(board_id), "validate", tmp_path / "fw", graph=graph)
+    with connect(Firmware.from_build_dir(tmp_path / "fw"), timeout=120) as conn:
+        report = validate_cases(conn.session.run, model.read_bytes(),
+                                random_inputs(graph, 5, seed=6))
+    assert report.bit_exact_cases == report.cases == 5, report.first_mismatch

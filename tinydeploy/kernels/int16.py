@@ -38,6 +38,7 @@ from tinydeploy.model.ir import (
     Graph,
     Operator,
     Pool2DOptions,
+    SoftmaxOptions,
     Tensor,
 )
 from tinydeploy.quantize.fixedpoint import quantize_multiplier, round_half_away
@@ -283,6 +284,40 @@ def _prepare_pool(symbol: str) -> Callable[[Graph, Operator], KernelCall]:
     return prepare
 
 
+# --- SOFTMAX int8 -> int16 --------------------------------------------------------------
+
+
+def _accepts_softmax16(graph: Graph, op: Operator) -> str | None:
+    if not isinstance(op.options, SoftmaxOptions):
+        return "missing SoftmaxOptions"
+    x, out = graph.tensor(op.inputs[0]), graph.tensor(op.outputs[0])
+    if x.dtype is not DType.INT8 or out.dtype is not DType.INT16:
+        return f"{x.dtype.name} -> {out.dtype.name} (this variant: INT8 -> INT16)"
+    if x.quant is None or out.quant is None or len(x.quant.scale) != 1:
+        return "input and output must be per-tensor quantized"
+    if out.zero_point != INT16_MIN or abs(out.scale - 1 / 65536) > 0.001 / 65536:
+        return (f"output '{out.name}' has scale {out.scale:g} and zero point {out.zero_point}; "
+                "TFLM requires 1/65536 and -32768 for int8 -> int16 softmax")
+    if not x.shape or x.shape != out.shape:
+        return f"input shape {list(x.shape)} and output shape {list(out.shape)} differ"
+    beta = op.options.beta
+    if not beta > 0 or not f32(beta) * f32(x.scale) * (1 << 26) > 1.0:
+        return f"beta {beta} times input scale {x.scale} is too small"
+    return None
+
+
+def _prepare_softmax16(graph: Graph, op: Operator) -> KernelCall:
+    from tinydeploy.kernels.softmax import softmax_exp_table
+
+    assert isinstance(op.options, SoftmaxOptions)
+    x = graph.tensor(op.inputs[0])
+    table, _ = softmax_exp_table(op.options.beta, x.scale)
+    depth = x.shape[-1]
+    return KernelCall("td_softmax_s8_s16_ref", "td_softmax_params_t",
+                      (("rows", x.size // depth), ("depth", depth), ("exp_lut", "@exp_lut")),
+                      (ConstArray("exp_lut", "int32_t", table),), ("in0", "out0"))
+
+
 # --- QUANTIZE between integer types, DEQUANTIZE int16 --------------------------------------
 
 
@@ -354,6 +389,7 @@ for _src, _dst in ((DType.INT16, DType.INT8), (DType.INT8, DType.INT16),
     register(ref_variant("QUANTIZE", _sym, _accepts_requant(_src, _dst), _prepare_requant(_sym),
                          inplace=_src.itemsize == _dst.itemsize,
                          headers=("kernels/ref/td_requant_body.h",)))
+register(ref_variant("SOFTMAX", "td_softmax_s8_s16_ref", _accepts_softmax16, _prepare_softmax16))
 register(ref_variant("DEQUANTIZE", "td_dequantize_s16_ref", _accepts_dequant16,
                      _prepare_dequant16))
 

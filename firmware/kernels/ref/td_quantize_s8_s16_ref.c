@@ -1,5 +1,6 @@
 /*
- * td_quantize_s8_s16_ref.c - QUANTIZE int8_t -> int16_t (TFLite's Requantize, see td_requant_body.h).
+ * td_quantize_s8_s16_ref.c - QUANTIZE int8_t -> int16_t
+ * (TFLite's Requantize, see td_requant_body.h).
  * Safe in place when the element sizes are equal.
  */
 #include "td_requant_body.h"
