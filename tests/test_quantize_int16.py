@@ -13,12 +13,12 @@ pytestmark = pytest.mark.tf
 
 def test_keras_cnn_quantized_16x8_runs_bit_exact(tmp_path: Path) -> None:
     tf = pytest.importorskip("tensorflow", reason="TensorFlow (quantize extra) not installed")
-    from tinydeploy.kernels.harness import run_graph_host
     from tinydeploy.kernels.registry import select_kernels
     from tinydeploy.model.ir import DType
     from tinydeploy.model.loader import load_tflite
     from tinydeploy.oracle import run_oracle
     from tinydeploy.quantize.quantizer import quantize_model
+    from tinydeploy.testing.harness import run_graph_host
 
     tf.keras.utils.set_random_seed(5)
     model = tf.keras.Sequential([

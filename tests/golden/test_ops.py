@@ -98,8 +98,8 @@ def test_layout_ops_match_tflite_micro() -> None:
 
 
 def test_split_with_a_data_dependent_axis_is_refused() -> None:
-    from tinydeploy.model.builder import ModelBuilder
     from tinydeploy.model.ir import SplitOptions
+    from tinydeploy.testing.builder import ModelBuilder
 
     b = ModelBuilder()
     axis = b.tensor("axis", (1,), "int32")
@@ -116,7 +116,7 @@ def test_reduce_and_resize_ops_match_tflite_micro() -> None:
 
 
 def test_resize_with_a_data_dependent_size_is_refused() -> None:
-    from tinydeploy.model.builder import ModelBuilder
+    from tinydeploy.testing.builder import ModelBuilder
 
     b = ModelBuilder()
     x = b.tensor("x", (1, 2, 2, 1), "int8", scale=0.1, zero_point=0)
@@ -139,8 +139,8 @@ def test_float_ops_between_dequantize_and_quantize_match_tflite_micro() -> None:
     """On a board with an FPU the float ELU/ABS/LOGISTIC/TANH kernels are chosen and give the
     interpreter's bytes for every int8 input."""
     from tinydeploy.boards import get_board
-    from tinydeploy.kernels.harness import HostCase, run_host
     from tinydeploy.oracle import run_oracle
+    from tinydeploy.testing.harness import HostCase, run_host
 
     board = get_board("mps2-an386")
     built = [c.build() for c in float_cases()]

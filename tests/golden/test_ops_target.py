@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from tinydeploy.kernels.harness import HostCase
-from tinydeploy.kernels.target_harness import run_target
 from tinydeploy.model.loader import load_tflite
 from tinydeploy.oracle import run_oracle
+from tinydeploy.testing.harness import HostCase
+from tinydeploy.testing.target_harness import run_target
 
 try:
     from cases_ops import (

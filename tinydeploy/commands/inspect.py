@@ -77,7 +77,8 @@ def blocking_ops(graph: Any, board: Any = None) -> list[dict[str, Any]]:
         used = set(dt["inputs"]) | set(dt["outputs"])
         why = "; ".join(f"{k}: {v}" for k, v in sorted(reasons.items()))
         if "int16" in used:
-            hint = ("int16 activations (TF's 16x8 mode) are not compiled yet: " + _QUANTIZE_HINT)
+            hint = ("this op has no int16 (16x8) kernel yet: " + _QUANTIZE_HINT
+                    + " without --activations int16")
         elif used & {"uint8", "float16", "int64", "int4"}:
             hint = _QUANTIZE_HINT
         elif "float32" in used and any("int8" in (r or "").lower() for r in reasons.values()):
@@ -90,11 +91,12 @@ def blocking_ops(graph: Any, board: Any = None) -> list[dict[str, Any]]:
 
 
 def inspect_model(path: Path, board: Any = None) -> dict[str, Any]:
+    from tinydeploy.kernels.registry import support_reason
     from tinydeploy.model.analysis import params_bytes, summarize_ops
     from tinydeploy.model.loader import load_tflite
 
     graph = load_tflite(path)
-    ops = summarize_ops(graph)
+    ops = summarize_ops(graph, support_reason)
     per_channel = sorted({s.index for s in ops if s.weights_quant == "per-channel"})
     return {
         "model": str(path),

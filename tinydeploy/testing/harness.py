@@ -198,7 +198,7 @@ def harness_program(cases: Sequence[HostCase]) -> tuple[str, list[str], list[lis
     """(C text of the program, the kernel .c sources it needs, output byte counts per case).
 
     The program writes every case's outputs, in order, with ``fwrite(..., stdout)``: the host
-    runs it as it is; the target tier (`tinydeploy.kernels.target_harness`) builds the same
+    runs it as it is; the target tier (`tinydeploy.testing.target_harness`) builds the same
     text for a Cortex-M with the writes redirected to semihosting."""
     sels = [c.selection or select_kernels(c.graph, None) for c in cases]
     # variants may list private headers among their sources: only .c files are compiled

@@ -22,14 +22,14 @@ from pathlib import Path
 import numpy as np
 
 from tinydeploy.errors import ToolchainError
-from tinydeploy.kernels.harness import (
+from tinydeploy.procs import run_tool
+from tinydeploy.testing.harness import (
     FIRMWARE_DIR,
     KERNEL_INCLUDE,
     HostCase,
     harness_program,
     parse_outputs,
 )
-from tinydeploy.procs import run_tool
 from tinydeploy.toolchain import ARM_LDLIBS, ARM_PREFIX, Core, cflags
 
 TEST_RT = FIRMWARE_DIR / "kernels" / "arm" / "test"
