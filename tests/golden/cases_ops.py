@@ -717,3 +717,41 @@ def kws16_chain(seed: int = 31, state: str = "int16") -> bytes:
     out = b.tensor("probs32", (1, 3), "int32", scale=1 / 65536, zero_point=0)
     b.op("QUANTIZE", [probs], [out], version=2)
     return b.build([x16], [out])
+
+
+@dataclass(frozen=True)
+class Int16AddCase:
+    """int16 ADD (zero points 0) with broadcasting and a fused activation."""
+
+    shape0: tuple[int, ...]
+    shape1: tuple[int, ...]
+    scales: tuple[float, float, float]
+    act: str = "NONE"
+    seed: int = 0
+
+    op = "ADD"
+
+    @property
+    def name(self) -> str:
+        return f"int16 ADD {list(self.shape0)}x{list(self.shape1)} {self.scales} {self.act}"
+
+    def build(self) -> Built:
+        from tinydeploy.model import ir
+
+        rng = np.random.default_rng(self.seed)
+        b = ModelBuilder()
+        x0 = b.tensor("x0", self.shape0, "int16", scale=self.scales[0], zero_point=0)
+        x1 = b.tensor("x1", self.shape1, "int16", scale=self.scales[1], zero_point=0)
+        out = tuple(np.broadcast_shapes(self.shape0, self.shape1))
+        y = b.tensor("y", out, "int16", scale=self.scales[2], zero_point=0)
+        b.op("ADD", [x0, x1], [y], ir.ActivationOptions(ir.Activation[self.act]), version=3)
+        feeds = tuple(rng.integers(-32768, 32768, s).astype(np.int16)
+                      for s in (self.shape0, self.shape1))
+        return Built(self.name, b.build([x0, x1], [y]), feeds)
+
+
+def int16_add_cases() -> list[Int16AddCase]:
+    return [Int16AddCase((2, 3, 5), (2, 3, 5), (0.0004, 0.0007, 0.001), seed=1),
+            Int16AddCase((1, 4, 4, 6), (6,), (0.0005, 0.0002, 0.0006), "RELU", seed=2),
+            Int16AddCase((3, 1, 7), (1, 4, 1), (0.001, 0.001, 0.0015), "RELU6", seed=3),
+            Int16AddCase((64,), (64,), (0.00025, 0.000125, 0.0005), seed=4)]

@@ -16,6 +16,7 @@ try:
         Out,
         binary_cases,
         float_cases,
+        int16_add_cases,
         int16_cases,
         int16_window_cases,
         layout_cases,
@@ -83,7 +84,8 @@ NEW_SOURCES = [
     "kernels/ref/td_quantize_s16_s16_ref.c", "kernels/ref/td_quantize_s16_s32_ref.c",
     "kernels/ref/td_quantize_s8_s32_ref.c", "kernels/ref/td_dequantize_s16_ref.c",
     "kernels/ref/td_dwconv2d_s16_ref.c", "kernels/ref/td_avgpool2d_s16_ref.c",
-    "kernels/ref/td_maxpool2d_s16_ref.c",
+    "kernels/ref/td_maxpool2d_s16_ref.c", "kernels/ref/td_softmax_s8_s16_ref.c",
+    "kernels/ref/td_add_s16_ref.c",
 ]
 
 
@@ -165,4 +167,4 @@ def test_float_op_is_refused_on_a_core_without_fpu() -> None:
 
 
 def test_16x8_ops_match_tflite_micro() -> None:
-    check([c.build() for c in int16_cases() + int16_window_cases()])
+    check([c.build() for c in int16_cases() + int16_window_cases() + int16_add_cases()])

@@ -21,6 +21,7 @@ try:
     from cases_ops import (
         all_cases,
         float_cases,
+        int16_add_cases,
         int16_cases,
         int16_window_cases,
         kws16_chain,
@@ -32,6 +33,7 @@ except ImportError:  # pragma: no cover - when tests/golden is a package
     from .cases_ops import (
         all_cases,
         float_cases,
+        int16_add_cases,
         int16_cases,
         int16_window_cases,
         kws16_chain,
@@ -56,7 +58,8 @@ def test_every_new_op_is_bit_exact_on_the_emulated_core(machine: str) -> None:
     from tinydeploy.boards import get_board
     from tinydeploy.kernels.registry import select_kernels
 
-    cases = all_cases() + float_cases() + int16_cases() + int16_window_cases()
+    cases = (all_cases() + float_cases() + int16_cases() + int16_window_cases()
+             + int16_add_cases())
     built = [c.build() for c in cases]
     ops = {c.op for c in cases}
     assert len(ops) >= 20, sorted(ops)

@@ -31,6 +31,7 @@ from tinydeploy.kernels.common import (
 from tinydeploy.kernels.registry import ConstArray, KernelCall, register
 from tinydeploy.model.ir import (
     Activation,
+    ActivationOptions,
     Conv2DOptions,
     DepthwiseConv2DOptions,
     DType,
@@ -284,6 +285,69 @@ def _prepare_pool(symbol: str) -> Callable[[Graph, Operator], KernelCall]:
     return prepare
 
 
+# --- ADD int16 ------------------------------------------------------------------------------
+
+ADD16_LEFT_SHIFT = 15
+
+
+def _accepts_add16(graph: Graph, op: Operator) -> str | None:
+    from tinydeploy.kernels.elementwise import BCAST_DIMS, broadcast_shape
+
+    ins, outs = graph.op_inputs(op), graph.op_outputs(op)
+    if len(ins) != 2 or len(outs) != 1:
+        return f"expects 2 inputs and 1 output, has {len(ins)} and {len(outs)}"
+    a, b, out = ins[0], ins[1], outs[0]
+    why = int16_reason(a, "input 0") or int16_reason(b, "input 1") or int16_reason(out, "output")
+    if why:
+        return why
+    assert a is not None and b is not None
+    if a.is_constant or b.is_constant:
+        return "a constant int16 operand is not supported (both operands in the arena)"
+    if max(len(a.shape), len(b.shape), len(out.shape)) > BCAST_DIMS:
+        return f"rank above {BCAST_DIMS}"
+    bs = broadcast_shape(a.shape, b.shape)
+    if bs is None or int(np.prod(bs)) != out.size:
+        return f"shapes {list(a.shape)} and {list(b.shape)} do not broadcast to the output"
+    act = op.options.activation if isinstance(op.options, ActivationOptions) else \
+        Activation.NONE
+    if activation_range16(act, out) is None:
+        return f"fused activation {act.name} is not supported"
+    twice_max = 2.0 * max(f32(a.scale), f32(b.scale))
+    if not twice_max / ((1 << ADD16_LEFT_SHIFT) * f32(out.scale)) < 1.0:
+        return f"output scale {out.scale:g} is too small for input scales {a.scale:g}, {b.scale:g}"
+    return None
+
+
+def _prepare_add16(graph: Graph, op: Operator) -> KernelCall:
+    from tinydeploy.kernels.elementwise import broadcast_shape, broadcast_strides
+
+    a, b = graph.op_inputs(op)
+    out = graph.op_outputs(op)[0]
+    assert a is not None and b is not None
+    twice_max = 2.0 * max(f32(a.scale), f32(b.scale))
+    m0, sh0 = quantize_multiplier(f32(a.scale) / twice_max)
+    m1, sh1 = quantize_multiplier(f32(b.scale) / twice_max)
+    mo, sho = quantize_multiplier(twice_max / ((1 << ADD16_LEFT_SHIFT) * f32(out.scale)))
+    act = op.options.activation if isinstance(op.options, ActivationOptions) else \
+        Activation.NONE
+    rng = activation_range16(act, out)
+    assert rng is not None
+    bs = broadcast_shape(a.shape, b.shape)
+    assert bs is not None
+    dims, st0, st1 = broadcast_strides(a.shape, b.shape, bs)
+    params: tuple[tuple[str, int | float | str], ...] = (
+        ("left_shift", ADD16_LEFT_SHIFT), ("in0_offset", 0), ("in0_mult", m0),
+        ("in0_shift", sh0), ("in1_offset", 0), ("in1_mult", m1), ("in1_shift", sh1),
+        ("out_offset", 0), ("out_mult", mo), ("out_shift", sho), ("act_min", rng[0]),
+        ("act_max", rng[1]), ("out_dims", "@out_dims"), ("in0_strides", "@in0_strides"),
+        ("in1_strides", "@in1_strides"), ("in1_const", "NULL"))
+    return KernelCall("td_add_s16_ref", "td_add_params_t", params,
+                      (ConstArray("out_dims", "int32_t", np.array(dims, np.int32)),
+                       ConstArray("in0_strides", "int32_t", np.array(st0, np.int32)),
+                       ConstArray("in1_strides", "int32_t", np.array(st1, np.int32))),
+                      ("in0", "in1", "out0"))
+
+
 # --- SOFTMAX int8 -> int16 --------------------------------------------------------------
 
 
@@ -389,6 +453,8 @@ for _src, _dst in ((DType.INT16, DType.INT8), (DType.INT8, DType.INT16),
     register(ref_variant("QUANTIZE", _sym, _accepts_requant(_src, _dst), _prepare_requant(_sym),
                          inplace=_src.itemsize == _dst.itemsize,
                          headers=("kernels/ref/td_requant_body.h",)))
+register(ref_variant("ADD", "td_add_s16_ref", _accepts_add16, _prepare_add16, inplace=True,
+                     headers=("kernels/ref/td_bcast_rows.h",)))
 register(ref_variant("SOFTMAX", "td_softmax_s8_s16_ref", _accepts_softmax16, _prepare_softmax16))
 register(ref_variant("DEQUANTIZE", "td_dequantize_s16_ref", _accepts_dequant16,
                      _prepare_dequant16))
