@@ -14,6 +14,9 @@
 #define TD_FRONTEND_DEFINE_TABLES
 #include "td_frontend.h"
 
+/* Each preset's sources compile to nothing under another preset's config header. */
+#ifndef TD_FE_PRESET_MICRO_SPEECH
+
 #define TD_FE_HALF (TD_FE_FFT / 2)
 
 #if TD_FE_WINDOW > TD_FE_FFT
@@ -197,3 +200,7 @@ void td_frontend_clip_s8(const int16_t *clip, int8_t *out, float scale, int32_t 
                              &out[t * TD_FE_OUT], scale, zero_point, scratch);
     }
 }
+
+#else
+typedef int td_frontend_float_unused_t; /* this build uses another front-end preset */
+#endif /* TD_FE_PRESET_MICRO_SPEECH */

@@ -34,11 +34,15 @@
 extern "C" {
 #endif
 
-/* Working memory of one frame computation (4 * (TD_FE_FFT + TD_FE_MEL_BANDS) bytes). */
+/* Working memory of one frame computation (4 * (TD_FE_FFT + TD_FE_MEL_BANDS) bytes). A preset
+ * whose scratch differs (and may hold state carried from frame to frame) defines the struct in
+ * its config header and TD_FE_SCRATCH_DEFINED. */
+#ifndef TD_FE_SCRATCH_DEFINED
 typedef struct {
     float fft[TD_FE_FFT];           /* TD_FE_FFT / 2 complex values, interleaved re, im */
     float mel[TD_FE_MEL_BANDS];
 } td_frontend_scratch_t;
+#endif
 
 /*
  * Features of one frame (TD_FE_WINDOW samples) as float.
@@ -63,6 +67,19 @@ void td_frontend_frame_s8(const int16_t *ring, uint32_t ring_len, uint32_t start
 void td_frontend_clip_f32(const int16_t *clip, float *out, td_frontend_scratch_t *scratch);
 void td_frontend_clip_s8(const int16_t *clip, int8_t *out, float scale, int32_t zero_point,
                          td_frontend_scratch_t *scratch);
+
+#ifdef TD_FE_PRESET_MICRO_SPEECH
+/* micro-speech (td_frontend_micro.c): the frame's uint16 features (TD_FE_OUT values, those of
+ * TensorFlow's audio_microfrontend op); frames in time order, state in the scratch. */
+void td_frontend_frame_u16(const int16_t *ring, uint32_t ring_len, uint32_t start,
+                           uint16_t *out, td_frontend_scratch_t *scratch);
+#endif
+
+/* Start a new stream: clear the state a stateful preset carries from frame to frame. */
+void td_frontend_reset(td_frontend_scratch_t *scratch);
+
+/* sizeof(td_frontend_scratch_t), for callers that allocate it without the header. */
+uint32_t td_frontend_scratch_size(void);
 
 /* Natural logarithm for x > 0 (normal numbers), from + - * / only: identical everywhere. */
 float td_frontend_logf(float x);
