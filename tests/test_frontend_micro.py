@@ -16,13 +16,13 @@ import numpy as np
 import pytest
 
 from tinydeploy.errors import InputDataError
-from tinydeploy.kws.microspeech import (
+from tinydeploy.kws.frontend_micro import (
     HostMicroFrontend,
     reference_features,
     tf_features,
     to_int8,
 )
-from tinydeploy.kws.microspeech_config import (
+from tinydeploy.kws.frontend_micro_config import (
     MicroSpeechConfig,
     compute_tables,
     render_microspeech_header,
@@ -93,10 +93,10 @@ def _mismatch(a: np.ndarray, b: np.ndarray) -> str:
 @pytest.mark.parametrize("name", list(cases()))
 def test_c_equals_reference(host: HostMicroFrontend, name: str) -> None:
     audio = cases()[name]
-    c, ref = host.features(audio), reference_features(audio)
+    c, ref = host.stream_u16(audio), reference_features(audio)
     assert c.shape == ref.shape == (1 + (audio.size - 480) // 320, 40)
     assert (c == ref).all(), _mismatch(c, ref)
-    assert (host.features_s8(audio) == to_int8(ref)).all()
+    assert (host.stream_s8(audio) == to_int8(ref)).all()
 
 
 @pytest.mark.tf
@@ -116,21 +116,21 @@ def test_tflm_test_clips_byte_identical(host: HostMicroFrontend, name: str) -> N
                     "tensorflow/lite/micro/examples/micro_speech/testdata/*.wav in "
                     "/work/data/public-models/micro_speech or set TD_MICRO_SPEECH_DIR")
     audio = read_pcm(d / f"{name}.wav")
-    c, op = host.features(audio), tf_features(audio)
+    c, op = host.stream_u16(audio), tf_features(audio)
     assert (c == op).all(), _mismatch(c, op)
-    assert (host.features_s8(audio) == to_int8(op)).all()
+    assert (host.stream_s8(audio) == to_int8(op)).all()
 
 
 def test_state_carries_across_frames(host: HostMicroFrontend) -> None:
     """The stream is not a sequence of independent frames: the noise estimate changes the
     output of a later frame, and a continued stream equals one long call."""
     audio = cases()["long_stream"]
-    whole = host.features(audio)
+    whole = host.stream_u16(audio)
     tail = audio[16000 * 4:]
-    fresh = host.features(tail)
+    fresh = host.stream_u16(tail)
     assert (fresh != whole[200:200 + fresh.shape[0]]).any()
-    host.features(audio[:16000 * 4 + 160])          # 4 s of the stream: frames 0..199
-    cont = host.features(tail, reset=False)         # carried on with frame 200 onwards
+    host.stream_u16(audio[:16000 * 4 + 160])          # 4 s of the stream: frames 0..199
+    cont = host.stream_u16(tail, reset=False)         # carried on with frame 200 onwards
     assert (cont == whole[200:]).all()
 
 
@@ -151,7 +151,7 @@ def test_int8_mapping_is_tflm_formula() -> None:
 ], ids=["fft1024", "no_pcan", "linear", "8khz"])
 def test_other_configs_match_tensorflow(cfg: MicroSpeechConfig) -> None:
     audio = cases()["speech_like"][:12000] + cases()["white_noise"][:12000] // 64
-    c, op = HostMicroFrontend(cfg).features(audio), tf_features(audio, cfg)
+    c, op = HostMicroFrontend(cfg).stream_u16(audio), tf_features(audio, cfg)
     assert (c == op).all(), _mismatch(c, op)
 
 

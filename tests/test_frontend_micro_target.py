@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 from test_frontend_micro import cases, micro_speech_dir, read_pcm
 
-from tinydeploy.kws.microspeech import HostMicroFrontend, reference_features
-from tinydeploy.kws.microspeech_target import run_microspeech_on_qemu
+from tinydeploy.kws.frontend_micro import HostMicroFrontend, reference_features
+from tinydeploy.kws.frontend_micro_target import run_microspeech_on_qemu
 
 pytestmark = pytest.mark.target
 
@@ -31,15 +31,15 @@ def test_device_stream_is_byte_identical_to_host(machine: str) -> None:
     audio = _stream()
     dev = run_microspeech_on_qemu(audio, machine=machine)
     host = HostMicroFrontend()
-    u16 = host.features(audio)
+    u16 = host.stream_u16(audio)
     assert dev.u16.shape == u16.shape
     bad = np.argwhere(dev.u16 != u16)
     assert bad.size == 0, f"{len(bad)} mismatches, first (frame, channel): {bad[:5].tolist()}"
-    assert (dev.s8 == host.features_s8(audio)).all()
+    assert (dev.s8 == host.stream_s8(audio)).all()
     assert len(np.unique(u16)) > 200                     # the stream spans a wide range
     assert (dev.instructions > 10_000).all()             # the counter counted
 
 
 def test_reference_agrees_on_the_device_stream() -> None:
     audio = _stream()[:24000]
-    assert (reference_features(audio) == HostMicroFrontend().features(audio)).all()
+    assert (reference_features(audio) == HostMicroFrontend().stream_u16(audio)).all()

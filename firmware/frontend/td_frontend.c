@@ -14,8 +14,9 @@
 #define TD_FRONTEND_DEFINE_TABLES
 #include "td_frontend.h"
 
-/* Each preset's sources compile to nothing under another preset's config header. */
-#ifndef TD_FE_PRESET_MICRO_SPEECH
+/* Only the tinydeploy preset's config header makes this file compile to anything, so a
+ * project folder holding another preset's sources too still builds. */
+#ifdef TD_FE_PRESET_TINYDEPLOY
 
 #define TD_FE_HALF (TD_FE_FFT / 2)
 
@@ -201,6 +202,9 @@ void td_frontend_clip_s8(const int16_t *clip, int8_t *out, float scale, int32_t 
     }
 }
 
-#else
-typedef int td_frontend_float_unused_t; /* this build uses another front-end preset */
-#endif /* TD_FE_PRESET_MICRO_SPEECH */
+void td_frontend_reset(td_frontend_scratch_t *scratch)
+{
+    (void)scratch; /* stateless: every frame depends on its own window only */
+}
+
+#endif /* TD_FE_PRESET_TINYDEPLOY */

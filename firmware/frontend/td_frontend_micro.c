@@ -15,7 +15,7 @@
  * input is TFLM's mapping clamp((v * 256 + 333) / 666 - 128). docs/frontend.md states it all.
  *
  * Integer only (no FPU, no libm, no division but the int8 mapping's): runs on a Cortex-M0.
- * Every table is computed on the host (tinydeploy/kws/microspeech_config.py) and rendered into
+ * Every table is computed on the host (tinydeploy/kws/frontend_micro_config.py) and rendered into
  * the config header. 16-bit intermediates wrap as two's complement, as the reference's do.
  * No malloc, no static state: the noise estimate lives in the caller's scratch struct, so
  * frames must be computed once each, in time order; td_frontend_reset starts a new stream.

@@ -21,11 +21,12 @@ import subprocess
 import tempfile
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from tinydeploy.errors import InputDataError, ToolchainError
-from tinydeploy.kws.microspeech_config import (
+from tinydeploy.kws.frontend_micro_config import (
     INT8_DIV,
     INT8_SCALE,
     LOG_COEFF,
@@ -39,8 +40,10 @@ from tinydeploy.kws.microspeech_config import (
     compute_tables,
     render_microspeech_header,
 )
+from tinydeploy.kws.presets import FrontendPreset, PresetSpec
+from tinydeploy.resources import firmware_dir
 
-FIRMWARE_FRONTEND = Path(__file__).resolve().parent.parent.parent / "firmware" / "frontend"
+FIRMWARE_FRONTEND = firmware_dir() / "frontend"
 SOURCES = ("td_frontend_micro.c",)
 HEADERS = ("td_frontend.h",)
 CFLAGS = ("-std=c99", "-O2", "-Wall", "-Wextra", "-Werror")
@@ -369,7 +372,12 @@ def build_host_library(cfg: MicroSpeechConfig, cc: str = "gcc") -> Path:
 
 
 class HostMicroFrontend:
-    """td_frontend_micro.c loaded from the host shared library for ``cfg``."""
+    """td_frontend_micro.c loaded from the host shared library for ``cfg``.
+
+    ``stream_*`` process one stream (any length) frame by frame in time order, as the kws
+    app does; ``features*`` process whole clips [n, clip_samples], each from a reset state
+    (the training / scoring path). ``quant`` arguments are accepted for the preset API and
+    ignored: the int8 mapping is TFLM's fixed one (`to_int8`)."""
 
     def __init__(self, cfg: MicroSpeechConfig | None = None, cc: str = "gcc") -> None:
         self.cfg = cfg or MicroSpeechConfig()
@@ -382,6 +390,8 @@ class HostMicroFrontend:
         lib.td_frontend_frame_s8.argtypes = [i16p, ctypes.c_uint32, ctypes.c_uint32,
                                              ctypes.POINTER(ctypes.c_int8), ctypes.c_float,
                                              ctypes.c_int32, ctypes.c_void_p]
+        lib.td_frontend_clip_s8.argtypes = [i16p, ctypes.POINTER(ctypes.c_int8),
+                                            ctypes.c_float, ctypes.c_int32, ctypes.c_void_p]
         lib.td_frontend_reset.argtypes = [ctypes.c_void_p]
         lib.td_frontend_scratch_size.restype = ctypes.c_uint32
         self._lib = lib
@@ -391,34 +401,95 @@ class HostMicroFrontend:
     def reset(self) -> None:
         self._lib.td_frontend_reset(self._scratch)
 
-    def features(self, audio: np.ndarray, *, reset: bool = True) -> np.ndarray:
-        """uint16 [frames, channels] of a stream; ``reset=False`` continues the last one."""
+    def _stream(self, audio: np.ndarray, dtype: type, reset: bool) -> np.ndarray:
         pcm = _pcm(audio)
         if reset:
             self.reset()
         cfg = self.cfg
         n = n_frames(pcm.size, cfg)
-        out = np.zeros((n, cfg.channels), dtype=np.uint16)
-        i16p = ctypes.POINTER(ctypes.c_int16)
-        u16p = ctypes.POINTER(ctypes.c_uint16)
-        ptr = pcm.ctypes.data_as(i16p)
+        out = np.zeros((n, cfg.channels), dtype=dtype)
+        ptr = pcm.ctypes.data_as(ctypes.POINTER(ctypes.c_int16))
         for k in range(n):
-            self._lib.td_frontend_frame_u16(ptr, pcm.size, k * cfg.stride,
-                                            out[k].ctypes.data_as(u16p), self._scratch)
+            if dtype is np.uint16:
+                self._lib.td_frontend_frame_u16(
+                    ptr, pcm.size, k * cfg.stride,
+                    out[k].ctypes.data_as(ctypes.POINTER(ctypes.c_uint16)), self._scratch)
+            else:
+                self._lib.td_frontend_frame_s8(
+                    ptr, pcm.size, k * cfg.stride,
+                    out[k].ctypes.data_as(ctypes.POINTER(ctypes.c_int8)), 0.0, 0,
+                    self._scratch)
         return out
 
-    def features_s8(self, audio: np.ndarray, *, reset: bool = True) -> np.ndarray:
-        """int8 [frames, channels]: the model input the device computes."""
-        pcm = _pcm(audio)
-        if reset:
-            self.reset()
+    def stream_u16(self, audio: np.ndarray, *, reset: bool = True) -> np.ndarray:
+        """uint16 [frames, channels] of a stream; ``reset=False`` continues the last one."""
+        return self._stream(audio, np.uint16, reset)
+
+    def stream_s8(self, audio: np.ndarray, quant: Any = None, *,
+                  reset: bool = True) -> np.ndarray:
+        """int8 [frames, channels] of a stream: the model input rows the device computes."""
+        return self._stream(audio, np.int8, reset)
+
+    def _clips(self, audio: np.ndarray) -> np.ndarray:
+        a = np.asarray(audio)
+        if a.dtype != np.int16:
+            raise InputDataError(f"micro-speech front end: audio must be int16 PCM, got "
+                                 f"{a.dtype}")
+        a = a[None, :] if a.ndim == 1 else a
+        if a.ndim != 2 or a.shape[1] != self.cfg.clip_samples:
+            raise InputDataError(f"micro-speech front end: audio shape {np.shape(audio)} is "
+                                 f"not [n,] {self.cfg.clip_samples} samples")
+        return np.ascontiguousarray(a)
+
+    def features(self, audio: np.ndarray) -> np.ndarray:
+        """uint16 features of whole clips: [n, frames, channels] ([frames, channels] for one
+        1-D clip), each clip from a reset state."""
+        clips = self._clips(audio)
+        out = np.stack([self.stream_u16(c) for c in clips])
+        return out[0] if np.ndim(audio) == 1 else out
+
+    def features_s8(self, audio: np.ndarray, quant: Any = None) -> np.ndarray:
+        """int8 features of whole clips (``td_frontend_clip_s8``), shaped as `features`."""
+        clips = self._clips(audio)
         cfg = self.cfg
-        n = n_frames(pcm.size, cfg)
-        out = np.zeros((n, cfg.channels), dtype=np.int8)
-        i16p = ctypes.POINTER(ctypes.c_int16)
-        i8p = ctypes.POINTER(ctypes.c_int8)
-        ptr = pcm.ctypes.data_as(i16p)
-        for k in range(n):
-            self._lib.td_frontend_frame_s8(ptr, pcm.size, k * cfg.stride,
-                                           out[k].ctypes.data_as(i8p), 0.0, 0, self._scratch)
-        return out
+        out = np.empty((clips.shape[0], cfg.frames, cfg.channels), dtype=np.int8)
+        for i in range(clips.shape[0]):
+            self._lib.td_frontend_clip_s8(clips[i].ctypes.data_as(ctypes.POINTER(ctypes.c_int16)),
+                                          out[i].ctypes.data_as(ctypes.POINTER(ctypes.c_int8)),
+                                          0.0, 0, self._scratch)
+        return out[0] if np.ndim(audio) == 1 else out
+
+
+# ---- the preset ---------------------------------------------------------------------------------
+
+def scratch_bytes(cfg: MicroSpeechConfig) -> int:
+    """sizeof(td_frontend_scratch_t): uint32 noise[ch], uint64 acc[ch], int16 in[fft],
+    int16 tmp[fft] (8-byte alignment of the uint64s and of the whole struct)."""
+    def up8(n: int) -> int:
+        return (n + 7) // 8 * 8
+    return up8(up8(4 * cfg.channels) + 8 * cfg.channels + 2 * cfg.fft + 2 * cfg.fft)
+
+
+def _reference_s8(audio: np.ndarray, cfg: MicroSpeechConfig, quant: Any = None) -> np.ndarray:
+    return to_int8(reference_features(audio, cfg))
+
+
+def float_features(cfg: MicroSpeechConfig, clips: np.ndarray) -> np.ndarray:
+    """The float input of a model trained on these features, as TFLM's micro_speech training
+    makes it: the uint16 values times 10 / 256 (roughly 0 to 26)."""
+    return HostMicroFrontend(cfg).features(clips).astype(np.float32) * np.float32(10.0 / 256.0)
+
+
+PRESET_SPEC = PresetSpec(
+    preset=FrontendPreset.MICRO_SPEECH,
+    summary="TensorFlow's audio microfrontend as TFLM's micro_speech uses it, integer only "
+            "(docs/frontend.md)",
+    sources=SOURCES,
+    default=MicroSpeechConfig,
+    from_dict=MicroSpeechConfig.from_dict,
+    host=HostMicroFrontend,
+    reference=_reference_s8,
+    render_header=render_microspeech_header,
+    scratch_bytes=scratch_bytes,
+    float_features=float_features,
+)

@@ -19,13 +19,13 @@ from pathlib import Path
 import numpy as np
 
 from tinydeploy.errors import InputDataError, ToolchainError
-from tinydeploy.kws.microspeech import (
+from tinydeploy.kws.frontend_micro import (
     CFLAGS,
     FIRMWARE_FRONTEND,
     SOURCES,
     write_microspeech_header,
 )
-from tinydeploy.kws.microspeech_config import MicroSpeechConfig
+from tinydeploy.kws.frontend_micro_config import MicroSpeechConfig
 
 
 @dataclass(frozen=True)
