@@ -44,9 +44,14 @@
 
 static int16_t td_s16(int32_t x)
 {
-    /* two's-complement wrap-around, without implementation-defined conversions */
+    /* the low 16 bits as two's complement: GCC defines the narrowing conversion so (modulo
+       2^16); elsewhere spelt out without implementation-defined behaviour */
+#if defined(__GNUC__)
+    return (int16_t)x;
+#else
     return (int16_t)(((uint32_t)x & 0x8000u) ? -(int32_t)((~(uint32_t)x & 0x7FFFu) + 1u)
                                               : (int32_t)((uint32_t)x & 0x7FFFu));
+#endif
 }
 
 static int16_t td_sround(int32_t x)
@@ -96,15 +101,18 @@ static void td_st(int16_t *z, uint32_t k, int32_t r, int32_t i)
 static uint32_t td_input_index(uint32_t pos)
 {
     /* position pos of the output array of the leaf stage reads input element src: the
-       radix digits of pos, most significant first, are the digits of src, least first */
-    uint32_t src = 0u, n = TD_FE_NCFFT, stride = 1u;
-    while (n > 1u) {
-        uint32_t p = (n % 4u == 0u) ? 4u : 2u;
-        uint32_t m = n / p;
-        src += (pos / m) * stride;
-        pos %= m;
-        stride *= p;
-        n = m;
+       radix digits of pos, most significant first, are the digits of src, least first
+       (radix 4 while at least two bits remain, then radix 2; all shifts, no division) */
+    uint32_t src = 0u, bits = 0u, sbits = 0u;
+    while ((1u << bits) < TD_FE_NCFFT) {
+        bits++;
+    }
+    while (bits > 0u) {
+        const uint32_t rb = (bits >= 2u) ? 2u : 1u;
+        bits -= rb;
+        src += (pos >> bits) << sbits;
+        pos &= (1u << bits) - 1u;
+        sbits += rb;
     }
     return src;
 }
@@ -181,12 +189,17 @@ static void td_complex_fft(const int16_t *in, int16_t *z)
 
 static int td_msb32(uint32_t x)
 {
+    /* bit length of x (0 for 0) */
+#if defined(__GNUC__)
+    return x ? 32 - __builtin_clz(x) : 0;
+#else
     int n = 0;
     while (x) {
         n++;
         x >>= 1;
     }
     return n;
+#endif
 }
 
 static int td_msb64(uint64_t x)
