@@ -177,3 +177,24 @@ def test_header_reproducible_and_tables_in_range() -> None:
     assert (np.diff(t.bin_channel.astype(int)) >= 0).all()       # bins feed channels in order
     assert ((t.bin_weight >= 0) & (t.bin_weight <= 4096)).all()
     assert 0 < t.bin_start < t.bin_end <= cfg.fft // 2
+
+
+def test_registry_resolves_the_preset_and_its_json(tmp_path: Path) -> None:
+    from tinydeploy.kws.presets import check_model_input, resolve_frontend
+
+    named = resolve_frontend("micro-speech")
+    assert named.config == MicroSpeechConfig() and named.spec.files == (
+        "td_frontend.h", "td_frontend_micro.c")
+    assert named.spec.scratch_bytes(named.config) == HostMicroFrontend().scratch_bytes
+    p = tmp_path / "fe.json"
+    p.write_text(json.dumps({"frontend": "micro-speech", "channels": 32, "pcan": False}))
+    choice = resolve_frontend(str(p))
+    assert choice.config == MicroSpeechConfig(channels=32, pcan=False)
+    assert choice.spec.scratch_bytes(choice.config) == HostMicroFrontend(
+        choice.config).scratch_bytes
+    check_model_input(named, (1, 1960), "micro_speech")              # 49 x 40 fits
+    with pytest.raises(InputDataError, match="49 x 32 = 1568"):
+        check_model_input(choice, (1, 1960), "micro_speech")
+    p.write_text(json.dumps({"frontend": "micro-speech", "fft": 1024}))
+    with pytest.raises(InputDataError, match="unknown micro-speech parameter"):
+        resolve_frontend(str(p))
