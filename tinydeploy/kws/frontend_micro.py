@@ -407,7 +407,7 @@ class HostMicroFrontend:
             self.reset()
         cfg = self.cfg
         n = n_frames(pcm.size, cfg)
-        out = np.zeros((n, cfg.channels), dtype=dtype)
+        out: np.ndarray = np.zeros((n, cfg.channels), dtype=dtype)
         ptr = pcm.ctypes.data_as(ctypes.POINTER(ctypes.c_int16))
         for k in range(n):
             if dtype is np.uint16:
