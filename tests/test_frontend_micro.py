@@ -198,3 +198,49 @@ def test_registry_resolves_the_preset_and_its_json(tmp_path: Path) -> None:
     p.write_text(json.dumps({"frontend": "micro-speech", "fft": 1024}))
     with pytest.raises(InputDataError, match="unknown micro-speech parameter"):
         resolve_frontend(str(p))
+
+
+def _random_config(rng: np.random.Generator) -> MicroSpeechConfig | None:
+    sr = int(rng.choice([8000, 16000, 32000, 48000]))
+    window_ms = int(rng.integers(10, 65 if sr <= 32000 else 80))
+    kw = dict(sample_rate=sr, window_ms=window_ms,
+              stride_ms=int(rng.integers(5, window_ms + 1)),
+              clip_samples=sr, channels=int(rng.integers(4, 81)),
+              lower_hz=float(np.float32(rng.uniform(0, 400))),
+              upper_hz=float(np.float32(rng.uniform(sr / 4, sr / 2 - 100))),
+              smoothing_bits=int(rng.integers(6, 13)),
+              even_smoothing=float(np.float32(rng.uniform(0.005, 0.2))),
+              odd_smoothing=float(np.float32(rng.uniform(0.005, 0.2))),
+              min_signal_remaining=float(np.float32(rng.uniform(0.0, 0.3))),
+              pcan=bool(rng.random() < 0.7),
+              pcan_strength=float(np.float32(rng.uniform(0.5, 0.99))),
+              pcan_offset=float(np.float32(rng.uniform(10, 200))),
+              gain_bits=int(rng.integers(18, 24)), log=bool(rng.random() < 0.85),
+              scale_shift=int(rng.integers(2, 9)))
+    try:
+        from tinydeploy.kws.frontend_micro_config import compute_tables
+
+        cfg = MicroSpeechConfig(**kw)
+        compute_tables(cfg)
+        return cfg
+    except InputDataError:
+        return None
+
+
+@pytest.mark.tf
+@pytest.mark.slow
+def test_sweep_random_configs_and_signals_match_tensorflow() -> None:
+    """Random parameters (rates, windows, bands, smoothing, PCAN, log) on random signals."""
+    rng = np.random.default_rng(2024)
+    done = 0
+    while done < 40:
+        cfg = _random_config(rng)
+        if cfg is None:
+            continue
+        n = int(cfg.window + cfg.stride * rng.integers(5, 40))
+        gain = 10 ** rng.uniform(0, 4.5)
+        x = rng.normal(0, gain, n) * (1 + np.sin(np.arange(n) / rng.uniform(50, 5000)))
+        audio = np.clip(x + rng.uniform(-3000, 3000), -32768, 32767).astype(np.int16)
+        c, op = HostMicroFrontend(cfg).stream_u16(audio), tf_features(audio, cfg)
+        assert (c == op).all(), (cfg, _mismatch(c, op))
+        done += 1
