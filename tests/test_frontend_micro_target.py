@@ -43,3 +43,15 @@ def test_device_stream_is_byte_identical_to_host(machine: str) -> None:
 def test_reference_agrees_on_the_device_stream() -> None:
     audio = _stream()[:24000]
     assert (reference_features(audio) == HostMicroFrontend().stream_u16(audio)).all()
+
+
+def test_m0_radix2_config_is_byte_identical_too() -> None:
+    """FFT 1024 (a radix-2 stage), 32 channels, 10 ms stride, no PCAN, on the Cortex-M0."""
+    from tinydeploy.kws.frontend_micro_config import MicroSpeechConfig
+
+    cfg = MicroSpeechConfig(window_ms=40, stride_ms=10, channels=32, pcan=False)
+    audio = _stream()[:20000]
+    dev = run_microspeech_on_qemu(audio, cfg, machine="microbit")
+    host = HostMicroFrontend(cfg)
+    assert (dev.u16 == host.stream_u16(audio)).all()
+    assert (dev.s8 == host.stream_s8(audio)).all()
