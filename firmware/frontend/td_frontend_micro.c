@@ -5,7 +5,7 @@
  *
  * Per frame of TD_FE_WINDOW samples: Q12 Hann window; a block shift that puts the largest
  * windowed sample just under full scale; a real FFT of TD_FE_FFT points in 16-bit fixed point
- * (a complex FFT of half the size, radix 4 with one final radix 2, every stage dividing by
+ * (a complex FFT of half the size: radix-4 stages, one radix-2 stage when needed, each dividing by
  * its radix with rounding, Q15 twiddles, then the real-FFT split); |X|^2 per bin; a mel
  * filterbank with Q12 triangular weights accumulated in 64 bits; a rounding integer square
  * root, shifted back by the block shift; noise reduction (a Q14 running estimate per channel,
@@ -14,9 +14,10 @@
  * an integer natural log scaled by 2^TD_FE_SCALE_SHIFT, clamped to uint16. The int8 model
  * input is TFLM's mapping clamp((v * 256 + 333) / 666 - 128). docs/frontend.md states it all.
  *
- * Integer only (no FPU, no libm, no division but the int8 mapping's): runs on a Cortex-M0.
- * Every table is computed on the host (tinydeploy/kws/frontend_micro_config.py) and rendered into
- * the config header. 16-bit intermediates wrap as two's complement, as the reference's do.
+ * Integer only, no libm: runs on a Cortex-M0 (no FPU, no divider; the only divisions are
+ * the ring index, once per frame, and the int8 mapping's / 666, once per value). Every table
+ * is computed on the host (tinydeploy/kws/frontend_micro_config.py) and rendered into the
+ * config header. 16-bit intermediates wrap as two's complement, as the reference's do.
  * No malloc, no static state: the noise estimate lives in the caller's scratch struct, so
  * frames must be computed once each, in time order; td_frontend_reset starts a new stream.
  */
