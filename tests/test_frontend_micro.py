@@ -244,3 +244,27 @@ def test_sweep_random_configs_and_signals_match_tensorflow() -> None:
         c, op = HostMicroFrontend(cfg).stream_u16(audio), tf_features(audio, cfg)
         assert (c == op).all(), (cfg, _mismatch(c, op))
         done += 1
+
+
+@pytest.mark.tf
+@pytest.mark.slow
+def test_sweep_real_speech_folder_matches_tensorflow() -> None:
+    """Every WAV below ``TD_REAL_SPEECH_DIR`` (e.g. Speech Commands clips of real people), at
+    its own length, through the C front end and TensorFlow's op: every value identical."""
+    folder = os.environ.get("TD_REAL_SPEECH_DIR")
+    if not folder or not Path(folder).is_dir():
+        pytest.skip("TD_REAL_SPEECH_DIR is not set to a folder of WAV files (real speech to "
+                    "compare the micro-speech front end with TensorFlow's op on)")
+    files = sorted(Path(folder).rglob("*.wav"))
+    host = HostMicroFrontend()
+    values = 0
+    for f in files:
+        audio = read_pcm(f)
+        if audio.size < 480:
+            continue
+        c, op = host.stream_u16(audio), tf_features(audio)
+        assert (c == op).all(), (str(f), _mismatch(c, op))
+        assert (host.stream_s8(audio) == to_int8(op)).all(), str(f)
+        values += op.size
+    print(f"{len(files)} files, {values} uint16 values identical")
+    assert values > 0
