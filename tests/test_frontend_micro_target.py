@@ -11,7 +11,7 @@ import pytest
 from test_frontend_micro import cases, micro_speech_dir, read_pcm
 
 from tinydeploy.kws.frontend_micro import HostMicroFrontend, reference_features
-from tinydeploy.kws.frontend_micro_target import run_microspeech_on_qemu
+from tinydeploy.testing.frontend_micro_target import run_microspeech_on_qemu
 
 pytestmark = pytest.mark.target
 

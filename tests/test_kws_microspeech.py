@@ -27,7 +27,7 @@ from tinydeploy.kws.presets import resolve_frontend
 from tinydeploy.kws.stream import DetectorConfig, simulate_stream, stream_to_device
 from tinydeploy.link.connect import connect
 from tinydeploy.model import ir
-from tinydeploy.model.builder import ModelBuilder
+from tinydeploy.testing.builder import ModelBuilder
 
 pytestmark = pytest.mark.target
 

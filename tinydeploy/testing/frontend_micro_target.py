@@ -1,7 +1,7 @@
 """Run the micro-speech front end on an emulated Cortex-M (QEMU) to compare its bytes with the
 host, and to count its instructions per frame.
 
-The harness (``tinydeploy/kws/harness/fe_micro_semihost_main.c``) is bare metal, streams the
+The harness (``tinydeploy/testing/frontend_harness/fe_micro_semihost_main.c``) is bare metal, streams the
 audio through semihosting a stride at a time (so a stream of any length fits the 16 KB of
 RAM of an nRF51 micro:bit) and depends on nothing but the front end, arm-none-eabi-gcc and
 QEMU. Under ``-icount shift=0`` SysTick ticks are exact: instructions = ticks * 1e9 / clock.
@@ -26,25 +26,24 @@ from tinydeploy.kws.frontend_micro import (
     write_microspeech_header,
 )
 from tinydeploy.kws.frontend_micro_config import MicroSpeechConfig
+from tinydeploy.toolchain import Core, core_flags, ldflags, ldlibs
 
 
 @dataclass(frozen=True)
 class MicroTarget:
     machine: str
-    cflags: tuple[str, ...]
+    core: Core
     flash: tuple[int, int]        # origin, length
     ram: tuple[int, int]
     systick_hz: int               # SysTick clock under -icount shift=0
-    libs: tuple[str, ...] = ()
 
 
 TARGETS = {
-    "mps2-an386": MicroTarget("mps2-an386", ("-mcpu=cortex-m4", "-mthumb", "-mfpu=fpv4-sp-d16",
-                                             "-mfloat-abi=hard"),
-                              (0x0, 0x400000), (0x20000000, 0x400000), 25_000_000),
+    "mps2-an386": MicroTarget("mps2-an386", Core.CORTEX_M4F, (0x0, 0x400000),
+                              (0x20000000, 0x400000), 25_000_000),
     # nRF51822, Cortex-M0: no FPU, no hardware divide; 256 KB flash, 16 KB RAM
-    "microbit": MicroTarget("microbit", ("-mcpu=cortex-m0", "-mthumb", "-mfloat-abi=soft"),
-                            (0x0, 0x40000), (0x20000000, 0x4000), 16_000_000, ("-lgcc",)),
+    "microbit": MicroTarget("microbit", Core.CORTEX_M0, (0x0, 0x40000), (0x20000000, 0x4000),
+                            16_000_000),
 }
 
 
@@ -85,13 +84,13 @@ def build_micro_harness(cfg: MicroSpeechConfig, target: MicroTarget, out_dir: Pa
     _need("arm-none-eabi-gcc")
     write_microspeech_header(cfg, out_dir)
     (out_dir / "harness.ld").write_text(_linker_script(target))
-    harness = Path(__file__).resolve().parent / "harness" / "fe_micro_semihost_main.c"
+    harness = Path(__file__).resolve().parent / "frontend_harness" / "fe_micro_semihost_main.c"
     elf = out_dir / f"fe_micro_{target.machine}.elf"
-    cmd = ["arm-none-eabi-gcc", *target.cflags, *CFLAGS, "-ffreestanding",
+    cmd = ["arm-none-eabi-gcc", *core_flags(target.core), *CFLAGS, "-ffreestanding",
            f"-I{out_dir}", f"-I{FIRMWARE_FRONTEND}",
            *[str(FIRMWARE_FRONTEND / s) for s in SOURCES], str(harness),
-           "-nostartfiles", "--specs=nano.specs", "--specs=nosys.specs",
-           f"-T{out_dir / 'harness.ld'}", *target.libs, "-o", str(elf)]
+           *ldflags(target.core, str(out_dir / "harness.ld")), *ldlibs(target.core),
+           "-o", str(elf)]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:
         raise ToolchainError(f"building the micro-speech harness for {target.machine} failed:"
