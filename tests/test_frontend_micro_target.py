@@ -6,6 +6,8 @@ present)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from test_frontend_micro import cases, micro_speech_dir, read_pcm
@@ -55,3 +57,22 @@ def test_m0_radix2_config_is_byte_identical_too() -> None:
     host = HostMicroFrontend(cfg)
     assert (dev.u16 == host.stream_u16(audio)).all()
     assert (dev.s8 == host.stream_s8(audio)).all()
+
+
+def test_m0_build_is_integer_only(tmp_path: Path) -> None:
+    """No floating-point helper (soft-float __aeabi_f*/__aeabi_d*) and no libm function is
+    linked into the Cortex-M0 build: the front end is integer throughout."""
+    import re
+    import subprocess
+
+    from tinydeploy.kws.frontend_micro_config import MicroSpeechConfig
+    from tinydeploy.testing.frontend_micro_target import TARGETS, build_micro_harness
+
+    elf = build_micro_harness(MicroSpeechConfig(), TARGETS["microbit"], tmp_path)
+    names = set(subprocess.run(["arm-none-eabi-nm", "--defined-only", "-j", str(elf)],
+                               capture_output=True, text=True, check=True).stdout.split())
+    assert "td_frontend_frame_u16" in names and "__aeabi_lmul" in names   # 64-bit products
+    floats = sorted(n for n in names if re.fullmatch(r"__aeabi_[fd]\w+|__(add|mul|div|sub)[sd]f3"
+                                                    r"|(cos|sin|log|log1p|pow|exp|sqrt|floor)f?",
+                                                    n))
+    assert floats == []
