@@ -452,6 +452,31 @@ void td_frontend_frame_s8(const int16_t *ring, uint32_t ring_len, uint32_t start
     }
 }
 
+/* The float form, for callers of the float API (host tools, the generic test harness): the
+   uint16 features times 10 / 256, the float input TFLM's micro_speech models were trained on
+   (v * 5 * 2^-7 is exact in float32 for every uint16 v, so every FPU and soft float agree).
+   The integer paths above never call these; unused, the linker drops them. */
+void td_frontend_frame_f32(const int16_t *ring, uint32_t ring_len, uint32_t start,
+                           float *out, td_frontend_scratch_t *scratch)
+{
+    uint16_t feat[TD_FE_CHANNELS];
+    uint32_t i;
+    td_frontend_frame_u16(ring, ring_len, start, feat, scratch);
+    for (i = 0u; i < TD_FE_CHANNELS; i++) {
+        out[i] = (float)feat[i] * (10.0f / 256.0f);
+    }
+}
+
+void td_frontend_clip_f32(const int16_t *clip, float *out, td_frontend_scratch_t *scratch)
+{
+    uint32_t f;
+    td_frontend_reset(scratch);
+    for (f = 0u; f < TD_FE_FRAMES; f++) {
+        td_frontend_frame_f32(clip, TD_FE_CLIP_SAMPLES, f * TD_FE_STRIDE, &out[f * TD_FE_OUT],
+                              scratch);
+    }
+}
+
 void td_frontend_clip_s8(const int16_t *clip, int8_t *out, float scale, int32_t zero_point,
                          td_frontend_scratch_t *scratch)
 {

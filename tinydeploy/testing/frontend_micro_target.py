@@ -1,10 +1,12 @@
 """Run the micro-speech front end on an emulated Cortex-M (QEMU) to compare its bytes with the
 host, and to count its instructions per frame.
 
-The harness (``tinydeploy/testing/frontend_harness/fe_micro_semihost_main.c``) is bare metal, streams the
-audio through semihosting a stride at a time (so a stream of any length fits the 16 KB of
-RAM of an nRF51 micro:bit) and depends on nothing but the front end, arm-none-eabi-gcc and
-QEMU. Under ``-icount shift=0`` SysTick ticks are exact: instructions = ticks * 1e9 / clock.
+The harness (``tinydeploy/testing/frontend_harness/fe_micro_semihost_main.c``) is bare metal,
+streams the audio through semihosting a stride at a time (so a stream of any length fits the
+16 KB of RAM of an nRF51 micro:bit) and depends on nothing but the front end, arm-none-eabi-gcc
+and QEMU. It is compiled and linked as firmware is (one section per function, unused ones
+dropped), so its image holds what a firmware's would. Under ``-icount shift=0`` SysTick ticks
+are exact: instructions = ticks * 1e9 / clock.
 """
 
 from __future__ import annotations
@@ -87,6 +89,7 @@ def build_micro_harness(cfg: MicroSpeechConfig, target: MicroTarget, out_dir: Pa
     harness = Path(__file__).resolve().parent / "frontend_harness" / "fe_micro_semihost_main.c"
     elf = out_dir / f"fe_micro_{target.machine}.elf"
     cmd = ["arm-none-eabi-gcc", *core_flags(target.core), *CFLAGS, "-ffreestanding",
+           "-ffunction-sections", "-fdata-sections",
            f"-I{out_dir}", f"-I{FIRMWARE_FRONTEND}",
            *[str(FIRMWARE_FRONTEND / s) for s in SOURCES], str(harness),
            *ldflags(target.core, str(out_dir / "harness.ld")), *ldlibs(target.core),
