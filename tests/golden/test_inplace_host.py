@@ -24,11 +24,11 @@ import pytest
 from test_dsp_host import DSP_BOARD, Spec, arm_headers_digest, build_model, host_selection
 
 from tinydeploy.kernels.access import overlap_violation, tolerated_shifts
-from tinydeploy.kernels.harness import HostCase, cache_dir, run_host, run_overlapped
 from tinydeploy.kernels.registry import Selection, select_kernels, variant_by_symbol
 from tinydeploy.model.ir import Activation, Graph, Padding
 from tinydeploy.model.loader import load_tflite
 from tinydeploy.oracle import run_oracle
+from tinydeploy.testing.harness import HostCase, cache_dir, run_host, run_overlapped
 
 SPECS: tuple[Spec, ...] = (
     Spec("dw_dscnn", "dw", (1, 25, 5, 64), 64, k=(3, 3), zp=(-128, 0), act=Activation.RELU,

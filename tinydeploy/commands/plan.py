@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from tinydeploy.plan.arena import ALGORITHMS
 from tinydeploy.plan.budget import APPS
 
 NAME = "plan"
@@ -17,7 +18,6 @@ static data) and flash (weights + code). Stack and code are estimates until a bu
 them. Exit status 1 when the model does not fit, with every figure and the boards where it
 would fit (under --json the report is still printed, with "fits": false)."""
 
-ALGORITHMS = ("auto", "greedy-size", "greedy-conflicts", "optimal")
 
 
 def _align(text: str) -> int:
@@ -68,7 +68,7 @@ def plan_model(model: Path, board_name: str, app: str = "bench", algorithm: str 
     selection, gplan = choice.selection, choice.plan
     from tinydeploy.build.firmware import default_stack_bytes, stack_sized_from_bound
 
-    if stack is None and board.family != "host":
+    if stack is None and not board.is_host:
         from tinydeploy.plan.budget import sized_stack_reserve, stack_estimate
 
         # tight RAM: the build reserves the stack bound plus a margin, not a fixed size
@@ -83,7 +83,7 @@ def plan_model(model: Path, board_name: str, app: str = "bench", algorithm: str 
                            "layers": layers_json(choice)}
     if given_stack is not None:
         report["stack_rule"] = "given (--stack)"
-    elif board.family != "host":
+    elif not board.is_host:
         report["stack_rule"] = ("bound + max(256 B, bound / 8), rounded up to 64 B"
                                 if stack_sized_from_bound(board) else "fixed default")
     return report, budget

@@ -146,7 +146,8 @@ VARIANT_MODULES: list[str] = [
 VARIANT_MODULES += ["elementwise", "shape_ops", "activations", "recurrent"]
 VARIANT_MODULES += ["arm_dsp"]
 VARIANT_MODULES += ["arm_mve"]
-VARIANT_MODULES += ["binary", "unary", "layout", "reduction", "resize"]
+VARIANT_MODULES += ["binary", "unary", "layout", "reduction", "resize", "matmul", "log_softmax",
+                    "float_ops", "int16"]
 
 _loaded = False
 
@@ -210,6 +211,37 @@ def __getattr__(name: str) -> object:
     raise AttributeError(name)
 
 
+def screen(graph: Graph, op: Operator, features: frozenset[str] | None
+           ) -> tuple[list[KernelVariant], list[tuple[KernelVariant, str]]]:
+    """The variants of ``op`` that accept it on a core with ``features`` (None: any core),
+    and the others with the reason each one gives. The one candidate loop: selection and
+    the support report (`support_reason`) both use it."""
+    _load()
+    ok: list[KernelVariant] = []
+    rejected: list[tuple[KernelVariant, str]] = []
+    for v in _VARIANTS.get(op.opcode, []):
+        missing = v.requires - features if features is not None else frozenset()
+        if missing:
+            rejected.append((v, f"board lacks {', '.join(sorted(missing))}"))
+            continue
+        why = v.accepts(graph, op)
+        if why is not None:
+            rejected.append((v, why))
+            continue
+        ok.append(v)
+    return ok, rejected
+
+
+def support_reason(graph: Graph, op: Operator) -> str | None:
+    """None when some kernel variant (for any core) accepts the op, else why none does."""
+    ok, rejected = screen(graph, op, None)
+    if ok:
+        return None
+    if not rejected:
+        return "no kernel for this op type"
+    return "; ".join(sorted({why for _, why in rejected}))
+
+
 def select_kernels(graph: Graph, board: object | None = None) -> Selection:
     """Choose one kernel variant per operator of ``graph`` for ``board``.
 
@@ -225,18 +257,8 @@ def select_kernels(graph: Graph, board: object | None = None) -> Selection:
             raise UnsupportedError(
                 f"op {op.index} ({op.type_name}): no kernel for this op type",
                 hint="supported ops: " + ", ".join(sorted(supported_ops())))
-        reasons = []
-        ok: list[KernelVariant] = []
-        for v in cands:
-            missing = v.requires - features
-            if missing:
-                reasons.append(f"{v.symbol}: board lacks {', '.join(sorted(missing))}")
-                continue
-            why = v.accepts(graph, op)
-            if why is not None:
-                reasons.append(f"{v.symbol}: {why}")
-                continue
-            ok.append(v)
+        ok, rejected = screen(graph, op, features)
+        reasons = [f"{v.symbol}: {why}" for v, why in rejected]
         if not ok:
             raise UnsupportedError(
                 f"op {op.index} ({op.type_name}): not supported: " + "; ".join(reasons),

@@ -7,6 +7,7 @@ out_h·out_w·out_c·k_h·k_w, FULLY_CONNECTED = batches·out·in. Other ops cou
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from tinydeploy.model.ir import Graph, Operator, Tensor
@@ -75,23 +76,11 @@ class OpSummary:
     reason: str | None
 
 
-def support_reason(graph: Graph, op: Operator) -> str | None:
-    """None when some kernel variant (for any core) accepts the op, else why none does."""
-    from tinydeploy.kernels.registry import variants
-
-    cands = variants(op.opcode)
-    if not cands:
-        return "no kernel for this op type"
-    reasons = []
-    for v in cands:
-        why = v.accepts(graph, op)
-        if why is None:
-            return None
-        reasons.append(why)
-    return "; ".join(sorted(set(reasons)))
-
-
-def summarize_ops(graph: Graph) -> list[OpSummary]:
+def summarize_ops(graph: Graph,
+                  support_reason: Callable[[Graph, Operator], str | None]
+                  ) -> list[OpSummary]:
+    """One row per op; ``support_reason`` (the kernel table's, passed in by the caller: the
+    model layer does not import the kernels) says why an op has no kernel, None if it has."""
     out = []
     for op in graph.operators:
         ins = graph.op_inputs(op)
