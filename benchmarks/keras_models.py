@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-BUILDER_VERSION = 3
+BUILDER_VERSION = 4
 CALIBRATION_SAMPLES = 24
 MODELS = ("dscnn", "micro_speech", "ad01", "vww")
 
@@ -79,11 +79,13 @@ def _ad01(tf: Any) -> Any:
 def _vww(tf: Any) -> Any:
     """MobileNet-v1 alpha 0.25 (Keras applications' blocks: CONV 3x3/2 x8, 13 x (DW 3x3 +
     CONV 1x1), global average pool, classifier, softmax), written out so that every layer
-    has a bias and a He-normal initialisation, with ReLU for ReLU6 (random weights of Keras'
-    own model, or clipped activations, make the classifier's inputs constant, and a
-    constant cannot be quantized); the cost of a fused activation does not depend on it."""
+    has a bias and a variance-preserving initialisation, ReLU after the pointwise layers
+    only (random weights of Keras' own model, clipped or per-channel activations make the
+    classifier's inputs constant, which cannot be quantized); the cost of the layers does
+    not depend on their activation."""
     k = tf.keras.layers
     init = tf.keras.initializers.HeNormal(seed=3)
+    linear = tf.keras.initializers.RandomNormal(stddev=1.0 / 3.0, seed=4)   # 9 taps
     x = inp = k.Input((96, 96, 3))
     x = k.Conv2D(8, 3, strides=2, padding="same", kernel_initializer=init)(x)
     x = k.ReLU()(x)
@@ -91,8 +93,7 @@ def _vww(tf: Any) -> Any:
               (1, 128), (1, 128), (1, 128), (2, 256), (1, 256))
     for stride, filters in blocks:
         x = k.DepthwiseConv2D(3, strides=stride, padding="same",
-                              depthwise_initializer=init)(x)
-        x = k.ReLU()(x)
+                              depthwise_initializer=linear)(x)
         x = k.Conv2D(filters, 1, kernel_initializer=init)(x)
         x = k.ReLU()(x)
     x = k.GlobalAveragePooling2D()(x)

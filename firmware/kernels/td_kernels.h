@@ -102,6 +102,8 @@ typedef struct {
 } td_softmax_params_t;
 
 void td_conv2d_s8_ref(const td_conv2d_params_t *p, const int8_t *in0, int8_t *out0);
+/* 1x1 without groups, output pixels from the last to the first (may trail its input) */
+void td_conv2d_1x1_back_s8_ref(const td_conv2d_params_t *p, const int8_t *in0, int8_t *out0);
 void td_dwconv2d_s8_ref(const td_dwconv2d_params_t *p, const int8_t *in0, int8_t *out0);
 void td_fully_connected_s8_ref(const td_fully_connected_params_t *p, const int8_t *in0,
                                int8_t *out0);

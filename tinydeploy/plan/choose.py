@@ -222,6 +222,8 @@ def choose_kernels(graph: Graph, board: Any, optimize: Optimize | str = Optimize
         if k is None:
             break
         limits[k] = sel.choices[k].call.scratch_bytes - 1
+    if gp.arena_bytes > ref.arena_bytes:
+        sel, gp, picks = _demote_to_reference(graph, cands, sel, picks, ref, algorithm, align)
     layers = []
     for k, op in enumerate(ops):
         i, reasons = picks[k]
@@ -231,6 +233,40 @@ def choose_kernels(graph: Graph, board: Any, optimize: Optimize | str = Optimize
             enumerate(cands[k]))))
     choice = Choice(mode, gp.selection or sel, gp, ref.arena_bytes, tuple(layers))
     return _fit_or_fall_back(graph, board, choice, algorithm, align, app)
+
+
+def _demote_to_reference(graph: Graph, cands: list[Any], sel: Selection, picks: list[Any],
+                         ref: GraphPlan, algorithm: str, align: int
+                         ) -> tuple[Selection, GraphPlan, list[Any]]:
+    """Put reference kernels back, one op at a time (the one that shrinks the arena most
+    first), until the arena is no larger than the reference kernels': a variant without the
+    reference's in-place twins can cost more arena than its scratch (e.g. its output cannot
+    trail its input). Trial plans use the greedy planner; the result uses ``algorithm``."""
+    choices = list(sel.choices)
+    picks = list(picks)
+    gp = plan_graph(graph, sel, None, algorithm, align)
+    while gp.arena_bytes > ref.arena_bytes:
+        trials = []
+        for k, ch in enumerate(choices):
+            if ch.variant.impl == "ref" or ch.variant.alias:
+                continue
+            j = next((j for j, (v, _, _) in enumerate(cands[k]) if v.impl == "ref"), None)
+            if j is None:
+                continue
+            trial = list(choices)
+            trial[k] = KernelChoice(k, cands[k][j][0], cands[k][j][1])
+            arena = plan_graph(graph, Selection(tuple(trial)), None, "greedy-size",
+                               align).arena_bytes
+            trials.append((arena, k, j))
+        if not trials:
+            break
+        _, k, j = min(trials)
+        choices[k] = KernelChoice(k, cands[k][j][0], cands[k][j][1])
+        picks[k] = (j, {**picks[k][1], cands[k][picks[k][0]][0].symbol:
+                        "its layout would raise the arena above the reference kernels'"})
+        sel = Selection(tuple(choices))
+        gp = plan_graph(graph, sel, None, algorithm, align)
+    return sel, gp, picks
 
 
 def _fit_or_fall_back(graph: Graph, board: Any, choice: Choice, algorithm: str, align: int,
