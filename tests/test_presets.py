@@ -100,8 +100,10 @@ def test_every_preset_header_declares_its_api() -> None:
 
 def test_every_preset_streams_like_its_clips() -> None:
     """A clip streamed frame by frame from a reset state gives the clip's own rows (the
-    device's streaming path and the training path agree)."""
+    device's streaming path and the training path agree). The clip's largest sample comes
+    first, so a peak-normalising preset knows it from the first frame on."""
     from tinydeploy.kws.frontend import Quant
+    from tinydeploy.kws.stream import stream_windows_of
 
     rng = np.random.default_rng(3)
     q = Quant(0.5, -3)
@@ -110,18 +112,25 @@ def test_every_preset_streams_like_its_clips() -> None:
         cfg = spec.default()
         host = spec.host(cfg)
         clip = (rng.standard_normal(cfg.clip_samples) * 3000).astype(np.int16)
+        clip[3] = 32767
         whole = host.features_s8(clip[None], q)[0]
         rows = host.stream_s8(clip, q)
         assert rows.shape == whole.shape
         assert np.array_equal(rows, whole), name
         assert np.array_equal(host.stream_s8(clip, q), rows)      # reset between streams
+        wins, steps = stream_windows_of(host, np.concatenate([clip, clip[:640]]), q)
+        assert list(steps) == [cfg.frames, cfg.frames + 1, cfg.frames + 2]
+        assert np.array_equal(wins[0], whole), name
 
 
 def test_kws_build_copies_only_the_chosen_preset(tmp_path: Path) -> None:
     from tinydeploy.kws.device import kws_part_files
 
     files = kws_part_files(resolve_frontend(None, MODEL))["frontend"]
-    assert files == ("td_frontend.c", "td_frontend.h")
+    assert files == ("td_fe_float.h", "td_frontend.c", "td_frontend.h")
+    if "mlperf-kws" in available_presets():
+        files = kws_part_files(resolve_frontend("mlperf-kws"))["frontend"]
+        assert files == ("td_fe_float.h", "td_frontend.h", "td_frontend_mlperf.c")
 
 
 def _tdp(*args: str) -> subprocess.CompletedProcess[str]:

@@ -12,6 +12,7 @@ import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -19,11 +20,10 @@ from tinydeploy.errors import ToolchainError
 from tinydeploy.kws.frontend import (
     DETERMINISTIC_CFLAGS,
     FIRMWARE_FRONTEND,
-    SOURCES,
     Quant,
-    write_frontend_header,
 )
 from tinydeploy.kws.frontend_config import FrontendConfig
+from tinydeploy.kws.presets import PresetSpec, choice_of
 
 
 @dataclass(frozen=True)
@@ -47,17 +47,25 @@ def _need(tool: str) -> None:
                                   "qemu-system-arm")
 
 
-def build_frontend_harness(cfg: FrontendConfig, target: QemuTarget, out_dir: Path) -> Path:
+def _spec_of(cfg: Any) -> PresetSpec:
+    return choice_of(cfg).spec
+
+
+def build_frontend_harness(cfg: Any, target: QemuTarget, out_dir: Path) -> Path:
+    """The harness for any float preset's config (it calls td_frontend_clip_f32 and
+    td_frontend_clip_s8)."""
     _need("arm-none-eabi-gcc")
-    write_frontend_header(cfg, out_dir)
+    spec = _spec_of(cfg)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / "td_frontend_config.h").write_text(spec.render_header(cfg))
     test_dir = Path(__file__).resolve().parent / "harness"
     elf = out_dir / f"fe_{target.machine}.elf"
     cmd = ["arm-none-eabi-gcc", *target.cflags, *DETERMINISTIC_CFLAGS, "-ffreestanding",
            f"-I{out_dir}", f"-I{FIRMWARE_FRONTEND}",
-           *[str(FIRMWARE_FRONTEND / s) for s in SOURCES],
+           *[str(FIRMWARE_FRONTEND / s) for s in spec.sources if s.endswith(".c")],
            str(test_dir / "fe_semihost_main.c"),
            "-nostartfiles", "--specs=nano.specs", "--specs=nosys.specs",
-           f"-T{test_dir / 'fe_semihost.ld'}", "-o", str(elf)]
+           f"-T{test_dir / 'fe_semihost.ld'}", "-o", str(elf), "-lm"]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:
         raise ToolchainError(f"building the front-end harness for {target.machine} failed:\n"
@@ -65,7 +73,7 @@ def build_frontend_harness(cfg: FrontendConfig, target: QemuTarget, out_dir: Pat
     return elf
 
 
-def run_frontend_on_qemu(clips: np.ndarray, quant: Quant, cfg: FrontendConfig | None = None,
+def run_frontend_on_qemu(clips: np.ndarray, quant: Quant, cfg: Any = None,
                          machine: str = "mps2-an386",
                          timeout: float = 120.0) -> tuple[np.ndarray, np.ndarray]:
     """Features of ``clips`` [n, clip_samples] int16 computed on the emulated board:

@@ -212,6 +212,22 @@ def stream_features(audio: np.ndarray, fe: HostFeatures, quant: Quant) -> np.nda
     return fe.stream_s8(audio, quant)
 
 
+def stream_windows_of(fe: HostFeatures, audio: np.ndarray, quant: Quant, infer_every: int = 1
+                      ) -> tuple[np.ndarray, np.ndarray]:
+    """The model input of every window the kws app runs, and the frames computed at each:
+    the host front end's own ``stream_windows_s8`` when it has one (a preset whose rows
+    depend on the window), else slices of its frame-by-frame rows."""
+    own = getattr(fe, "stream_windows_s8", None)
+    if own is not None:
+        return own(audio, quant, infer_every)
+    rows = fe.stream_s8(audio, quant)
+    frames = fe.cfg.frames
+    steps = np.arange(frames, rows.shape[0] + 1, infer_every, dtype=np.int64)
+    wins = np.stack([rows[f - frames:f] for f in steps]) if steps.size else \
+        np.empty((0, frames, fe.cfg.n_out), dtype=np.int8)
+    return wins, steps
+
+
 def stream_posteriors(audio: np.ndarray, model_bytes: bytes, fcfg: Any,
                       infer_every: int = 1,
                       progress: Callable[[int, int], None] | None = None
@@ -234,14 +250,12 @@ def stream_posteriors(audio: np.ndarray, model_bytes: bytes, fcfg: Any,
     check_model_input(choice, tuple(g.inputs[0].shape), "model")
     fe = choice.spec.host(fcfg)
     in_shape = tuple(int(d) for d in g.inputs[0].shape)
-    feats = stream_features(audio, fe, input_quant_of(model_bytes))
+    wins, steps = stream_windows_of(fe, audio, input_quant_of(model_bytes), infer_every)
     it = runtime.Interpreter.from_bytes(model_bytes)
-    frames = fcfg.frames
-    steps = list(range(frames, feats.shape[0] + 1, infer_every))    # frames computed so far
     probs = np.empty((len(steps), int(np.prod(out_t.shape))), dtype=np.float32)
     times = np.empty(len(steps), dtype=np.int64)
     for j, f in enumerate(steps):
-        it.set_input(feats[f - frames:f].reshape(in_shape), 0)
+        it.set_input(wins[j].reshape(in_shape), 0)
         it.invoke()
         q = it.get_output(0).reshape(-1).astype(np.int32)
         probs[j] = (q - o_zp).astype(np.float32) * o_scale

@@ -79,6 +79,7 @@ static void stream_reset(void)
     total = 0u;
     frames = 0u;
     fe_pending = 0u;
+    td_frontend_reset(&fe_scratch);
     td_kws_detect_reset(&detector);
 }
 
@@ -99,6 +100,10 @@ static void run_window(void)
     for (t = 0; t < TD_FE_FRAMES; t++) {
         memcpy(&in[t * TD_FE_OUT], rows[(oldest + t) % TD_FE_FRAMES], TD_FE_OUT);
     }
+#ifdef TD_FE_HAS_WINDOW_S8
+    td_frontend_window_s8((int8_t *)in, td_model_inputs[0].scale, td_model_inputs[0].zero_point,
+                          &fe_scratch);
+#endif
     td_model_invoke();
     out = (const int8_t *)td_model_output(0);
     for (k = 0; k < n_out; k++) {
