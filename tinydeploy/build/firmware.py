@@ -21,6 +21,7 @@ from tinydeploy.boards import Board, emulation_target
 from tinydeploy.build.stack import StackReport, handler_names, worst_stack
 from tinydeploy.errors import BudgetError, TinydeployError, ToolchainError
 from tinydeploy.model.ir import Graph
+from tinydeploy.procs import run_tool
 
 MANIFEST_FORMAT = 1
 DEFAULT_STACK_BYTES = 4096
@@ -74,10 +75,7 @@ def _which(tool: str) -> str:
 
 
 def _run(cmd: list[str], cwd: Path | None, what: str) -> str:
-    try:
-        r = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=900)
-    except subprocess.TimeoutExpired:
-        raise ToolchainError(f"{what} did not finish within 15 minutes") from None
+    r = run_tool(cmd, what, cwd=cwd, timeout=900)
     if r.returncode != 0:
         tail = "\n".join((r.stdout + r.stderr).strip().splitlines()[-25:])
         raise ToolchainError(f"{what} failed (exit {r.returncode}):\n{tail}")
@@ -251,6 +249,8 @@ def budget_json(measured: Any, estimated: Any) -> dict[str, Any]:
 
 def make_manifest(r: BuildResult, g: Graph, plan: Any, files: tuple[str, ...],
                   reserved_stack: int) -> dict[str, Any]:
+    inplace = {b.name: (b.inplace_of, b.inplace_shift) for b in plan.buffers
+               if b.inplace_of is not None}
     return {
         "format_version": MANIFEST_FORMAT,
         "tinydeploy_version": __version__,
@@ -277,7 +277,9 @@ def make_manifest(r: BuildResult, g: Graph, plan: Any, files: tuple[str, ...],
             "arena_bytes": plan.arena_bytes,
             "lower_bound_bytes": plan.lower_bound_bytes,
             "buffers": [{"name": p.name, "offset": p.offset, "bytes": p.size,
-                         "first_op": p.first, "last_op": p.last}
+                         "first_op": p.first, "last_op": p.last,
+                         "inplace_of": inplace.get(p.name, (None, 0))[0],
+                         "inplace_shift": inplace.get(p.name, (None, 0))[1]}
                         for p in sorted(plan.plan.placements, key=lambda p: p.name)],
         },
         "inputs": [_io(t, plan) for t in g.inputs],

@@ -14,6 +14,7 @@ from typing import Any
 
 import jinja2
 
+from tinydeploy import toolchain
 from tinydeploy.boards import Board
 from tinydeploy.codegen import cemit
 from tinydeploy.codegen.cnames import c_comment, c_identifier, c_string
@@ -21,10 +22,10 @@ from tinydeploy.errors import TinydeployError
 from tinydeploy.kernels.recurrent import variable_reset_value
 from tinydeploy.kernels.registry import Selection
 from tinydeploy.model.ir import Graph, Tensor
+from tinydeploy.resources import firmware_dir, templates_dir
 
-ROOT = Path(__file__).resolve().parent.parent.parent
-TEMPLATES = ROOT / "templates"
-FIRMWARE = ROOT / "firmware"
+TEMPLATES = templates_dir()
+FIRMWARE = firmware_dir()
 
 # What each application needs from firmware/ besides the model, kernels and platform.
 APP_PARTS: dict[str, tuple[str, ...]] = {
@@ -238,7 +239,14 @@ def render_project(graph: Graph, selection: Selection, plan: Any, board: Board, 
         "sources": sources,
         "include_dirs": include_dirs,
         "defines": board_defines(board),
-        "cflags_core": list(board.cflags),
+        "cflags_core": list(toolchain.core_flags(board.core)),
+        "cflags_common": [*toolchain.COMMON_CFLAGS, *toolchain.STACK_ANALYSIS_CFLAGS,
+                          toolchain.file_prefix_map("$(CURDIR)")],
+        "ldflags_rule": list(toolchain.HOST_LDFLAGS if toolchain.is_host(board.core)
+                             else toolchain.ARM_LDFLAGS),
+        "ldlibs": list(toolchain.ldlibs(board.core)),
+        "sanitize_cflags": list(toolchain.SANITIZE_CFLAGS),
+        "sanitize_ldflags": list(toolchain.SANITIZE_LDFLAGS),
         "cflags_extra": list(cflags_extra),
         "host": board.family == "host",
         **(extra_context or {}),

@@ -7,6 +7,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from tinydeploy.resources import models_dir
+
 NAME = "kws"
 HELP = "keyword spotting: make data, train the DS-CNN, stream audio to a device, score"
 DESCRIPTION = """\
@@ -23,8 +25,7 @@ board (QEMU for emulated boards; --port for a flashed real board) and send AUDIO
 at real time with --realtime or as fast as the link allows. --simulate runs the same
 pipeline on the host instead (C front end, tflite-micro, the detector's twin)."""
 
-DEFAULT_MODEL = Path(__file__).resolve().parent.parent.parent / "models" / "kws" / \
-    "dscnn_int8.tflite"
+DEFAULT_MODEL = models_dir() / "kws" / "dscnn_int8.tflite"
 
 
 def _detector_args(p: argparse.ArgumentParser) -> None:

@@ -34,8 +34,9 @@ from tinydeploy.kws.frontend_config import (
     render_frontend_header,
 )
 from tinydeploy.kws.presets import FrontendPreset, PresetSpec
+from tinydeploy.resources import firmware_dir
 
-FIRMWARE_FRONTEND = Path(__file__).resolve().parent.parent.parent / "firmware" / "frontend"
+FIRMWARE_FRONTEND = firmware_dir() / "frontend"
 SOURCES = ("td_frontend.c", "td_fe_float.h")   # this preset's files besides td_frontend.h
 # The flags that make float arithmetic deterministic: no contraction into FMA, no fast-math,
 # IEEE semantics. -O2 never reassociates float sums without -ffast-math.

@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from tinydeploy.errors import InputDataError
+from tinydeploy.resources import firmware_dir
 
 
 class FeatureKind(StrEnum):
@@ -276,8 +277,7 @@ def main(argv: list[str] | None = None) -> int:
 
     args = sys.argv[1:] if argv is None else argv
     cfg = FrontendConfig.load(Path(args[0])) if args else FrontendConfig()
-    out = Path(__file__).resolve().parent.parent.parent / "firmware" / "frontend" \
-        / "td_frontend_config.h"
+    out = firmware_dir() / "frontend" / "td_frontend_config.h"
     out.write_text(render_frontend_header(cfg))
     print(out)
     return 0
