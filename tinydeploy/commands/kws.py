@@ -75,8 +75,16 @@ def configure(p: argparse.ArgumentParser) -> None:
     s.add_argument("--realtime", action="store_true", help="pace the audio at real time")
     _detector_args(s)
 
-    c = sub.add_parser("score", help="a long stream of test clips: hits, misses, FA/hour")
-    c.add_argument("--data", type=Path, required=True, help="dataset .npz (its test split)")
+    c = sub.add_parser("score", help="a long stream of test clips: hits, misses, FA/hour; or "
+                                     "a folder of labelled WAV clips: top-1, confusion matrix")
+    c.add_argument("--data", type=Path, required=True,
+                   help="dataset .npz (its test split, streamed), or a FOLDER of WAV files "
+                        "with one sub-folder per label (scored clip by clip)")
+    c.add_argument("--max-per-class", type=int, default=None, metavar="N",
+                   help="FOLDER: at most N clips per sub-folder (sorted by name)")
+    c.add_argument("--reference", action="store_true",
+                   help="FOLDER: also run the front end's reference (e.g. TensorFlow's ops for "
+                        "mlperf-kws) through tflite-micro and report the top-1 agreement")
     c.add_argument("--words", type=int, default=40, help="test clips in the stream")
     c.add_argument("--seed", type=int, default=0)
     c.add_argument("--tolerance-ms", type=int, default=1000)
@@ -272,6 +280,9 @@ def _device_text(res: Any, args: argparse.Namespace) -> str:
 def _score(args: argparse.Namespace) -> int:
     import numpy as np
 
+    if args.data.is_dir():
+        return _score_folder(args)
+
     from tinydeploy.errors import InputDataError
     from tinydeploy.kws.data import Dataset, Split
     from tinydeploy.kws.stream import build_stream, score_stream
@@ -298,4 +309,82 @@ def _score(args: argparse.Namespace) -> int:
                      f"{d['median_latency_ms']} ms")
         if res is not None:
             stdout.print(_device_text(res, args))
+    return 0
+
+
+def _score_folder(args: argparse.Namespace) -> int:
+    """Top-1 per clip of a labelled WAV folder, on the device or simulated."""
+    from tinydeploy.errors import InputDataError
+    from tinydeploy.kws.folder import (
+        FolderScore,
+        collect_folder,
+        device_predictions,
+        fit_clips,
+        host_predictions,
+        score_json,
+    )
+    from tinydeploy.report.output import emit_json, stdout
+
+    if not args.model.exists():
+        raise InputDataError(f"{args.model}: no such model")
+    if args.max_per_class is not None and args.max_per_class < 1:
+        raise InputDataError(f"--max-per-class must be >= 1, got {args.max_per_class}")
+    choice = _frontend(args)
+    names = _label_names(args.model, args.labels)
+    lf = collect_folder(args.data, names, args.max_per_class)
+    log = _log(args)
+    log(f"{len(lf.files)} clips from {args.data} ({choice.preset.value} front end)"
+        + (f"; as unknown: {', '.join(sorted(lf.as_unknown))}" if lf.as_unknown else "")
+        + (f"; skipped: {', '.join(sorted(lf.skipped))}" if lf.skipped else ""))
+    clips = fit_clips(lf.files, choice.config)
+    model_bytes = args.model.read_bytes()
+
+    def progress(i: int, n: int) -> None:
+        log(f"  {i}/{n} clips")
+
+    if args.simulate:
+        pred, _ = host_predictions(clips, model_bytes, choice, progress)
+    else:
+        if not args.board:
+            raise InputDataError("--board is required (or --simulate)",
+                                 hint="e.g. --board mps2-an386")
+        from tinydeploy.boards import get_board
+        from tinydeploy.flash.runner import Firmware
+        from tinydeploy.kws.device import build_kws_firmware
+        from tinydeploy.link.connect import connect
+
+        board = get_board(args.board)
+        out = args.output or Path("build") / f"kws-{board.id}{'-emulated' if args.emulate else ''}"
+        out = out.resolve()
+        log(f"building the kws app for {board.id} -> {out}")
+        build_kws_firmware(args.model, board, out, _detector(args), choice,
+                           emulate=args.emulate)
+        fw = Firmware.from_build_dir(out)
+        with connect(fw, port=args.port) as conn:
+            pred, _ = device_predictions(conn.session, clips, progress)
+    sc = FolderScore(tuple(names), lf.labels, pred)
+    doc = {**score_json(sc, lf), "mode": "simulate" if args.simulate else "device",
+           "board": None if args.simulate else args.board, "frontend": choice.preset.value}
+    if args.reference:
+        ref, _ = host_predictions(clips, model_bytes, choice, progress, reference=True)
+        doc["reference_top1"] = float((ref == lf.labels).mean())
+        doc["agreement"] = float((ref == pred).mean())
+        doc["disagreements"] = int((ref != pred).sum())
+    if args.json:
+        emit_json(doc)
+        return 0
+    where = "simulated" if args.simulate else f"on {args.board}"
+    stdout.print(f"{sc.n} clips {where}: top-1 {100 * sc.top1:.2f} %")
+    for name, c in sc.per_class().items():
+        stdout.print(f"  {name:12s} {c['n']:6d} clips  {100 * c['top1']:6.2f} %")
+    m = sc.confusion()
+    used = [i for i in range(len(names)) if m[i].sum() or m[:, i].sum()]
+    stdout.print("confusion (rows: true, columns: predicted): "
+                 + " ".join(names[i][:6] for i in used))
+    for i in used:
+        stdout.print(f"  {names[i][:10]:10s} " + " ".join(f"{m[i, j]:6d}" for j in used))
+    if args.reference:
+        stdout.print(f"reference pipeline: top-1 {100 * doc['reference_top1']:.2f} %, same top-1 "
+                     f"as this run on {100 * doc['agreement']:.2f} % of clips "
+                     f"({doc['disagreements']} differ)")
     return 0

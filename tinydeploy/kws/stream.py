@@ -297,6 +297,7 @@ class DeviceStreamResult:
     model_total: int
     unit: str
     seconds: float
+    last_output: bytes | None = None     # model output 0 of the last window (OUTPUT replies)
 
 
 def stream_to_device(session: Any, audio: np.ndarray, *, realtime: bool = False,
@@ -307,10 +308,12 @@ def stream_to_device(session: Any, audio: np.ndarray, *, realtime: bool = False,
     stream); at real time (paced by the wall clock) or as fast as the link allows. EVENT
     frames become detections (``on_detection`` is called as they arrive); DONE/PROFILE
     replies give the per-window counts."""
-    from tinydeploy.link.messages import Audio, Done, Event, MsgType, Profile
+    from tinydeploy.link.messages import Audio, Done, Event, MsgType, Output, Profile
 
     dets: list[Detection] = []
     runs, lo, hi, total, fe, model, unit = 0, -1, 0, 0, 0, 0, ""
+    last: bytes | None = None
+    chunks: dict[int, bytes] = {}
 
     def take(msg: Any) -> None:
         if isinstance(msg, Event):
@@ -339,12 +342,18 @@ def stream_to_device(session: Any, audio: np.ndarray, *, realtime: bool = False,
             replies = session.request(Audio(start, x[start:start + AUDIO_CHUNK].tobytes()),
                                       MsgType.ACK)
             for m in replies:
-                if isinstance(m, Done):
+                if isinstance(m, Output):
+                    if m.tensor == 0:
+                        chunks[m.offset] = m.data
+                elif isinstance(m, Done):
                     runs += m.runs
                     lo = m.min if lo < 0 else min(lo, m.min)
                     hi = max(hi, m.max)
                     total += m.total
                     unit = m.unit
+                    if chunks:
+                        last = b"".join(chunks[k] for k in sorted(chunks))
+                        chunks = {}
                 elif isinstance(m, Profile) and len(m.counts) >= 2:
                     fe += m.counts[0]
                     model += m.counts[1]
@@ -353,4 +362,4 @@ def stream_to_device(session: Any, audio: np.ndarray, *, realtime: bool = False,
     finally:
         session.on_message = prev
     return DeviceStreamResult(tuple(dets), runs, max(lo, 0), hi, total / runs if runs else 0.0,
-                              fe, model, unit, time.monotonic() - t0)
+                              fe, model, unit, time.monotonic() - t0, last)

@@ -10,6 +10,7 @@
  *
  * Replies to AUDIO (request sequence number), before its ACK:
  *   EVENT (unsolicited, seq 0)  label, averaged score, audio time in ms of the window end
+ *   OUTPUT                      the model output of the last window completed in this frame
  *   DONE  req=AUDIO             runs = windows completed in this frame; min / max / total
  *                               count (td_cycles_unit) per window: the front end of the
  *                               frames since the previous window + inference + smoothing
@@ -180,6 +181,7 @@ static void handle_audio(const td_frame_t *f)
     }
     if (win_runs) {
         uint32_t split[2];
+        td_link_send_outputs(f->seq); /* the last window's model output */
         split[0] = (uint32_t)win_fe;
         split[1] = (uint32_t)win_model;
         td_link_send_profile(f->seq, split, 2u);
