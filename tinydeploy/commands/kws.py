@@ -90,13 +90,28 @@ def configure(p: argparse.ArgumentParser) -> None:
     c.add_argument("--tolerance-ms", type=int, default=1000)
     c.add_argument("--realtime", action="store_true")
     _detector_args(c)
-    for sp in (d, t, s, c):     # `tinydeploy kws stream ... --debug` as for other commands
+    f = sub.add_parser("features", help="check the device's features against the host's and "
+                                        "the front end's reference on WAV files")
+    f.add_argument("wavs", type=Path, nargs="+", metavar="WAV")
+    f.add_argument("--check", action="store_true", required=True,
+                   help="compare device, host C and reference features (the only mode)")
+    f.add_argument("--model", type=Path, default=DEFAULT_MODEL,
+                   help="the model whose input quantization the int8 features use")
+    f.add_argument("--frontend", default=None, metavar="NAME|FILE.json",
+                   help="front-end preset or JSON config (default: frontend.json beside the "
+                        "model)")
+    f.add_argument("--machine", default="mps2-an386", choices=["mps2-an386", "mps2-an385"],
+                   help="emulated board that runs the front end (M4F hard float, M3 soft "
+                        "float)")
+    f.add_argument("--json", action="store_true")
+    for sp in (d, t, s, c, f):     # `tinydeploy kws stream ... --debug` as for other commands
         sp.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
                         help="show a Python traceback on errors")
 
 
 def run(args: argparse.Namespace) -> int:
-    return {"data": _data, "train": _train, "stream": _stream, "score": _score}[
+    return {"data": _data, "train": _train, "stream": _stream, "score": _score,
+            "features": _features}[
         args.kws_command](args)
 
 
@@ -342,6 +357,7 @@ def _score_folder(args: argparse.Namespace) -> int:
     def progress(i: int, n: int) -> None:
         log(f"  {i}/{n} clips")
 
+
     if args.simulate:
         pred, _ = host_predictions(clips, model_bytes, choice, progress)
     else:
@@ -360,7 +376,8 @@ def _score_folder(args: argparse.Namespace) -> int:
         build_kws_firmware(args.model, board, out, _detector(args), choice,
                            emulate=args.emulate)
         fw = Firmware.from_build_dir(out)
-        with connect(fw, port=args.port) as conn:
+        # the emulator's watchdog: generous, a clip takes ~0.2-5 s on a busy host
+        with connect(fw, port=args.port, timeout=120.0 + 20.0 * len(clips)) as conn:
             pred, _ = device_predictions(conn.session, clips, progress)
     sc = FolderScore(tuple(names), lf.labels, pred)
     doc = {**score_json(sc, lf), "mode": "simulate" if args.simulate else "device",
@@ -388,3 +405,54 @@ def _score_folder(args: argparse.Namespace) -> int:
                      f"as this run on {100 * doc['agreement']:.2f} % of clips "
                      f"({doc['disagreements']} differ)")
     return 0
+
+
+def _features(args: argparse.Namespace) -> int:
+    """Front-end bytes on an emulated board vs the host C library vs the preset's reference."""
+    import numpy as np
+
+    from tinydeploy.errors import InputDataError
+    from tinydeploy.kws.folder import fit_clips
+    from tinydeploy.kws.frontend_target import run_frontend_on_qemu
+    from tinydeploy.kws.train import input_quant_of
+    from tinydeploy.report.output import emit_json, stdout
+
+    if not args.model.exists():
+        raise InputDataError(f"{args.model}: no such model",
+                             hint="--model gives the input quantization of the features")
+    choice = _frontend(args)
+    quant = input_quant_of(args.model.read_bytes())
+    clips = fit_clips(tuple(args.wavs), choice.config)
+    _, dev = run_frontend_on_qemu(clips, quant, choice.config, args.machine)
+    host = choice.spec.host(choice.config).features_s8(clips, quant)
+    ref = np.stack([choice.spec.reference(c, choice.config, quant) for c in clips])
+    rows = []
+    for i, w in enumerate(args.wavs):
+        dh = np.abs(dev[i].astype(np.int32) - host[i])
+        dr = np.abs(dev[i].astype(np.int32) - ref[i])
+        rows.append({"wav": str(w), "values": int(dh.size),
+                     "host_mismatches": int((dh != 0).sum()), "host_max_diff": int(dh.max()),
+                     "reference_max_diff": int(dr.max()),
+                     "reference_within_1": float((dr <= 1).mean()),
+                     "reference_equal": float((dr == 0).mean())})
+    n = sum(r["values"] for r in rows)
+    dh = np.abs(dev.astype(np.int32) - host)
+    dr = np.abs(dev.astype(np.int32) - ref)
+    doc = {"frontend": choice.preset.value, "machine": args.machine, "clips": len(rows),
+           "values": n, "host_mismatches": int((dh != 0).sum()),
+           "host_max_diff": int(dh.max()), "reference_max_diff": int(dr.max()),
+           "reference_within_1": float((dr <= 1).mean()),
+           "reference_equal": float((dr == 0).mean()), "files": rows}
+    if args.json:
+        emit_json(doc)
+    else:
+        for r in rows:
+            stdout.print(f"{r['wav']}: device vs host {r['host_mismatches']} of {r['values']} "
+                         f"values differ (max {r['host_max_diff']}); vs reference max "
+                         f"{r['reference_max_diff']} steps, "
+                         f"{100 * r['reference_within_1']:.2f} % within 1")
+        stdout.print(f"{len(rows)} clips on {args.machine} ({choice.preset.value}): device vs "
+                     f"host {doc['host_mismatches']} of {n} values differ; vs reference "
+                     f"{100 * doc['reference_within_1']:.2f} % within 1 step, "
+                     f"{100 * doc['reference_equal']:.2f} % equal")
+    return 0 if doc["host_mismatches"] == 0 else 1

@@ -147,7 +147,7 @@ def host_predictions(clips: np.ndarray, model_bytes: bytes, choice: Any,
 
 
 def device_predictions(session: Any, clips: np.ndarray,
-                       progress: Callable[[int, int], None] | None = None
+                       progress: Callable[[int, int], None] | None = None, every: int = 20
                        ) -> tuple[np.ndarray, np.ndarray]:
     """Top-1 and int8 outputs per clip from a device running the kws app: each clip is its own
     stream (first sample 0), whose one window's output comes back in OUTPUT."""
@@ -162,7 +162,7 @@ def device_predictions(session: Any, clips: np.ndarray,
                             f"{'no' if res.last_output is None else 'an'} output (expected 1)",
                             hint="is the firmware the kws app of this tinydeploy version?")
         outs.append(np.frombuffer(res.last_output, dtype=np.int8).copy())
-        if progress and (i + 1) % 100 == 0:
+        if progress and (i + 1) % every == 0:
             progress(i + 1, len(clips))
     o = np.stack(outs)
     return np.argmax(o, axis=1), o

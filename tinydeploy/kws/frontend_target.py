@@ -41,7 +41,11 @@ class QemuTarget:
 TARGETS = {
     "mps2-an386": QemuTarget("mps2-an386", Core.CORTEX_M4F),
     "mps2-an385": QemuTarget("mps2-an385", Core.CORTEX_M3),
+    # an ARMv6-M binary (no FPU, no divider: libgcc soft float) executes the same instructions
+    # on the M3 machine: its instruction count is the Cortex-M0's
+    "mps2-an385-m0": QemuTarget("mps2-an385", Core.CORTEX_M0),
 }
+SYSTICK_HZ = 25_000_000      # mps2 machines' processor clock as QEMU models it
 
 
 def _need(tool: str) -> None:
@@ -80,11 +84,21 @@ def build_frontend_harness(cfg: Any, target: QemuTarget, out_dir: Path) -> Path:
 def run_frontend_on_qemu(clips: np.ndarray, quant: Quant, cfg: Any = None,
                          machine: str = "mps2-an386",
                          timeout: float = 120.0) -> tuple[np.ndarray, np.ndarray]:
+    f, q, _ = run_frontend_on_qemu_timed(clips, quant, cfg, machine, timeout)
+    return f, q
+
+
+def run_frontend_on_qemu_timed(clips: np.ndarray, quant: Quant, cfg: Any = None,
+                               machine: str = "mps2-an386", timeout: float = 120.0
+                               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """As `run_frontend_on_qemu`, plus the instructions ``td_frontend_clip_s8`` took per clip
+    (SysTick under -icount shift=0, 40 instructions a tick on mps2)."""
     """Features of ``clips`` [n, clip_samples] int16 computed on the emulated board:
     (float32 [n, frames, n_out], int8 [n, frames, n_out])."""
     cfg = cfg or FrontendConfig()
     _need("qemu-system-arm")
     target = TARGETS[machine]
+    machine = target.machine
     clips = np.ascontiguousarray(clips, dtype=np.int16).reshape(-1, cfg.clip_samples)
     n = clips.shape[0]
     with tempfile.TemporaryDirectory(prefix="td-fe-") as tmp:
@@ -92,7 +106,8 @@ def run_frontend_on_qemu(clips: np.ndarray, quant: Quant, cfg: Any = None,
         elf = build_frontend_harness(cfg, target, d)
         (d / "fe_in.bin").write_bytes(struct.pack("<ifi", n, quant.scale, quant.zero_point)
                                       + clips.astype("<i2").tobytes())
-        cmd = ["qemu-system-arm", "-M", machine, "-nographic", "-monitor", "none",
+        cmd = ["qemu-system-arm", "-M", machine, "-icount", "shift=0", "-nographic",
+               "-monitor", "none",
                "-serial", "null", "-semihosting-config", "enable=on,target=native",
                "-kernel", str(elf)]
         try:
@@ -104,8 +119,9 @@ def run_frontend_on_qemu(clips: np.ndarray, quant: Quant, cfg: Any = None,
             raise ToolchainError(f"front-end harness on {machine} exited {proc.returncode}: "
                                  f"{proc.stderr.decode(errors='replace').strip()}")
         raw = (d / "fe_out.bin").read_bytes()
+        ticks = np.frombuffer((d / "fe_ticks.bin").read_bytes(), dtype="<u4").astype(np.int64)
     per = cfg.frames * cfg.n_out
     rec = np.frombuffer(raw, dtype=np.uint8).reshape(n, per * 5)
     f = rec[:, :per * 4].copy().view("<f4").reshape(n, *cfg.shape)
     q = rec[:, per * 4:].copy().view(np.int8).reshape(n, *cfg.shape)
-    return f, q
+    return f, q, ticks * (1_000_000_000 // SYSTICK_HZ)
