@@ -149,3 +149,32 @@ def test_emulated_m4_bytes_equal_host(host: MlperfHost) -> None:
     f, q = run_frontend_on_qemu(clips, QUANT, CFG, "mps2-an386")
     assert np.array_equal(f.view(np.uint32), host.features(clips).view(np.uint32))
     assert np.array_equal(q, host.features_s8(clips, QUANT))
+
+
+@pytest.mark.tf
+@pytest.mark.skipif(shutil.which("qemu-system-arm") is None
+                    or shutil.which("arm-none-eabi-gcc") is None,
+                    reason="needs qemu-system-arm and arm-none-eabi-gcc (scripts/setup.sh "
+                           "installs both)")
+def test_features_check_command(tmp_path: Path) -> None:
+    """`kws features --check`: device (emulated M4) vs host vs TF reference on WAV files."""
+    import json
+    import subprocess
+    import sys
+
+    from tinydeploy.kws.wav import write_wav
+
+    wavs = []
+    for name in ("speech2", "clipping", "very_quiet"):
+        wavs.append(tmp_path / f"{name}.wav")
+        write_wav(wavs[-1], CASES[name])
+    model = Path(__file__).resolve().parent.parent / "models" / "kws" / "dscnn_int8.tflite"
+    r = subprocess.run([sys.executable, "-m", "tinydeploy", "kws", "features", "--check",
+                        *map(str, wavs), "--model", str(model), "--frontend", "mlperf-kws",
+                        "--json"], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    d = json.loads(r.stdout)
+    assert d["clips"] == 3 and d["values"] == 3 * 490
+    assert d["host_mismatches"] == 0 and d["reference_max_diff"] <= 1
+    assert d["reference_within_1"] == 1.0 and d["reference_equal"] >= 0.99
+    assert [f["wav"] for f in d["files"]] == [str(w) for w in wavs]
