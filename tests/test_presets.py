@@ -163,3 +163,16 @@ def test_cli_unknown_preset_exits_1() -> None:
     r = _tdp("kws", "stream", "x.wav", "--simulate", "--frontend", "bogus")
     assert r.returncode == 1 and "Traceback" not in r.stderr
     assert "unknown front-end preset 'bogus'" in r.stderr
+
+
+def test_keyword_range_from_labels() -> None:
+    from tinydeploy.kws.labels import keyword_range
+
+    assert keyword_range((ROOT / "models" / "kws" / "labels.txt").read_text().split()) == (2, 12)
+    mlperf = ["Down", "Go", "Left", "No", "Off", "On", "Right", "Stop", "Up", "Yes", "Silence",
+              "Unknown"]
+    assert keyword_range(mlperf) == (0, 10)
+    with pytest.raises(InputDataError, match="not contiguous"):
+        keyword_range(["yes", "_silence_", "no"])
+    with pytest.raises(InputDataError, match="no keyword"):
+        keyword_range(["silence", "unknown"])

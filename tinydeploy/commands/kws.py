@@ -169,10 +169,14 @@ def _train(args: argparse.Namespace) -> int:
 
 
 def _detector(args: argparse.Namespace) -> Any:
+    """The detector settings; the keywords are the model's non-filler labels."""
+    from tinydeploy.kws.labels import keyword_range
     from tinydeploy.kws.stream import DetectorConfig
 
+    first, end = keyword_range(_label_names(args.model, args.labels))
     return DetectorConfig(avg_windows=args.avg_windows, threshold=args.threshold,
-                          suppress_ms=args.suppress_ms, infer_every=args.infer_every)
+                          suppress_ms=args.suppress_ms, infer_every=args.infer_every,
+                          first_keyword=first, keyword_end=end)
 
 
 def _run_audio(args: argparse.Namespace, audio: Any, on_detection: Any) -> tuple[list, Any]:

@@ -34,8 +34,12 @@ class DetectorConfig:
     suppress_ms: int = 1000
     first_keyword: int = 2
     infer_every: int = 1          # frames (strides) between inferences
+    keyword_end: int = 0          # keywords are [first_keyword, keyword_end); 0: to the last
 
     def __post_init__(self) -> None:
+        if self.keyword_end and self.keyword_end <= self.first_keyword:
+            raise InputDataError(f"keyword_end={self.keyword_end} must exceed first_keyword="
+                                 f"{self.first_keyword}")
         if not 1 <= self.avg_windows <= MAX_AVG:
             raise InputDataError(f"avg_windows={self.avg_windows} must be in [1, {MAX_AVG}]")
         if self.infer_every < 1:
@@ -55,10 +59,12 @@ class Detector:
     and the same label again only once its average fell below threshold / 2."""
 
     def __init__(self, n_labels: int, cfg: DetectorConfig) -> None:
-        if not 0 < n_labels <= MAX_LABELS or cfg.first_keyword >= n_labels:
+        if not 0 < n_labels <= MAX_LABELS or cfg.first_keyword >= n_labels or \
+                cfg.keyword_end > n_labels:
             raise InputDataError(f"detector: {n_labels} labels, first keyword "
-                                 f"{cfg.first_keyword}")
+                                 f"{cfg.first_keyword}, keyword end {cfg.keyword_end}")
         self.n = n_labels
+        self.end = cfg.keyword_end or n_labels
         self.cfg = cfg
         self.threshold = np.float32(cfg.threshold)
         self.reset()
@@ -84,7 +90,7 @@ class Detector:
             for slot in order:
                 s = np.float32(s + self.hist[slot, k])
             self.avg[k] = np.float32(s / np.float32(n))
-        kw = self.avg[self.cfg.first_keyword:]
+        kw = self.avg[self.cfg.first_keyword:self.end]
         best = self.cfg.first_keyword + int(np.argmax(kw))     # first maximum, as in the C
         if self.last_event_ms is not None and \
                 self.avg[self.last_label] < np.float32(np.float32(0.5) * self.threshold):

@@ -54,6 +54,9 @@
 #ifndef TD_KWS_FIRST_KEYWORD
 #define TD_KWS_FIRST_KEYWORD 2u /* labels 0 and 1 are silence and unknown */
 #endif
+#ifndef TD_KWS_KEYWORD_END
+#define TD_KWS_KEYWORD_END 0u /* keywords end here (0: at the last label) */
+#endif
 
 #if TD_KWS_RING_SAMPLES < TD_FE_WINDOW
 #error "TD_KWS_RING_SAMPLES must hold at least one window"
@@ -215,7 +218,9 @@ int main(void)
                          td_model_outputs[0].bytes > TD_KWS_FIRST_KEYWORD);
     if (!model_ok ||
         td_kws_detect_init(&detector, td_model_outputs[0].bytes, TD_KWS_AVG_WINDOWS,
-                           TD_KWS_FIRST_KEYWORD, TD_KWS_THRESHOLD, TD_KWS_SUPPRESS_MS) != 0) {
+                           TD_KWS_FIRST_KEYWORD, TD_KWS_THRESHOLD, TD_KWS_SUPPRESS_MS) != 0 ||
+        (TD_KWS_KEYWORD_END != 0u &&
+         td_kws_detect_set_keywords(&detector, TD_KWS_FIRST_KEYWORD, TD_KWS_KEYWORD_END) != 0)) {
         model_ok = 0u;
         td_link_log(TD_LOG_ERROR, "kws: model I/O does not match the front end");
     } else {
