@@ -44,9 +44,9 @@ def configure(p: argparse.ArgumentParser) -> None:
                         "board); RAM counts the larger of this and the estimated need")
     p.add_argument("--frontend", default=None, metavar="NAME|FILE.json",
                    help="--app kws: the front end (default: frontend.json beside the model)")
-    p.add_argument("--infer-every", type=int, default=10, metavar="FRAMES",
+    p.add_argument("--infer-every", type=int, default=None, metavar="FRAMES",
                    help="--app kws: frames (strides) between inferences for the real-time "
-                        "check (default 10: every 200 ms)")
+                        "check (default: the kws app's default)")
     p.add_argument("--kws-instructions", default=None, metavar="FRONTEND,MODEL",
                    help="--app kws: instructions per front-end frame and per inference "
                         "(default: measured by running the kws app on the board's emulated "
@@ -248,4 +248,7 @@ def _realtime(args: argparse.Namespace) -> Any:
     else:
         with tempfile.TemporaryDirectory(prefix="td-kws-rt-") as tmp:
             load = measure_kws_load(args.model, board, choice, Path(tmp) / "fw")
-    return realtime_verdict(board, load, choice.config, args.infer_every)
+    from tinydeploy.kws.stream import DetectorConfig
+
+    every = DetectorConfig().infer_every if args.infer_every is None else args.infer_every
+    return realtime_verdict(board, load, choice.config, every)
