@@ -189,6 +189,7 @@ def _run_audio(args: argparse.Namespace, audio: Any, on_detection: Any) -> tuple
         raise InputDataError(f"{args.model}: no such model",
                              hint="train one with `tinydeploy kws train`")
     fcfg = _frontend(args)
+    _check_input(args.model, fcfg)
     det = _detector(args)
     if args.simulate:
         events = simulate_stream(audio, args.model.read_bytes(), fcfg, det)
@@ -223,6 +224,15 @@ def _frontend(args: argparse.Namespace) -> Any:
     if getattr(args, "_frontend_choice", None) is None:
         args._frontend_choice = frontend_for(args.model, args.frontend)
     return args._frontend_choice
+
+
+def _check_input(model: Path, choice: Any) -> None:
+    """The model's input must be one window of the chosen front end's features."""
+    from tinydeploy.kws.presets import check_model_input
+    from tinydeploy.model.loader import load_tflite
+
+    g = load_tflite(model)
+    check_model_input(choice, tuple(int(d) for d in g.inputs[0].shape), str(model))
 
 
 def _label_names(model: Path, labels: Path | None = None) -> list[str]:
@@ -349,6 +359,7 @@ def _score_folder(args: argparse.Namespace) -> int:
     if args.max_per_class is not None and args.max_per_class < 1:
         raise InputDataError(f"--max-per-class must be >= 1, got {args.max_per_class}")
     choice = _frontend(args)
+    _check_input(args.model, choice)
     names = _label_names(args.model, args.labels)
     lf = collect_folder(args.data, names, args.max_per_class)
     log = _log(args)
