@@ -181,9 +181,9 @@ def test_keyword_range_from_labels() -> None:
 def test_model_input_must_match_the_front_end(tmp_path: Path) -> None:
     fe = tmp_path / "fe.json"
     d = json.loads(MODEL.with_name("frontend.json").read_text())
-    fe.write_text(json.dumps({**d, "window": 480, "stride": 160}))     # 97 frames
+    fe.write_text(json.dumps({**d, "window": 480, "stride": 160}))     # 98 frames
     r = _tdp("kws", "score", "--data", str(tmp_path), "--model", str(MODEL), "--frontend",
              str(fe), "--simulate")
     assert r.returncode == 1 and "Traceback" not in r.stderr
     err = " ".join(r.stderr.split())          # the console wraps long lines
-    assert "97 x 10 = 970 features" in err and "490 values" in err
+    assert "98 x 10 = 980 features" in err and "490 values" in err
