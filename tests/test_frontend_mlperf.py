@@ -142,7 +142,7 @@ def test_stream_windows_equal_the_clip(host: MlperfHost) -> None:
                     reason="needs qemu-system-arm and arm-none-eabi-gcc (scripts/setup.sh "
                            "installs both)")
 def test_emulated_m4_bytes_equal_host(host: MlperfHost) -> None:
-    from tinydeploy.kws.frontend_target import run_frontend_on_qemu
+    from tinydeploy.testing.frontend_target import run_frontend_on_qemu
 
     names = ["speech0", "silence", "clipping", "dc_offset", "very_quiet", "negative_only"]
     clips = np.stack([CASES[n] for n in names])
@@ -157,7 +157,8 @@ def test_emulated_m4_bytes_equal_host(host: MlperfHost) -> None:
                     reason="needs qemu-system-arm and arm-none-eabi-gcc (scripts/setup.sh "
                            "installs both)")
 def test_features_check_command(tmp_path: Path) -> None:
-    """`kws features --check`: device (emulated M4) vs host vs TF reference on WAV files."""
+    """The feature check (python -m tinydeploy.testing.frontend_check): device (emulated M4)
+    vs host vs TF reference on WAV files."""
     import json
     import subprocess
     import sys
@@ -169,7 +170,7 @@ def test_features_check_command(tmp_path: Path) -> None:
         wavs.append(tmp_path / f"{name}.wav")
         write_wav(wavs[-1], CASES[name])
     model = Path(__file__).resolve().parent.parent / "models" / "kws" / "dscnn_int8.tflite"
-    r = subprocess.run([sys.executable, "-m", "tinydeploy", "kws", "features", "--check",
+    r = subprocess.run([sys.executable, "-m", "tinydeploy.testing.frontend_check",
                         *map(str, wavs), "--model", str(model), "--frontend", "mlperf-kws",
                         "--json"], capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from tinydeploy.model.builder import ModelBuilder
+from tinydeploy.testing.builder import ModelBuilder
 
 try:
     from golden_ops import Built, int8_inputs

@@ -78,8 +78,8 @@ def test_layout_ops_match_tflite_micro() -> None:
 
 
 def test_split_with_a_data_dependent_axis_is_refused() -> None:
-    from tinydeploy.model.builder import ModelBuilder
     from tinydeploy.model.ir import SplitOptions
+    from tinydeploy.testing.builder import ModelBuilder
 
     b = ModelBuilder()
     axis = b.tensor("axis", (1,), "int32")
@@ -96,7 +96,7 @@ def test_reduce_and_resize_ops_match_tflite_micro() -> None:
 
 
 def test_resize_with_a_data_dependent_size_is_refused() -> None:
-    from tinydeploy.model.builder import ModelBuilder
+    from tinydeploy.testing.builder import ModelBuilder
 
     b = ModelBuilder()
     x = b.tensor("x", (1, 2, 2, 1), "int8", scale=0.1, zero_point=0)

@@ -32,11 +32,12 @@ def _io(t: Any) -> dict[str, Any]:
 
 
 def inspect_model(path: Path) -> dict[str, Any]:
+    from tinydeploy.kernels.registry import support_reason
     from tinydeploy.model.analysis import params_bytes, summarize_ops
     from tinydeploy.model.loader import load_tflite
 
     graph = load_tflite(path)
-    ops = summarize_ops(graph)
+    ops = summarize_ops(graph, support_reason)
     per_channel = sorted({s.index for s in ops if s.weights_quant == "per-channel"})
     return {
         "model": str(path),

@@ -119,12 +119,19 @@ def min_infer_every(v: RealtimeVerdict) -> int | None:
     return max(1, math.ceil(frames_per_s * v.model_per_window / spare))
 
 
+def to_instructions(count: float, unit: str, board: Any) -> float:
+    """SysTick at the processor clock under ``-icount shift=0`` advances clock / 1 GHz ticks
+    per instruction (EMULATION.md): instructions = ticks * 1e9 / clock."""
+    if board.qemu_machine and unit == "cycles":
+        return count * 1e9 / board.clock_hz
+    return count
+
+
 def measure_kws_load(model: Path, board: Any, choice: Any, out_dir: Path,
                      seconds: float = 1.5) -> KwsLoad:
     """Run the kws app on ``board``'s emulated stand-in, streaming ``seconds`` of noise with an
     inference every frame; the counts it reports per window give the two figures."""
     from tinydeploy.boards import emulation_target
-    from tinydeploy.commands.bench import to_instructions
     from tinydeploy.flash.runner import Firmware
     from tinydeploy.kws.device import build_kws_firmware
     from tinydeploy.kws.stream import DetectorConfig, stream_to_device
@@ -146,8 +153,8 @@ def measure_kws_load(model: Path, board: Any, choice: Any, out_dir: Path,
     if res.windows < 2:
         raise InputDataError(f"measuring the kws app: {res.windows} windows in {seconds} s")
     frames = cfg.frames + res.windows - 1          # frames computed up to the last window
-    fe = to_instructions(res.frontend_total / frames, res.unit, target)[0]
-    model_i = to_instructions(res.model_total / res.windows, res.unit, target)[0]
+    fe = to_instructions(res.frontend_total / frames, res.unit, target)
+    model_i = to_instructions(res.model_total / res.windows, res.unit, target)
     return KwsLoad(fe, model_i, f"measured: kws app on {target.id} (QEMU icount), "
                                 f"{fe:,.0f} instructions per front-end frame, "
                                 f"{model_i:,.0f} per inference")

@@ -22,10 +22,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from tinydeploy.apps import App
 from tinydeploy.errors import BudgetError
 
 CONST_ALIGN = 16
-APPS: tuple[str, ...] = ("bench", "validate", "kws", "eembc")
+APPS: tuple[str, ...] = tuple(App)
 
 # Stack frame (bytes) of one kernel call including its callees (requantize, inner helpers),
 # by builtin op; optimised implementations keep more values in registers and spill more.
@@ -133,14 +134,38 @@ class Budget:
 
 
 def weights_bytes(selection: Any) -> int:
-    """Flash taken by every constant array of the selected kernels (each 16-byte aligned)."""
+    """Flash taken by the constant arrays of the selected kernels (each 16-byte aligned),
+    byte-identical arrays counted once: codegen stores them once."""
     total = 0
+    seen: set[tuple[str, str, int, str]] = set()
     for c in selection.choices:
         if c.call is None:
             continue
         for arr in c.call.consts:
+            if arr.key in seen:
+                continue
+            seen.add(arr.key)
             total += -(-int(arr.values.nbytes) // CONST_ALIGN) * CONST_ALIGN
     return total
+
+
+# Boards with at most this much RAM reserve the stack from its call-graph bound plus a margin
+# instead of a fixed size: there every byte of RAM counts.
+TIGHT_RAM_BYTES = 64 * 1024
+STACK_MARGIN_MIN = 256   # bytes; or an eighth of the bound, whichever is larger
+STACK_RESERVE_ALIGN = 64
+
+
+def stack_margin(bound: int) -> int:
+    """Head room over a stack bound: for what the call graph cannot see (libgcc helpers such
+    as division on the Cortex-M0, exception entry of a fault handler), max(256 B, bound / 8)."""
+    return max(STACK_MARGIN_MIN, bound // 8)
+
+
+def sized_stack_reserve(bound: int) -> int:
+    """The stack reserved on a tight board: the bound plus `stack_margin`, rounded up to 64."""
+    n = bound + stack_margin(bound)
+    return -(-n // STACK_RESERVE_ALIGN) * STACK_RESERVE_ALIGN
 
 
 def stack_estimate(selection: Any, app: str) -> int:

@@ -1,6 +1,6 @@
 """Run the C front end on an emulated Cortex-M (QEMU mps2) to compare its bytes with the host.
 
-The harness (``tinydeploy/kws/harness/``) is bare metal and exchanges files through
+The harness (``tinydeploy/testing/frontend_harness/``) is bare metal and exchanges files through
 semihosting, so it depends on nothing but the front end, arm-none-eabi-gcc and QEMU.
 """
 
@@ -66,7 +66,7 @@ def build_frontend_harness(cfg: Any, target: QemuTarget, out_dir: Path) -> Path:
     spec = _spec_of(cfg)
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "td_frontend_config.h").write_text(spec.render_header(cfg))
-    test_dir = Path(__file__).resolve().parent / "harness"
+    test_dir = Path(__file__).resolve().parent / "frontend_harness"
     elf = out_dir / f"fe_{target.machine}.elf"
     cmd = ["arm-none-eabi-gcc", *target.cflags, *DETERMINISTIC_CFLAGS, "-ffreestanding",
            f"-I{out_dir}", f"-I{FIRMWARE_FRONTEND}",
