@@ -14,11 +14,11 @@ from tinydeploy.boards import get_board
 from tinydeploy.codegen.project import render_project
 from tinydeploy.kernels.registry import select_kernels
 from tinydeploy.model.analysis import params_bytes
-from tinydeploy.model.builder import ModelBuilder, _schema
 from tinydeploy.model.ir import Conv2DOptions, Padding
 from tinydeploy.model.loader import load_tflite
 from tinydeploy.plan.budget import weights_bytes
 from tinydeploy.plan.lifetimes import plan_graph
+from tinydeploy.testing.builder import ModelBuilder, _schema
 
 C = 8
 

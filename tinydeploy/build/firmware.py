@@ -21,7 +21,9 @@ from tinydeploy.apps import REQUIRED_HEADERS, App, parse_app
 from tinydeploy.boards import Board, emulation_target
 from tinydeploy.build.stack import StackReport, handler_names, worst_stack
 from tinydeploy.errors import BudgetError, TinydeployError, ToolchainError
-from tinydeploy.model.ir import Graph
+from tinydeploy.model.ir import Graph, Tensor
+from tinydeploy.plan.budget import Budget
+from tinydeploy.plan.lifetimes import GraphPlan
 from tinydeploy.procs import run_tool
 
 MANIFEST_FORMAT = 1
@@ -40,7 +42,7 @@ def stack_sized_from_bound(board: Board) -> bool:
     (`tinydeploy.plan.budget.sized_stack_reserve`) rather than `default_stack_bytes`."""
     from tinydeploy.plan.budget import TIGHT_RAM_BYTES
 
-    return board.family != "host" and board.ram_bytes <= TIGHT_RAM_BYTES
+    return not board.is_host and board.ram_bytes <= TIGHT_RAM_BYTES
 
 TOOLS_PACKAGE = {"arm-none-eabi-gcc": "gcc-arm-none-eabi libnewlib-arm-none-eabi",
                  "make": "make", "cc": "gcc"}
@@ -98,7 +100,7 @@ def _sections(elf: Path, board: Board, objdump: str) -> tuple[dict[str, int], in
                          check=True).stdout
     sections: dict[str, int] = {}
     flash = ram = 0
-    host = board.family == "host"
+    host = board.is_host
     f_reg, r_reg = board.region("flash"), board.region("ram")
     for line in out.splitlines():
         parts = line.split()
@@ -135,7 +137,7 @@ def _symbol_sizes(elf: Path, nm: str) -> dict[str, int]:
 
 def defined_symbols(elf: Path, board: Board) -> set[str]:
     """Every symbol defined in the ELF (for checks such as 'no unused kernel is linked')."""
-    nm = _which("nm" if board.family == "host" else "arm-none-eabi-nm")
+    nm = _which("nm" if board.is_host else "arm-none-eabi-nm")
     return set(_symbol_sizes(elf, nm))
 
 
@@ -169,7 +171,7 @@ def build_firmware(model: Path | bytes, board: Board, app: App | str, out_dir: P
         stack_bytes = default_stack_bytes(board)
     if not board.emulated and emulate:
         raise TinydeployError(f"board '{board.id}' cannot be emulated here")
-    host = board.family == "host"
+    host = board.is_host
     _which("make")
     cc = _which("cc" if host else "arm-none-eabi-gcc")
     del cc
@@ -177,12 +179,12 @@ def build_firmware(model: Path | bytes, board: Board, app: App | str, out_dir: P
     g = graph if graph is not None else load_tflite(model)
     selection = select_kernels(g, board)
     plan = plan_graph(g, selection, board=board, algorithm=algorithm)
-    selection = plan.selection   # the layout is proved for this one (twins put in)
+    selection = plan.selection or selection   # the layout is proved for this one (twins)
     if sized:
         stack_bytes = sized_stack_reserve(stack_estimate(selection, app))
     assert stack_bytes is not None
     input_bytes = sum(t.nbytes for t in g.inputs)
-    if board.family != "host":
+    if not board.is_host:
         # Every byte accounted for before the compiler runs: a model that does not fit
         # fails here with the figures and the boards where it would fit.
         check_budget(compute_budget(selection, plan.arena_bytes, board, app,
@@ -274,9 +276,9 @@ def build_firmware(model: Path | bytes, board: Board, app: App | str, out_dir: P
     return BuildResult(**{**result.__dict__, "manifest": manifest})
 
 
-def budget_json(measured: Any, estimated: Any) -> dict[str, Any]:
+def budget_json(measured: Budget, estimated: Budget) -> dict[str, Any]:
     """The measured budget with the pre-build estimate beside it (how good the tables are)."""
-    def one(b: Any) -> dict[str, Any]:
+    def one(b: Budget) -> dict[str, Any]:
         return {"ram": {"arena": b.ram.arena, "stack": b.ram.stack, "buffers": b.ram.buffers,
                         "static": b.ram.static, "total": b.ram.total,
                         "available": b.ram.available},
@@ -286,7 +288,7 @@ def budget_json(measured: Any, estimated: Any) -> dict[str, Any]:
     return {"measured": one(measured), "estimated": one(estimated)}
 
 
-def make_manifest(r: BuildResult, g: Graph, plan: Any, files: tuple[str, ...],
+def make_manifest(r: BuildResult, g: Graph, plan: GraphPlan, files: tuple[str, ...],
                   reserved_stack: int) -> dict[str, Any]:
     inplace = {b.name: (b.inplace_of, b.inplace_shift) for b in plan.buffers
                if b.inplace_of is not None}
@@ -327,7 +329,7 @@ def make_manifest(r: BuildResult, g: Graph, plan: Any, files: tuple[str, ...],
     }
 
 
-def _io(t: Any, plan: Any) -> dict[str, Any]:
+def _io(t: Tensor, plan: GraphPlan) -> dict[str, Any]:
     q = t.quant
     return {"name": t.name, "shape": list(t.shape), "dtype": t.dtype.name.lower(),
             "scale": q.scale[0] if q and not q.per_channel else None,

@@ -23,7 +23,7 @@ from tinydeploy.errors import TinydeployError
 from tinydeploy.kernels.recurrent import variable_reset_value
 from tinydeploy.kernels.registry import Selection
 from tinydeploy.model.ir import Graph, Tensor
-from tinydeploy.plan.lifetimes import verify_inplace
+from tinydeploy.plan.lifetimes import GraphPlan, verify_inplace
 from tinydeploy.resources import firmware_dir, templates_dir
 
 TEMPLATES = templates_dir()
@@ -75,7 +75,7 @@ def _desc(t: Tensor, offset: int) -> dict[str, Any]:
             "bytes": t.nbytes}
 
 
-def model_context(graph: Graph, selection: Selection, plan: Any) -> dict[str, Any]:
+def model_context(graph: Graph, selection: Selection, plan: GraphPlan) -> dict[str, Any]:
     """The data the model templates render: every op's call, constants and parameters."""
     ops = []
     weights = 0
@@ -172,7 +172,8 @@ def _copy_tree(src: Path, dst: Path, written: list[Path]) -> None:
             _copy(f, dst / f.relative_to(src), written)
 
 
-def render_project(graph: Graph, selection: Selection, plan: Any, board: Board, app: str,
+def render_project(graph: Graph, selection: Selection, plan: GraphPlan, board: Board,
+                   app: App | str,
                    out_dir: Path, *, extra_context: dict[str, Any] | None = None,
                    generated_headers: dict[str, str] | None = None,
                    part_files: dict[str, tuple[str, ...]] | None = None,
@@ -209,7 +210,7 @@ def render_project(graph: Graph, selection: Selection, plan: Any, board: Board, 
     for f in sorted((FIRMWARE / "platform").iterdir()):
         if f.is_file() and f.suffix in (".c", ".h"):     # shared by every family
             _copy(f, src / "platform" / f.name, written)
-    if board.family != "host":
+    if not board.is_host:
         _copy_tree(FIRMWARE / "platform" / "cortexm", src / "platform" / "cortexm", written)
     _copy_tree(FIRMWARE / "platform" / board.family, src / "platform" / board.family, written)
     for part in parts:
@@ -232,7 +233,7 @@ def render_project(graph: Graph, selection: Selection, plan: Any, board: Board, 
     from tinydeploy.codegen.linker import render_linker_script  # platform layer's template
     from tinydeploy.codegen.platform import board_defines
 
-    if board.family != "host":
+    if not board.is_host:
         (out_dir / "linker.ld").write_text(
             render_linker_script(board, stack_bytes=stack_bytes), encoding="utf-8")
         written.append(out_dir / "linker.ld")
@@ -259,7 +260,7 @@ def render_project(graph: Graph, selection: Selection, plan: Any, board: Board, 
         "pio_cflags": [toolchain.DEFAULT_OPT, *toolchain.COMMON_CFLAGS],
         "pio_ldflags": list(toolchain.ARM_LDFLAGS),
         "cflags_extra": list(cflags_extra),
-        "host": board.family == "host",
+        "host": board.is_host,
         **(extra_context or {}),
     }
     (out_dir / "Makefile").write_text(env.get_template("Makefile.j2").render(**mk),

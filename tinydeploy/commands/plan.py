@@ -74,7 +74,7 @@ def plan_model(model: Path, board_name: str, app: str = "bench", algorithm: str 
     selection = gplan.selection
     from tinydeploy.build.firmware import default_stack_bytes, stack_sized_from_bound
 
-    if stack is None and board.family != "host":
+    if stack is None and not board.is_host:
         from tinydeploy.plan.budget import sized_stack_reserve, stack_estimate
 
         # tight RAM: the build reserves the stack bound plus a margin, not a fixed size
@@ -86,7 +86,7 @@ def plan_model(model: Path, board_name: str, app: str = "bench", algorithm: str 
     report = plan_report(model, graph, gplan, budget)
     if given_stack is not None:
         report["stack_rule"] = "given (--stack)"
-    elif board.family != "host":
+    elif not board.is_host:
         report["stack_rule"] = ("bound + max(256 B, bound / 8), rounded up to 64 B"
                                 if stack_sized_from_bound(board) else "fixed default")
     return report, budget

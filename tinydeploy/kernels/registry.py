@@ -146,7 +146,8 @@ VARIANT_MODULES: list[str] = [
 VARIANT_MODULES += ["elementwise", "shape_ops", "activations", "recurrent"]
 VARIANT_MODULES += ["arm_dsp"]
 VARIANT_MODULES += ["arm_mve"]
-VARIANT_MODULES += ["binary", "unary", "layout", "reduction", "resize"]
+VARIANT_MODULES += ["binary", "unary", "layout", "reduction", "resize", "matmul", "log_softmax",
+                    "float_ops", "int16"]
 
 _loaded = False
 

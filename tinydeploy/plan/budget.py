@@ -20,10 +20,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from tinydeploy.apps import App
+from tinydeploy.boards import Board
 from tinydeploy.errors import BudgetError
+from tinydeploy.kernels.registry import Selection
 
 CONST_ALIGN = 16
 APPS: tuple[str, ...] = tuple(App)
@@ -73,7 +74,9 @@ LINK_STATE_BYTES = 276       # td_link_t: rx block (TD_LINK_ENCODED_MAX = 264) +
 LINK_STACK = 1_280           # a reply on its way out (td_link_send: payload, COBS block, frames)
 KWS_RING_BYTES = 2 * 16_000  # int16 audio ring of TD_FE_CLIP_SAMPLES
 KWS_FRONTEND_BYTES = 4 * (1_024 + 40)          # td_frontend_scratch_t: FFT + mel bands
-KWS_DETECTOR_BYTES = 4 * 16 * 16 + 4 * 16 + 16  # td_kws_detector_t: score history + averages
+# td_kws_detector_t: configuration, score history, counters, last event, averages
+# (tests/test_budget_sizes.py checks these against the compiler's sizeof)
+KWS_DETECTOR_BYTES = 5 * 4 + 4 * 16 * 16 + 3 * 4 + 4 + 4 * 16
 
 @dataclass(frozen=True)
 class RamBudget:
@@ -124,7 +127,7 @@ class Budget:
     def fits(self) -> bool:
         return self.ram.over == 0 and self.flash.over == 0
 
-    def on(self, board: Any) -> Budget:
+    def on(self, board: Board) -> Budget:
         """The same figures checked against another board's memory."""
         return Budget(board.id, self.app,
                       RamBudget(self.ram.arena, self.ram.stack, self.ram.buffers,
@@ -133,7 +136,7 @@ class Budget:
                       self.app_buffers, self.estimated, self.stack_need, self.stack_reserved)
 
 
-def weights_bytes(selection: Any) -> int:
+def weights_bytes(selection: Selection) -> int:
     """Flash taken by the constant arrays of the selected kernels (each 16-byte aligned),
     byte-identical arrays counted once: codegen stores them once."""
     total = 0
@@ -168,7 +171,7 @@ def sized_stack_reserve(bound: int) -> int:
     return -(-n // STACK_RESERVE_ALIGN) * STACK_RESERVE_ALIGN
 
 
-def stack_estimate(selection: Any, app: str) -> int:
+def stack_estimate(selection: Selection, app: str) -> int:
     """Deepest call chain: platform + app + the deeper of (td_model_invoke + the hungriest
     kernel) and (a serial reply being sent)."""
     deepest = 0
@@ -181,7 +184,7 @@ def stack_estimate(selection: Any, app: str) -> int:
     return PLATFORM_STACK + APP_STACK.get(app, 256) + max(INVOKE_STACK + deepest, LINK_STACK)
 
 
-def code_estimate(selection: Any, app: str, family: str) -> int:
+def code_estimate(selection: Selection, app: str, family: str) -> int:
     """Kernels (each symbol once) + the op sequence and its parameter structs + platform +
     application."""
     kernels: dict[str, int] = {}
@@ -226,7 +229,7 @@ def default_app_buffers(app: str, input_bytes: int = 0, num_ops: int = 0,
             ("front-end scratch", KWS_FRONTEND_BYTES), ("detector", KWS_DETECTOR_BYTES))
 
 
-def compute_budget(selection: Any, arena_bytes: int, board: Any, app: str = "bench", *,
+def compute_budget(selection: Selection, arena_bytes: int, board: Board, app: str = "bench", *,
                    input_bytes: int = 0,
                    app_buffers: Sequence[tuple[str, int]] | None = None,
                    stack_bytes: int | None = None, code_bytes: int | None = None,
@@ -259,9 +262,9 @@ def compute_budget(selection: Any, arena_bytes: int, board: Any, app: str = "ben
                   stack_reserved)
 
 
-def boards_that_fit(budget: Budget, boards: Iterable[Any]) -> list[str]:
+def boards_that_fit(budget: Budget, boards: Iterable[Board]) -> list[str]:
     """Ids of the boards (other than the budget's own) whose RAM and flash hold the model."""
-    return [b.id for b in boards if b.id != budget.board and b.family != "host"
+    return [b.id for b in boards if b.id != budget.board and not b.is_host
             and budget.on(b).fits]
 
 
@@ -276,7 +279,7 @@ def describe(budget: Budget) -> str:
     return f"{ram}; {flash}"
 
 
-def check_budget(budget: Budget, boards: Iterable[Any] | None = None) -> None:
+def check_budget(budget: Budget, boards: Iterable[Board] | None = None) -> None:
     """Raise BudgetError when the model does not fit, with every figure and the boards that
     would hold it (from ``boards``, default: every board in boards/)."""
     if budget.fits:

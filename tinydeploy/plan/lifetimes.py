@@ -31,6 +31,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from tinydeploy.boards import Board
 from tinydeploy.errors import BudgetError
 from tinydeploy.kernels.access import overlap_violation, tolerated_shifts
 from tinydeploy.kernels.registry import Selection, variant_by_symbol
@@ -73,7 +74,7 @@ def _choices(selection: Any, num_ops: int) -> Sequence[Any]:
     return choices
 
 
-def graph_buffers(graph: Graph, selection: Any, align: int = DEFAULT_ALIGN) -> GraphBuffers:
+def graph_buffers(graph: Graph, selection: Selection, align: int = DEFAULT_ALIGN) -> GraphBuffers:
     """All arena buffers of the main subgraph, with the tensor -> buffer map."""
     ops = graph.operators
     n = len(ops)
@@ -232,7 +233,7 @@ def _inplace_choice(choice: Any, graph: Graph, op: Any, src: Tensor, dst: Tensor
     return None if best is None else (best[1], best[2])
 
 
-def verify_inplace(graph: Graph, selection: Any, gplan: GraphPlan) -> None:
+def verify_inplace(graph: Graph, selection: Selection, gplan: GraphPlan) -> None:
     """The per-op proof of every partial overlap in ``gplan``: for each op whose output 0
     shares bytes with its input 0 at the placed offsets, the variant's declared access order
     shows no input byte is overwritten before its last read. Raises AssertionError naming
@@ -268,7 +269,7 @@ def verify_inplace(graph: Graph, selection: Any, gplan: GraphPlan) -> None:
                 f"{bad.last_read} (output {shift:+d} bytes from the input)")
 
 
-def buffers_from_graph(graph: Graph, selection: Any, align: int = DEFAULT_ALIGN
+def buffers_from_graph(graph: Graph, selection: Selection, align: int = DEFAULT_ALIGN
                        ) -> tuple[Buffer, ...]:
     """The arena buffers of ``graph`` (see the module docstring for the lifetime rules)."""
     return graph_buffers(graph, selection, align).buffers
@@ -325,7 +326,8 @@ class GraphPlan:
         return live.index(max(live)) if live else 0
 
 
-def plan_graph(graph: Graph, selection: Any, board: Any = None, algorithm: str = "auto",
+def plan_graph(graph: Graph, selection: Selection, board: Board | None = None,
+               algorithm: str = "auto",
                align: int = DEFAULT_ALIGN, time_limit_s: float = DEFAULT_TIME_LIMIT_S
                ) -> GraphPlan:
     """Plan the arena of ``graph``. With a ``board``, an arena larger than its RAM is a
@@ -340,6 +342,8 @@ def plan_graph(graph: Graph, selection: Any, board: Any = None, algorithm: str =
         plan = plan_arena(gb.buffers, capacity=capacity, algorithm=algorithm,
                           time_limit_s=time_limit_s)
     except BudgetError as e:
+        if board is None:
+            raise
         raise BudgetError(f"board '{board.id}': {e.message}", hint=e.hint) from None
     gplan = GraphPlan(plan, gb.buffers, gb.tensor_buffers, gb.num_ops, gb.selection)
     verify_inplace(graph, gb.selection, gplan)
