@@ -172,6 +172,9 @@ def build_firmware(model: Path | bytes, board: Board, app: str, out_dir: Path, *
 
         generated_headers = kws_headers(model)
     out_dir = Path(out_dir)
+    # A folder is flashable only with its manifest, written last: a rebuild that is
+    # interrupted cannot leave the previous manifest vouching for half-new files.
+    (out_dir / "manifest.json").unlink(missing_ok=True)
     project = render_project(g, selection, plan, board, app, out_dir,
                              extra_context=extra_context, generated_headers=generated_headers,
                              cflags_extra=cflags_extra, stack_bytes=stack_bytes)
@@ -227,7 +230,9 @@ def build_firmware(model: Path | bytes, board: Board, app: str, out_dir: Path, *
     )
     manifest = make_manifest(result, g, plan, project.files, stack_bytes)
     manifest["budget"] = budget_json(budget, pre)
-    (out_dir / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
+    tmp = out_dir / "manifest.json.tmp"
+    tmp.write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+    os.replace(tmp, out_dir / "manifest.json")
     return BuildResult(**{**result.__dict__, "manifest": manifest})
 
 
