@@ -135,6 +135,7 @@ def build_firmware(model: Path | bytes, board: Board, app: str, out_dir: Path, *
                    jobs: int | None = None, graph: Graph | None = None,
                    extra_context: dict[str, Any] | None = None,
                    generated_headers: dict[str, str] | None = None,
+                   part_files: dict[str, tuple[str, ...]] | None = None,
                    cflags_extra: tuple[str, ...] = ()) -> BuildResult:
     from tinydeploy.codegen.project import render_project
     from tinydeploy.kernels.registry import select_kernels
@@ -168,15 +169,18 @@ def build_firmware(model: Path | bytes, board: Board, app: str, out_dir: Path, *
     if app == "kws" and generated_headers is None:
         if not isinstance(model, Path):
             raise TinydeployError("the kws app needs the model's path (its frontend.json)")
-        from tinydeploy.kws.device import kws_headers
+        from tinydeploy.kws.device import frontend_for, kws_headers, kws_part_files
 
-        generated_headers = kws_headers(model)
+        choice = frontend_for(model)
+        generated_headers = kws_headers(model, None, choice)
+        part_files = kws_part_files(choice) if part_files is None else part_files
     out_dir = Path(out_dir)
     # A folder is flashable only with its manifest, written last: a rebuild that is
     # interrupted cannot leave the previous manifest vouching for half-new files.
     (out_dir / "manifest.json").unlink(missing_ok=True)
     project = render_project(g, selection, plan, board, app, out_dir,
                              extra_context=extra_context, generated_headers=generated_headers,
+                             part_files=part_files,
                              cflags_extra=cflags_extra, stack_bytes=stack_bytes)
     make = ["make", "-C", str(out_dir), f"-j{jobs or os.cpu_count() or 1}", f"OPT={opt}"]
     if sanitize:
@@ -250,6 +254,8 @@ def budget_json(measured: Any, estimated: Any) -> dict[str, Any]:
 
 def make_manifest(r: BuildResult, g: Graph, plan: Any, files: tuple[str, ...],
                   reserved_stack: int) -> dict[str, Any]:
+    inplace = {b.name: (b.inplace_of, b.inplace_shift) for b in plan.buffers
+               if b.inplace_of is not None}
     return {
         "format_version": MANIFEST_FORMAT,
         "tinydeploy_version": __version__,
@@ -276,7 +282,9 @@ def make_manifest(r: BuildResult, g: Graph, plan: Any, files: tuple[str, ...],
             "arena_bytes": plan.arena_bytes,
             "lower_bound_bytes": plan.lower_bound_bytes,
             "buffers": [{"name": p.name, "offset": p.offset, "bytes": p.size,
-                         "first_op": p.first, "last_op": p.last}
+                         "first_op": p.first, "last_op": p.last,
+                         "inplace_of": inplace.get(p.name, (None, 0))[0],
+                         "inplace_shift": inplace.get(p.name, (None, 0))[1]}
                         for p in sorted(plan.plan.placements, key=lambda p: p.name)],
         },
         "inputs": [_io(t, plan) for t in g.inputs],

@@ -30,6 +30,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from tinydeploy.kernels.access import conv_1x1_pairs_order, dwconv_lanes_order
 from tinydeploy.kernels.conv import CONV2D_S8_REF
 from tinydeploy.kernels.depthwise import DWCONV2D_S8_REF
 from tinydeploy.kernels.fully_connected import FULLY_CONNECTED_S8_REF
@@ -175,7 +176,8 @@ def _conv_prepare(graph: Graph, op: Operator) -> KernelCall:
 CONV2D_1X1_S8_DSP = register(KernelVariant(
     op="CONV_2D", impl="dsp", symbol="td_conv2d_1x1_s8_dsp",
     sources=(f"{ARM_DIR}/td_conv2d_1x1_s8_dsp.c", GEMM_HEADER, SIMD_HEADER), requires=DSP,
-    accepts=conv_1x1_accepts, prepare=_conv_1x1_prepare, priority=20))
+    accepts=conv_1x1_accepts, prepare=_conv_1x1_prepare, priority=20,
+    access=conv_1x1_pairs_order))
 
 CONV2D_S8_DSP = register(KernelVariant(
     op="CONV_2D", impl="dsp", symbol="td_conv2d_s8_dsp",
@@ -231,7 +233,8 @@ def dw_scratch_bytes(channels: int) -> int:
 DWCONV2D_3X3_S8_DSP = register(KernelVariant(
     op="DEPTHWISE_CONV_2D", impl="dsp", symbol="td_dwconv2d_3x3_s8_dsp",
     sources=(f"{ARM_DIR}/td_dwconv2d_3x3_s8_dsp.c", SIMD_HEADER, DW3X3_TAPS_H), requires=DSP,
-    accepts=dw3x3_accepts, prepare=_dw_prepare, priority=20))
+    accepts=dw3x3_accepts, prepare=_dw_prepare, priority=20,
+    access=dwconv_lanes_order(4)))
 
 
 # --- FULLY_CONNECTED ----------------------------------------------------------------------
