@@ -140,7 +140,7 @@ def build_firmware(model: Path | bytes, board: Board, app: str, out_dir: Path, *
     from tinydeploy.codegen.project import render_project
     from tinydeploy.kernels.registry import select_kernels
     from tinydeploy.model.loader import load_tflite
-    from tinydeploy.plan.budget import check_budget, compute_budget
+    from tinydeploy.plan.budget import check_budget, check_constants_fit, compute_budget
     from tinydeploy.plan.lifetimes import plan_graph
 
     requested = board
@@ -156,6 +156,7 @@ def build_firmware(model: Path | bytes, board: Board, app: str, out_dir: Path, *
     del cc
 
     g = graph if graph is not None else load_tflite(model)
+    check_constants_fit(g, board)
     selection = select_kernels(g, board)
     plan = plan_graph(g, selection, board=board, algorithm=algorithm)
     input_bytes = sum(t.nbytes for t in g.inputs)
