@@ -72,7 +72,10 @@ def support_reason(graph: Graph, op: Operator) -> str | None:
         return "no kernel for this op type"
     reasons = []
     for v in cands:
-        why = v.accepts(graph, op)
+        try:
+            why = v.accepts(graph, op)
+        except ValueError as e:    # e.g. a per-channel scale where one scale is needed
+            why = str(e)
         if why is None:
             return None
         reasons.append(why)

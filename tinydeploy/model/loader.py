@@ -184,6 +184,10 @@ def _read_quant(t: Table | None, where: str, rank: int) -> ir.Quantization | Non
     if scale is None or len(scale) == 0:
         return None
     scales = tuple(float(x) for x in scale)
+    bad = next((s for s in scales if not np.isfinite(s) or s < 0), None)
+    if bad is not None:
+        raise FlatBufferError(f"{where}: quantization scale {bad!r} (scales must be finite and "
+                              "not negative)")
     zps = _ints(zp) if zp is not None and len(zp) else (0,) * len(scales)
     if len(zps) == 1 and len(scales) > 1:
         zps = zps * len(scales)

@@ -10,6 +10,8 @@ A model file is untrusted. After these checks (run by the loader on the main sub
 * ops run in order: every input is a constant, a graph input, a variable (state) tensor, or
   the output of an *earlier* op — so no op reads its own output or a later op's, there is no
   cycle, and nothing is read that nobody produces;
+* every quantized op output has positive scales (the loader already refused NaN, infinite
+  and negative ones), so no requantization divides by zero;
 * no tensor is written by two ops, and graph inputs and constants are never written.
 
 Each violation is a ModelError (raised by the loader) naming the op, the tensor and the
@@ -122,6 +124,10 @@ def check_subgraph(sg: ir.Subgraph, where: str) -> None:
                 raise ValueError(f"{at}: input tensor {i} ('{tensors[i].name[:80]}') is {why}")
         for i in op.outputs:
             t = tensors[i]
+            if t.quant is not None and min(t.quant.scale) <= 0:
+                raise ValueError(f"{at}: output tensor {i} ('{t.name[:80]}') has quantization "
+                                 f"scale {min(t.quant.scale)!r}; an op's output needs a "
+                                 "positive scale")
             if i in writer:
                 raise ValueError(f"{at}: tensor {i} ('{t.name[:80]}') is already written by "
                                  f"operator {writer[i]}")
