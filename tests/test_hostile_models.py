@@ -18,7 +18,7 @@ import pytest
 
 from tinydeploy.cli import main
 from tinydeploy.model import ir
-from tinydeploy.model.builder import ModelBuilder, _schema
+from tinydeploy.testing.builder import ModelBuilder, _schema
 
 SECONDS = 15.0   # generous for a loaded two-core machine; each takes about 1-3 s idle
 

@@ -19,7 +19,7 @@ from faultproxy import FaultProxy, Faults
 from tinydeploy.boards import get_board
 from tinydeploy.build.firmware import build_firmware
 from tinydeploy.errors import LinkError
-from tinydeploy.flash.runner import Firmware, runner_for
+from tinydeploy.flash import Firmware, runner_for
 from tinydeploy.link.session import Session, open_port
 from tinydeploy.link.validate import random_inputs
 from tinydeploy.model.loader import load_tflite

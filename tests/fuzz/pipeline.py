@@ -39,7 +39,7 @@ def check_one(data: bytes, render: bool = True) -> None:
     from tinydeploy.boards import get_board
     from tinydeploy.commands.plan import plan_report
     from tinydeploy.errors import TinydeployError
-    from tinydeploy.kernels.registry import select_kernels
+    from tinydeploy.kernels.registry import select_kernels, support_reason
     from tinydeploy.model.analysis import params_bytes, summarize_ops
     from tinydeploy.model.loader import load_tflite
     from tinydeploy.plan.budget import compute_budget
@@ -47,11 +47,12 @@ def check_one(data: bytes, render: bool = True) -> None:
 
     try:
         graph = load_tflite(data)
-        summarize_ops(graph)
+        summarize_ops(graph, support_reason)
         params_bytes(graph)
         board = get_board(BOARDS[len(data) % len(BOARDS)])
         selection = select_kernels(graph, board)
         gplan = plan_graph(graph, selection, None, "greedy-size", 16, time_limit_s=0.5)
+        selection = gplan.selection or selection   # the kernels the layout is proved for
         budget = compute_budget(selection, gplan.arena_bytes, board, "validate",
                                 input_bytes=sum(t.nbytes for t in graph.inputs),
                                 stack_reserved=None if board.family == "host" else 4096)

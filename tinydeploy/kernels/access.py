@@ -192,6 +192,18 @@ def conv_1x1_pairs_order(call: KernelCall) -> AccessOrder:
     return _combine(call, in_c, out_c, lambda lp, c: lp // 2, lambda px, o: px // 2)
 
 
+def conv_1x1_back_pairs_order(call: KernelCall) -> AccessOrder:
+    """td_conv2d_1x1_back_s8_dsp: the pairs of td_conv2d_1x1_s8_dsp taken from the last
+    pixel to the first (an odd last pixel alone first), so output pixel ``px`` of ``n`` is
+    written, and its input pixel read, at step (n - 1 - px + n % 2) // 2."""
+    in_c, out_c = _p(call, "in_c"), _p(call, "out_c")
+    n = _p(call, "batches") * _p(call, "out_h") * _p(call, "out_w")
+
+    def step(px: np.ndarray) -> np.ndarray:
+        return (n - 1 - px + n % 2) // 2
+    return _combine(call, in_c, out_c, lambda lp, c: step(lp), lambda px, o: step(px))
+
+
 def conv_1x1_lanes_order(lanes: int) -> Callable[[KernelCall], AccessOrder]:
     """td_conv2d_1x1_s8_mve: one step per (pixel, group of ``lanes`` output channels); each
     step reads the whole input pixel, so its last read is at the pixel's last group."""

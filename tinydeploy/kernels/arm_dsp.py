@@ -30,7 +30,11 @@ from dataclasses import replace
 
 import numpy as np
 
-from tinydeploy.kernels.access import conv_1x1_pairs_order, dwconv_lanes_order
+from tinydeploy.kernels.access import (
+    conv_1x1_back_pairs_order,
+    conv_1x1_pairs_order,
+    dwconv_lanes_order,
+)
 from tinydeploy.kernels.conv import CONV2D_S8_REF
 from tinydeploy.kernels.depthwise import DWCONV2D_S8_REF
 from tinydeploy.kernels.fully_connected import FULLY_CONNECTED_S8_REF
@@ -173,11 +177,23 @@ def _conv_prepare(graph: Graph, op: Operator) -> KernelCall:
                             conv_scratch_bytes(fh, fw, c))
 
 
+def _conv_1x1_back_prepare(graph: Graph, op: Operator) -> KernelCall:
+    return replace(_conv_1x1_prepare(graph, op), symbol="td_conv2d_1x1_back_s8_dsp")
+
+
 CONV2D_1X1_S8_DSP = register(KernelVariant(
     op="CONV_2D", impl="dsp", symbol="td_conv2d_1x1_s8_dsp",
     sources=(f"{ARM_DIR}/td_conv2d_1x1_s8_dsp.c", GEMM_HEADER, SIMD_HEADER), requires=DSP,
     accepts=conv_1x1_accepts, prepare=_conv_1x1_prepare, priority=20,
-    access=conv_1x1_pairs_order))
+    access=conv_1x1_pairs_order, twins=("td_conv2d_1x1_back_s8_dsp",)))
+
+# The same product back to front: never chosen by priority (it only changes the order), put
+# in the forward kernel's place by the planner when its output should trail its input.
+CONV2D_1X1_BACK_S8_DSP = register(KernelVariant(
+    op="CONV_2D", impl="dsp", symbol="td_conv2d_1x1_back_s8_dsp",
+    sources=(f"{ARM_DIR}/td_conv2d_1x1_back_s8_dsp.c", GEMM_HEADER, SIMD_HEADER),
+    requires=DSP, accepts=conv_1x1_accepts, prepare=_conv_1x1_back_prepare, priority=19,
+    access=conv_1x1_back_pairs_order, twins=("td_conv2d_1x1_s8_dsp",)))
 
 CONV2D_S8_DSP = register(KernelVariant(
     op="CONV_2D", impl="dsp", symbol="td_conv2d_s8_dsp",
