@@ -63,11 +63,12 @@ def plan_model(model: Path, board_name: str, app: str = "bench", algorithm: str 
     from tinydeploy.boards import get_board
     from tinydeploy.kernels.registry import select_kernels
     from tinydeploy.model.loader import load_tflite
-    from tinydeploy.plan.budget import compute_budget
+    from tinydeploy.plan.budget import check_constants_fit, compute_budget
     from tinydeploy.plan.lifetimes import plan_graph
 
     board = get_board(board_name)
     graph = load_tflite(model)
+    check_constants_fit(graph, board)
     given_stack = stack
     selection = select_kernels(graph, board)
     gplan = plan_graph(graph, selection, None, algorithm, align)
