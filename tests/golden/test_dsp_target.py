@@ -65,7 +65,8 @@ def _run(cmd: list[str], **kw: object) -> subprocess.CompletedProcess[str]:
 
 def test_simd_twins_equal_the_instructions(tmp_path: Path) -> None:
     src = TEST_RT / "td_simd_check.c"
-    inc = ["-I", str(ROOT / "firmware" / "kernels" / "arm"), "-I", str(TEST_RT)]
+    inc = ["-I", str(ROOT / "firmware" / "kernels" / "arm"), "-I", str(TEST_RT),
+           "-I", str(ROOT / "firmware" / "kernels")]
     host = tmp_path / "host"
     _run(["gcc", "-std=c99", "-O1", "-DTD_SIMD_CHECK_HOST", "-Wall", "-Wextra",
           "-fsanitize=address,undefined", "-fno-sanitize-recover=all", *inc, str(src),
@@ -78,7 +79,7 @@ def test_simd_twins_equal_the_instructions(tmp_path: Path) -> None:
           "-nostartfiles", "--specs=nano.specs",
           "--specs=nosys.specs", "-o", str(elf)])
     disasm = _run(["arm-none-eabi-objdump", "-d", str(elf)]).stdout
-    for insn in ("smlad", "smlabb", "smlatt", "sadd16", "sxtb16", "ldrd"):
+    for insn in ("smlad", "smlabb", "smlatt", "sadd16", "sxtb16", "sxtab16", "smmulr", "ldrd"):
         assert insn in disasm, f"{insn} not used on the Cortex-M4 build"
     proc = _run(["qemu-system-arm", "-M", "mps2-an386", "-nographic", "-monitor", "none",
                  "-serial", "null", "-icount", "shift=0", "-semihosting-config",
@@ -86,8 +87,10 @@ def test_simd_twins_equal_the_instructions(tmp_path: Path) -> None:
     dev_out = (proc.stdout + proc.stderr).split()
     assert dev_out[-1] == "end"
     dev_out = dev_out[:-1]
-    assert len(dev_out) == len(host_out) == 6
-    names = ["sxtb16/sxtb16_ror8/read", "smlad", "smlabb", "smlatt", "sadd16", "load2"]
+    assert len(dev_out) == len(host_out) == 10
+    names = ["sxtb16/sxtb16_ror8/read", "sxtab16", "sxtab16_ror8", "rounding form",
+             "rounding form mismatches", "smlad", "smlabb", "smlatt", "sadd16", "load2"]
+    assert host_out[4] == "00000000", "the rounding form differs from td_requantize (host)"
     for name, h, d in zip(names, host_out, dev_out, strict=True):
         assert h == d, f"{name}: host twin and Cortex-M4 instruction differ"
 

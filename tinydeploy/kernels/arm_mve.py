@@ -31,9 +31,6 @@ from tinydeploy.kernels.arm_dsp import (
     DWCONV2D_3X3_S8_DSP,
     conv_1x1_accepts,
     dw3x3_accepts,
-    dw_scratch_bytes,
-    fold_bias,
-    with_packed_weights,
 )
 from tinydeploy.kernels.conv import CONV2D_S8_REF
 from tinydeploy.kernels.depthwise import DWCONV2D_S8_REF
@@ -43,6 +40,28 @@ from tinydeploy.model.ir import Graph, Operator
 ARM_DIR = "kernels/arm"
 MVE = frozenset({"mve"})
 REQUANT_MVE_H = f"{ARM_DIR}/td_requant_mve.h"   # four-lane td_requantize (private)
+
+
+def wrap_int32(values: np.ndarray) -> np.ndarray:
+    """int64 values reduced modulo 2^32 into int32 (two's complement)."""
+    v = np.asarray(values, dtype=np.int64)
+    return ((v + (1 << 31)) % (1 << 32) - (1 << 31)).astype(np.int32)
+
+
+def fold_bias(filter_rows: np.ndarray, bias: np.ndarray | None, input_offset: int) -> np.ndarray:
+    """``bias + input_offset * filter_rows.sum(axis=1)``, exact in int64, wrapped to int32:
+    the same value modulo 2^32 as the reference's accumulation of ``x + input_offset``, so
+    the same int32 wherever the reference does not overflow (``filter_rows`` [out_c, depth]
+    int8, ``bias`` [out_c] int32 or None)."""
+    rows = np.asarray(filter_rows, dtype=np.int64)
+    b = np.zeros(rows.shape[0], np.int64) if bias is None else np.asarray(bias, np.int64)
+    return wrap_int32(b + int(input_offset) * rows.sum(axis=1))
+
+
+def dw_scratch_bytes(channels: int) -> int:
+    """Twin of td_dwconv2d_3x3_s8_mve_scratch_size: one row of the input zero point (the
+    channels rounded up to 4), read by the taps that fall outside the image."""
+    return (channels + 3) & ~3
 
 
 def with_folded_bias(call: KernelCall, symbol: str, rows: np.ndarray) -> KernelCall:
@@ -95,9 +114,12 @@ def _dw_prepare(graph: Graph, op: Operator) -> KernelCall:
     taps = call.const("filter").values.astype(np.int8).reshape(9, c)
     # the folded bias wants [out_c, depth] rows (channel c's row is its 9 taps); scratch: one
     # row of the input zero point, as for the dsp kernel
-    return with_packed_weights(call, "td_dwconv2d_3x3_s8_mve", taps.T,
-                               ConstArray("filter_groups", "int8_t", pack_dw_filter_mve(taps)),
-                               dw_scratch_bytes(c))
+    call = with_folded_bias(call, "td_dwconv2d_3x3_s8_mve", taps.T)
+    packed = ConstArray("filter_groups", "int8_t", pack_dw_filter_mve(taps))
+    consts = (packed,) + tuple(k for k in call.consts if k.name != "filter")
+    params = tuple((k, "@filter_groups" if k == "filter" else v) for k, v in call.params)
+    return replace(call, params=params, consts=consts, args=call.args + ("scratch",),
+                   scratch_bytes=dw_scratch_bytes(c))
 
 
 DWCONV2D_3X3_S8_MVE = register(KernelVariant(
