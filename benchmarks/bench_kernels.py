@@ -6,7 +6,7 @@ same random input, times each with SysTick (under ``-icount shift=0`` one tick i
 instructions), checks on the device that both wrote the same bytes, and prints the counts
 and their ratio. Counts under icount are deterministic: this script prints, never asserts.
 
-    .venv/bin/python benchmarks/bench_kernels.py [model.tflite] [--json]
+    .venv/bin/python -m benchmarks.bench_kernels [model.tflite] [--json]
 
 The program generator and runner below (`device_cases`, `run_on_device`) are also the
 harness of tests/golden/test_dsp_target.py.
@@ -26,24 +26,39 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from tinydeploy.boards import get_board
+from tinydeploy.codegen import cemit
+from tinydeploy.errors import ToolchainError
+from tinydeploy.kernels.registry import KernelCall, select_kernels, variants
+from tinydeploy.model.analysis import op_macs
+from tinydeploy.model.ir import Graph
+from tinydeploy.model.loader import load_tflite
+from tinydeploy.resources import firmware_dir
+from tinydeploy.toolchain import Core, cflags, ldflags
 
-from tinydeploy.boards import get_board  # noqa: E402
-from tinydeploy.codegen import cemit  # noqa: E402
-from tinydeploy.errors import ToolchainError  # noqa: E402
-from tinydeploy.kernels.registry import KernelCall, select_kernels, variants  # noqa: E402
-from tinydeploy.model.analysis import op_macs  # noqa: E402
-from tinydeploy.model.ir import Graph  # noqa: E402
-from tinydeploy.model.loader import load_tflite  # noqa: E402
-
-FIRMWARE = ROOT / "firmware"
+ROOT = Path(__file__).resolve().parent.parent   # the clone: benchmarks do not ship
+FIRMWARE = firmware_dir()
 TEST_RT = FIRMWARE / "kernels" / "arm" / "test"
-MACHINE = "mps2-an386"
-CFLAGS = ("-mcpu=cortex-m4", "-mthumb", "-mfpu=fpv4-sp-d16", "-mfloat-abi=hard",
-          "-std=c99", "-g", "-Wall", "-Wextra", "-Wno-unused-parameter",
-          "-ffunction-sections", "-fdata-sections")
-INSTRUCTIONS_PER_TICK = 40   # 25 MHz SysTick, 1 ns per instruction under -icount shift=0
+
+
+@dataclass(frozen=True)
+class DeviceTarget:
+    """Where the kernel programs run: the QEMU machine (also the board id whose kernel
+    selection is used), its core, the bare-metal runtime folder (``td_dsp_test_rt.c/.h`` and
+    the linker script ``td_dsp_test.ld``) and how many instructions one SysTick tick is."""
+
+    machine: str
+    core: Core
+    runtime: Path
+    instructions_per_tick: int
+
+    def compile_flags(self, opt: str = "-O2") -> tuple[str, ...]:
+        """The toolchain's compile rule for the core (no stack analysis files)."""
+        return cflags(self.core, opt, stack_analysis=False)
+
+
+# 25 MHz SysTick, 1 ns per instruction under -icount shift=0: one tick is 40 instructions.
+M4_TARGET = DeviceTarget("mps2-an386", Core.CORTEX_M4F, TEST_RT, 40)
 
 
 @dataclass(frozen=True)
@@ -74,9 +89,10 @@ class DeviceResult:
         return self.ref_instructions / max(1, self.dsp_instructions)
 
 
-def device_cases(graph: Graph, name: str, seed: int = 0) -> list[DeviceCase]:
-    """A DeviceCase for every op of ``graph`` that gets a dsp kernel on mps2-an386."""
-    board = get_board(MACHINE)
+def device_cases(graph: Graph, name: str, seed: int = 0,
+                 target: DeviceTarget = M4_TARGET) -> list[DeviceCase]:
+    """A DeviceCase for every op of ``graph`` that gets a dsp kernel on ``target``."""
+    board = get_board(target.machine)
     sel = select_kernels(graph, board)
     rng = np.random.default_rng(seed)
     cases = []
@@ -174,19 +190,20 @@ def _tool(name: str) -> str:
     return path
 
 
-def build_program(cases: Sequence[DeviceCase], work: Path, opt: str = "-O2") -> Path:
-    """Compile the program for the Cortex-M4 (real SIMD intrinsics) into work/test.elf."""
+def build_program(cases: Sequence[DeviceCase], work: Path, opt: str = "-O2",
+                  target: DeviceTarget = M4_TARGET) -> Path:
+    """Compile the program for ``target``'s core (real SIMD intrinsics) into work/test.elf."""
     cc = _tool("arm-none-eabi-gcc")
     main_c = work / "main.c"
     main_c.write_text(render_program(cases), encoding="utf-8")
     sources = sorted({s for c in cases for s in c.ref_sources + c.dsp_sources})
     elf = work / "test.elf"
-    cmd = [cc, *CFLAGS, opt, "-I", str(FIRMWARE / "kernels"),
-           "-I", str(FIRMWARE / "kernels" / "arm"), "-I", str(TEST_RT), str(main_c),
-           str(TEST_RT / "td_dsp_test_rt.c"),
+    rt = target.runtime
+    cmd = [cc, *target.compile_flags(opt), "-I", str(FIRMWARE / "kernels"),
+           "-I", str(FIRMWARE / "kernels" / "arm"), "-I", str(rt), str(main_c),
+           str(rt / "td_dsp_test_rt.c"),
            *(str(FIRMWARE / s) for s in sources),
-           "-T", str(TEST_RT / "td_dsp_test.ld"), "-nostartfiles", "-Wl,--gc-sections",
-           "--specs=nano.specs", "--specs=nosys.specs", "-o", str(elf)]
+           *ldflags(target.core, str(rt / "td_dsp_test.ld")), "-o", str(elf)]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:
         raise ToolchainError("building the kernel test program failed:\n" + proc.stderr[-4000:])
@@ -194,14 +211,16 @@ def build_program(cases: Sequence[DeviceCase], work: Path, opt: str = "-O2") -> 
 
 
 def run_on_device(cases: Sequence[DeviceCase], *, timeout: float = 300.0,
-                  keep: Path | None = None, opt: str = "-O2") -> list[DeviceResult]:
-    """Build and run ``cases`` on QEMU mps2-an386 with -icount shift=0; parse the results."""
+                  keep: Path | None = None, opt: str = "-O2",
+                  target: DeviceTarget = M4_TARGET) -> list[DeviceResult]:
+    """Build and run ``cases`` on ``target``'s QEMU machine with -icount shift=0; parse the
+    results (instructions = SysTick ticks x ``target.instructions_per_tick``)."""
     qemu = _tool("qemu-system-arm")
     work = Path(tempfile.mkdtemp(prefix="td-dsp-", dir=keep))
     try:
-        elf = build_program(cases, work, opt)
+        elf = build_program(cases, work, opt, target)
         proc = subprocess.run(
-            [qemu, "-M", MACHINE, "-nographic", "-monitor", "none", "-serial", "null",
+            [qemu, "-M", target.machine, "-nographic", "-monitor", "none", "-serial", "null",
              "-icount", "shift=0", "-semihosting-config", "enable=on,target=native",
              "-kernel", str(elf)], capture_output=True, text=True, timeout=timeout)
         if proc.returncode != 0:
@@ -219,8 +238,8 @@ def run_on_device(cases: Sequence[DeviceCase], *, timeout: float = 300.0,
         _, k, ref_t, dsp_t, eq, scratch = line.split()
         c = cases[int(k)]
         out = np.frombuffer(bytes.fromhex(next(it).strip()), dtype=np.int8)
-        results.append(DeviceResult(c.name, int(ref_t) * INSTRUCTIONS_PER_TICK,
-                                    int(dsp_t) * INSTRUCTIONS_PER_TICK, eq == "1",
+        results.append(DeviceResult(c.name, int(ref_t) * target.instructions_per_tick,
+                                    int(dsp_t) * target.instructions_per_tick, eq == "1",
                                     int(scratch), out.copy()))
     if len(results) != len(cases) or "end" not in lines:
         raise ToolchainError(f"the kernel test program reported {len(results)} of "
@@ -248,7 +267,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     tot_ref = sum(r.ref_instructions for r in results)
     tot_dsp = sum(r.dsp_instructions for r in results)
     if args.json:
-        print(json.dumps({"machine": MACHINE, "unit": "instructions", "kernels": rows,
+        print(json.dumps({"machine": M4_TARGET.machine, "unit": "instructions", "kernels": rows,
                           "total_ref": tot_ref, "total_dsp": tot_dsp}, indent=2))
     else:
         print(f"{'op':<44} {'dsp kernel':<26} {'ref':>11} {'dsp':>11} {'ratio':>6} "
@@ -260,8 +279,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                   f"{'yes' if r.equal else 'NO'}")
         print(f"{'total':<44} {'':<26} {tot_ref:>11,} {tot_dsp:>11,} "
               f"{tot_ref / max(1, tot_dsp):>6.2f}")
-        print(f"(instructions on QEMU {MACHINE} with -icount shift=0, SysTick resolution "
-              f"{INSTRUCTIONS_PER_TICK}; kernels built with {args.opt})")
+        print(f"(instructions on QEMU {M4_TARGET.machine} with -icount shift=0, SysTick "
+              f"resolution {M4_TARGET.instructions_per_tick}; kernels built with {args.opt})")
     return 0 if all(r.equal for r in results) else 1
 
 

@@ -1,6 +1,6 @@
 """Arena planner figures: DS-CNN keyword spotter, a MobileNetV2-like model, 100-op models.
 
-Run: .venv/bin/python benchmarks/bench_plan.py
+Run: .venv/bin/python -m benchmarks.bench_plan
 
 Graphs are described directly as arena buffers (op steps, sizes) with the lifetime rules of
 `tinydeploy.plan.lifetimes`; the DS-CNN is also planned from the real fixture model
@@ -18,9 +18,10 @@ from functools import partial
 from pathlib import Path
 
 from tinydeploy.plan.arena import ArenaPlan, Buffer, lower_bound, plan_arena
+from tinydeploy.report.tflm_reference import TFLM_CMSIS_NN
 
 ROOT = Path(__file__).resolve().parent.parent
-TFLM_DSCNN_ARENA_M4 = 22_820  # TFLM's arena for the same DS-CNN on Cortex-M4 (reference)
+TFLM_DSCNN_ARENA_M4 = TFLM_CMSIS_NN.arena_bytes  # TFLM's arena for the same DS-CNN on the M4
 
 
 class _Graph:

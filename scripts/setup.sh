@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Sets up everything tinydeploy needs on Debian/Ubuntu; safe to re-run (does only what is missing).
 #  - Debian packages: the Arm GNU toolchain + newlib (firmware), QEMU (emulated boards),
-#    espeak-ng (synthetic keyword data). Installed with apt-get, via sudo only when not root.
+#    espeak-ng, flite and festival with three English voices (synthetic keyword data). Installed with apt-get, via sudo only when not root.
 #  - .venv with Python 3.11 and tinydeploy installed editable with pinned dependencies
 #    (constraints.txt), including tensorflow-cpu (quantization) and tflite-micro (the oracle).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-APT_PACKAGES=(gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm espeak-ng gcc make)
+APT_PACKAGES=(gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm espeak-ng gcc make
+              flite festival festvox-kallpc16k festvox-kdlpc16k festvox-us-slt-hts)
 
 say() { printf '\033[1m[setup]\033[0m %s\n' "$*"; }
 

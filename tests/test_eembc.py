@@ -23,6 +23,7 @@ from tinydeploy.flash.runner import Firmware, runner_for
 from tinydeploy.link.eembc import EembcClient, EembcError
 from tinydeploy.model.loader import load_tflite
 from tinydeploy.oracle import run_oracle
+from tinydeploy.resources import firmware_dir
 
 MODEL = Path(__file__).parent / "fixtures" / "dscnn_small.tflite"
 BOARDS = ("host", "mps2-an386")
@@ -204,7 +205,7 @@ def test_client_raises_device_errors(firmwares: dict[str, Firmware]) -> None:
             c.results()
 
 
-FIRMWARE = Path(__file__).resolve().parent.parent / "firmware"
+FIRMWARE = firmware_dir()
 FMT_DRIVER = r"""
 #include <stdint.h>
 #include <stdio.h>

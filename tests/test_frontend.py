@@ -24,6 +24,7 @@ from tinydeploy.kws.frontend_config import (
     compute_tables,
     render_frontend_header,
 )
+from tinydeploy.resources import models_dir
 
 
 @pytest.fixture(scope="module")
@@ -178,7 +179,7 @@ def test_header_is_reproducible_and_round_trips_json() -> None:
 
 def test_committed_header_matches_committed_config() -> None:
     """firmware/frontend/td_frontend_config.h is rendered from models/kws/frontend.json."""
-    cfg_path = FIRMWARE_FRONTEND.parent.parent / "models" / "kws" / "frontend.json"
+    cfg_path = models_dir() / "kws" / "frontend.json"
     cfg = FrontendConfig.load(cfg_path) if cfg_path.exists() else FrontendConfig()
     committed = (FIRMWARE_FRONTEND / "td_frontend_config.h").read_text()
     assert committed == render_frontend_header(cfg), \

@@ -14,8 +14,9 @@ from hypothesis import strategies as st
 
 from tinydeploy.errors import InputDataError
 from tinydeploy.kws.stream import Detection, Detector, DetectorConfig
+from tinydeploy.resources import firmware_dir
 
-APP = Path(__file__).resolve().parent.parent / "firmware" / "app" / "kws"
+APP = firmware_dir() / "app" / "kws"
 
 
 @pytest.fixture(scope="module")

@@ -22,8 +22,9 @@ from tinydeploy.kws.frontend_config import FrontendConfig
 from tinydeploy.kws.stream import DetectorConfig, build_stream, score_stream, simulate_stream
 from tinydeploy.kws.train import input_quant_of, int8_predict
 from tinydeploy.kws.wav import write_wav
+from tinydeploy.resources import models_dir
 
-MODELS = Path(__file__).resolve().parent.parent / "models" / "kws"
+MODELS = models_dir() / "kws"
 MODEL = MODELS / "dscnn_int8.tflite"
 
 

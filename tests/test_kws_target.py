@@ -23,10 +23,11 @@ from tinydeploy.kws.device import build_kws_firmware
 from tinydeploy.kws.frontend_config import FrontendConfig
 from tinydeploy.kws.stream import DetectorConfig, build_stream, simulate_stream, stream_to_device
 from tinydeploy.link.connect import connect
+from tinydeploy.resources import models_dir
 
 pytestmark = pytest.mark.target
 
-MODELS = Path(__file__).resolve().parent.parent / "models" / "kws"
+MODELS = models_dir() / "kws"
 
 
 def _stream_audio() -> tuple[np.ndarray, list[int]]:

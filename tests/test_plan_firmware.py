@@ -87,3 +87,26 @@ def test_budget_estimates_bracket_the_built_firmware(board_id: str, tmp_path: Pa
     bss = result.sections.get(".bss", 0) + result.sections.get(".data", 0)
     estimate = budget.ram.arena + budget.ram.buffers + budget.ram.static
     assert bss <= estimate <= bss + 1_024
+
+
+@pytest.mark.target
+def test_kws_dscnn_runs_bit_exact_on_the_microbit(tmp_path: Path) -> None:
+    """The committed KWS DS-CNN on the 16 KB Cortex-M0 (QEMU microbit): it fits only because
+    its depthwise and pointwise layers overlap their inputs; every output byte must still be
+    the oracle's."""
+    import json
+    import subprocess
+    import sys
+
+    kws = Path(__file__).resolve().parent.parent / "models" / "kws" / "dscnn_int8.tflite"
+    out = tmp_path / "fw"
+    r = subprocess.run([sys.executable, "-m", "tinydeploy", "validate", str(kws), "--board",
+                        "microbit-v1", "--random", "3", "--json", "--output", str(out)],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    rep = json.loads(r.stdout)
+    assert rep["cases"] == rep["bit_exact_cases"] == 3
+    manifest = json.loads((out / "manifest.json").read_text())
+    ram = manifest["budget"]["measured"]["ram"]
+    assert ram["total"] <= ram["available"] == 16 * 1024
+    assert any(b.get("inplace_of") for b in manifest["plan"]["buffers"])

@@ -150,12 +150,15 @@ def test_selection_must_match_the_graph() -> None:
 
 
 @pytest.mark.parametrize("algorithm", ALGORITHMS)
-def test_dscnn_arena_is_the_two_largest_activations(algorithm: str) -> None:
+def test_dscnn_arena_overlaps_its_activations(algorithm: str) -> None:
+    """Depthwise and pointwise layers write over their inputs (partial overlaps), so the
+    arena is below two activations, which it needed without overlaps."""
     graph = load_tflite(FIX / "dscnn_kws.tflite")
     gp = plan_graph(graph, select_kernels(graph), algorithm=algorithm)
     check_contract(list(gp.buffers), gp.plan)
     act = 25 * 5 * 64  # every layer between the first conv and the pool is 25x5x64 int8
-    assert gp.lower_bound_bytes == 2 * act == gp.arena_bytes
+    assert act < gp.lower_bound_bytes <= gp.arena_bytes < 2 * act
+    assert sum(b.inplace_of is not None for b in gp.buffers) >= 8
     # Every non-constant tensor of the model resolves to a buffer.
     for t in graph.tensors:
         assert (gp.buffer_of(t.index) is None) == t.is_constant

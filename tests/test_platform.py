@@ -15,6 +15,7 @@ from tinydeploy.build import toolchain
 from tinydeploy.build.toolchain import read_size, read_stack_usage
 from tinydeploy.codegen.linker import render_linker_script
 from tinydeploy.errors import BoardError, ToolchainError
+from tinydeploy.resources import firmware_dir
 
 sys.path.insert(0, str(Path(__file__).parent / "fixtures" / "stub_model"))
 from stubfw import build_stub  # noqa: E402
@@ -147,7 +148,7 @@ def test_stm32f4_clock_tree_for_real_boards(board_id: str, tmp_path: Path) -> No
     src = tmp_path / "probe.c"
     src.write_text(STM32_PROBE)
     exe = tmp_path / "probe"
-    inc = Path(__file__).resolve().parent.parent / "firmware" / "platform" / "stm32f4"
+    inc = firmware_dir() / "platform" / "stm32f4"
     subprocess.run(["gcc", "-std=c99", "-Wall", "-Werror", f"-I{inc}",
                     *[f"-D{d}" for d in board_defines(board)], str(src), "-o", str(exe)],
                    check=True)

@@ -25,6 +25,7 @@ from tinydeploy.link.crc import crc16
 from tinydeploy.link.frame import MAX_ENCODED, BadFrame, Frame, FrameDecoder, parse_block
 from tinydeploy.link.messages import Ack, Error, ErrorCode, Log, LogLevel, MsgType, decode_message
 from tinydeploy.link.session import Session
+from tinydeploy.resources import firmware_dir
 
 sys.path.insert(0, str(Path(__file__).parent / "fixtures" / "stub_model"))
 from stubfw import STUB_SHA256, build_stub, expected_outputs, random_input  # noqa: E402
@@ -356,7 +357,7 @@ def _build_fault_firmware(board_id: str, out: Path) -> Firmware:
 
     board = get_board(board_id)
     fault_dir = Path(__file__).parent / "fixtures" / "stub_model" / "fault"
-    link_dir = Path(__file__).resolve().parent.parent / "firmware" / "link"
+    link_dir = firmware_dir() / "link"
     psrc, pinc = platform_sources(board)
     out.mkdir(parents=True, exist_ok=True)
     ld = None

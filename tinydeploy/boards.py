@@ -13,22 +13,14 @@ from pathlib import Path
 from typing import Any
 
 from tinydeploy.errors import BoardError
+from tinydeploy.resources import boards_dir
+from tinydeploy.toolchain import CORE_FLAGS, core_flags
 
 SCHEMA_VERSION = 1
-BOARDS_DIR = Path(__file__).resolve().parent.parent / "boards"
+BOARDS_DIR = boards_dir()
 
-# core id -> (gcc flags, features the core can have). "host" builds with the system compiler.
-CORES: dict[str, tuple[str, ...]] = {
-    "cortex-m0": ("-mcpu=cortex-m0", "-mthumb", "-mfloat-abi=soft"),
-    "cortex-m0plus": ("-mcpu=cortex-m0plus", "-mthumb", "-mfloat-abi=soft"),
-    "cortex-m3": ("-mcpu=cortex-m3", "-mthumb", "-mfloat-abi=soft"),
-    "cortex-m4": ("-mcpu=cortex-m4", "-mthumb", "-mfloat-abi=soft"),
-    "cortex-m4f": ("-mcpu=cortex-m4", "-mthumb", "-mfpu=fpv4-sp-d16", "-mfloat-abi=hard"),
-    "cortex-m7": ("-mcpu=cortex-m7", "-mthumb", "-mfpu=fpv5-d16", "-mfloat-abi=hard"),
-    "cortex-m33": ("-mcpu=cortex-m33", "-mthumb", "-mfpu=fpv5-sp-d16", "-mfloat-abi=hard"),
-    "cortex-m55": ("-mcpu=cortex-m55", "-mthumb", "-mfloat-abi=hard"),
-    "host": (),
-}
+# core id -> gcc flags: the toolchain module owns them; "host" builds with the system compiler.
+CORES: dict[str, tuple[str, ...]] = {c.value: flags for c, flags in CORE_FLAGS.items()}
 FEATURES = frozenset({"dsp", "fpu", "mve"})
 FAMILIES = frozenset({"cmsdk", "stm32f4", "nrf5", "host"})
 UART_KINDS = frozenset({"cmsdk-uart", "stm32-usart", "nrf-uart0", "pty"})
@@ -86,7 +78,7 @@ class Board:
 
     @property
     def cflags(self) -> tuple[str, ...]:
-        return CORES[self.core]
+        return core_flags(self.core)
 
     def region(self, kind: str) -> MemoryRegion:
         """The first (main) region of a kind: the one code/data are linked into."""

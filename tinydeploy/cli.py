@@ -4,12 +4,14 @@ domain errors into one clear message and exit status 1 (usage errors exit 2)."""
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 from collections.abc import Sequence
 
 from tinydeploy import __version__
 from tinydeploy.commands import load_commands
 from tinydeploy.errors import TinydeployError
+from tinydeploy.procs import Terminated, stop_signals_raise
 
 DESCRIPTION = """\
 tinydeploy compiles a trained INT8 TFLite model ahead of time into C firmware for a
@@ -54,6 +56,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "_run", None):
         parser.print_help(sys.stderr)
         return 2
+    with stop_signals_raise():
+        return _dispatch(args)
+
+
+def _dispatch(args: argparse.Namespace) -> int:
+    """Run the command. A stop signal that the command does not handle itself (as the monitor
+    and a running emulator do: Ctrl-C is how they are meant to end) exits 128 + its number,
+    after every device and tool the command started has been stopped."""
     try:
         return int(args._run(args) or 0)
     except TinydeployError as err:
@@ -63,8 +73,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         if err.hint:
             print(f"hint: {err.hint}", file=sys.stderr)
         return err.exit_code
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as e:
+        sig = e.signum if isinstance(e, Terminated) else signal.SIGINT
+        print("interrupted" if sig == signal.SIGINT else f"stopped by {signal.Signals(sig).name}",
+              file=sys.stderr)
+        return 128 + sig
     except BrokenPipeError:
         return 0

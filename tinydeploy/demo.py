@@ -15,10 +15,12 @@ import sys
 from pathlib import Path
 
 from tinydeploy.cli import main as cli
+from tinydeploy.report.tflm_reference import TFLM_CMSIS_NN, TFLM_REFERENCE, mega
+from tinydeploy.resources import data_root, examples_dir, models_dir
 
-ROOT = Path(__file__).resolve().parent.parent
-MODEL = ROOT / "models" / "kws" / "dscnn_int8.tflite"
-AUDIO = ROOT / "examples" / "kws" / "demo.wav"
+MODEL = models_dir() / "kws" / "dscnn_int8.tflite"
+AUDIO = examples_dir() / "kws" / "demo.wav"
+OUT = Path("build")   # beside the user's work, like every command's default output
 BOARD = "nrf52840"
 
 
@@ -33,25 +35,27 @@ def main() -> int:
 
     stdout.print("[bold]tinydeploy demo[/]: a DS-CNN keyword spotter on the nRF52840, run on "
                  "its emulated Cortex-M4 (QEMU mps2-an386) with the nRF52840's memory limits")
-    _step(1, f"the model: tinydeploy inspect {MODEL.relative_to(ROOT)}")
+    _step(1, f"the model: tinydeploy inspect {MODEL.relative_to(data_root())}")
     rc = cli(["inspect", str(MODEL)])
     _step(2, "the whole RAM / flash budget, planned on the host: tinydeploy plan --app kws")
     rc |= cli(["plan", str(MODEL), "--board", BOARD, "--app", "kws"])
     _step(3, "build, run on QEMU, stream test audio over the serial port: "
              "tinydeploy kws stream")
-    stdout.print(f"{AUDIO.relative_to(ROOT)}: yes, (an unknown word), stop, left, go — "
+    stdout.print(f"{AUDIO.relative_to(data_root())}: yes, (an unknown word), stop, left, go — "
                  "spoken by synthetic speakers the model never heard")
     rc |= cli(["kws", "stream", str(AUDIO), "--board", BOARD, "--emulate",
-               "-o", str(ROOT / "build" / "demo-kws")])
+               "-o", str(OUT / "demo-kws")])
     _step(4, "bit-exact with TFLM's reference kernels, and the cost per inference: "
              "tinydeploy validate / bench")
     rc |= cli(["validate", str(MODEL), "--board", BOARD, "--emulate", "--random", "4",
-               "-o", str(ROOT / "build" / "demo-validate")])
+               "-o", str(OUT / "demo-validate")])
     rc |= cli(["bench", str(MODEL), "--board", BOARD, "--emulate",
-               "-o", str(ROOT / "build" / "demo-bench")])
+               "-o", str(OUT / "demo-bench")])
     stdout.print("\n[bold]done.[/] For comparison on the same emulated Cortex-M4, TFLM needs "
-                 "7.70 M instructions per inference of this architecture with CMSIS-NN "
-                 "kernels and 43.1 M with its reference kernels, and a 22,820-byte arena.")
+                 f"{mega(TFLM_CMSIS_NN.instructions)} instructions per inference of this "
+                 f"architecture with CMSIS-NN kernels and {mega(TFLM_REFERENCE.instructions)} "
+                 f"with its reference kernels, and a {TFLM_CMSIS_NN.arena_bytes:,}-byte arena "
+                 "(docs/emulation.md says how they were measured).")
     return rc
 
 

@@ -14,6 +14,10 @@
 #define TD_FRONTEND_DEFINE_TABLES
 #include "td_frontend.h"
 
+/* Only the tinydeploy preset's config header makes this file compile to anything, so a
+ * project folder holding another preset's sources too still builds. */
+#ifdef TD_FE_PRESET_TINYDEPLOY
+
 #define TD_FE_HALF (TD_FE_FFT / 2)
 
 #if TD_FE_WINDOW > TD_FE_FFT
@@ -197,3 +201,10 @@ void td_frontend_clip_s8(const int16_t *clip, int8_t *out, float scale, int32_t 
                              &out[t * TD_FE_OUT], scale, zero_point, scratch);
     }
 }
+
+void td_frontend_reset(td_frontend_scratch_t *scratch)
+{
+    (void)scratch; /* stateless: every frame depends on its own window only */
+}
+
+#endif /* TD_FE_PRESET_TINYDEPLOY */

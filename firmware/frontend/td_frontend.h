@@ -34,14 +34,16 @@
 extern "C" {
 #endif
 
-/* Working memory of one frame computation (4 * (TD_FE_FFT + TD_FE_MEL_BANDS) bytes). */
-typedef struct {
-    float fft[TD_FE_FFT];           /* TD_FE_FFT / 2 complex values, interleaved re, im */
-    float mel[TD_FE_MEL_BANDS];
-} td_frontend_scratch_t;
+/* td_frontend_scratch_t, the working memory (and, for a stateful preset, the state carried
+ * from frame to frame) of one stream, is defined by the preset's config header: the caller owns
+ * it; a zeroed struct, or td_frontend_reset(), starts a new stream. */
+
+/* Start a new stream: forget whatever state earlier frames left in scratch. */
+void td_frontend_reset(td_frontend_scratch_t *scratch);
 
 /*
- * Features of one frame (TD_FE_WINDOW samples) as float.
+ * Features of one frame (TD_FE_WINDOW samples) as float (the tinydeploy and mlperf-kws
+ * presets; a preset that is integer throughout does not define it).
  *   ring, ring_len: the samples, read as ring[(start + i) % ring_len] for i < TD_FE_WINDOW
  *                   (a linear buffer is a ring with ring_len >= start + TD_FE_WINDOW);
  *                   int16 PCM, full scale = 32768.
@@ -54,12 +56,16 @@ void td_frontend_frame_f32(const int16_t *ring, uint32_t ring_len, uint32_t star
 void td_frontend_quantize_s8(const float *x, int8_t *q, uint32_t n, float scale,
                              int32_t zero_point);
 
-/* One frame straight to int8 (td_frontend_frame_f32 then td_frontend_quantize_s8). */
+/* One frame straight to int8, the model input's quantization (for the float presets:
+ * td_frontend_frame_f32 then td_frontend_quantize_s8). Every preset implements it. Call it
+ * once per frame in time order (start advancing by TD_FE_STRIDE): a stateful preset carries
+ * state in scratch from one frame to the next. */
 void td_frontend_frame_s8(const int16_t *ring, uint32_t ring_len, uint32_t start,
                           int8_t *out, float scale, int32_t zero_point,
                           td_frontend_scratch_t *scratch);
 
-/* A whole clip (TD_FE_CLIP_SAMPLES samples) to TD_FE_FRAMES x TD_FE_OUT values, row-major. */
+/* A whole clip (TD_FE_CLIP_SAMPLES samples) to TD_FE_FRAMES x TD_FE_OUT values, row-major,
+ * from a reset state (every preset implements td_frontend_clip_s8). */
 void td_frontend_clip_f32(const int16_t *clip, float *out, td_frontend_scratch_t *scratch);
 void td_frontend_clip_s8(const int16_t *clip, int8_t *out, float scale, int32_t zero_point,
                          td_frontend_scratch_t *scratch);

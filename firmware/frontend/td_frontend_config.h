@@ -16,6 +16,14 @@
 #define TD_FE_OUT 10
 #define TD_FE_KIND_MFCC 1
 #define TD_FE_LOG_FLOOR 0x1.0c6f7a0000000p-20f
+#define TD_FE_PRESET_TINYDEPLOY 1
+
+/* Working memory of one frame computation (4 * (TD_FE_FFT + TD_FE_MEL_BANDS) bytes);
+ * this preset keeps no state from frame to frame. */
+typedef struct {
+    float fft[TD_FE_FFT]; /* TD_FE_FFT / 2 complex values, interleaved re, im */
+    float mel[TD_FE_MEL_BANDS];
+} td_frontend_scratch_t;
 
 #ifdef TD_FRONTEND_DEFINE_TABLES
 static const float td_fe_window[640] = {

@@ -323,6 +323,81 @@ void td_dwconv2d_3x3_s8_mve(const td_dwconv2d_params_t *p, const int8_t *in0, in
                             void *scratch);
 int32_t td_dwconv2d_3x3_s8_mve_scratch_size(const td_dwconv2d_params_t *p);
 
+/* ---- SUB, MAXIMUM, MINIMUM, SQUARED_DIFFERENCE, PRELU with broadcasting ----------------- *
+ * (td_sub_s8_ref, td_maximum_s8_ref, td_minimum_s8_ref, td_squared_difference_s8_ref,
+ * td_prelu_s8_ref). Broadcasting as td_add_params_t. Either operand may be constant: its
+ * data is then in0_const or in1_const (flash) and the kernel's argument for it repeats the
+ * other (arena) operand. Fields an op does not use are 0. */
+typedef struct {
+    int32_t left_shift;     /* [in] SUB 20, SQUARED_DIFFERENCE 7, others 0 */
+    int32_t in0_offset;     /* [in] -input0_zero_point */
+    int32_t in0_mult;       /* [in] Q31 multiplier of input 0 (SUB, SQUARED_DIFFERENCE) */
+    int32_t in0_shift;      /* [in] <= 0 */
+    int32_t in1_offset;     /* [in] -input1_zero_point (PRELU: -alpha_zero_point) */
+    int32_t in1_mult;
+    int32_t in1_shift;      /* [in] <= 0 */
+    int32_t out_offset;     /* [in] output_zero_point */
+    int32_t out_mult;       /* [in] output multiplier (PRELU: of in_scale / out_scale) */
+    int32_t out_shift;      /* [in] [-31, 30] */
+    int32_t alpha_mult;     /* [in] PRELU: in_scale * alpha_scale / out_scale */
+    int32_t alpha_shift;    /* [in] [-31, 30] */
+    int32_t act_min, act_max; /* [in] -128 <= act_min <= act_max <= 127 */
+    const int32_t *out_dims;    /* [in] [TD_BCAST_DIMS] as in td_add_params_t */
+    const int32_t *in0_strides; /* [in] [TD_BCAST_DIMS] */
+    const int32_t *in1_strides; /* [in] [TD_BCAST_DIMS] */
+    const int8_t *in0_const;    /* [in] constant operand 0 (flash) or NULL */
+    const int8_t *in1_const;    /* [in] constant operand 1 (flash) or NULL */
+} td_binary_params_t;
+
+void td_sub_s8_ref(const td_binary_params_t *p, const int8_t *in0, const int8_t *in1,
+                   int8_t *out0);
+void td_maximum_s8_ref(const td_binary_params_t *p, const int8_t *in0, const int8_t *in1,
+                       int8_t *out0);
+void td_minimum_s8_ref(const td_binary_params_t *p, const int8_t *in0, const int8_t *in1,
+                       int8_t *out0);
+void td_squared_difference_s8_ref(const td_binary_params_t *p, const int8_t *in0,
+                                  const int8_t *in1, int8_t *out0);
+void td_prelu_s8_ref(const td_binary_params_t *p, const int8_t *in0, const int8_t *in1,
+                     int8_t *out0);
+
+/* ---- TRANSPOSE, DEPTH_TO_SPACE, SPACE_TO_DEPTH (td_transpose_s8_ref) ------------------- *
+ * A permutation of up to TD_TRANSPOSE_DIMS dims: output element (i0..i5), written densely in
+ * row-major order, is in0[sum(ik * in_strides[k])]. No requantization (TFLM copies). */
+#define TD_TRANSPOSE_DIMS 6
+typedef struct {
+    const int32_t *out_dims;    /* [in] [TD_TRANSPOSE_DIMS] >= 1, right-aligned */
+    const int32_t *in_strides;  /* [in] [TD_TRANSPOSE_DIMS] input element stride per dim */
+} td_transpose_params_t;
+
+/* ---- SPLIT, SPLIT_V (td_split_s8_ref) ---------------------------------------------------- *
+ * Called as td_split_s8_ref(&p, in0, out0, ..., out<num_outputs-1>). Pure copy. */
+#define TD_SPLIT_MAX_OUTPUTS 16
+typedef struct {
+    int32_t num_outputs;    /* [in] 1..TD_SPLIT_MAX_OUTPUTS */
+    int32_t outer;          /* [in] product of the input dims before the axis */
+    const int32_t *chunks;  /* [in] [num_outputs] output i's axis dim * product after it */
+} td_split_params_t;
+
+void td_transpose_s8_ref(const td_transpose_params_t *p, const int8_t *in0, int8_t *out0);
+void td_split_s8_ref(const td_split_params_t *p, const int8_t *in0, ...);
+
+/* ---- SUM (td_mean_s8_ref with TFLM's sum multiplier) and REDUCE_MAX ------------------- */
+void td_reduce_max_s8_ref(const td_mean_params_t *p, const int8_t *in0, int8_t *out0);
+
+/* ---- RESIZE_NEAREST_NEIGHBOR, RESIZE_BILINEAR (td_resize_nearest_s8_ref, --------------- *
+ * td_resize_bilinear_s8_ref), NHWC, output quantization = input's (TFLM copies/interpolates
+ * the stored values). */
+typedef struct {
+    int32_t batches, in_h, in_w, depth; /* [in] input [batches][in_h][in_w][depth] */
+    int32_t out_h, out_w;   /* [in] output height/width >= 1 */
+    const int32_t *rows;    /* [in] nearest: [out_h] source row; bilinear: [out_h][3] y0, y1,
+                             *      Q10 weight of y1 */
+    const int32_t *cols;    /* [in] nearest: [out_w] source column; bilinear: [out_w][3] */
+} td_resize_params_t;
+
+void td_resize_nearest_s8_ref(const td_resize_params_t *p, const int8_t *in0, int8_t *out0);
+void td_resize_bilinear_s8_ref(const td_resize_params_t *p, const int8_t *in0, int8_t *out0);
+
 /* (structs and prototypes of the other ops go between the marker above and these lines) */
 #ifdef __cplusplus
 }

@@ -17,6 +17,7 @@ import numpy as np
 from tinydeploy.kernels.harness import HostCase, run_host
 from tinydeploy.model.loader import load_tflite
 from tinydeploy.oracle import run_oracle
+from tinydeploy.toolchain import Core, core_flags
 
 MAX_REPORTED = 8
 
@@ -85,11 +86,9 @@ def check(built: Sequence[Built]) -> None:
         + "\n".join(problems)
 
 
-ARM_TARGETS = (
-    ("cortex-m0", ("-mcpu=cortex-m0", "-mthumb", "-mfloat-abi=soft")),
-    ("cortex-m4f", ("-mcpu=cortex-m4", "-mthumb", "-mfpu=fpv4-sp-d16", "-mfloat-abi=hard")),
-    ("cortex-m55", ("-mcpu=cortex-m55", "-mthumb", "-mfloat-abi=hard")),
-)
+# the cores whose flags differ most: no FPU and no DSP, FPU + DSP, MVE
+ARM_TARGETS = tuple((c.value, core_flags(c))
+                    for c in (Core.CORTEX_M0, Core.CORTEX_M4F, Core.CORTEX_M55))
 
 
 def arm_compile_errors(sources: Sequence[str]) -> list[str]:

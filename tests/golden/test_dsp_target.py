@@ -13,10 +13,8 @@ The ARM toolchain and QEMU are required (CI installs them): their absence fails 
 
 from __future__ import annotations
 
-import importlib.util
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 from types import ModuleType
 
@@ -26,6 +24,7 @@ from test_dsp_host import SPECS, build_model, mismatch, random_specs
 
 from tinydeploy.model.loader import load_tflite
 from tinydeploy.oracle import run_oracle
+from tinydeploy.toolchain import Core, ldflags
 
 pytestmark = pytest.mark.target
 
@@ -38,15 +37,9 @@ TEST_RT = ROOT / "firmware" / "kernels" / "arm" / "test"
 
 def _bench() -> ModuleType:
     """benchmarks/bench_kernels.py: its program generator and runner are this tier's harness."""
-    if "bench_kernels" in sys.modules:
-        return sys.modules["bench_kernels"]
-    spec = importlib.util.spec_from_file_location("bench_kernels",
-                                                  ROOT / "benchmarks" / "bench_kernels.py")
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules["bench_kernels"] = mod
-    spec.loader.exec_module(mod)
-    return mod
+    from benchmarks import bench_kernels
+
+    return bench_kernels
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -74,10 +67,9 @@ def test_simd_twins_equal_the_instructions(tmp_path: Path) -> None:
     host_out = _run([str(host)]).stdout.split()
     bench = _bench()
     elf = tmp_path / "simd.elf"
-    _run(["arm-none-eabi-gcc", *bench.CFLAGS, "-O2", *inc, str(src),
-          str(TEST_RT / "td_dsp_test_rt.c"), "-T", str(TEST_RT / "td_dsp_test.ld"),
-          "-nostartfiles", "--specs=nano.specs",
-          "--specs=nosys.specs", "-o", str(elf)])
+    _run(["arm-none-eabi-gcc", *bench.M4_TARGET.compile_flags("-O2"), *inc, str(src),
+          str(TEST_RT / "td_dsp_test_rt.c"),
+          *ldflags(Core.CORTEX_M4F, str(TEST_RT / "td_dsp_test.ld")), "-o", str(elf)])
     disasm = _run(["arm-none-eabi-objdump", "-d", str(elf)]).stdout
     for insn in ("smlad", "smlabb", "smlatt", "sadd16", "sxtb16", "sxtab16", "smmulr", "ldrd"):
         assert insn in disasm, f"{insn} not used on the Cortex-M4 build"

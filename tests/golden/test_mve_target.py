@@ -9,39 +9,37 @@ random input and the two extreme inputs (all -128, all 127). For every case one 
 the reference kernel and the MVE kernel on the same input and compares both outputs on the
 device; here the MVE bytes are also compared with the tflite-micro oracle, and the C scratch
 size companion with the host's plan. The program generator and runner are those of
-benchmarks/bench_kernels.py (the DSP target tier's harness), in a private instance whose
-machine, compiler flags and linker script are the Cortex-M55's.
+benchmarks/bench_kernels.py (the DSP target tier's harness), given a DeviceTarget whose
+machine, core and linker script are the Cortex-M55's.
 
 The ARM toolchain and QEMU are required (CI installs them): their absence fails the tier.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import shutil
 import subprocess
-import sys
 from dataclasses import replace
 from pathlib import Path
-from types import ModuleType
 
 import numpy as np
 import pytest
 from test_dsp_host import C1, DW, SPECS, Spec, build_model, mismatch, random_specs
 
+from benchmarks.bench_kernels import DeviceCase, DeviceTarget, run_on_device
 from tinydeploy.boards import get_board
 from tinydeploy.kernels.registry import select_kernels, variants
 from tinydeploy.model.analysis import op_macs
 from tinydeploy.model.loader import load_tflite
 from tinydeploy.oracle import run_oracle
+from tinydeploy.resources import firmware_dir
+from tinydeploy.toolchain import Core, ldflags
 
 pytestmark = pytest.mark.target
 
 ROOT = Path(__file__).resolve().parents[2]
 MVE_BOARD = get_board("mps3-an547")
 MACHINE = "mps3-an547"
-M55_CFLAGS = ("-mcpu=cortex-m55", "-mthumb", "-mfloat-abi=hard", "-std=c99", "-g", "-Wall",
-              "-Wextra", "-Wno-unused-parameter", "-ffunction-sections", "-fdata-sections")
 # the SysTick counts the 32 MHz clock: 1000 / 32 instructions per tick under -icount shift=0;
 # the private harness reports ticks (its INSTRUCTIONS_PER_TICK is an int), see instructions()
 INSTRUCTIONS_PER_TICK = 1000 / 32
@@ -77,29 +75,19 @@ def _tools() -> None:
                         "libnewlib-arm-none-eabi qemu-system-arm)")
 
 
-def m55_bench(work: Path) -> ModuleType:
-    """A private instance of benchmarks/bench_kernels.py retargeted to the Cortex-M55 on
-    mps3-an547: its globals name the machine, the compiler flags and the runtime folder
-    (the shared bare-metal runtime plus an AN547 linker script under the same name)."""
+def m55_target(work: Path) -> DeviceTarget:
+    """benchmarks/bench_kernels.py's device target for the Cortex-M55 on mps3-an547: the
+    shared bare-metal runtime plus an AN547 linker script under the same name, in ``work``;
+    results count SysTick ticks (instructions_per_tick 1), converted by instructions()."""
     rt = work / "rt"
     rt.mkdir(parents=True, exist_ok=True)
-    src_rt = ROOT / "firmware" / "kernels" / "arm" / "test"
+    src_rt = firmware_dir() / "kernels" / "arm" / "test"
     for name in ("td_dsp_test_rt.c", "td_dsp_test_rt.h"):
         shutil.copyfile(src_rt / name, rt / name)
     an386_ld = (src_rt / "td_dsp_test.ld").read_text(encoding="utf-8")
     sections = an386_ld[an386_ld.index("ENTRY("):]
     (rt / "td_dsp_test.ld").write_text(AN547_LD + sections, encoding="utf-8")
-    spec = importlib.util.spec_from_file_location("bench_kernels_m55",
-                                                  ROOT / "benchmarks" / "bench_kernels.py")
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod   # dataclasses resolve annotations through sys.modules
-    spec.loader.exec_module(mod)
-    mod.MACHINE = MACHINE
-    mod.CFLAGS = M55_CFLAGS
-    mod.TEST_RT = rt
-    mod.INSTRUCTIONS_PER_TICK = 1   # results count SysTick ticks: see instructions()
-    return mod
+    return DeviceTarget(MACHINE, Core.CORTEX_M55, rt, 1)
 
 
 REQUANT_CHECK = r"""
@@ -175,18 +163,17 @@ def test_vector_requantize_equals_td_requantize(kernel: str, tmp_path: Path) -> 
     operands over the whole range (multipliers in [2^30, 2^31) and 0, shifts in [-31, 30],
     wrapping left shifts) and exact ties of the high multiply and of the final rounding shift,
     of both signs."""
-    bench = m55_bench(tmp_path)
+    target = m55_target(tmp_path)
     src = tmp_path / "requant_check.c"
     src.write_text(REQUANT_CHECK, encoding="utf-8")
     elf = tmp_path / "requant.elf"
-    rt = bench.TEST_RT
-    cmd = ["arm-none-eabi-gcc", *M55_CFLAGS, "-O2", "-DITERATIONS=40000u",
+    rt = target.runtime
+    cmd = ["arm-none-eabi-gcc", *target.compile_flags("-O2"), "-DITERATIONS=40000u",
            f'-DKERNEL_SOURCE="{kernel}.c"',
            "-I", str(ROOT / "firmware" / "kernels"), "-I", str(ROOT / "firmware" / "kernels" /
                                                                 "arm"),
-           "-I", str(rt), str(src), str(rt / "td_dsp_test_rt.c"), "-T",
-           str(rt / "td_dsp_test.ld"), "-nostartfiles", "--specs=nano.specs",
-           "--specs=nosys.specs", "-o", str(elf)]
+           "-I", str(rt), str(src), str(rt / "td_dsp_test_rt.c"),
+           *ldflags(target.core, str(rt / "td_dsp_test.ld")), "-o", str(elf)]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr[-3000:]
     proc = subprocess.run(["qemu-system-arm", "-M", MACHINE, "-nographic", "-monitor", "none",
@@ -205,7 +192,7 @@ def instructions(ticks: int) -> int:
     return round(ticks * INSTRUCTIONS_PER_TICK)
 
 
-def mve_cases(bench: ModuleType, model: bytes, name: str, seed: int) -> list:  # type: ignore[type-arg]
+def mve_cases(model: bytes, name: str, seed: int) -> list[DeviceCase]:
     """bench DeviceCases (ref kernel vs the selected mve kernel) of the single-op ``model``:
     one random input and the two extremes."""
     graph = load_tflite(model)
@@ -221,7 +208,7 @@ def mve_cases(bench: ModuleType, model: bytes, name: str, seed: int) -> list:  #
     inputs = {"random": rng.integers(-128, 128, size=inp.size).astype(np.int8),
               "all_min": np.full(inp.size, -128, np.int8),
               "all_max": np.full(inp.size, 127, np.int8)}
-    return [bench.DeviceCase(
+    return [DeviceCase(
         name=f"{name} {label}", ref=ref.prepare(graph, op), dsp=choice.call,
         ref_sources=tuple(s for s in ref.sources if s.endswith(".c")),
         dsp_sources=tuple(s for s in choice.variant.sources if s.endswith(".c")),
@@ -249,14 +236,14 @@ def chunks(cases: list, budget: int = 256 * 1024) -> list[list]:  # type: ignore
 @pytest.fixture(scope="module")
 def device_run(tmp_path_factory: pytest.TempPathFactory) -> dict:  # type: ignore[type-arg]
     """Every spec's cases in one program on mps3-an547: {spec id: [(case, result)]}."""
-    bench = m55_bench(tmp_path_factory.mktemp("m55"))
+    target = m55_target(tmp_path_factory.mktemp("m55"))
     flat = []
     for s in MVE_SPECS:
         model = build_model(s)
-        flat += [(s.id, model, c) for c in mve_cases(bench, model, s.id, s.seed)]
+        flat += [(s.id, model, c) for c in mve_cases(model, s.id, s.seed)]
     results = []
     for chunk in chunks([c for _, _, c in flat]):
-        results += bench.run_on_device(chunk)
+        results += run_on_device(chunk, target=target)
     out: dict = {}  # type: ignore[type-arg]
     for (sid, model, case), res in zip(flat, results, strict=True):
         out.setdefault(sid, []).append((model, case, res))
@@ -300,11 +287,11 @@ def test_mve_faster_than_reference_on_dscnn_shapes(device_run: dict) -> None:  #
 def test_mve_kernels_at_other_optimisation_levels(opt: str, tmp_path: Path) -> None:
     """The intrinsics must compile, and stay exact, whatever the optimisation level (declared
     specs, random input; the device compares with the reference kernel)."""
-    bench = m55_bench(tmp_path)
-    cases = [mve_cases(bench, build_model(s), s.id, s.seed)[0] for s in DECLARED_SPECS]
+    target = m55_target(tmp_path)
+    cases = [mve_cases(build_model(s), s.id, s.seed)[0] for s in DECLARED_SPECS]
     bad = []
     for chunk in chunks(cases):
-        results = bench.run_on_device(chunk, opt=opt)
+        results = run_on_device(chunk, opt=opt, target=target)
         bad += [c.name for c, r in zip(chunk, results, strict=True) if not r.equal]
     assert not bad, f"{opt}: mve and reference kernels differ on the device for {bad}"
 

@@ -21,6 +21,7 @@ from tinydeploy.boards import Board, emulation_target
 from tinydeploy.build.stack import StackReport, handler_names, worst_stack
 from tinydeploy.errors import BudgetError, TinydeployError, ToolchainError
 from tinydeploy.model.ir import Graph
+from tinydeploy.procs import run_tool
 
 MANIFEST_FORMAT = 1
 DEFAULT_STACK_BYTES = 4096
@@ -74,10 +75,7 @@ def _which(tool: str) -> str:
 
 
 def _run(cmd: list[str], cwd: Path | None, what: str) -> str:
-    try:
-        r = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=900)
-    except subprocess.TimeoutExpired:
-        raise ToolchainError(f"{what} did not finish within 15 minutes") from None
+    r = run_tool(cmd, what, cwd=cwd, timeout=900)
     if r.returncode != 0:
         tail = "\n".join((r.stdout + r.stderr).strip().splitlines()[-25:])
         raise ToolchainError(f"{what} failed (exit {r.returncode}):\n{tail}")
@@ -137,6 +135,7 @@ def build_firmware(model: Path | bytes, board: Board, app: str, out_dir: Path, *
                    jobs: int | None = None, graph: Graph | None = None,
                    extra_context: dict[str, Any] | None = None,
                    generated_headers: dict[str, str] | None = None,
+                   part_files: dict[str, tuple[str, ...]] | None = None,
                    cflags_extra: tuple[str, ...] = ()) -> BuildResult:
     from tinydeploy.codegen.project import render_project
     from tinydeploy.kernels.registry import select_kernels
@@ -170,12 +169,15 @@ def build_firmware(model: Path | bytes, board: Board, app: str, out_dir: Path, *
     if app == "kws" and generated_headers is None:
         if not isinstance(model, Path):
             raise TinydeployError("the kws app needs the model's path (its frontend.json)")
-        from tinydeploy.kws.device import kws_headers
+        from tinydeploy.kws.device import frontend_for, kws_headers, kws_part_files
 
-        generated_headers = kws_headers(model)
+        choice = frontend_for(model)
+        generated_headers = kws_headers(model, None, choice)
+        part_files = kws_part_files(choice) if part_files is None else part_files
     out_dir = Path(out_dir)
     project = render_project(g, selection, plan, board, app, out_dir,
                              extra_context=extra_context, generated_headers=generated_headers,
+                             part_files=part_files,
                              cflags_extra=cflags_extra, stack_bytes=stack_bytes)
     make = ["make", "-C", str(out_dir), f"-j{jobs or os.cpu_count() or 1}", f"OPT={opt}"]
     if sanitize:
@@ -247,6 +249,8 @@ def budget_json(measured: Any, estimated: Any) -> dict[str, Any]:
 
 def make_manifest(r: BuildResult, g: Graph, plan: Any, files: tuple[str, ...],
                   reserved_stack: int) -> dict[str, Any]:
+    inplace = {b.name: (b.inplace_of, b.inplace_shift) for b in plan.buffers
+               if b.inplace_of is not None}
     return {
         "format_version": MANIFEST_FORMAT,
         "tinydeploy_version": __version__,
@@ -273,7 +277,9 @@ def make_manifest(r: BuildResult, g: Graph, plan: Any, files: tuple[str, ...],
             "arena_bytes": plan.arena_bytes,
             "lower_bound_bytes": plan.lower_bound_bytes,
             "buffers": [{"name": p.name, "offset": p.offset, "bytes": p.size,
-                         "first_op": p.first, "last_op": p.last}
+                         "first_op": p.first, "last_op": p.last,
+                         "inplace_of": inplace.get(p.name, (None, 0))[0],
+                         "inplace_shift": inplace.get(p.name, (None, 0))[1]}
                         for p in sorted(plan.plan.placements, key=lambda p: p.name)],
         },
         "inputs": [_io(t, plan) for t in g.inputs],

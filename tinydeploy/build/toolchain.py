@@ -1,4 +1,5 @@
-"""Compiling a firmware folder for a board without make: the flags of the generated Makefile.
+"""Compiling a firmware folder for a board without make, by the rules of `tinydeploy.toolchain`
+(the same rules the generated Makefile renders, so both builds use the same flags).
 
 `compile_firmware` compiles each source to its own object (so GCC's ``-fstack-usage`` output,
 one ``.su`` file per object, stays next to it), links with the board's linker script (ARM) or
@@ -20,24 +21,11 @@ from pathlib import Path
 
 from tinydeploy.boards import Board
 from tinydeploy.errors import ToolchainError
+from tinydeploy.procs import run_tool
+from tinydeploy.resources import firmware_dir
+from tinydeploy.toolchain import ARM_PREFIX, DEBIAN_PACKAGES, cflags, ldflags, ldlibs
 
-ROOT = Path(__file__).resolve().parent.parent.parent
-FIRMWARE = ROOT / "firmware"
-
-ARM_PREFIX = "arm-none-eabi-"
-DEBIAN_PACKAGES = {
-    "arm": "gcc-arm-none-eabi libnewlib-arm-none-eabi",
-    "host": "gcc",
-    "binutils": "binutils",
-}
-COMMON_CFLAGS = ("-std=c99", "-g", "-Wall", "-Wextra", "-Wno-unused-parameter",
-                 "-ffunction-sections", "-fdata-sections", "-fno-common", "-ffp-contract=off",
-                 "-fstack-usage")
-SANITIZE_FLAGS = ("-fsanitize=address,undefined", "-fno-sanitize-recover=all",
-                  "-fno-omit-frame-pointer")
-ARM_LDFLAGS = ("-nostartfiles", "-Wl,--gc-sections", "--specs=nano.specs",
-               "--specs=nosys.specs")
-ARM_LDLIBS = ("-lc", "-lm", "-lgcc")
+FIRMWARE = firmware_dir()
 
 
 @dataclass(frozen=True)
@@ -119,10 +107,7 @@ def _object_names(sources: Sequence[Path]) -> list[str]:
 
 
 def _run(cmd: list[str], what: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    try:
-        r = subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=cwd)
-    except subprocess.TimeoutExpired:
-        raise ToolchainError(f"{what} did not finish within 300 s") from None
+    r = run_tool(cmd, what, cwd=cwd, timeout=300)
     if r.returncode != 0:
         tail = "\n".join((r.stdout + r.stderr).strip().splitlines()[-20:])
         raise ToolchainError(f"{what} failed (exit {r.returncode}):\n{tail}")
@@ -153,33 +138,25 @@ def compile_firmware(sources: Sequence[Path | str], include_dirs: Sequence[Path 
     out_dir = Path(out_dir)
     obj_dir = out_dir / "obj"
     obj_dir.mkdir(parents=True, exist_ok=True)
-    cflags = [*board.cflags, opt, *COMMON_CFLAGS, *extra_cflags]
-    if sanitize:
-        cflags += SANITIZE_FLAGS
-    cflags += _define_flags(defines)
-    cflags += [f"-I{Path(i).resolve()}" for i in include_dirs]
+    flags = [*cflags(board.core, opt, sanitize=sanitize, extra=tuple(extra_cflags)),
+             *_define_flags(defines), *(f"-I{Path(i).resolve()}" for i in include_dirs)]
 
     objects = [obj_dir / f"{n}.o" for n in _object_names(srcs)]
 
     def compile_one(pair: tuple[Path, Path]) -> None:
         src, obj = pair
-        _run([cc, *cflags, "-c", str(src), "-o", str(obj)], f"compiling {src.name}",
+        _run([cc, *flags, "-c", str(src), "-o", str(obj)], f"compiling {src.name}",
              cwd=obj_dir)
 
     with ThreadPoolExecutor(max_workers=2) as pool:
         list(pool.map(compile_one, zip(srcs, objects, strict=True)))
 
     elf = out_dir / "firmware.elf"
-    if host:
-        ldflags = [*board.cflags, "-Wl,--gc-sections"]
-        if sanitize:
-            ldflags += ["-fsanitize=address,undefined"]
-        link = [cc, *ldflags, *map(str, objects), "-lm", "-o", str(elf)]
-    else:
-        assert linker_script is not None
-        link = [cc, *board.cflags, "-T", str(Path(linker_script).resolve()), *ARM_LDFLAGS,
-                f"-Wl,-Map={out_dir / 'firmware.map'}", *map(str, objects), *ARM_LDLIBS,
-                "-o", str(elf)]
+    script = str(Path(linker_script).resolve()) if linker_script is not None and not host \
+        else None
+    link = [cc, *ldflags(board.core, script, None if host else str(out_dir / "firmware.map"),
+                         sanitize=sanitize),
+            *map(str, objects), *ldlibs(board.core), "-o", str(elf)]
     _run(link, f"linking {elf.name} for board '{board.id}'")
     if not host:
         objcopy(elf, board)

@@ -19,20 +19,25 @@ def c_identifier(name: str, prefix: str = "t") -> str:
     return s[:64]
 
 
+# Characters a name keeps in C strings and comments: enough for TensorFlow's names
+# ("sequential/conv2d/Conv2D;bias:0"), nothing that ends a comment or a string ("*/", '"'),
+# escapes ("\\"), starts a trigraph ("??="), a preprocessor line ("#") or a printf
+# conversion ("%"), or is outside printable ASCII. Everything else becomes "_".
+_SAFE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+                  " _-./:;,=+()[]<>@!&|^~")
+
+
+def _safe(text: str, max_len: int) -> str:
+    return "".join(ch if ch in _SAFE else "_" for ch in text[:max_len])
+
+
 def c_string(text: str, max_len: int = 64) -> str:
-    """The body of a C string literal (without quotes): printable ASCII, escaped."""
-    out = []
-    for ch in text[:max_len]:
-        if ch in "\\\"":
-            out.append("\\" + ch)
-        elif " " <= ch <= "~" and ch != "?":  # '?' avoided: no trigraphs
-            out.append(ch)
-        else:
-            out.append("_")
-    return "".join(out)
+    """The body of a C string literal (without quotes): only `_SAFE` characters, so it needs
+    no escapes and cannot be taken for a format, a trigraph or a comment."""
+    return _safe(text, max_len)
 
 
 def c_comment(text: str, max_len: int = 80) -> str:
-    """Text safe inside a /* */ comment on one line."""
-    s = "".join(ch if " " <= ch <= "~" else "_" for ch in text[:max_len])
-    return s.replace("*/", "*_").replace("/*", "/_")
+    """Text safe inside a /* */ comment on one line (`_SAFE` characters; '/' never next to
+    '*' because '*' is not among them)."""
+    return _safe(text, max_len)

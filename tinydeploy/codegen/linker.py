@@ -8,14 +8,13 @@ itself checks that stack, .data and .bss fit the RAM region and names the board 
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import jinja2
 
 from tinydeploy.boards import Board
 from tinydeploy.errors import BoardError
+from tinydeploy.resources import templates_dir
 
-TEMPLATES = Path(__file__).resolve().parent.parent.parent / "templates"
+TEMPLATES = templates_dir()
 STACK_ALIGN = 8
 
 

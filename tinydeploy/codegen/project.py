@@ -14,6 +14,7 @@ from typing import Any
 
 import jinja2
 
+from tinydeploy import toolchain
 from tinydeploy.boards import Board
 from tinydeploy.codegen import cemit
 from tinydeploy.codegen.cnames import c_comment, c_identifier, c_string
@@ -21,10 +22,10 @@ from tinydeploy.errors import TinydeployError
 from tinydeploy.kernels.recurrent import variable_reset_value
 from tinydeploy.kernels.registry import Selection
 from tinydeploy.model.ir import Graph, Tensor
+from tinydeploy.resources import firmware_dir, templates_dir
 
-ROOT = Path(__file__).resolve().parent.parent.parent
-TEMPLATES = ROOT / "templates"
-FIRMWARE = ROOT / "firmware"
+TEMPLATES = templates_dir()
+FIRMWARE = firmware_dir()
 
 # What each application needs from firmware/ besides the model, kernels and platform.
 APP_PARTS: dict[str, tuple[str, ...]] = {
@@ -168,9 +169,11 @@ def _copy_tree(src: Path, dst: Path, written: list[Path]) -> None:
 def render_project(graph: Graph, selection: Selection, plan: Any, board: Board, app: str,
                    out_dir: Path, *, extra_context: dict[str, Any] | None = None,
                    generated_headers: dict[str, str] | None = None,
+                   part_files: dict[str, tuple[str, ...]] | None = None,
                    cflags_extra: tuple[str, ...] = (), stack_bytes: int = 4096) -> Project:
     """Write the project folder. ``out_dir`` is created; files tinydeploy generates are
-    overwritten, nothing else in the folder is touched."""
+    overwritten, nothing else in the folder is touched. ``part_files`` restricts an app part
+    to the listed files (e.g. the chosen front-end preset's sources of ``frontend``)."""
     if app not in APP_PARTS:
         raise TinydeployError(f"unknown app '{app}'", hint=f"apps: {', '.join(APPS)}")
     env = template_env()
@@ -202,7 +205,15 @@ def render_project(graph: Graph, selection: Selection, plan: Any, board: Board, 
         _copy_tree(FIRMWARE / "platform" / "cortexm", src / "platform" / "cortexm", written)
     _copy_tree(FIRMWARE / "platform" / board.family, src / "platform" / board.family, written)
     for part in APP_PARTS[app]:
-        _copy_tree(FIRMWARE / part, src / part, written)
+        only = (part_files or {}).get(part)
+        if only is None:
+            _copy_tree(FIRMWARE / part, src / part, written)
+            continue
+        for name in sorted(only):
+            if not (FIRMWARE / part / name).is_file():
+                raise TinydeployError(f"firmware part '{part}' has no file '{name}' in this "
+                                      f"tinydeploy installation")
+            _copy(FIRMWARE / part / name, src / part / name, written)
 
     for name, text in sorted((generated_headers or {}).items()):
         path = src / "generated" / name
@@ -228,7 +239,14 @@ def render_project(graph: Graph, selection: Selection, plan: Any, board: Board, 
         "sources": sources,
         "include_dirs": include_dirs,
         "defines": board_defines(board),
-        "cflags_core": list(board.cflags),
+        "cflags_core": list(toolchain.core_flags(board.core)),
+        "cflags_common": [*toolchain.COMMON_CFLAGS, *toolchain.STACK_ANALYSIS_CFLAGS,
+                          toolchain.file_prefix_map("$(CURDIR)")],
+        "ldflags_rule": list(toolchain.HOST_LDFLAGS if toolchain.is_host(board.core)
+                             else toolchain.ARM_LDFLAGS),
+        "ldlibs": list(toolchain.ldlibs(board.core)),
+        "sanitize_cflags": list(toolchain.SANITIZE_CFLAGS),
+        "sanitize_ldflags": list(toolchain.SANITIZE_LDFLAGS),
         "cflags_extra": list(cflags_extra),
         "host": board.family == "host",
         **(extra_context or {}),

@@ -7,6 +7,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from tinydeploy.resources import models_dir
+
 NAME = "kws"
 HELP = "keyword spotting: make data, train the DS-CNN, stream audio to a device, score"
 DESCRIPTION = """\
@@ -23,14 +25,17 @@ board (QEMU for emulated boards; --port for a flashed real board) and send AUDIO
 at real time with --realtime or as fast as the link allows. --simulate runs the same
 pipeline on the host instead (C front end, tflite-micro, the detector's twin)."""
 
-DEFAULT_MODEL = Path(__file__).resolve().parent.parent.parent / "models" / "kws" / \
-    "dscnn_int8.tflite"
+DEFAULT_MODEL = models_dir() / "kws" / "dscnn_int8.tflite"
 
 
 def _detector_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--model", type=Path, default=DEFAULT_MODEL, help="INT8 KWS .tflite")
-    p.add_argument("--frontend", type=Path, default=None,
-                   help="front-end config (default: frontend.json beside the model)")
+    p.add_argument("--frontend", default=None, metavar="NAME|FILE.json",
+                   help="front-end preset (tinydeploy, mlperf-kws, micro-speech) or a JSON "
+                        "config naming one (default: frontend.json beside the model)")
+    p.add_argument("--labels", type=Path, default=None, metavar="FILE",
+                   help="label names, one per line in the model's output order (default: "
+                        "labels.txt beside the model)")
     p.add_argument("--board", help="board id (required unless --simulate)")
     p.add_argument("--emulate", action="store_true",
                    help="run a real board's firmware on its emulated stand-in")
@@ -150,13 +155,13 @@ def _detector(args: argparse.Namespace) -> Any:
 def _run_audio(args: argparse.Namespace, audio: Any, on_detection: Any) -> tuple[list, Any]:
     """Detections for ``audio`` from the device (or the host simulation) and device stats."""
     from tinydeploy.errors import InputDataError
-    from tinydeploy.kws.device import build_kws_firmware, frontend_config_for
+    from tinydeploy.kws.device import build_kws_firmware
     from tinydeploy.kws.stream import simulate_stream, stream_to_device
 
     if not args.model.exists():
         raise InputDataError(f"{args.model}: no such model",
                              hint="train one with `tinydeploy kws train`")
-    fcfg = frontend_config_for(args.model, args.frontend)
+    fcfg = _frontend(args)
     det = _detector(args)
     if args.simulate:
         events = simulate_stream(audio, args.model.read_bytes(), fcfg, det)
@@ -183,11 +188,22 @@ def _run_audio(args: argparse.Namespace, audio: Any, on_detection: Any) -> tuple
     return list(res.detections), res
 
 
-def _label_names(model: Path) -> list[str]:
-    from tinydeploy.kws.data import LABELS
+def _frontend(args: argparse.Namespace) -> Any:
+    """The front end chosen by --frontend (or frontend.json beside the model), resolved once
+    and before any audio is read, so a bad choice fails first."""
+    from tinydeploy.kws.device import frontend_for
 
-    p = model.with_name("labels.txt")
-    return p.read_text().split() if p.exists() else list(LABELS)
+    if getattr(args, "_frontend_choice", None) is None:
+        args._frontend_choice = frontend_for(args.model, args.frontend)
+    return args._frontend_choice
+
+
+def _label_names(model: Path, labels: Path | None = None) -> list[str]:
+    """``--labels`` (else labels.txt beside the model, else the project's 12 labels), checked
+    against the model's output count."""
+    from tinydeploy.kws.labels import load_labels
+
+    return load_labels(model, labels)
 
 
 def _stream(args: argparse.Namespace) -> int:
@@ -196,7 +212,8 @@ def _stream(args: argparse.Namespace) -> int:
     from tinydeploy.kws.wav import read_wav
     from tinydeploy.report.output import emit_json, stdout
 
-    names = _label_names(args.model)
+    _frontend(args)
+    names = _label_names(args.model, args.labels)
     clips = [read_wav(w) for w in args.wavs]
     offsets = np.cumsum([0] + [c.size for c in clips])
     audio = np.concatenate(clips)

@@ -79,6 +79,7 @@ def plan_report(model: Path, graph: Any, gplan: Any, budget: Any) -> dict[str, A
     for i, name in gplan.tensor_buffers:
         by_buffer.setdefault(name, []).append(i)
     inplace = {b.name: b.inplace_of for b in gplan.buffers}
+    shifts = {b.name: b.inplace_shift for b in gplan.buffers}
     tensors = []
     for p in plan.placements:
         entry: dict[str, Any]
@@ -93,7 +94,8 @@ def plan_report(model: Path, graph: Any, gplan: Any, budget: Any) -> dict[str, A
                      "kind": "variable" if t.is_variable else "tensor", "tensor": idx,
                      "aliases": [i for i in by_buffer.get(p.name, []) if i != idx]}
         entry.update({"bytes": p.size, "offset": p.offset, "first_op": p.first,
-                      "last_op": p.last, "inplace_of": inplace.get(p.name)})
+                      "last_op": p.last, "inplace_of": inplace.get(p.name),
+                      "inplace_shift": shifts.get(p.name, 0)})
         tensors.append(entry)
     peak = gplan.peak_op
     r, f = budget.ram, budget.flash

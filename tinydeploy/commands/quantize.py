@@ -39,9 +39,11 @@ def configure(p: argparse.ArgumentParser) -> None:
                         "unless MODEL is already INT8")
     p.add_argument("-o", "--output", type=Path, required=True, metavar="OUT.tflite",
                    help="where to write the INT8 model (its directory must exist)")
-    p.add_argument("--frontend", choices=["kws"], default=None,
+    p.add_argument("--frontend", default=None, metavar="kws|NAME|FILE.json",
                    help="DATA is a folder of WAV files: compute the model's float input with "
-                        "the keyword-spotting front end (firmware/frontend, the device's own)")
+                        "a keyword-spotting front end (firmware/frontend, the device's own): "
+                        "kws (the tinydeploy preset, --frontend-config), a preset name "
+                        "(tinydeploy, mlperf-kws) or a JSON file naming one")
     p.add_argument("--frontend-config", type=Path, default=None, metavar="JSON",
                    help="front-end parameters for --frontend kws (frontend.json written by "
                         "tinydeploy kws train; default: the 49x10 MFCC config)")
@@ -89,15 +91,21 @@ def run(args: argparse.Namespace) -> int:
         raise InputDataError(f"--sqnr-samples must be ≥ 0, got {args.sqnr_samples}")
     labels = parse_labels(args.labels)
     calibration: object = args.calibration
-    if args.frontend == "kws":
+    if args.frontend is not None:
         from tinydeploy.kws.frontend import wav_folder_features
-        from tinydeploy.kws.frontend_config import FrontendConfig
+        from tinydeploy.kws.presets import resolve_frontend
 
         if args.calibration is None:
-            raise InputDataError("--frontend kws needs --calibration FOLDER (WAV files)")
-        cfg = (FrontendConfig.load(args.frontend_config) if args.frontend_config
-               else FrontendConfig())
-        x, y = wav_folder_features(args.calibration, cfg, labels)
+            raise InputDataError(f"--frontend {args.frontend} needs --calibration FOLDER "
+                                 f"(WAV files)")
+        if args.frontend == "kws":
+            choice = resolve_frontend(args.frontend_config or "tinydeploy")
+        elif args.frontend_config is not None:
+            raise InputDataError("--frontend-config goes with --frontend kws",
+                                 hint=f"--frontend {args.frontend} already names the config")
+        else:
+            choice = resolve_frontend(args.frontend)
+        x, y = wav_folder_features(args.calibration, choice, labels)
         calibration = (x[..., None], y) if y is not None else x[..., None]
     elif args.frontend_config is not None:
         raise InputDataError("--frontend-config goes with --frontend kws")

@@ -8,7 +8,6 @@ USB vendor is the board's debug probe. Flashing is bounded by a timeout.
 from __future__ import annotations
 
 import shutil
-import subprocess
 import time
 from pathlib import Path
 from typing import Any
@@ -16,6 +15,7 @@ from typing import Any
 from tinydeploy.boards import Board
 from tinydeploy.errors import LinkError, ToolchainError
 from tinydeploy.flash.runner import Device, Firmware, Runner
+from tinydeploy.procs import run_tool
 
 # USB vendor ids of the on-board debug probes' virtual COM ports
 PROBE_VENDORS = {0x0483: "ST-LINK", 0x1366: "SEGGER J-Link", 0x0D28: "Arm DAPLink",
@@ -65,10 +65,9 @@ def _require(tool: str, install: str) -> str:
 def _flash(cmd: list[str], what: str, timeout: float, cwd: Path | None = None) -> None:
     t0 = time.monotonic()
     try:
-        r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=cwd)
-    except subprocess.TimeoutExpired:
-        raise ToolchainError(f"{what} did not finish within {timeout:g} s",
-                             hint="is the board connected and powered?") from None
+        r = run_tool(cmd, what, timeout=timeout, cwd=cwd)
+    except ToolchainError as e:
+        raise ToolchainError(e.message, hint="is the board connected and powered?") from None
     if r.returncode != 0:
         tail = "\n".join((r.stdout + r.stderr).strip().splitlines()[-15:])
         raise ToolchainError(f"{what} failed (exit {r.returncode}) after "

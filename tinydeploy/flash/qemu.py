@@ -174,4 +174,11 @@ class QemuRunner(Runner):
         cmd = qemu_command(firmware.board, firmware.elf, self.icount)
         proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                 stderr=subprocess.STDOUT)
-        return QemuDevice(proc, firmware.board, timeout)
+        try:
+            return QemuDevice(proc, firmware.board, timeout)
+        except BaseException:
+            # interrupted (or QMP failed) before anyone holds the device: QEMU must not stay
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait()
+            raise

@@ -33,6 +33,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from tinydeploy.kernels.access import conv_rows_order, dwconv_lanes_order
 from tinydeploy.kernels.conv import CONV2D_S8_REF
 from tinydeploy.kernels.depthwise import DWCONV2D_S8_REF
 from tinydeploy.kernels.fully_connected import FULLY_CONNECTED_S8_REF
@@ -141,12 +142,14 @@ def _conv_prepare(graph: Graph, op: Operator) -> KernelCall:
 CONV2D_1X1_S8_DSP = register(KernelVariant(
     op="CONV_2D", impl="dsp", symbol="td_conv2d_1x1_s8_dsp",
     sources=(f"{ARM_DIR}/td_conv2d_1x1_s8_dsp.c", GEMM_HEADER, SIMD_HEADER), requires=DSP,
-    accepts=conv_1x1_accepts, prepare=_conv_1x1_prepare, priority=20))
+    accepts=conv_1x1_accepts, prepare=_conv_1x1_prepare, priority=20,
+    access=conv_rows_order(4)))
 
 CONV2D_S8_DSP = register(KernelVariant(
     op="CONV_2D", impl="dsp", symbol="td_conv2d_s8_dsp",
     sources=(f"{ARM_DIR}/td_conv2d_s8_dsp.c", GEMM_HEADER, SIMD_HEADER), requires=DSP,
-    accepts=_conv_common, prepare=_conv_prepare, priority=10))
+    accepts=_conv_common, prepare=_conv_prepare, priority=10,
+    access=conv_rows_order(4)))
 
 
 # --- DEPTHWISE_CONV_2D --------------------------------------------------------------------
@@ -205,7 +208,8 @@ def dw_scratch_bytes(channels: int) -> int:
 DWCONV2D_3X3_S8_DSP = register(KernelVariant(
     op="DEPTHWISE_CONV_2D", impl="dsp", symbol="td_dwconv2d_3x3_s8_dsp",
     sources=(f"{ARM_DIR}/td_dwconv2d_3x3_s8_dsp.c", SIMD_HEADER, DW3X3_TAPS_H), requires=DSP,
-    accepts=_dw3x3_dsp_accepts, prepare=_dw_prepare, priority=20))
+    accepts=_dw3x3_dsp_accepts, prepare=_dw_prepare, priority=20,
+    access=dwconv_lanes_order(4)))
 
 
 def _dw_dsp_accepts(graph: Graph, op: Operator) -> str | None:
@@ -229,7 +233,8 @@ def _dw_general_prepare(graph: Graph, op: Operator) -> KernelCall:
 DWCONV2D_S8_DSP = register(KernelVariant(
     op="DEPTHWISE_CONV_2D", impl="dsp", symbol="td_dwconv2d_s8_dsp",
     sources=(f"{ARM_DIR}/td_dwconv2d_s8_dsp.c", SIMD_HEADER), requires=DSP,
-    accepts=_dw_dsp_accepts, prepare=_dw_general_prepare, priority=10))
+    accepts=_dw_dsp_accepts, prepare=_dw_general_prepare, priority=10,
+    access=dwconv_lanes_order(1)))   # groups of 4 read before written: within lanes(1)
 
 
 def _dw_as_conv_accepts(graph: Graph, op: Operator) -> str | None:
@@ -273,7 +278,8 @@ def _dw_as_conv_prepare(graph: Graph, op: Operator) -> KernelCall:
 DWCONV2D_C1_S8_DSP = register(KernelVariant(
     op="DEPTHWISE_CONV_2D", impl="dsp", symbol="td_conv2d_s8_dsp",
     sources=(f"{ARM_DIR}/td_conv2d_s8_dsp.c", GEMM_HEADER, SIMD_HEADER), requires=DSP,
-    accepts=_dw_as_conv_accepts, prepare=_dw_as_conv_prepare, priority=30))
+    accepts=_dw_as_conv_accepts, prepare=_dw_as_conv_prepare, priority=30,
+    access=conv_rows_order(4)))
 
 
 # --- FULLY_CONNECTED ----------------------------------------------------------------------

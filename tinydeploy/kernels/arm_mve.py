@@ -25,6 +25,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from tinydeploy.kernels.access import conv_1x1_lanes_order, dwconv_lanes_order
 from tinydeploy.kernels.arm_dsp import (
     CONV2D_1X1_S8_DSP,
     DW3X3_TAPS_H,
@@ -92,7 +93,7 @@ CONV2D_1X1_S8_MVE = register(KernelVariant(
     op="CONV_2D", impl="mve", symbol="td_conv2d_1x1_s8_mve",
     sources=(f"{ARM_DIR}/td_conv2d_1x1_s8_mve.c", REQUANT_MVE_H), requires=MVE,
     accepts=conv_1x1_accepts, prepare=_conv_1x1_prepare,
-    priority=CONV2D_1X1_S8_DSP.priority + 10))
+    priority=CONV2D_1X1_S8_DSP.priority + 10, access=conv_1x1_lanes_order(4)))
 
 
 # --- DEPTHWISE_CONV_2D 3x3 ----------------------------------------------------------------
@@ -126,4 +127,4 @@ DWCONV2D_3X3_S8_MVE = register(KernelVariant(
     op="DEPTHWISE_CONV_2D", impl="mve", symbol="td_dwconv2d_3x3_s8_mve",
     sources=(f"{ARM_DIR}/td_dwconv2d_3x3_s8_mve.c", REQUANT_MVE_H, DW3X3_TAPS_H), requires=MVE,
     accepts=dw3x3_accepts, prepare=_dw_prepare,
-    priority=DWCONV2D_3X3_S8_DSP.priority + 10))
+    priority=DWCONV2D_3X3_S8_DSP.priority + 10, access=dwconv_lanes_order(4)))

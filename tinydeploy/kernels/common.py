@@ -86,14 +86,15 @@ def per_channel_multipliers(input_scale: float, filter_scales: Sequence[float],
 
 def ref_variant(op: str, symbol: str, accepts: Callable[[Graph, Operator], str | None],
                 prepare: Callable[[Graph, Operator], KernelCall], *, inplace: bool = False,
-                source: str | None = None, headers: tuple[str, ...] = ()) -> KernelVariant:
+                source: str | None = None, headers: tuple[str, ...] = (),
+                access: Callable[[KernelCall], object] | None = None) -> KernelVariant:
     """A reference kernel variant: no board feature required, priority 0, the one source
     ``kernels/ref/<symbol>.c`` unless ``source`` names another (a kernel shared by ops),
     then the private ``headers`` it includes (copied into the project, never compiled)."""
     return KernelVariant(op=op, impl="ref", symbol=symbol,
                          sources=(source or f"{REF_DIR}/{symbol}.c", *headers),
                          requires=frozenset(), accepts=accepts, prepare=prepare,
-                         inplace=inplace)
+                         inplace=inplace, access=access)
 
 
 def check_int8_tensor(t: Tensor | None, role: str, *, per_tensor: bool = True) -> str | None:

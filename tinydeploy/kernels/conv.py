@@ -9,6 +9,7 @@ the filter's) is supported as TFLM does.
 
 from __future__ import annotations
 
+from tinydeploy.kernels.access import conv_ref_order
 from tinydeploy.kernels.common import (
     check_activation,
     check_conv_tensors,
@@ -67,4 +68,5 @@ def _prepare(graph: Graph, op: Operator) -> KernelCall:
     return KernelCall("td_conv2d_s8_ref", "td_conv2d_params_t", params, consts, ("in0", "out0"))
 
 
-CONV2D_S8_REF = register(ref_variant("CONV_2D", "td_conv2d_s8_ref", _accepts, _prepare))
+CONV2D_S8_REF = register(ref_variant("CONV_2D", "td_conv2d_s8_ref", _accepts, _prepare,
+                                     access=conv_ref_order))

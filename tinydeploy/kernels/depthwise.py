@@ -7,6 +7,7 @@ per-channel requantization, output zero point and the activation clamp, as for C
 
 from __future__ import annotations
 
+from tinydeploy.kernels.access import dwconv_ref_order
 from tinydeploy.kernels.common import (
     check_activation,
     check_conv_tensors,
@@ -69,4 +70,4 @@ def _prepare(graph: Graph, op: Operator) -> KernelCall:
 
 
 DWCONV2D_S8_REF = register(ref_variant("DEPTHWISE_CONV_2D", "td_dwconv2d_s8_ref",
-                                       _accepts, _prepare))
+                                       _accepts, _prepare, access=dwconv_ref_order))

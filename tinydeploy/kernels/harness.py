@@ -31,12 +31,13 @@ from tinydeploy.codegen import cemit
 from tinydeploy.errors import ToolchainError
 from tinydeploy.kernels.registry import Selection, select_kernels
 from tinydeploy.model.ir import Graph
+from tinydeploy.resources import firmware_dir
+from tinydeploy.toolchain import SANITIZE_CFLAGS, Core, cflags
 
-FIRMWARE_DIR = Path(__file__).resolve().parent.parent.parent / "firmware"
+FIRMWARE_DIR = firmware_dir()
 KERNEL_INCLUDE = FIRMWARE_DIR / "kernels"
-SANITIZE = ("-fsanitize=address,undefined", "-fno-sanitize-recover=all",
-            "-fno-omit-frame-pointer")
-CFLAGS = ("-std=c99", "-O1", "-g", "-Wall", "-Wextra", "-Wno-unused-parameter", *SANITIZE)
+SANITIZE = SANITIZE_CFLAGS
+CFLAGS = cflags(Core.HOST, "-O1", stack_analysis=False, sanitize=True)
 FILL = 0xA5   # outputs and scratch start with this byte: a kernel that skips one is caught
 
 
@@ -251,3 +252,70 @@ def run_host(cases: Sequence[HostCase], *, keep_dir: Path | None = None
 def run_graph_host(graph: Graph, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
     """Convenience: one graph, one run."""
     return run_host([HostCase(graph, tuple(inputs))])[0]
+
+
+def run_overlapped(graph: Graph, inputs: Sequence[np.ndarray], selection: Selection,
+                   shift: int, *, keep_dir: Path | None = None) -> np.ndarray:
+    """Run a one-op graph with its output placed ``shift`` bytes after its input inside one
+    buffer (negative: before), as an in-place plan would place them; returns output 0.
+
+    The buffer has a byte of slack before and after the two tensors (filled with `FILL`), so
+    the sanitizer still catches a kernel that reads or writes outside them; the scratch
+    buffer, if any, is an array of its own. This is the real-C check of a variant's declared
+    access order (`tinydeploy.kernels.access`): the result must equal the separate-buffer
+    run for every shift the order tolerates."""
+    cc = _cc()
+    if len(graph.operators) != 1 or len(selection.choices) != 1:
+        raise ValueError("run_overlapped takes a graph of one op")
+    choice = selection.choices[0]
+    call = choice.call
+    assert call is not None
+    op = graph.operators[0]
+    src, dst = graph.tensor(op.inputs[0]), graph.tensor(op.outputs[0])
+    n_in, n_out = src.nbytes, dst.nbytes
+    base = 16 * (-(-max(0, -shift) // 16) + 1)  # input offset: room for a lead, 16-aligned
+    in_off, out_off = base, base + shift
+    total = max(in_off + n_in, out_off + n_out) + 16
+    data = np.asarray(inputs[0]).astype(src.dtype.numpy).reshape(-1)
+    sources = sorted(s for s in selection.sources if s.endswith(".c"))
+    objs = [compile_kernel(s, cc) for s in sources]
+    args: dict[str, str] = {}
+    lines = ["#include <stdio.h>\n#include <string.h>\n#include \"td_kernels.h\"\n\n",
+             cemit.emit_consts(call, "op", static=True),
+             cemit.emit_params(call, "op", static=True),
+             f"static const int8_t input_data[{max(1, n_in)}] = {{\n"
+             f"{cemit.format_values(data.astype(np.int64), 'int8_t')}\n}};\n",
+             f"static uint8_t arena[{total}] {cemit.ALIGN};\n"]
+    body = [f"    memset(arena, {FILL}, sizeof arena);\n",
+            f"    memcpy(arena + {in_off}, input_data, {n_in});\n"]
+    for a in call.args:
+        if a == "in0":
+            args[a] = f"(const int8_t *)(arena + {in_off})"
+        elif a == "out0":
+            args[a] = f"(int8_t *)(arena + {out_off})"
+        elif a == "scratch":
+            lines.append(f"static uint8_t scratch[{max(16, call.scratch_bytes)}] "
+                         f"{cemit.ALIGN};\n")
+            body.append(f"    memset(scratch, {FILL}, sizeof scratch);\n")
+            args[a] = "(void *)scratch"
+        else:
+            raise ValueError(f"run_overlapped: {call.symbol} takes '{a}' (one input only)")
+    body.append("    " + cemit.emit_call(call, "op", args).replace("\n", "\n    ") + "\n")
+    body.append(f"    fwrite(arena + {out_off}, 1, {n_out}, stdout);\n")
+    lines.append("int main(void)\n{\n" + "".join(body) + "    return 0;\n}\n")
+    work = Path(tempfile.mkdtemp(prefix="td-overlap-", dir=keep_dir))
+    try:
+        main_c = work / "main.c"
+        main_c.write_text("".join(lines), encoding="utf-8")
+        exe = work / "main"
+        _run([cc, "-std=c99", "-O0", "-g", *SANITIZE, "-I", str(KERNEL_INCLUDE), str(main_c),
+              *map(str, objs), "-o", str(exe), "-lm"], "compiling the overlap program")
+        env = dict(os.environ, ASAN_OPTIONS="detect_leaks=0:abort_on_error=0")
+        proc = subprocess.run([str(exe)], capture_output=True, env=env, timeout=120)
+        if proc.returncode != 0 or len(proc.stdout) != n_out:
+            raise ToolchainError(f"overlap program failed (exit {proc.returncode}): "
+                                 + proc.stderr.decode(errors="replace")[-4000:])
+    finally:
+        if keep_dir is None:
+            shutil.rmtree(work, ignore_errors=True)
+    return np.frombuffer(proc.stdout, dtype=dst.dtype.numpy).reshape(dst.shape).copy()

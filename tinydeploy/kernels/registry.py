@@ -24,6 +24,7 @@ import importlib
 import importlib.util
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -74,7 +75,13 @@ class KernelCall:
 
 @dataclass(frozen=True)
 class KernelVariant:
-    """One implementation of one op. ``sources`` are relative to ``firmware/``."""
+    """One implementation of one op. ``sources`` are relative to ``firmware/``.
+
+    ``inplace``: output 0 may sit at input 0's offset (elementwise kernels).
+    ``access``: the kernel's declared read/write order (a function of its `KernelCall`
+    returning a `tinydeploy.kernels.access.AccessOrder`), from which the planner derives the
+    partial overlaps of output 0 over input 0 it tolerates; None: no overlap at all.
+    """
 
     op: str
     impl: str
@@ -86,6 +93,7 @@ class KernelVariant:
     inplace: bool = False
     alias: bool = False
     priority: int = 0
+    access: Callable[[KernelCall], Any] | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
@@ -126,6 +134,7 @@ VARIANT_MODULES: list[str] = [
 VARIANT_MODULES += ["elementwise", "shape_ops", "activations", "recurrent"]
 VARIANT_MODULES += ["arm_dsp"]
 VARIANT_MODULES += ["arm_mve"]
+VARIANT_MODULES += ["binary", "unary", "layout", "reduction", "resize"]
 
 _loaded = False
 

@@ -21,11 +21,12 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from enum import IntEnum
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from tinydeploy.errors import InputDataError, ToolchainError
-from tinydeploy.kws.wav import SAMPLE_RATE, decode_wav, read_wav, write_wav
+from tinydeploy.kws.wav import SAMPLE_RATE, decode_wav, read_wav, resample, write_wav
 
 KEYWORDS: tuple[str, ...] = ("yes", "no", "up", "down", "left", "right", "on", "off",
                              "stop", "go")
@@ -98,14 +99,30 @@ def _speaker_of(name: str) -> str:
     return name.split("_nohash_")[0]
 
 
-def _hash_split(speaker: str, validation_pct: float = 10.0, testing_pct: float = 10.0) -> Split:
-    """Split for files not named in the lists: a stable hash of the speaker id."""
-    pct = int(hashlib.sha1(speaker.encode()).hexdigest(), 16) % 10000 / 100.0
+MAX_NUM_WAVS_PER_CLASS = 2 ** 27 - 1   # the constant of the dataset's own split rule
+
+
+def which_set(filename: str, validation_pct: float = 10.0, testing_pct: float = 10.0) -> Split:
+    """The Speech Commands split of a clip, by the dataset's own rule (the same for v0.01
+    and v0.02): SHA-1 of the speaker part of the file name (everything before ``_nohash_``),
+    as an integer modulo 2**27, scaled to a percentage; below ``validation_pct`` is
+    validation, below ``validation_pct + testing_pct`` is test, the rest is training.
+
+    Depends on the speaker only, so every clip of one speaker lands in the same split,
+    whichever repository or dataset version it comes from."""
+    speaker = _speaker_of(Path(filename).name)
+    h = int(hashlib.sha1(speaker.encode("utf-8")).hexdigest(), 16)
+    pct = (h % (MAX_NUM_WAVS_PER_CLASS + 1)) * (100.0 / MAX_NUM_WAVS_PER_CLASS)
     if pct < validation_pct:
         return Split.VALIDATION
     if pct < validation_pct + testing_pct:
         return Split.TEST
     return Split.TRAIN
+
+
+def _hash_split(speaker: str, validation_pct: float = 10.0, testing_pct: float = 10.0) -> Split:
+    """Split for files not named in the lists: the dataset's speaker-hash rule."""
+    return which_set(f"{speaker}_nohash_0.wav", validation_pct, testing_pct)
 
 
 def _read_list(path: Path) -> set[str]:
@@ -178,6 +195,122 @@ def load_speech_commands(root: str | Path, *, unknown_fraction: float = 0.1,
                    np.asarray(speakers, dtype="U"))
 
 
+@dataclass(frozen=True)
+class RealClip:
+    """One real recording: where it is, its word folder, label, speaker and split."""
+
+    path: Path
+    word: str
+    label: int
+    speaker: str
+    split: Split
+
+
+@dataclass(frozen=True)
+class RealCorpus:
+    """Real clips gathered from one or more Speech Commands-layout folders.
+
+    Invariant: no clip of a test-split speaker is in ``clips`` (they are only counted in
+    ``excluded``), so nothing built from a corpus can train, tune or pick thresholds on them.
+    Clips are unique by (word, file name): the same clip found in two folders is kept once
+    (the first folder wins). ``noise`` holds the ``_background_noise_`` recordings, sorted
+    by name, deduplicated the same way."""
+
+    roots: tuple[Path, ...]
+    clips: tuple[RealClip, ...]
+    excluded: dict[str, int]              # word -> test-split clips left out
+    duplicates: int
+    noise: tuple[Path, ...]
+
+    def counts(self) -> dict[str, dict[str, int]]:
+        """{word: {"train": n, "validation": n, "test_excluded": n}}, words sorted."""
+        words = sorted({c.word for c in self.clips} | set(self.excluded))
+        out = {}
+        for w in words:
+            out[w] = {"train": sum(1 for c in self.clips
+                                   if c.word == w and c.split is Split.TRAIN),
+                      "validation": sum(1 for c in self.clips
+                                        if c.word == w and c.split is Split.VALIDATION),
+                      "test_excluded": self.excluded.get(w, 0)}
+        return out
+
+    def label_counts(self, split: Split) -> dict[str, int]:
+        return {lab: sum(1 for c in self.clips if c.split is split and LABELS[c.label] == lab)
+                for lab in LABELS}
+
+    def file_list_sha256(self) -> str:
+        """sha256 of the sorted 'word/file' names of the clips used (one per line)."""
+        names = sorted(f"{c.word}/{c.path.name}" for c in self.clips)
+        return hashlib.sha256("".join(f"{n}\n" for n in names).encode()).hexdigest()
+
+    def select(self, split: Split) -> tuple[RealClip, ...]:
+        return tuple(c for c in self.clips if c.split is split)
+
+
+def scan_speech_commands(roots: Sequence[str | Path]) -> RealCorpus:
+    """Find the real clips in Speech Commands-layout folders (``<word>/*.wav``,
+    ``_background_noise_/*.wav``). A folder may hold any subset of the words; keyword
+    folders give their label, every other word is UNKNOWN. The split of every clip is the
+    dataset's speaker-hash rule (`which_set`), so test-split speakers are left out whatever
+    list files a folder carries. Only names are read here, no audio."""
+    paths = [Path(r) for r in roots]
+    for r in paths:
+        if not r.is_dir():
+            raise InputDataError(f"{r}: not a directory", hint="point at a folder that holds "
+                                 "<word>/<speaker>_nohash_<n>.wav files")
+    seen: set[tuple[str, str]] = set()
+    clips: list[RealClip] = []
+    excluded: dict[str, int] = {}
+    dup = 0
+    noise: dict[str, Path] = {}
+    for root in paths:
+        for d in sorted(q for q in root.iterdir() if q.is_dir()):
+            if d.name == "_background_noise_":
+                for f in sorted(d.glob("*.wav")):
+                    noise.setdefault(f.name, f)
+                continue
+            if d.name.startswith((".", "_")):
+                continue
+            word = d.name.lower()
+            label = LABELS.index(word) if word in KEYWORDS else LABELS.index(UNKNOWN)
+            for f in sorted(d.glob("*.wav")):
+                if "_nohash_" not in f.name:
+                    continue
+                key = (word, f.name)
+                if key in seen:
+                    dup += 1
+                    continue
+                seen.add(key)
+                split = which_set(f.name)
+                if split is Split.TEST:
+                    excluded[word] = excluded.get(word, 0) + 1
+                    continue
+                clips.append(RealClip(f, word, label, _speaker_of(f.name), split))
+    if not clips:
+        raise InputDataError(f"no Speech Commands clips (<word>/<speaker>_nohash_<n>.wav) "
+                             f"outside the test split in {', '.join(map(str, paths))}",
+                             hint="each folder holds one sub-folder per word")
+    return RealCorpus(tuple(paths), tuple(clips), excluded, dup,
+                      tuple(noise[k] for k in sorted(noise)))
+
+
+def read_clip(path: Path) -> np.ndarray:
+    """A real clip as exactly 1 s of int16 (shorter clips zero-padded at the end)."""
+    return fit_clip(read_wav(path))
+
+
+def split_noise(noise: np.ndarray, split: Split, held_out: float = 0.2) -> np.ndarray:
+    """The part of one background recording that belongs to ``split``: the first
+    ``1 - held_out`` of it is for training, the rest for validation (the recordings have
+    no speaker, so they are split in time; TEST gets nothing)."""
+    cut = int(noise.size * (1 - held_out))
+    if split is Split.TRAIN:
+        return noise[:cut]
+    if split is Split.VALIDATION:
+        return noise[cut:]
+    return noise[:0]
+
+
 def _noise_slice(noise: Sequence[np.ndarray], rng: np.random.Generator) -> np.ndarray:
     usable = [n for n in noise if n.size >= CLIP]
     if not usable:
@@ -215,6 +348,9 @@ class SynthConfig:
     clean_fraction: float = 0.2               # clips without added noise
     peak_dbfs: tuple[float, float] = (-24.0, -1.0)
     workers: int = 2
+    # share of training clips spoken by the flite / festival voices (when installed and
+    # passed as ``extra_speakers``); 0 keeps the espeak-ng-only set of earlier releases
+    extra_fraction: float = 0.0
 
 
 def espeak_variants() -> tuple[str, ...]:
@@ -251,8 +387,106 @@ def split_speakers(speakers: Sequence[str], cfg: SynthConfig) -> dict[Split, tup
             Split.TRAIN: tuple(sorted(shuffled[n_val + n_test:]))}
 
 
+# Other English synthesisers, as more distinct "speakers": Debian's flite (fast, one process
+# per word) and festival (slow to start, so every word is rendered once per voice and speed
+# in one batch, see `festival_bank`). Their speaker names are "flite:<voice>" and
+# "festival:<voice>"; all of them are training speakers (there are too few to split).
+FLITE_VOICES: tuple[str, ...] = ("awb", "kal", "kal16", "rms", "slt")
+FESTIVAL_VOICES: tuple[str, ...] = ("cmu_us_slt_arctic_hts", "kal_diphone", "ked_diphone")
+FESTIVAL_STRETCH: tuple[float, ...] = (0.8, 1.0, 1.25)
+_FESTIVAL_BANK: dict[tuple[str, str, float], np.ndarray] = {}
+
+
+def extra_speakers() -> tuple[str, ...]:
+    """The flite and festival voices installed here, as speaker names (sorted)."""
+    out: list[str] = []
+    if shutil.which("flite") is not None:
+        listed = subprocess.run(["flite", "-lv"], capture_output=True, text=True).stdout
+        have = set(listed.replace("Voices available:", "").split())
+        out += [f"flite:{v}" for v in FLITE_VOICES if v in have]
+    if shutil.which("festival") is not None:
+        for v in FESTIVAL_VOICES:
+            if list(Path("/usr/share/festival/voices").glob(f"*/{v}")):
+                out.append(f"festival:{v}")
+    return tuple(sorted(out))
+
+
+def _trim(x: np.ndarray) -> np.ndarray:
+    loud = np.nonzero(np.abs(x) > 0.02 * max(1.0, np.abs(x).max()))[0]
+    if loud.size:
+        x = x[max(0, loud[0] - 160):loud[-1] + 160]
+    return x
+
+
+def festival_bank(voices: Sequence[str], words: Sequence[str]
+                  ) -> dict[tuple[str, str, float], np.ndarray]:
+    """Every word in every festival voice at every `FESTIVAL_STRETCH`, one festival
+    process per voice: {(voice, word, stretch): float64 samples at 16 kHz, trimmed}."""
+    bank: dict[tuple[str, str, float], np.ndarray] = {}
+    if not voices:
+        return bank
+    if shutil.which("festival") is None:
+        raise ToolchainError("festival not found; it renders part of the synthetic set",
+                             hint="apt-get install festival festvox-kallpc16k")
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="td-festival-") as tmp:
+        for v in sorted(voices):
+            lines = [f"(voice_{v})"]
+            jobs = []
+            for si, st in enumerate(FESTIVAL_STRETCH):
+                lines.append(f"(Parameter.set 'Duration_Stretch {st})")
+                for wi, w in enumerate(words):
+                    out = f"{tmp}/{v}-{si}-{wi}.wav"
+                    lines.append(f'(utt.save.wave (utt.synth (Utterance Text "{w}")) '
+                                 f'"{out}" \'riff)')
+                    jobs.append((w, st, out))
+            script = Path(tmp) / f"{v}.scm"
+            script.write_text("\n".join(lines) + "\n")
+            proc = subprocess.run(["festival", "--batch", str(script)], capture_output=True,
+                                  text=True)
+            for w, st, out in jobs:
+                if not Path(out).exists():
+                    raise ToolchainError(f"festival voice '{v}' did not render '{w}': "
+                                         f"{proc.stderr.strip()[-300:]}")
+                bank[(v, w, st)] = _trim(read_wav(out).astype(np.float64))
+    return bank
+
+
+def _set_festival_bank(bank: dict[tuple[str, str, float], np.ndarray]) -> None:
+    _FESTIVAL_BANK.clear()
+    _FESTIVAL_BANK.update(bank)
+
+
+def _render_extra(word: str, speaker: str, speed: int, pitch: int) -> np.ndarray:
+    engine, voice = speaker.split(":", 1)
+    stretch = 160.0 / speed
+    if engine == "festival":
+        st = min(FESTIVAL_STRETCH, key=lambda s: abs(s - stretch))
+        x = _FESTIVAL_BANK.get((voice, word, st))
+        if x is None:
+            raise ToolchainError(f"festival voice '{voice}': '{word}' was not pre-rendered")
+    else:
+        import tempfile
+
+        with tempfile.NamedTemporaryFile(suffix=".wav") as f:
+            proc = subprocess.run(["flite", "-voice", voice, "--setf",
+                                   f"duration_stretch={stretch:.3f}", "-t", word, "-o",
+                                   f.name], capture_output=True)
+            if proc.returncode != 0:
+                raise ToolchainError(f"flite failed for word '{word}' voice '{voice}': "
+                                     f"{proc.stderr.decode(errors='replace').strip()}")
+            x = _trim(read_wav(f.name).astype(np.float64))
+    # pitch (15..85, as espeak-ng's -p) by resampling: +-12 % in frequency (and length)
+    factor = 2.0 ** ((pitch - 50) / 35.0 * 0.17)
+    return resample(x, SAMPLE_RATE, int(round(SAMPLE_RATE / factor)))
+
+
 def render_word(word: str, speaker: str, speed: int, pitch: int) -> np.ndarray:
-    """espeak-ng's rendering of ``word`` at 16 kHz, leading/trailing silence trimmed."""
+    """The rendering of ``word`` at 16 kHz by espeak-ng (or flite / festival for speakers
+    named "flite:..." / "festival:..."), leading/trailing silence trimmed."""
+    if speaker.startswith(("flite:", "festival:")):
+        return _render_extra(word, speaker, speed, pitch)
     proc = subprocess.run(["espeak-ng", "-v", speaker, "-s", str(speed), "-p", str(pitch),
                            "--stdout", word], capture_output=True)
     if proc.returncode != 0 or not proc.stdout:
@@ -295,10 +529,13 @@ def make_noise(rng: np.random.Generator, n: int = CLIP) -> np.ndarray:
     return x / max(1e-9, float(np.sqrt(np.mean(x ** 2))))
 
 
-def _clip_job(args: tuple[SynthConfig, int, int, tuple[str, ...]]) -> tuple[np.ndarray, str]:
-    cfg, label, index, speakers = args
+def _clip_job(args: tuple[Any, ...]) -> tuple[np.ndarray, str]:
+    cfg, label, index, speakers = args[:4]
+    extras: tuple[str, ...] = args[4] if len(args) > 4 else ()
     rng = np.random.default_rng([cfg.seed, label, index])
     speaker = speakers[int(rng.integers(len(speakers)))]
+    if extras and rng.random() < cfg.extra_fraction:
+        speaker = extras[int(rng.integers(len(extras)))]
     name = LABELS[label]
     noisy = rng.random() >= cfg.clean_fraction
     if name == SILENCE:
@@ -330,36 +567,52 @@ def _nice_init() -> None:
         pass
 
 
-def _jobs(cfg: SynthConfig, splits: dict[Split, tuple[str, ...]]
-          ) -> Iterator[tuple[Split, tuple[SynthConfig, int, int, tuple[str, ...]]]]:
+def _jobs(cfg: SynthConfig, splits: dict[Split, tuple[str, ...]],
+          extras: tuple[str, ...] = ()) -> Iterator[tuple[Split, tuple[Any, ...]]]:
     cuts = np.cumsum(cfg.fractions) / sum(cfg.fractions)
     for label in range(len(LABELS)):
         for i in range(cfg.per_class):
             r = (i + 0.5) / cfg.per_class
             split = (Split.TRAIN if r < cuts[0] else Split.VALIDATION if r < cuts[1]
                      else Split.TEST)
-            yield split, (cfg, label, i, splits[split])
+            if extras and split is Split.TRAIN:
+                yield split, (cfg, label, i, splits[split], extras)
+            else:
+                yield split, (cfg, label, i, splits[split])
 
 
-def generate_synthetic(cfg: SynthConfig, speakers: Sequence[str] | None = None) -> Dataset:
-    """Render ``cfg.per_class`` clips per label with espeak-ng on ``cfg.workers`` processes.
+def generate_synthetic(cfg: SynthConfig, speakers: Sequence[str] | None = None,
+                       extras: Sequence[str] = ()) -> Dataset:
+    """Render ``cfg.per_class`` clips per label with espeak-ng on ``cfg.workers`` processes;
+    with ``extras`` (flite / festival speakers, see `extra_speakers`) and
+    ``cfg.extra_fraction > 0``, that share of the training clips is spoken by them.
 
-    Byte-reproducible for a given seed, speaker list and espeak-ng version."""
+    Byte-reproducible for a given seed, speaker list and synthesiser versions."""
     speakers = synthetic_speakers() if speakers is None else tuple(sorted(speakers))
     if len(speakers) < 3:
         raise InputDataError(f"synthetic set needs >= 3 speakers to split by speaker, got "
                              f"{len(speakers)}")
+    ex = tuple(sorted(extras)) if cfg.extra_fraction > 0 else ()
     splits = split_speakers(speakers, cfg)
-    plan = list(_jobs(cfg, splits))
+    plan = list(_jobs(cfg, splits, ex))
+    fest = [e.split(":", 1)[1] for e in ex if e.startswith("festival:")]
+    bank = festival_bank(fest, sorted({*KEYWORDS, *UNKNOWN_WORDS})) if fest else {}
     if cfg.workers > 1:
-        with ProcessPoolExecutor(cfg.workers, initializer=_nice_init) as pool:
+        with ProcessPoolExecutor(cfg.workers, initializer=_worker_init,
+                                 initargs=(bank,)) as pool:
             results = list(pool.map(_clip_job, [j for _, j in plan], chunksize=32))
     else:
+        _set_festival_bank(bank)
         results = [_clip_job(j) for _, j in plan]
     return Dataset(np.stack([r[0] for r in results]),
                    np.asarray([j[1] for _, j in plan], np.int32),
                    np.asarray([int(s) for s, _ in plan], np.int8),
                    np.asarray([r[1] for r in results], dtype="U"))
+
+
+def _worker_init(bank: dict[tuple[str, str, float], np.ndarray]) -> None:
+    _nice_init()
+    _set_festival_bank(bank)
 
 
 def export_speech_commands(ds: Dataset, root: Path, noise_seconds: int = 30,

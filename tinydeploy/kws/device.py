@@ -1,7 +1,9 @@
-"""Build the ``kws`` application for a model: the front-end config the model was trained with
-(``frontend.json`` beside the model) and the detector settings become generated headers
-(``td_frontend_config_model.h``, ``td_kws_config.h``) that take precedence over the
-committed defaults (see firmware/frontend/td_frontend.h and firmware/app/kws/main.c)."""
+"""Build the ``kws`` application for a model: the front end the model was trained with (a
+preset and its config, `tinydeploy.kws.presets`; ``frontend.json`` beside the model unless
+chosen) and the detector settings become generated headers (``td_frontend_config_model.h``,
+``td_kws_config.h``) that take precedence over the committed defaults (see
+firmware/frontend/td_frontend.h and firmware/app/kws/main.c); only that preset's C sources
+are copied into the project."""
 
 from __future__ import annotations
 
@@ -9,20 +11,23 @@ from pathlib import Path
 from typing import Any
 
 from tinydeploy.boards import Board
-from tinydeploy.errors import InputDataError
-from tinydeploy.kws.frontend_config import FrontendConfig, render_frontend_header
+from tinydeploy.kws.presets import FrontendChoice, choice_of, resolve_frontend
 from tinydeploy.kws.stream import DetectorConfig
 
 
-def frontend_config_for(model: Path, override: Path | None = None) -> FrontendConfig:
-    """The front-end config of ``model``: ``override``, else ``frontend.json`` next to it."""
-    path = override or Path(model).with_name("frontend.json")
-    if not path.exists():
-        raise InputDataError(f"{model}: no front-end config at {path}",
-                             hint="models trained by tinydeploy keep frontend.json beside the "
-                                  ".tflite: copy it there (tinydeploy kws stream/score also "
-                                  "take --frontend CONFIG.json)")
-    return FrontendConfig.load(path)
+def frontend_for(model: Path, override: str | Path | None = None) -> FrontendChoice:
+    """The front end of ``model``: ``override`` (a preset name or a JSON file), else
+    ``frontend.json`` next to it."""
+    return resolve_frontend(override, Path(model))
+
+
+def frontend_config_for(model: Path, override: str | Path | None = None) -> Any:
+    """The front-end config alone (any preset's config type)."""
+    return frontend_for(model, override).config
+
+
+def _choice(fcfg: Any) -> FrontendChoice:
+    return fcfg if isinstance(fcfg, FrontendChoice) else choice_of(fcfg)
 
 
 def render_kws_header(cfg: DetectorConfig) -> str:
@@ -40,20 +45,28 @@ def render_kws_header(cfg: DetectorConfig) -> str:
 
 
 def kws_headers(model: Path, det: DetectorConfig | None = None,
-                fcfg: FrontendConfig | None = None) -> dict[str, str]:
+                fcfg: Any = None) -> dict[str, str]:
     """The generated headers of the kws app for ``model`` (default detector settings and the
-    model's own front-end config unless given)."""
-    return {"td_frontend_config_model.h":
-            render_frontend_header(fcfg or frontend_config_for(Path(model))),
+    model's own front end unless given; ``fcfg`` is a `FrontendChoice` or a config)."""
+    choice = _choice(fcfg) if fcfg is not None else frontend_for(Path(model))
+    return {"td_frontend_config_model.h": choice.spec.render_header(choice.config),
             "td_kws_config.h": render_kws_header(det or DetectorConfig())}
 
 
+def kws_part_files(fcfg: Any) -> dict[str, tuple[str, ...]]:
+    """The files of firmware/frontend/ the chosen preset needs (nothing else is copied)."""
+    return {"frontend": _choice(fcfg).spec.files}
+
+
 def build_kws_firmware(model: Path, board: Board, out_dir: Path, det: DetectorConfig,
-                       fcfg: FrontendConfig, *, emulate: bool = False,
+                       fcfg: Any, *, emulate: bool = False,
                        sanitize: bool = False) -> Any:
-    """``sanitize``: address and undefined-behaviour sanitizers (host board only)."""
+    """``fcfg``: a `FrontendChoice` or any preset's config. ``sanitize``: address and
+    undefined-behaviour sanitizers (host board only)."""
     from tinydeploy.build.firmware import build_firmware
 
+    choice = _choice(fcfg)
     return build_firmware(Path(model), board, "kws", out_dir, emulate=emulate,
                           sanitize=sanitize,
-                          generated_headers=kws_headers(model, det, fcfg))
+                          generated_headers=kws_headers(model, det, choice),
+                          part_files=kws_part_files(choice))

@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import ctypes
 import hashlib
+import json
 import os
 import shutil
 import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -31,8 +33,10 @@ from tinydeploy.kws.frontend_config import (
     hz_to_mel,
     render_frontend_header,
 )
+from tinydeploy.kws.presets import FrontendPreset, PresetSpec
+from tinydeploy.resources import firmware_dir
 
-FIRMWARE_FRONTEND = Path(__file__).resolve().parent.parent.parent / "firmware" / "frontend"
+FIRMWARE_FRONTEND = firmware_dir() / "frontend"
 SOURCES = ("td_frontend.c",)
 # The flags that make float arithmetic deterministic: no contraction into FMA, no fast-math,
 # IEEE semantics. -O2 never reassociates float sums without -ffast-math.
@@ -109,6 +113,9 @@ class HostFrontend:
                                                 ctypes.c_int32]
         lib.td_frontend_frame_f32.argtypes = [i16p, ctypes.c_uint32, ctypes.c_uint32, f32p,
                                               ctypes.c_void_p]
+        lib.td_frontend_frame_s8.argtypes = [i16p, ctypes.c_uint32, ctypes.c_uint32, i8p,
+                                             ctypes.c_float, ctypes.c_int32, ctypes.c_void_p]
+        lib.td_frontend_reset.argtypes = [ctypes.c_void_p]
         lib.td_frontend_logf.argtypes = [ctypes.c_float]
         lib.td_frontend_logf.restype = ctypes.c_float
         self._lib = lib
@@ -150,6 +157,11 @@ class HostFrontend:
                                           self._scratch)
         return out[0] if np.ndim(audio) == 1 else out
 
+    def stream_s8(self, audio: np.ndarray, quant: Quant) -> np.ndarray:
+        """int8 rows of every frame of a long stream, frame by frame in time order from a
+        reset state, as the kws app computes them: [frames, n_out]."""
+        return stream_frames_s8(self._lib, self._scratch, self.cfg, audio, quant)
+
     def quantize(self, feats: np.ndarray, quant: Quant) -> np.ndarray:
         """The C quantizer applied to float features (same bytes as ``features_s8``)."""
         f = np.ascontiguousarray(feats, dtype=np.float32)
@@ -162,6 +174,25 @@ class HostFrontend:
 
     def logf(self, x: float) -> float:
         return float(self._lib.td_frontend_logf(x))
+
+
+def stream_frames_s8(lib: ctypes.CDLL, scratch: ctypes.Array, cfg: Any, audio: np.ndarray,
+                     quant: Quant) -> np.ndarray:
+    """``td_frontend_reset`` then ``td_frontend_frame_s8`` on every frame of ``audio`` (a
+    linear buffer) in time order, for a preset library loaded with ctypes."""
+    x = np.ascontiguousarray(audio, dtype=np.int16).reshape(-1)
+    if x.size < cfg.window:
+        raise InputDataError(f"stream of {x.size} samples is shorter than one window "
+                             f"({cfg.window})")
+    n = 1 + (x.size - cfg.window) // cfg.stride
+    out = np.empty((n, cfg.n_out), dtype=np.int8)
+    i16p, i8p = ctypes.POINTER(ctypes.c_int16), ctypes.POINTER(ctypes.c_int8)
+    base = x.ctypes.data_as(i16p)
+    lib.td_frontend_reset(scratch)
+    for t in range(n):
+        lib.td_frontend_frame_s8(base, x.size, t * cfg.stride, out[t].ctypes.data_as(i8p),
+                                 float(quant.scale), int(quant.zero_point), scratch)
+    return out
 
 
 # ---- numpy reference ------------------------------------------------------------------------
@@ -209,13 +240,15 @@ def reference_quantize(x: np.ndarray, quant: Quant) -> np.ndarray:
     return np.clip(r, -128, 127).astype(np.int8)
 
 
-def wav_folder_features(folder: Path, cfg: FrontendConfig,
+def wav_folder_features(folder: Path, cfg: Any,
                         labels: list[str] | None = None) -> tuple[np.ndarray,
                                                                   np.ndarray | None]:
     """Float features (the model's float input) of every WAV below ``folder``, sorted by path,
     each fitted to one clip; with ``labels``, also each file's label index taken from its
-    parent folder's name (Speech Commands layout), or an InputDataError naming the file."""
+    parent folder's name (Speech Commands layout), or an InputDataError naming the file.
+    ``cfg``: any preset's config (or a `FrontendChoice`) whose preset has float features."""
     from tinydeploy.kws.data import fit_clip
+    from tinydeploy.kws.presets import FrontendChoice, choice_of
     from tinydeploy.kws.wav import read_wav
 
     folder = Path(folder)
@@ -225,10 +258,15 @@ def wav_folder_features(folder: Path, cfg: FrontendConfig,
     files = sorted(p for p in folder.rglob("*") if p.suffix.lower() == ".wav")
     if not files:
         raise InputDataError(f"{folder}: no .wav files found (searched sub-folders too)")
-    fe = HostFrontend(cfg)
+    choice = cfg if isinstance(cfg, FrontendChoice) else choice_of(cfg)
+    cfg = choice.config
+    if choice.spec.float_features is None:
+        raise InputDataError(f"front-end preset '{choice.preset.value}' has no float features "
+                             f"to calibrate a float model on",
+                             hint="calibrate with an .npz of the model's float inputs instead")
     clips = np.stack([fit_clip(read_wav(p, cfg.sample_rate), cfg.clip_samples)
                       for p in files])
-    x = fe.features(clips).astype(np.float32)
+    x = np.asarray(choice.spec.float_features(cfg, clips), dtype=np.float32)
     y = None
     if labels is not None:
         idx = {name: i for i, name in enumerate(labels)}
@@ -239,3 +277,27 @@ def wav_folder_features(folder: Path, cfg: FrontendConfig,
                                  hint="name each sub-folder after its label, or drop --labels")
         y = np.asarray([idx[p.parent.name] for p in files], dtype=np.int64)
     return x, y
+
+
+# ---- the preset --------------------------------------------------------------------------------
+
+def _from_dict(d: dict[str, Any], source: str) -> FrontendConfig:
+    return FrontendConfig.from_json(json.dumps(d), source)
+
+
+def _reference_s8(audio: np.ndarray, cfg: FrontendConfig, quant: Quant) -> np.ndarray:
+    return reference_quantize(reference_features(audio, cfg), quant)
+
+
+PRESET_SPEC = PresetSpec(
+    preset=FrontendPreset.TINYDEPLOY,
+    summary="the project's own float32 MFCC / log-mel front end (docs/frontend.md)",
+    sources=SOURCES,
+    default=FrontendConfig,
+    from_dict=_from_dict,
+    host=HostFrontend,
+    reference=_reference_s8,
+    render_header=render_frontend_header,
+    scratch_bytes=lambda cfg: 4 * (cfg.fft + cfg.mel_bands),
+    float_features=lambda cfg, clips: HostFrontend(cfg).features(clips),
+)

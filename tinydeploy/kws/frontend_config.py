@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from tinydeploy.errors import InputDataError
+from tinydeploy.resources import firmware_dir
 
 
 class FeatureKind(StrEnum):
@@ -243,6 +244,14 @@ def render_frontend_header(cfg: FrontendConfig) -> str:
         f"#define TD_FE_OUT {cfg.n_out}",
         f"#define TD_FE_KIND_MFCC {1 if cfg.kind is FeatureKind.MFCC else 0}",
         f"#define TD_FE_LOG_FLOOR {_hexf(cfg.log_floor)}",
+        "#define TD_FE_PRESET_TINYDEPLOY 1",
+        "",
+        "/* Working memory of one frame computation (4 * (TD_FE_FFT + TD_FE_MEL_BANDS) bytes);",
+        " * this preset keeps no state from frame to frame. */",
+        "typedef struct {",
+        "    float fft[TD_FE_FFT]; /* TD_FE_FFT / 2 complex values, interleaved re, im */",
+        "    float mel[TD_FE_MEL_BANDS];",
+        "} td_frontend_scratch_t;",
         "",
         "#ifdef TD_FRONTEND_DEFINE_TABLES",
         *_array("float", "td_fe_window", t.window),
@@ -268,8 +277,7 @@ def main(argv: list[str] | None = None) -> int:
 
     args = sys.argv[1:] if argv is None else argv
     cfg = FrontendConfig.load(Path(args[0])) if args else FrontendConfig()
-    out = Path(__file__).resolve().parent.parent.parent / "firmware" / "frontend" \
-        / "td_frontend_config.h"
+    out = firmware_dir() / "frontend" / "td_frontend_config.h"
     out.write_text(render_frontend_header(cfg))
     print(out)
     return 0

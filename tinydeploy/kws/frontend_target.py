@@ -24,19 +24,23 @@ from tinydeploy.kws.frontend import (
     write_frontend_header,
 )
 from tinydeploy.kws.frontend_config import FrontendConfig
+from tinydeploy.toolchain import Core, core_flags, ldflags, ldlibs
 
 
 @dataclass(frozen=True)
 class QemuTarget:
     machine: str
-    cflags: tuple[str, ...]
+    core: Core
+
+    @property
+    def cflags(self) -> tuple[str, ...]:
+        return core_flags(self.core)
 
 
 # M4F with its FPU (hard float) and M3 without one (soft float through libgcc).
 TARGETS = {
-    "mps2-an386": QemuTarget("mps2-an386", ("-mcpu=cortex-m4", "-mthumb", "-mfpu=fpv4-sp-d16",
-                                            "-mfloat-abi=hard")),
-    "mps2-an385": QemuTarget("mps2-an385", ("-mcpu=cortex-m3", "-mthumb", "-mfloat-abi=soft")),
+    "mps2-an386": QemuTarget("mps2-an386", Core.CORTEX_M4F),
+    "mps2-an385": QemuTarget("mps2-an385", Core.CORTEX_M3),
 }
 
 
@@ -56,8 +60,8 @@ def build_frontend_harness(cfg: FrontendConfig, target: QemuTarget, out_dir: Pat
            f"-I{out_dir}", f"-I{FIRMWARE_FRONTEND}",
            *[str(FIRMWARE_FRONTEND / s) for s in SOURCES],
            str(test_dir / "fe_semihost_main.c"),
-           "-nostartfiles", "--specs=nano.specs", "--specs=nosys.specs",
-           f"-T{test_dir / 'fe_semihost.ld'}", "-o", str(elf)]
+           *ldflags(target.core, str(test_dir / "fe_semihost.ld")),
+           *ldlibs(target.core), "-o", str(elf)]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:
         raise ToolchainError(f"building the front-end harness for {target.machine} failed:\n"

@@ -17,8 +17,8 @@ import numpy as np
 
 from tinydeploy.errors import InputDataError
 from tinydeploy.kws.data import LABELS, SILENCE, UNKNOWN
-from tinydeploy.kws.frontend import HostFrontend, Quant
-from tinydeploy.kws.frontend_config import FrontendConfig
+from tinydeploy.kws.frontend import Quant
+from tinydeploy.kws.presets import FrontendChoice, HostFeatures, check_model_input, choice_of
 
 MAX_LABELS = 16
 MAX_AVG = 16
@@ -206,26 +206,13 @@ def score_stream(detections: Sequence[Detection], words: Sequence[Word], hours: 
 
 # ---- host simulation of the device app ----------------------------------------------------------
 
-def stream_features(audio: np.ndarray, fe: HostFrontend, quant: Quant) -> np.ndarray:
+def stream_features(audio: np.ndarray, fe: HostFeatures, quant: Quant) -> np.ndarray:
     """int8 features of every frame of a long stream [frames, n_out], exactly as the device
-    computes them frame by frame."""
-    cfg = fe.cfg
-    if audio.size < cfg.window:
-        raise InputDataError(f"stream of {audio.size} samples is shorter than one window")
-    n = 1 + (audio.size - cfg.window) // cfg.stride
-    out = np.empty((n, cfg.n_out), dtype=np.float32)
-    x = np.ascontiguousarray(audio, dtype=np.int16)
-    import ctypes
-    i16p, f32p = ctypes.POINTER(ctypes.c_int16), ctypes.POINTER(ctypes.c_float)
-    lib = fe._lib
-    base = x.ctypes.data_as(i16p)
-    for t in range(n):
-        lib.td_frontend_frame_f32(base, x.size, t * cfg.stride,
-                                  out[t].ctypes.data_as(f32p), fe._scratch)
-    return fe.quantize(out, quant)
+    computes them frame by frame (any preset's host front end)."""
+    return fe.stream_s8(audio, quant)
 
 
-def stream_posteriors(audio: np.ndarray, model_bytes: bytes, fcfg: FrontendConfig,
+def stream_posteriors(audio: np.ndarray, model_bytes: bytes, fcfg: Any,
                       infer_every: int = 1,
                       progress: Callable[[int, int], None] | None = None
                       ) -> tuple[np.ndarray, np.ndarray]:
@@ -242,7 +229,11 @@ def stream_posteriors(audio: np.ndarray, model_bytes: bytes, fcfg: FrontendConfi
     if out_t.quant is None:
         raise InputDataError("model output is not quantized")
     o_scale, o_zp = np.float32(out_t.quant.scale[0]), int(out_t.quant.zero_point[0])
-    fe = HostFrontend(fcfg)
+    choice = fcfg if isinstance(fcfg, FrontendChoice) else choice_of(fcfg)
+    fcfg = choice.config
+    check_model_input(choice, tuple(g.inputs[0].shape), "model")
+    fe = choice.spec.host(fcfg)
+    in_shape = tuple(int(d) for d in g.inputs[0].shape)
     feats = stream_features(audio, fe, input_quant_of(model_bytes))
     it = runtime.Interpreter.from_bytes(model_bytes)
     frames = fcfg.frames
@@ -250,7 +241,7 @@ def stream_posteriors(audio: np.ndarray, model_bytes: bytes, fcfg: FrontendConfi
     probs = np.empty((len(steps), int(np.prod(out_t.shape))), dtype=np.float32)
     times = np.empty(len(steps), dtype=np.int64)
     for j, f in enumerate(steps):
-        it.set_input(feats[f - frames:f][None, :, :, None], 0)
+        it.set_input(feats[f - frames:f].reshape(in_shape), 0)
         it.invoke()
         q = it.get_output(0).reshape(-1).astype(np.int32)
         probs[j] = (q - o_zp).astype(np.float32) * o_scale
@@ -271,7 +262,7 @@ def detect(probs: np.ndarray, times: np.ndarray, dcfg: DetectorConfig) -> list[D
     return out
 
 
-def simulate_stream(audio: np.ndarray, model_bytes: bytes, fcfg: FrontendConfig,
+def simulate_stream(audio: np.ndarray, model_bytes: bytes, fcfg: Any,
                     dcfg: DetectorConfig, *, progress: Callable[[int, int], None] | None = None
                     ) -> list[Detection]:
     """What the kws app would emit for ``audio`` (host simulation, window by window)."""

@@ -12,7 +12,7 @@ import hashlib
 import os
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,9 +20,26 @@ from typing import Any
 import numpy as np
 
 from tinydeploy.errors import InputDataError
-from tinydeploy.kws.data import LABELS, Dataset, Split, SynthConfig, generate_synthetic
+from tinydeploy.kws.augment import AugmentConfig, augment_clip, spec_augment
+from tinydeploy.kws.data import (
+    CLIP,
+    KEYWORDS,
+    LABELS,
+    SILENCE,
+    UNKNOWN,
+    Dataset,
+    RealCorpus,
+    Split,
+    SynthConfig,
+    extra_speakers,
+    fit_clip,
+    generate_synthetic,
+    read_clip,
+    split_noise,
+)
 from tinydeploy.kws.frontend import HostFrontend, Quant
 from tinydeploy.kws.frontend_config import FrontendConfig
+from tinydeploy.kws.wav import read_wav
 
 Log = Callable[[str], None]
 
@@ -55,17 +72,23 @@ class TrainResult:
 
 
 def synthetic_dataset(cfg: SynthConfig, cache_dir: Path | None, log: Log) -> Dataset:
-    """The synthetic set for ``cfg``, cached as .npz under ``cache_dir`` when given."""
+    """The synthetic set for ``cfg``, cached as .npz under ``cache_dir`` when given. With
+    ``cfg.extra_fraction > 0`` the installed flite / festival voices speak that share of the
+    training clips (none installed: espeak-ng only, and the log says so)."""
+    extras = extra_speakers() if cfg.extra_fraction > 0 else ()
+    if cfg.extra_fraction > 0 and not extras:
+        log("data: flite/festival not installed; synthetic speech is espeak-ng only")
     if cache_dir is not None:
-        key = hashlib.sha256(repr(cfg).encode()).hexdigest()[:12]
+        key = hashlib.sha256(repr((cfg, extras)).encode()).hexdigest()[:12]
         path = cache_dir / f"synth-{cfg.per_class}-{cfg.seed}-{key}.npz"
         if path.exists():
             log(f"data: {path} (cached)")
             return Dataset.load(path)
     t0 = time.time()
-    log(f"data: rendering {cfg.per_class * len(LABELS)} clips with espeak-ng "
+    voices = "espeak-ng" + (f" + {len(extras)} flite/festival voices" if extras else "")
+    log(f"data: rendering {cfg.per_class * len(LABELS)} clips with {voices} "
         f"on {cfg.workers} processes ...")
-    ds = generate_synthetic(cfg)
+    ds = generate_synthetic(cfg, extras=extras)
     log(f"data: {len(ds)} clips in {time.time() - t0:.0f} s")
     if cache_dir is not None:
         cache_dir.mkdir(parents=True, exist_ok=True)
@@ -278,6 +301,586 @@ Clips per label and INT8 test accuracy per label:
 |---|---:|---:|---:|---:|
 {rows}
 
+Timing on 2 shared cores: features {res.seconds.get('features', 0):.0f} s, training
+{res.seconds.get('train', 0):.0f} s, quantization {res.seconds.get('quantize', 0):.0f} s,
+evaluation {res.seconds.get('evaluate', 0):.0f} s.
+"""
+
+
+# ---- real recordings mixed with the synthetic set -------------------------------------------
+
+@dataclass(frozen=True)
+class MixConfig:
+    """How the training set is put together from real clips, synthetic clips and
+    background noise. Real training clips are repeated with fresh augmentation: words with
+    at least ``scarce_target`` clips ``real_copies`` times, rarer ones up to about
+    ``scarce_target`` clips (the first copy of every clip is unaugmented). Real "unknown"
+    words: at most ``unknown_real_max`` clips (seeded choice), once each. Silence:
+    ``silence_real`` 1 s slices of the training part of the background recordings at a random
+    gain. ``exclude_real`` names keywords whose real clips are left out of training (an
+    ablation: how do words fare that only synthetic voices speak)."""
+
+    real_copies: int = 3
+    scarce_target: int = 400
+    unknown_real_max: int = 2500
+    silence_real: int = 1200
+    use_real: bool = True
+    exclude_real: tuple[str, ...] = ()
+    augment: AugmentConfig = field(default_factory=AugmentConfig)
+    seed: int = 0
+
+
+@dataclass(frozen=True)
+class _Job:
+    kind: str          # "real", "synth" or "noise"
+    ref: int           # index into corpus clips, the synthetic set or the noise list
+    label: int
+    augment: bool
+
+
+class FeatureCache:
+    """Raw (unnormalised) front-end features of the training set on disk: ``x.npy``
+    float16 ``[n, frames, channels]`` (memory-mapped), ``y.npy`` int8 labels, ``real.npy``
+    (1 for real recordings). Written once, then read in shuffled batches, so a training set
+    far larger than memory (the full Speech Commands set is ~3.4 GB as float audio, ~0.1 GB
+    as float16 features) streams from disk. Invariant: row i of every file is the same
+    clip; `batches` yields exactly the rows of `load` (normalised), in a seeded order."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        try:
+            self.x = np.load(root / "x.npy", mmap_mode="r")
+            self.y = np.load(root / "y.npy")
+            self.real = np.load(root / "real.npy")
+        except (OSError, ValueError) as err:
+            raise InputDataError(f"{root}: not a feature cache ({err})") from err
+
+    def __len__(self) -> int:
+        return int(self.y.shape[0])
+
+    @classmethod
+    def write(cls, root: Path, chunks: Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]],
+              n: int, shape: tuple[int, int]) -> FeatureCache:
+        """Write ``n`` rows from ``chunks`` of (features [k, *shape], labels [k], real [k])."""
+        root.mkdir(parents=True, exist_ok=True)
+        x = np.lib.format.open_memmap(root / "x.tmp.npy", mode="w+", dtype=np.float16,
+                                      shape=(n, *shape))
+        y = np.empty(n, np.int8)
+        real = np.empty(n, np.int8)
+        i = 0
+        for f, lab, r in chunks:
+            x[i:i + len(f)] = f.astype(np.float16)
+            y[i:i + len(f)] = lab
+            real[i:i + len(f)] = r
+            i += len(f)
+        if i != n:
+            raise InputDataError(f"feature cache: {i} rows written, {n} expected")
+        x.flush()
+        del x
+        np.save(root / "y.npy", y)
+        np.save(root / "real.npy", real)
+        os.replace(root / "x.tmp.npy", root / "x.npy")
+        return cls(root)
+
+    def mean_std(self, chunk: int = 4096) -> tuple[np.ndarray, np.ndarray]:
+        """Per-channel mean and std over all rows and frames, accumulated in float64 by
+        chunks (never the whole array in memory)."""
+        s = np.zeros(self.x.shape[-1])
+        s2 = np.zeros(self.x.shape[-1])
+        cnt = 0
+        for i in range(0, len(self), chunk):
+            b = np.asarray(self.x[i:i + chunk], dtype=np.float64)
+            s += b.sum(axis=(0, 1))
+            s2 += (b ** 2).sum(axis=(0, 1))
+            cnt += b.shape[0] * b.shape[1]
+        mean = s / cnt
+        return mean, np.sqrt(np.maximum(s2 / cnt - mean ** 2, 1e-12))
+
+    def order(self, epoch: int, seed: int) -> np.ndarray:
+        return np.random.default_rng([seed, 11, epoch]).permutation(len(self))
+
+    def batch(self, idx: np.ndarray, mean: np.ndarray, std: np.ndarray) -> np.ndarray:
+        """Normalised float32 features of rows ``idx`` (read in sorted order from disk)."""
+        srt = np.sort(idx)
+        rows = np.asarray(self.x[srt], dtype=np.float32)
+        rows = rows[np.searchsorted(srt, idx)]
+        return ((rows - mean.astype(np.float32)) / std.astype(np.float32)).astype(np.float32)
+
+    def batches(self, size: int, epoch: int, seed: int, mean: np.ndarray, std: np.ndarray
+                ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        order = self.order(epoch, seed)
+        for i in range(0, len(order), size):
+            idx = order[i:i + size]
+            yield self.batch(idx, mean, std), self.y[idx].astype(np.int64)
+
+    def load(self, mean: np.ndarray, std: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Everything in memory, normalised (for tests and small sets)."""
+        return self.batch(np.arange(len(self)), mean, std), self.y.astype(np.int64)
+
+
+def mix_jobs(synth: Dataset | None, corpus: RealCorpus | None, mix: MixConfig
+             ) -> list[_Job]:
+    """The training set as a list of jobs, in a fixed order (synthetic, real, noise)."""
+    jobs: list[_Job] = []
+    if synth is not None:
+        for i in np.nonzero(synth.split == int(Split.TRAIN))[0]:
+            jobs.append(_Job("synth", int(i), int(synth.labels[i]), True))
+    if corpus is not None and mix.use_real:
+        rng = np.random.default_rng([mix.seed, 5])
+        train = [(i, c) for i, c in enumerate(corpus.clips) if c.split is Split.TRAIN]
+        unknown = [i for i, c in train if LABELS[c.label] == UNKNOWN]
+        if len(unknown) > mix.unknown_real_max:
+            unknown = sorted(rng.choice(unknown, mix.unknown_real_max, replace=False).tolist())
+        for i in unknown:
+            jobs.append(_Job("real", i, LABELS.index(UNKNOWN), True))
+        for k in KEYWORDS:
+            if k in mix.exclude_real:
+                continue
+            idx = [i for i, c in train if c.word == k]
+            if not idx:
+                continue
+            copies = (mix.real_copies if len(idx) >= mix.scarce_target
+                      else max(mix.real_copies, -(-mix.scarce_target // len(idx))))
+            for copy in range(copies):
+                jobs.extend(_Job("real", i, LABELS.index(k), copy > 0) for i in idx)
+        if corpus.noise:
+            jobs.extend(_Job("noise", j, LABELS.index(SILENCE), True)
+                        for j in range(mix.silence_real))
+    return jobs
+
+
+def _job_audio(job: _Job, n: int, synth: Dataset | None, corpus: RealCorpus | None,
+               noises: Sequence[np.ndarray], mix: MixConfig) -> np.ndarray:
+    rng = np.random.default_rng([mix.seed, 3, n])
+    if job.kind == "noise":
+        src = noises[int(rng.integers(len(noises)))]
+        start = int(rng.integers(0, max(1, src.size - CLIP + 1)))
+        x = src[start:start + CLIP].astype(np.float64)
+        x = fit_clip(x) * 10 ** (rng.uniform(-40, 0) / 20)
+        return np.clip(np.round(x), -32768, 32767).astype(np.int16)
+    if job.kind == "synth":
+        assert synth is not None
+        clip = synth.audio[job.ref]
+    else:
+        assert corpus is not None
+        clip = read_clip(corpus.clips[job.ref].path)
+    if not job.augment:
+        return clip
+    return augment_clip(clip, rng, mix.augment, noises, speech=job.label != 0)
+
+
+def build_feature_cache(root: Path, synth: Dataset | None, corpus: RealCorpus | None,
+                        mix: MixConfig, base: FrontendConfig, log: Log,
+                        chunk: int = 512) -> FeatureCache:
+    """Augment every job's clip (each from its own seeded stream, so the result does not
+    depend on ``chunk``) and write its raw features to a `FeatureCache` at ``root``; a cache
+    already there for the same inputs is reused (the key is in ``root/key.txt``)."""
+    jobs = mix_jobs(synth, corpus, mix)
+    if not jobs:
+        raise InputDataError("no training clips: neither synthetic nor real data")
+    key = hashlib.sha256(repr((mix, base.to_json(), [(j.kind, j.ref, j.label, j.augment)
+                                                      for j in jobs],
+                               corpus.file_list_sha256() if corpus else None,
+                               None if synth is None else hashlib.sha256(
+                                   synth.audio.tobytes()).hexdigest())).encode()).hexdigest()
+    if (root / "key.txt").exists() and (root / "key.txt").read_text() == key:
+        log(f"features: {root} (cached, {len(jobs)} clips)")
+        return FeatureCache(root)
+    noises = [split_noise(read_wav(p), Split.TRAIN) for p in corpus.noise] if corpus else []
+    fe = HostFrontend(base)
+    t0 = time.time()
+
+    def chunks() -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        for s in range(0, len(jobs), chunk):
+            part = jobs[s:s + chunk]
+            audio = np.stack([_job_audio(j, s + k, synth, corpus, noises, mix)
+                              for k, j in enumerate(part)])
+            yield (fe.features(audio), np.asarray([j.label for j in part]),
+                   np.asarray([j.kind != "synth" for j in part]))
+            if s // chunk % 10 == 0:
+                log(f"features: {min(s + chunk, len(jobs))}/{len(jobs)} clips "
+                    f"({time.time() - t0:.0f} s)")
+
+    if (root / "key.txt").exists():
+        (root / "key.txt").unlink()
+    cache = FeatureCache.write(root, chunks(), len(jobs), base.shape)
+    (root / "key.txt").write_text(key)
+    return cache
+
+
+@dataclass(frozen=True)
+class RealEval:
+    """Top-1 on the real validation split: clips per label, float and INT8 accuracy."""
+
+    counts: dict[str, int]
+    float_per_class: dict[str, float]
+    int8_per_class: dict[str, float]
+    float_overall: float
+    int8_overall: float
+
+
+@dataclass(frozen=True)
+class MixResult:
+    model_path: Path
+    sha256: str
+    size_bytes: int
+    params: int
+    frontend: FrontendConfig
+    input_quant: Quant
+    real: RealEval | None
+    synth_float: float | None          # unseen synthetic speakers (test split)
+    synth_int8: float | None
+    train_counts: dict[str, dict[str, int]]    # label -> {"real": n, "synthetic": n}
+    seconds: dict[str, float]
+
+
+def real_validation_audio(corpus: RealCorpus, seed: int = 0, silence_fraction: float = 0.1
+                          ) -> tuple[np.ndarray, np.ndarray]:
+    """The real validation clips (keywords and unknown words of validation-split speakers)
+    plus silence: 1 s slices of the held-out part of the background recordings, as many as
+    ``silence_fraction`` of the whole. (int16 audio [n, CLIP], labels [n])."""
+    val = corpus.select(Split.VALIDATION)
+    audio = [read_clip(c.path) for c in val]
+    labels = [c.label for c in val]
+    noises = [split_noise(read_wav(p), Split.VALIDATION) for p in corpus.noise]
+    noises = [x for x in noises if x.size >= CLIP]
+    if noises:
+        rng = np.random.default_rng([seed, 17])
+        n_sil = int(round(len(val) * silence_fraction / (1 - silence_fraction)))
+        for i in range(n_sil):
+            src = noises[i % len(noises)]
+            start = int(rng.integers(0, src.size - CLIP + 1))
+            gain = 10 ** (rng.uniform(-30, 0) / 20)
+            x = src[start:start + CLIP].astype(np.float64) * gain
+            audio.append(np.clip(np.round(x), -32768, 32767).astype(np.int16))
+            labels.append(LABELS.index(SILENCE))
+    if not audio:
+        return np.zeros((0, CLIP), np.int16), np.zeros(0, np.int64)
+    return np.stack(audio), np.asarray(labels, np.int64)
+
+
+def _per_class(pred: np.ndarray, y: np.ndarray) -> dict[str, float]:
+    return {lab: float(np.mean(pred[y == i] == i)) for i, lab in enumerate(LABELS)
+            if (y == i).any()}
+
+
+class _Batches:
+    """A Keras PyDataset over a FeatureCache with SpecAugment; the order is a seeded
+    permutation per epoch and every batch's masks come from a stream seeded by (epoch,
+    batch), so a run is repeatable."""
+
+    def __new__(cls, tf: Any, cache: FeatureCache, size: int, seed: int, mean: np.ndarray,
+                std: np.ndarray, aug: AugmentConfig) -> Any:
+        base = tf.keras.utils.PyDataset
+
+        class Batches(base):  # type: ignore[misc, valid-type]
+            def __init__(self) -> None:
+                super().__init__(workers=1, use_multiprocessing=False)
+                self.epoch = 0
+                self.order = cache.order(0, seed)
+
+            def __len__(self) -> int:
+                return int(np.ceil(len(cache) / size))
+
+            def __getitem__(self, b: int) -> tuple[np.ndarray, np.ndarray]:
+                idx = self.order[b * size:(b + 1) * size]
+                x = cache.batch(idx, mean, std)
+                x = spec_augment(x, np.random.default_rng([seed, 13, self.epoch, b]), aug)
+                return x[..., None], cache.y[idx].astype(np.int64)
+
+            def on_epoch_end(self) -> None:
+                self.epoch += 1
+                self.order = cache.order(self.epoch, seed)
+
+        return Batches()
+
+
+def train_kws_mix(synth: Dataset | None, corpus: RealCorpus | None, out_dir: Path,
+                  cache_dir: Path, cfg: TrainConfig | None = None,
+                  mix: MixConfig | None = None, log: Log = print,
+                  dropout: float = 0.1) -> MixResult:
+    """Train on synthetic and/or real clips (features cached on disk under ``cache_dir``
+    and streamed), quantize, and measure: real validation split per class (float in
+    Keras, INT8 on tflite-micro with the device's int8 features) and unseen synthetic
+    speakers. Writes ``dscnn_int8.tflite``, ``labels.txt`` and ``frontend.json``."""
+    tc = cfg or TrainConfig()
+    mx = mix or MixConfig(seed=tc.seed)
+    secs: dict[str, float] = {}
+    base = FrontendConfig()
+    t0 = time.time()
+    cache = build_feature_cache(cache_dir, synth, corpus if mx.use_real else None, mx, base,
+                                log)
+    if corpus is not None and not mx.use_real:
+        log("data: real clips used for validation only")
+    secs["features"] = time.time() - t0
+    mean, std = cache.mean_std()
+    fcfg = base.with_normalisation(mean, std)
+    tc_counts = {lab: {"real": int(((cache.y == i) & (cache.real == 1)).sum()),
+                       "synthetic": int(((cache.y == i) & (cache.real == 0)).sum())}
+                 for i, lab in enumerate(LABELS)}
+    log(f"training set: {len(cache)} clips, {int(cache.real.sum())} from real recordings "
+        f"(incl. augmented copies and noise), {int((cache.real == 0).sum())} synthetic")
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")
+    import tensorflow as tf
+
+    tf.config.threading.set_intra_op_parallelism_threads(tc.threads)
+    tf.config.threading.set_inter_op_parallelism_threads(1)
+    tf.keras.utils.set_random_seed(tc.seed)
+    tf.config.experimental.enable_op_determinism()
+
+    host_raw = HostFrontend(base)
+    val_audio = val_y = None
+    val_data = None
+    if corpus is not None:
+        val_audio, val_y = real_validation_audio(corpus, tc.seed)
+        xv = ((host_raw.features(val_audio) - mean) / std).astype(np.float32)[..., None]
+        val_data = (xv, val_y)
+    model = build_dscnn(tf, fcfg.shape, len(LABELS), tc)
+    if dropout > 0:           # a dropout before the classifier: nothing on the device
+        k = tf.keras
+        x = model.layers[-3].output            # the Reshape to (filters,)
+        x = k.layers.Dropout(dropout, seed=tc.seed)(x)
+        x = model.layers[-2](x)
+        model = k.Model(model.input, model.layers[-1](x), name="dscnn")
+    batches = _Batches(tf, cache, tc.batch, tc.seed, mean, std, mx.augment)
+    steps = len(batches) * tc.epochs
+    sched = tf.keras.optimizers.schedules.CosineDecay(tc.learning_rate, steps, alpha=0.02)
+    model.compile(optimizer=tf.keras.optimizers.Adam(sched),
+                  loss="sparse_categorical_crossentropy", metrics=["accuracy"])
+    t0 = time.time()
+
+    class _Progress(tf.keras.callbacks.Callback):
+        def on_epoch_end(self, epoch: int, logs: dict | None = None) -> None:
+            logs = logs or {}
+            log(f"epoch {epoch + 1}/{tc.epochs}: loss {logs.get('loss', 0):.3f} "
+                f"acc {logs.get('accuracy', 0):.3f} real-val acc "
+                f"{logs.get('val_accuracy', float('nan')):.3f} ({time.time() - t0:.0f} s)")
+
+    model.fit(batches, epochs=tc.epochs, validation_data=val_data, verbose=0,
+              callbacks=[_Progress()])
+    secs["train"] = time.time() - t0
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    model_path = out_dir / "dscnn_int8.tflite"
+    rng = np.random.default_rng(tc.seed)
+    calib_idx = rng.choice(len(cache), size=min(tc.calibration_samples, len(cache)),
+                           replace=False)
+    t0 = time.time()
+    with tempfile.TemporaryDirectory(prefix="td-kws-") as tmp:
+        keras_path = Path(tmp) / "dscnn.keras"
+        model.save(keras_path)
+        quantize_keras(keras_path, cache.batch(calib_idx, mean, std)[..., None], model_path)
+    secs["quantize"] = time.time() - t0
+    model_bytes = model_path.read_bytes()
+    quant = input_quant_of(model_bytes)
+    host = HostFrontend(fcfg)
+    t0 = time.time()
+    real_eval = None
+    if val_data is not None and val_audio is not None and val_y is not None:
+        pf = np.argmax(model.predict(val_data[0], batch_size=256, verbose=0), axis=1)
+        pi = int8_predict(model_bytes, host.features_s8(val_audio, quant))
+        real_eval = RealEval({lab: int((val_y == i).sum()) for i, lab in enumerate(LABELS)},
+                             _per_class(pf, val_y), _per_class(pi, val_y),
+                             float(np.mean(pf == val_y)), float(np.mean(pi == val_y)))
+    sf = si = None
+    if synth is not None and (synth.split == int(Split.TEST)).any():
+        te = synth.split == int(Split.TEST)
+        xs = ((host_raw.features(synth.audio[te]) - mean) / std).astype(np.float32)
+        ys = synth.labels[te]
+        sf = float(np.mean(np.argmax(model.predict(xs[..., None], batch_size=256, verbose=0),
+                                     axis=1) == ys))
+        si = float(np.mean(int8_predict(model_bytes, host.features_s8(synth.audio[te], quant))
+                           == ys))
+    secs["evaluate"] = time.time() - t0
+    (out_dir / "labels.txt").write_text("".join(f"{lab}\n" for lab in LABELS))
+    (out_dir / "frontend.json").write_text(fcfg.to_json())
+    return MixResult(model_path, hashlib.sha256(model_bytes).hexdigest(), len(model_bytes),
+                     int(model.count_params()), fcfg, quant, real_eval, sf, si, tc_counts,
+                     secs)
+
+
+RICH_REAL = 100     # keywords with at least this many real training clips count as "rich"
+
+
+def _groups(res: MixResult) -> dict[str, tuple[str, ...]]:
+    rich = tuple(k for k in KEYWORDS if res.train_counts[k]["real"] >= RICH_REAL)
+    return {"rich": rich, "scarce": tuple(k for k in KEYWORDS if k not in rich)}
+
+
+def _group_acc(ev: RealEval, per: dict[str, float], words: Sequence[str]) -> float:
+    n = sum(ev.counts[w] for w in words if w in per)
+    return sum(per[w] * ev.counts[w] for w in words if w in per) / n if n else float("nan")
+
+
+def mix_summary(res: MixResult) -> str:
+    """One paragraph for the terminal: what was used and what it reached."""
+    real_train = sum(v["real"] for v in res.train_counts.values())
+    src = ("real recordings + synthetic speech" if real_train and any(
+        v["synthetic"] for v in res.train_counts.values()) else
+        "real recordings only" if real_train else "synthetic speech only")
+    lines = [f"{res.model_path}: trained on {src} ({real_train} real, "
+             f"{sum(v['synthetic'] for v in res.train_counts.values())} synthetic clips), "
+             f"{res.size_bytes} bytes, sha256 {res.sha256}"]
+    if res.real is not None:
+        g = _groups(res)
+        ev = res.real
+        lines.append(f"real validation split ({sum(ev.counts.values())} clips): float "
+                     f"{100 * ev.float_overall:.2f} %, INT8 {100 * ev.int8_overall:.2f} %; "
+                     f"INT8 on keywords with many real clips "
+                     f"{100 * _group_acc(ev, ev.int8_per_class, g['rich']):.1f} %, with few "
+                     f"{100 * _group_acc(ev, ev.int8_per_class, g['scarce']):.1f} %")
+    else:
+        lines.append("no real recordings given: accuracy on synthetic speakers only")
+    if res.synth_int8 is not None and res.synth_float is not None:
+        lines.append(f"unseen synthetic speakers: float {100 * res.synth_float:.2f} %, "
+                     f"INT8 {100 * res.synth_int8:.2f} %")
+    return "\n".join(lines)
+
+
+def _provenance(root: Path) -> tuple[str, str]:
+    """(repository, commit) from ``root/PROVENANCE`` (written by
+    examples/kws/collect_speech_commands.py), or ('?', '?')."""
+    p = root / "PROVENANCE"
+    info = {}
+    if p.exists():
+        for line in p.read_text().splitlines():
+            k, _, v = line.partition(":")
+            info[k.strip()] = v.strip()
+    return info.get("repository", root.name), info.get("commit", "?")
+
+
+def mix_readme_text(res: MixResult, command: str, synth: SynthConfig | None,
+                    tcfg: TrainConfig, mix: MixConfig, corpus: RealCorpus | None) -> str:
+    """models/kws/README.md: how the model was made, from what, and what it reaches."""
+    sources = ""
+    if corpus is not None:
+        rows = []
+        for root in corpus.roots:
+            repo, commit = _provenance(root)
+            mine = [c for c in corpus.clips if root in c.path.parents]
+            words = sorted({c.word for c in mine})
+            per = ", ".join(f"{w} {sum(1 for c in mine if c.word == w)}" for w in words)
+            rows.append(f"| `{repo}` | `{commit[:12]}` | {len(mine)} | {per or '-'} |")
+        noise = ", ".join(p.name for p in corpus.noise) or "none"
+        excl = ", ".join(f"{w} {n}" for w, n in sorted(corpus.excluded.items())) or "none"
+        counts = corpus.counts()
+        per_word = "\n".join(f"| {w} | {c['train']} | {c['validation']} | {c['test_excluded']} |"
+                             for w, c in counts.items())
+        sources = f"""
+## Real recordings (Speech Commands, CC BY 4.0)
+
+Clips of the Speech Commands dataset (Warden, 2018; <https://arxiv.org/abs/1804.03209>;
+licence CC BY 4.0) as published in these public repositories; the audio is not part of this
+repository. Clips used (train + validation split), per repository and word:
+
+| repository | commit | clips | per word |
+|---|---|---:|---|
+{chr(10).join(rows)}
+
+Background noise recordings: {noise} (the first 80 % of each file for training,
+the last 20 % for validation silence). {corpus.duplicates} clips found in more than one
+repository were used once. sha256 of the sorted `word/file` list of the
+{len(corpus.clips)} clips used: `{corpus.file_list_sha256()}`.
+
+Splits follow the dataset's own rule (SHA-1 of the speaker part of the file name, 10 %
+validation, 10 % test): every clip of a test-split speaker is left out of everything (not
+trained on, not used for tuning or thresholds): {excl}.
+
+| word | train | validation | test (excluded) |
+|---|---:|---:|---:|
+{per_word}
+"""
+    tc = res.train_counts
+    comp = "\n".join(f"| {lab} | {tc[lab]['real']} | {tc[lab]['synthetic']} |" for lab in LABELS)
+    acc = "No real recordings were given: accuracy on synthetic speakers only.\n"
+    if res.real is not None:
+        ev = res.real
+        g = _groups(res)
+        rows = "\n".join(
+            f"| {lab} | {ev.counts[lab]} | {100 * ev.float_per_class.get(lab, float('nan')):.1f} %"
+            f" | {100 * ev.int8_per_class.get(lab, float('nan')):.1f} % |"
+            for lab in LABELS if ev.counts[lab])
+        grp = "\n".join(
+            f"| {name} ({', '.join(words)}) | {sum(ev.counts[w] for w in words)} | "
+            f"{100 * _group_acc(ev, ev.float_per_class, words):.1f} % | "
+            f"{100 * _group_acc(ev, ev.int8_per_class, words):.1f} % |"
+            for name, words in (("keywords with many real training clips", g["rich"]),
+                                ("keywords with few real training clips", g["scarce"]),
+                                ("silence and unknown", (SILENCE, UNKNOWN))) if words)
+        acc = f"""Real validation split: recordings of speakers the model never heard
+(validation-split speakers by the dataset's rule), plus silence cut from the held-out part
+of the background recordings. Float: the Keras model on float features of the C front
+end. INT8: the `.tflite` on the tflite-micro interpreter, fed with the int8 features the
+device computes.
+
+| | clips | float | INT8 (tflite-micro) |
+|---|---:|---:|---:|
+| **all** | {sum(ev.counts.values())} | {100 * ev.float_overall:.2f} % | \
+{100 * ev.int8_overall:.2f} % |
+{grp}
+
+| label | clips | float | INT8 |
+|---|---:|---:|---:|
+{rows}
+"""
+    synth_line = ""
+    if res.synth_int8 is not None and res.synth_float is not None:
+        synth_line = (f"\nUnseen synthetic speakers (the synthetic test split): float "
+                      f"{100 * res.synth_float:.2f} %, INT8 {100 * res.synth_int8:.2f} %.\n")
+    data = (f"synthetic set: {synth.per_class} clips per label (80 % train), seed "
+            f"{synth.seed}, espeak-ng speakers split by speaker; {100 * synth.extra_fraction:.0f} %"
+            f" of the training clips spoken by flite/festival voices" if synth else
+            "no synthetic set")
+    a = mix.augment
+    return f"""# DS-CNN keyword spotter (INT8)
+
+`dscnn_int8.tflite`: MLPerf Tiny DS-CNN (Conv 64 10x4/2, 4 x [DW 3x3 + Conv 1x1 64], average
+pool, Dense 12, softmax), {res.params:,} parameters, full-INT8 (int8 input and output),
+{res.size_bytes:,} bytes.
+
+- sha256: `{res.sha256}`
+- labels: `labels.txt` ({len(LABELS)} lines, output index order)
+- front end: `frontend.json` (49 x 10 MFCC, per-coefficient normalisation folded into the
+  front end; `firmware/frontend/td_frontend_config.h` is rendered from it)
+- input quantization: scale {res.input_quant.scale:.8g}, zero point {res.input_quant.zero_point}
+
+## How it was made
+
+```
+{command}
+```
+
+Data: {data}. Real clips: each training clip of a keyword with at least
+{mix.scarce_target} clips {mix.real_copies} times, rarer keywords repeated up to about
+{mix.scarce_target} clips (first copy unaugmented, the rest freshly augmented); at most
+{mix.unknown_real_max} real "unknown" clips; {mix.silence_real} silence clips from the
+background recordings.
+
+Augmentation (`tinydeploy/kws/augment.py`): speed/pitch x{a.speed[0]}-{a.speed[1]}
+(p {a.p_speed}), time shift +-{a.shift_ms} ms, simulated room RT60 {a.rt60_s[0]}-{a.rt60_s[1]}
+s (p {a.p_reverb}), noise at {a.snr_db[0]:.0f}-{a.snr_db[1]:.0f} dB SNR (p {a.p_noise}; real
+recordings {100 * a.p_real_noise:.0f} % of the time, else procedural), gain
+{a.gain_db[0]:.0f}..{a.gain_db[1]:.0f} dB, SpecAugment (p {a.p_specaug}: {a.time_masks} time
+masks <= {a.time_mask_frames} frames, {a.freq_masks} channel mask <= {a.freq_mask_channels}).
+Features are computed once by the C front end and cached on disk as float16, then streamed
+in batches.
+
+Training: {tcfg.epochs} epochs, batch {tcfg.batch}, Adam with cosine decay from
+{tcfg.learning_rate}, BatchNormalization momentum {tcfg.bn_momentum}, dropout 0.1 before the
+classifier, seed {tcfg.seed}, deterministic TensorFlow ops ({tcfg.threads} threads).
+Quantization: `tinydeploy.quantize.quantize_model` with {tcfg.calibration_samples} training
+clips as representative data.
+
+Training set (clips per label, augmented copies included):
+
+| label | real | synthetic |
+|---|---:|---:|
+{comp}
+{sources}
+## Accuracy
+
+{acc}{synth_line}
 Timing on 2 shared cores: features {res.seconds.get('features', 0):.0f} s, training
 {res.seconds.get('train', 0):.0f} s, quantization {res.seconds.get('quantize', 0):.0f} s,
 evaluation {res.seconds.get('evaluate', 0):.0f} s.

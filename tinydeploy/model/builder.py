@@ -58,6 +58,23 @@ OPTIONS_TYPE: dict[str, str] = {
     "QUANTIZE": "QuantizeOptions",
     "DEQUANTIZE": "DequantizeOptions",
     "HARD_SWISH": "HardSwishOptions",
+    "REDUCE_MAX": "ReducerOptions",
+    "L2_NORMALIZATION": "L2NormOptions",
+    "RESIZE_BILINEAR": "ResizeBilinearOptions",
+    "RESIZE_NEAREST_NEIGHBOR": "ResizeNearestNeighborOptions",
+    "SPACE_TO_DEPTH": "SpaceToDepthOptions",
+    "DEPTH_TO_SPACE": "DepthToSpaceOptions",
+    "SPLIT": "SplitOptions",
+    "SPLIT_V": "SplitVOptions",
+    "PACK": "PackOptions",
+    "TRANSPOSE_CONV": "TransposeConvOptions",
+    "BATCH_MATMUL": "BatchMatMulOptions",
+    "TRANSPOSE": "TransposeOptions",
+    "MAXIMUM": "MaximumMinimumOptions",
+    "MINIMUM": "MaximumMinimumOptions",
+    "SQUARED_DIFFERENCE": "SquaredDifferenceOptions",
+    "LOG_SOFTMAX": "LogSoftmaxOptions",
+    "ABS": "AbsOptions",
 }
 
 # IR field name -> schema object-API field name, where the camelCase rule is not enough

@@ -263,6 +263,50 @@ class SequenceLSTMOptions:
 
 
 @dataclass(frozen=True)
+class SplitOptions:
+    """SPLIT and SPLIT_V."""
+
+    num_splits: int = 0
+
+
+@dataclass(frozen=True)
+class PackOptions:
+    values_count: int = 0
+    axis: int = 0
+
+
+@dataclass(frozen=True)
+class TransposeConvOptions:
+    padding: Padding = Padding.SAME
+    stride_w: int = 1
+    stride_h: int = 1
+    activation: Activation = Activation.NONE
+    quantized_bias_type: int = 0
+
+
+@dataclass(frozen=True)
+class BatchMatMulOptions:
+    adj_x: bool = False
+    adj_y: bool = False
+    asymmetric_quantize_inputs: bool = False
+
+
+@dataclass(frozen=True)
+class ResizeOptions:
+    """RESIZE_BILINEAR and RESIZE_NEAREST_NEIGHBOR."""
+
+    align_corners: bool = False
+    half_pixel_centers: bool = False
+
+
+@dataclass(frozen=True)
+class BlockSizeOptions:
+    """DEPTH_TO_SPACE and SPACE_TO_DEPTH."""
+
+    block_size: int = 0
+
+
+@dataclass(frozen=True)
 class SubgraphOptions:
     """Options of ops that call other subgraphs (IF, WHILE, CALL_ONCE): subgraph indices."""
 
@@ -273,7 +317,8 @@ Options = (
     Conv2DOptions | DepthwiseConv2DOptions | FullyConnectedOptions | Pool2DOptions
     | SoftmaxOptions | ReshapeOptions | SqueezeOptions | ActivationOptions
     | ConcatenationOptions | StridedSliceOptions | ReducerOptions | LeakyReluOptions
-    | SVDFOptions | SequenceLSTMOptions | SubgraphOptions | None
+    | SVDFOptions | SequenceLSTMOptions | SubgraphOptions | SplitOptions | PackOptions
+    | TransposeConvOptions | BatchMatMulOptions | ResizeOptions | BlockSizeOptions | None
 )
 
 

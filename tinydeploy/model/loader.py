@@ -39,6 +39,16 @@ _OPT_SQUEEZE = 30
 _OPT_STRIDED_SLICE = 32
 _OPT_SEQUENCE_LSTM = 71
 _OPT_LEAKY_RELU = 75
+_OPT_L2NORM = 12
+_OPT_RESIZE_BILINEAR = 15
+_OPT_SPACE_TO_DEPTH = 19
+_OPT_SPLIT = 35
+_OPT_TRANSPOSE_CONV = 49
+_OPT_PACK = 59
+_OPT_RESIZE_NEAREST = 74
+_OPT_SPLIT_V = 79
+_OPT_DEPTH_TO_SPACE = 94
+_OPT_BATCH_MATMUL = 101
 _OPT_IF = 92
 _OPT_WHILE = 93
 _OPT_CALL_ONCE = 103
@@ -109,6 +119,23 @@ def _parse_options(kind: int, t: Table | None, where: str) -> ir.Options:
         return ir.SequenceLSTMOptions(_act(s(0, "b"), where), float(s(1, "f", 0.0)),
                                       float(s(2, "f", 0.0)), bool(s(3, "?")), bool(s(4, "?")),
                                       bool(s(5, "?")))
+    if kind == _OPT_L2NORM:
+        return ir.ActivationOptions(_act(s(0, "b"), where))
+    if kind == _OPT_RESIZE_BILINEAR:
+        return ir.ResizeOptions(bool(s(2, "?")), bool(s(3, "?")))
+    if kind == _OPT_RESIZE_NEAREST:
+        return ir.ResizeOptions(bool(s(0, "?")), bool(s(1, "?")))
+    if kind in (_OPT_SPACE_TO_DEPTH, _OPT_DEPTH_TO_SPACE):
+        return ir.BlockSizeOptions(int(s(0, "i")))
+    if kind in (_OPT_SPLIT, _OPT_SPLIT_V):
+        return ir.SplitOptions(int(s(0, "i")))
+    if kind == _OPT_PACK:
+        return ir.PackOptions(int(s(0, "i")), int(s(1, "i")))
+    if kind == _OPT_TRANSPOSE_CONV:
+        return ir.TransposeConvOptions(_padding(s(0, "b"), where), int(s(1, "i")),
+                                       int(s(2, "i")), _act(s(3, "b"), where), int(s(4, "b")))
+    if kind == _OPT_BATCH_MATMUL:
+        return ir.BatchMatMulOptions(bool(s(0, "?")), bool(s(1, "?")), bool(s(2, "?")))
     if kind == _OPT_IF or kind == _OPT_WHILE:
         return ir.SubgraphOptions((int(s(0, "i")), int(s(1, "i"))))
     if kind == _OPT_CALL_ONCE:
@@ -126,6 +153,11 @@ _OPTION_KIND_FOR_OP = {
     "MEAN": _OPT_REDUCER, "SUM": _OPT_REDUCER, "REDUCE_MAX": _OPT_REDUCER,
     "LEAKY_RELU": _OPT_LEAKY_RELU, "SVDF": _OPT_SVDF,
     "UNIDIRECTIONAL_SEQUENCE_LSTM": _OPT_SEQUENCE_LSTM,
+    "L2_NORMALIZATION": _OPT_L2NORM, "RESIZE_BILINEAR": _OPT_RESIZE_BILINEAR,
+    "RESIZE_NEAREST_NEIGHBOR": _OPT_RESIZE_NEAREST, "SPACE_TO_DEPTH": _OPT_SPACE_TO_DEPTH,
+    "DEPTH_TO_SPACE": _OPT_DEPTH_TO_SPACE, "SPLIT": _OPT_SPLIT, "SPLIT_V": _OPT_SPLIT_V,
+    "PACK": _OPT_PACK, "TRANSPOSE_CONV": _OPT_TRANSPOSE_CONV, "BATCH_MATMUL": _OPT_BATCH_MATMUL,
+    "REDUCE_MIN": _OPT_REDUCER,
 }
 
 

@@ -10,20 +10,23 @@ Invariants of every `ArenaPlan` returned by `plan_arena` (checked by `verify_pla
 returns, so a planner bug is an exception and never a corrupt firmware):
 
 * two buffers live at a common step occupy disjoint byte ranges, except a declared in-place
-  pair, which sits at the *same* offset (the elementwise kernel writes each output element
-  after reading the input element at the same index, so only an exact overlap is safe);
+  pair, whose offsets differ by exactly the declared ``inplace_shift`` (0 for elementwise
+  kernels, which write each output element after reading the input element at the same
+  index; a lead or a trail of k bytes for kernels whose declared access order tolerates it,
+  see `tinydeploy.kernels.access`);
 * every offset is a multiple of its buffer's alignment;
 * ``arena_bytes >= lower_bound_bytes``, the largest sum of aligned sizes of buffers live at
-  any one step (an in-place pair counted once, as the larger of the two);
+  any one step (an in-place pair counted once, as the span the two cover together);
 * the same buffers give the same plan on every run and every machine: orders are total
   (ties broken by name) and the exhaustive search is limited by a node count, not by time
   (a wall-clock limit exists only as a safety net; like the node limit, it marks the
   search's `Trial` incomplete).
 
 In-place: a buffer ``Y`` with ``inplace_of="X"`` is written by the op that reads ``X`` for the
-last time (``X.last == Y.first``). The planner places ``Y`` at ``X``'s offset; such chains
-(``X -> Y -> Z``) are planned as one unit whose footprint at each step is the largest member
-live at that step.
+last time (``X.last == Y.first``). The planner places ``Y`` at ``X``'s offset plus
+``Y.inplace_shift``; such chains (``X -> Y -> Z``) are planned as one rigid unit whose
+footprint at each step is the byte range its members live at that step cover (from the
+lowest start to the highest end).
 """
 
 from __future__ import annotations
@@ -54,8 +57,10 @@ def align_up(value: int, align: int) -> int:
 class Buffer:
     """A block of arena memory needed from op step ``first`` to ``last`` (inclusive).
 
-    ``inplace_of`` names a buffer this one may be placed over (declared by an elementwise
-    kernel); it requires ``that.last == self.first``.
+    ``inplace_of`` names a buffer this one is placed over, ``inplace_shift`` bytes after its
+    start (negative: before); it requires ``that.last == self.first`` and a shift that both
+    buffers' alignments divide. Whether the overlap is safe is the kernel's business (its
+    declared access order, checked by `tinydeploy.plan.lifetimes.verify_inplace`).
     """
 
     name: str
@@ -64,6 +69,7 @@ class Buffer:
     last: int
     align: int = DEFAULT_ALIGN
     inplace_of: str | None = None
+    inplace_shift: int = 0
 
     @property
     def padded_size(self) -> int:
@@ -127,16 +133,27 @@ class ArenaPlan:
 class _Unit:
     name: str
     members: tuple[Buffer, ...]
+    rel: tuple[int, ...]  # each member's offset from the unit's offset (all >= 0)
     first: int
     last: int
-    profile: tuple[int, ...]  # footprint (padded bytes) at steps first..last
+    lo: tuple[int, ...]  # at steps first..last: the lowest byte live, from the unit's offset
+    hi: tuple[int, ...]  # ... and one past the highest
     align: int
-    size: int  # the largest footprint
+    size: int  # the highest end
+
+    @property
+    def profile(self) -> tuple[int, ...]:
+        """The footprint (bytes covered) at steps first..last."""
+        return tuple(h - lo for lo, h in zip(self.lo, self.hi, strict=True))
 
     def at(self, step: int) -> int:
         if self.first <= step <= self.last:
-            return self.profile[step - self.first]
+            return self.hi[step - self.first] - self.lo[step - self.first]
         return 0
+
+    def span(self, step: int) -> tuple[int, int]:
+        k = step - self.first
+        return self.lo[k], self.hi[k]
 
 
 def _check_buffers(buffers: Sequence[Buffer]) -> dict[str, Buffer]:
@@ -162,6 +179,10 @@ def _check_buffers(buffers: Sequence[Buffer]) -> dict[str, Buffer]:
             raise ValueError(f"arena buffer '{b.name}' (steps {b.first}..{b.last}) cannot be "
                              f"in-place over '{src.name}' (steps {src.first}..{src.last}): "
                              f"the source must die at the step the buffer is written")
+        if b.inplace_shift % b.align or b.inplace_shift % src.align:
+            raise ValueError(f"arena buffer '{b.name}': in-place shift {b.inplace_shift} over "
+                             f"'{src.name}' is not a multiple of the alignments {b.align} and "
+                             f"{src.align}")
         if src.name in sources:
             raise ValueError(f"arena buffers '{sources[src.name]}' and '{b.name}' are both "
                              f"in-place over '{src.name}'")
@@ -186,15 +207,23 @@ def _units(buffers: Sequence[Buffer]) -> list[_Unit]:
         if b.inplace_of is not None:
             continue  # placed with its root
         members = [b]
+        rel = [0]
         while members[-1].name in child:
             members.append(by_name[child[members[-1].name]])
+            rel.append(rel[-1] + members[-1].inplace_shift)
+        base = min(rel)
+        rel = [r - base for r in rel]
         first = min(m.first for m in members)
         last = max(m.last for m in members)
-        profile = tuple(max((m.padded_size for m in members if m.live_at(t)), default=0)
-                        for t in range(first, last + 1))
+        lo, hi = [], []
+        for t in range(first, last + 1):
+            live = [(r, r + m.padded_size) for m, r in zip(members, rel, strict=True)
+                    if m.live_at(t) and m.padded_size > 0]
+            lo.append(min((a for a, _ in live), default=0))
+            hi.append(max((z for _, z in live), default=0))
         align = math.lcm(*(m.align for m in members))
-        units.append(_Unit(b.name, tuple(members), first, last, profile, align,
-                           max(profile)))
+        units.append(_Unit(b.name, tuple(members), tuple(rel), first, last, tuple(lo),
+                           tuple(hi), align, max(hi)))
     return units
 
 
@@ -222,13 +251,14 @@ def lower_bound(buffers: Sequence[Buffer]) -> int:
 
 
 class _Conflicts:
-    """For every pair of units live at a common step, the footprint pairs (a, b) that occur,
-    so that the test 'can u sit at o given v at ov' is: for each pair, o + a <= ov or
-    ov + b <= o."""
+    """For every pair of units live at a common step, the footprint pairs
+    (lo_u, hi_u, lo_v, hi_v) that occur, so that the test 'can u sit at o given v at ov' is:
+    for each, o + hi_u <= ov + lo_v or ov + hi_v <= o + lo_u."""
 
     def __init__(self, units: Sequence[_Unit]) -> None:
         n = len(units)
-        self.pairs: list[dict[int, tuple[tuple[int, int], ...]]] = [{} for _ in range(n)]
+        self.pairs: list[dict[int, tuple[tuple[int, int, int, int], ...]]] = [
+            {} for _ in range(n)]
         order = sorted(range(n), key=lambda i: units[i].first)
         for x, i in enumerate(order):
             ui = units[i]
@@ -237,12 +267,12 @@ class _Conflicts:
                 if uj.first > ui.last:
                     break
                 lo, hi = max(ui.first, uj.first), min(ui.last, uj.last)
-                fp = sorted({(ui.at(t), uj.at(t)) for t in range(lo, hi + 1)
+                fp = sorted({(*ui.span(t), *uj.span(t)) for t in range(lo, hi + 1)
                              if ui.at(t) > 0 and uj.at(t) > 0})
                 if not fp:
                     continue
                 self.pairs[i][j] = tuple(fp)
-                self.pairs[j][i] = tuple((b, a) for a, b in fp)
+                self.pairs[j][i] = tuple((c, d, a, b) for a, b, c, d in fp)
         self.count = [len(p) for p in self.pairs]
 
 
@@ -253,8 +283,8 @@ def _first_fit(u: int, unit: _Unit, offsets: dict[int, int], conf: _Conflicts) -
         ov = offsets.get(v)
         if ov is None:
             continue
-        for a, b in fps:
-            forbidden.append((ov - a, ov + b))
+        for lo_u, hi_u, lo_v, hi_v in fps:
+            forbidden.append((ov + lo_v - hi_u, ov + hi_v - lo_u))
     forbidden.sort()
     o = 0
     moved = True
@@ -355,18 +385,19 @@ class _Search:
         for i, o in ff.items():
             u = units[i]
             for t in range(u.first, u.last + 1):
-                f = u.profile[t - u.first]
-                if f:
-                    need[t] = need.get(t, 0) + f
-                    if o < floor.get(t, 1 << 62):
-                        floor[t] = o
+                lo, hi = u.span(t)
+                if hi > lo:
+                    need[t] = need.get(t, 0) + hi - lo
+                    if o + lo < floor.get(t, 1 << 62):
+                        floor[t] = o + lo
         bound = 0
         for t, m in floor.items():
             total = m + need[t]
             for p in self.by_step[t]:
                 op = offsets.get(p)
                 if op is not None:
-                    total += max(0, op + units[p].at(t) - max(op, m))
+                    lo, hi = units[p].span(t)
+                    total += max(0, op + hi - max(op + lo, m))
             if total > bound:
                 bound = total
         return bound
@@ -463,8 +494,8 @@ def plan_arena(buffers: Sequence[Buffer], capacity: int | None = None,
     name, offsets = results[best_i]
     placements = []
     for i, u in enumerate(units):
-        for m in u.members:
-            placements.append(Placement(m.name, offsets[i], m.size, m.first, m.last))
+        for m, r in zip(u.members, u.rel, strict=True):
+            placements.append(Placement(m.name, offsets[i] + r, m.size, m.first, m.last))
     placements.sort(key=lambda p: (p.offset, p.first, p.name))
     plan = ArenaPlan(name, _top(units, offsets), lb, tuple(placements), algorithm,
                      tuple(trials))
@@ -497,8 +528,9 @@ def verify_plan(buffers: Sequence[Buffer], plan: ArenaPlan) -> None:
     """Check a plan's invariants against its buffers; raise AssertionError on a violation.
 
     This is the planner's proof obligation: every buffer placed once, offsets aligned, no two
-    buffers live at a common step sharing a byte unless they belong to one in-place chain and
-    sit at the same offset, everything inside ``arena_bytes``, which is >= the bound.
+    buffers live at a common step sharing a byte unless one is declared in-place over the
+    other and their offsets differ by exactly its shift, everything inside ``arena_bytes``,
+    which is >= the bound.
     """
     by_name = {b.name: b for b in buffers}
     placed = {p.name: p for p in plan.placements}
@@ -513,12 +545,12 @@ def verify_plan(buffers: Sequence[Buffer], plan: ArenaPlan) -> None:
             raise AssertionError(f"buffer '{name}' ends past the arena")
     if plan.arena_bytes < plan.lower_bound_bytes:
         raise AssertionError("arena smaller than its lower bound")
-    roots = {}
     for b in buffers:
-        cur = b
-        while cur.inplace_of is not None and cur.inplace_of in by_name:
-            cur = by_name[cur.inplace_of]
-        roots[b.name] = cur.name
+        if b.inplace_of is not None and (placed[b.name].offset - placed[b.inplace_of].offset
+                                         != b.inplace_shift):
+            raise AssertionError(f"buffer '{b.name}' is declared {b.inplace_shift} bytes from "
+                                 f"'{b.inplace_of}' but placed "
+                                 f"{placed[b.name].offset - placed[b.inplace_of].offset} away")
     ordered = sorted(buffers, key=lambda b: (b.first, b.name))
     for x, a in enumerate(ordered):
         pa = placed[a.name]
@@ -530,7 +562,7 @@ def verify_plan(buffers: Sequence[Buffer], plan: ArenaPlan) -> None:
                 continue
             if a.size == 0 or b.size == 0:
                 continue
-            if roots[a.name] == roots[b.name] and pa.offset == pb.offset:
-                continue
+            if a.inplace_of == b.name or b.inplace_of == a.name:
+                continue  # offsets checked against the declared shift above
             raise AssertionError(f"buffers '{a.name}' and '{b.name}' are live together and "
                                  f"overlap at offsets {pa.offset} and {pb.offset}")

@@ -13,7 +13,13 @@ Op steps are operator indices (the file's execution order). Rules, all inclusive
 * output 0 of an in-place variant (``variant.inplace``) is declared in-place over input 0 when
   that is safe: input 0 dies at this op, is not a graph input or output (the application owns
   those bytes around the call), is not variable and has exactly the output's size and element
-  size (so element i of the output lands where element i of the input was read).
+  size (so element i of the output lands where element i of the input was read);
+* output 0 of a variant with a declared access order (``variant.access``: depthwise and
+  pointwise convolution) may overlap input 0 partially under the same conditions on input 0:
+  the output leads or trails the input by the shift the order tolerates
+  (`tinydeploy.kernels.access.tolerated_shifts`, on the alignment grid), chosen to keep the
+  chain of overlapping buffers short; `verify_inplace` re-proves every placed overlap from the
+  access order before a plan is returned.
 
 Buffer names: tensor i's buffer is ``"t<i>"`` (an alias uses its source's), op k's scratch is
 ``"scratch<k>"``.
@@ -26,7 +32,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from tinydeploy.errors import BudgetError
-from tinydeploy.model.ir import Graph
+from tinydeploy.kernels.access import overlap_violation, tolerated_shifts
+from tinydeploy.model.ir import DType, Graph, Tensor
 from tinydeploy.plan.arena import (
     DEFAULT_ALIGN,
     DEFAULT_TIME_LIMIT_S,
@@ -114,27 +121,48 @@ def graph_buffers(graph: Graph, selection: Any, align: int = DEFAULT_ALIGN) -> G
         if t.is_variable and not t.is_constant:
             first[t.index], last[t.index] = 0, end
 
-    # In-place declarations.
-    inplace: dict[int, int] = {}
+    # In-place declarations: dst -> (src, shift of dst's offset from src's).
+    inplace: dict[int, tuple[int, int]] = {}
+    chain_root: dict[int, int] = {}            # tensor -> the first tensor of its chain
+    rel: dict[int, int] = {}                   # tensor -> its offset from its chain's root
+    extent: dict[int, tuple[int, int]] = {}    # chain root -> (lowest start, highest end)
     protected = {resolve(i) for i in inputs | outputs}
+    sources = set()
+
+    def padded(i: int) -> int:
+        return -(-tensors[i].nbytes // align) * align
+
     for k, op in enumerate(ops):
         v = choices[k].variant
-        if not v.inplace or v.alias or not op.inputs or not op.outputs:
+        if not (v.inplace or v.access is not None) or v.alias or not op.inputs or not op.outputs:
             continue
         src, dst = op.inputs[0], op.outputs[0]
         if not (in_arena(src) and in_arena(dst)) or dst in root:
             continue
         src = resolve(src)
         s, d = tensors[src], tensors[dst]
-        if (src in protected or src in inplace.values() or s.is_variable or d.is_variable
-                or last.get(src) != k or first.get(dst) != k or s.nbytes != d.nbytes
-                or s.dtype.itemsize != d.dtype.itemsize):
+        others = [resolve(i) for i in op.inputs[1:] if in_arena(i)]
+        if (src in protected or src in sources or s.is_variable or d.is_variable
+                or last.get(src) != k or first.get(dst) != k or src in others
+                or len([i for i in op.outputs if i >= 0]) != 1):
             continue
-        inplace[dst] = src
+        shift = _inplace_shift(v, choices[k].call, s, d, align, rel.get(src, 0),
+                               extent.get(chain_root.get(src, src), (0, padded(src))))
+        if shift is None:
+            continue
+        inplace[dst] = (src, shift)
+        sources.add(src)
+        r0 = chain_root.setdefault(src, src)
+        chain_root[dst] = r0
+        rel.setdefault(src, 0)
+        rel[dst] = rel[src] + shift
+        lo, hi = extent.get(r0, (0, padded(src)))
+        extent[r0] = (min(lo, rel[dst]), max(hi, rel[dst] + padded(dst)))
 
     buffers = [
         Buffer(tensor_buffer_name(i), tensors[i].nbytes, first[i], last[i], align,
-               tensor_buffer_name(inplace[i]) if i in inplace else None)
+               tensor_buffer_name(inplace[i][0]) if i in inplace else None,
+               inplace[i][1] if i in inplace else 0)
         for i in sorted(first)
     ]
     for k, c in enumerate(choices):
@@ -147,6 +175,79 @@ def graph_buffers(graph: Graph, selection: Any, align: int = DEFAULT_ALIGN) -> G
         if r in first:
             mapping.append((t.index, tensor_buffer_name(r)))
     return GraphBuffers(tuple(buffers), tuple(mapping), n)
+
+
+def _inplace_shift(variant: Any, call: Any, src: Tensor, dst: Tensor, align: int,
+                   src_rel: int, chain: tuple[int, int]) -> int | None:
+    """The offset of ``dst`` from ``src`` for an in-place op, or None to keep them apart.
+
+    Elementwise variants (``inplace``) need the same offset, same size and element size.
+    Variants with a declared access order tolerate a lead and a trail (`tolerated_shifts`,
+    on the alignment grid); of the two, the one that grows the in-place chain's extent
+    (``chain`` = its lowest start and highest end, ``src_rel`` = src's offset in it) the
+    least wins (ties: the smaller overlap loss, then the lead). An overlap that saves nothing
+    over two separate buffers is not taken."""
+    if variant.access is None:
+        if src.nbytes != dst.nbytes or src.dtype.itemsize != dst.dtype.itemsize:
+            return None
+        return 0
+    if call is None or src.dtype != DType.INT8 or dst.dtype != DType.INT8:
+        return None
+    order = variant.access(call)
+    if order.in_bytes != src.nbytes or order.out_bytes != dst.nbytes:
+        raise ValueError(f"{variant.symbol}: access order covers {order.in_bytes} -> "
+                         f"{order.out_bytes} bytes, tensors '{src.name}' -> '{dst.name}' "
+                         f"have {src.nbytes} -> {dst.nbytes}")
+    lead, trail = tolerated_shifts(order, align)
+    ps = -(-src.nbytes // align) * align
+    pd = -(-dst.nbytes // align) * align
+    best: tuple[tuple[int, int, int], int] | None = None
+    for rank, shift in enumerate((lead, trail)):
+        together = max(ps, shift + pd) - min(0, shift)
+        if together >= ps + pd:
+            continue
+        lo, hi = chain
+        grown = max(hi, src_rel + shift + pd) - min(lo, src_rel + shift) - (hi - lo)
+        key = (grown, together, rank)
+        if best is None or key < best[0]:
+            best = (key, shift)
+    return None if best is None else best[1]
+
+
+def verify_inplace(graph: Graph, selection: Any, gplan: GraphPlan) -> None:
+    """The per-op proof of every partial overlap in ``gplan``: for each op whose output 0
+    shares bytes with its input 0 at the placed offsets, the variant's declared access order
+    shows no input byte is overwritten before its last read. Raises AssertionError naming
+    the op, the bytes and the steps otherwise (an elementwise same-offset pair needs the same
+    size and element size)."""
+    choices = _choices(selection, len(graph.operators))
+    for k, op in enumerate(graph.operators):
+        v = choices[k].variant
+        if v.alias or not op.inputs or not op.outputs or op.inputs[0] < 0 or op.outputs[0] < 0:
+            continue
+        bi, bo = gplan.buffer_of(op.inputs[0]), gplan.buffer_of(op.outputs[0])
+        if bi is None or bo is None or bi == bo:
+            continue
+        pi, po = gplan.plan.placement(bi), gplan.plan.placement(bo)
+        if pi.offset + pi.size <= po.offset or po.offset + po.size <= pi.offset:
+            continue
+        if pi.size == 0 or po.size == 0:
+            continue
+        shift = po.offset - pi.offset
+        src, dst = graph.tensor(op.inputs[0]), graph.tensor(op.outputs[0])
+        where = f"op {k} ({op.type_name}, {v.symbol})"
+        if v.access is None:
+            if not (v.inplace and shift == 0 and src.nbytes == dst.nbytes
+                    and src.dtype.itemsize == dst.dtype.itemsize):
+                raise AssertionError(f"{where}: output overlaps input at shift {shift} "
+                                     f"without a declared access order")
+            continue
+        bad = overlap_violation(v.access(choices[k].call), shift)
+        if bad is not None:
+            raise AssertionError(
+                f"{where}: output byte {bad.out_byte} (written at step {bad.write_step}) "
+                f"overwrites input byte {bad.in_byte} before its last read at step "
+                f"{bad.last_read} (output {shift:+d} bytes from the input)")
 
 
 def buffers_from_graph(graph: Graph, selection: Any, align: int = DEFAULT_ALIGN
@@ -217,4 +318,6 @@ def plan_graph(graph: Graph, selection: Any, board: Any = None, algorithm: str =
                           time_limit_s=time_limit_s)
     except BudgetError as e:
         raise BudgetError(f"board '{board.id}': {e.message}", hint=e.hint) from None
-    return GraphPlan(plan, gb.buffers, gb.tensor_buffers, gb.num_ops)
+    gplan = GraphPlan(plan, gb.buffers, gb.tensor_buffers, gb.num_ops)
+    verify_inplace(graph, selection, gplan)
+    return gplan

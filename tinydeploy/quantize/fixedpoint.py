@@ -305,3 +305,34 @@ def calculate_input_radius(input_integer_bits: int, input_left_shift: int,
                           * (1 << (total_signed_bits - input_integer_bits))
                           / (1 << input_left_shift))
     return int(math.floor(max_input_rescaled))
+
+
+def get_inv_sqrt_quantized_multiplier_exp(x: int, reverse_shift: int) -> tuple[int, int]:
+    """TFLite ``GetInvSqrtQuantizedMultiplierExp``: 1/sqrt(x) as (Q31 multiplier, shift),
+    by five Newton-Raphson steps in gemmlowp Q3.28 fixed point. ``reverse_shift`` is -1
+    (``kReverseShift``) for a left-positive shift. x <= 1 gives (INT32_MAX, 0), as TFLite."""
+    if x < 0:
+        raise ValueError(f"inverse square root of negative {x}")
+    if x <= 1:
+        return INT32_MAX, 0
+    shift = 11
+    while x >= (1 << 29):
+        x //= 4
+        shift += 1
+    max_left_shift_bits = count_leading_zeros32(x) - 1
+    pairs = max_left_shift_bits // 2 - 1
+    shift -= pairs
+    x <<= 2 * pairs
+    half_input = saturating_rounding_multiply_by_pot(x >> 1, -1)
+    half_three = (1 << 28) + (1 << 27)
+    srdhm = saturating_rounding_doubling_high_mul
+    v = 1 << 28                                  # F3 one
+    for _ in range(5):
+        x3 = saturating_rounding_multiply_by_pot(srdhm(srdhm(v, v), v), 6)   # F9 -> F3
+        v = saturating_rounding_multiply_by_pot(
+            _wrap32(srdhm(half_three, v) - srdhm(half_input, x3)), 3)        # F6 -> F3
+    v = srdhm(v, 1518500250)                     # * sqrt(2)/2 in Q0.31
+    if shift < 0:
+        v = _wrap32(v << -shift)
+        shift = 0
+    return v, shift * reverse_shift

@@ -1,0 +1,105 @@
+"""In-place execution, checked on the real C kernels (host harness, sanitizers).
+
+Each variant that declares an access order (`tinydeploy.kernels.access`) is run with its
+output overlapping its input at the tightest lead and trail its order tolerates (on a 1-byte
+grid, so no alignment slack hides an error) and at the planner's 16-byte grid; every result
+must equal the tflite-micro oracle byte for byte. One unsafe shift (16 bytes less lead than
+declared) must change the result, which shows the check can fail. Inputs are random.
+
+The MVE variants declare orders too but run only on the Cortex-M55; their overlaps are
+covered by the target tier's DS-CNN validation on mps3-an547 (the plan overlaps every
+depthwise and pointwise layer).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+from test_dsp_host import DSP_BOARD, Spec, arm_headers_digest, build_model, host_selection
+
+from tinydeploy.kernels.access import overlap_violation, tolerated_shifts
+from tinydeploy.kernels.harness import cache_dir, run_overlapped
+from tinydeploy.kernels.registry import select_kernels
+from tinydeploy.model.ir import Activation, Padding
+from tinydeploy.model.loader import load_tflite
+from tinydeploy.oracle import run_oracle
+
+SPECS: tuple[Spec, ...] = (
+    Spec("dw_dscnn", "dw", (1, 25, 5, 64), 64, k=(3, 3), zp=(-128, 0), act=Activation.RELU,
+         seed=1),
+    Spec("dw_c5_stride2", "dw", (1, 7, 6, 5), 5, k=(3, 3), stride=(2, 2), zp=(3, -4), seed=2),
+    Spec("dw_c7_valid_dil", "dw", (2, 8, 7, 7), 7, k=(3, 3), dilation=(2, 1),
+         padding=Padding.VALID, zp=(127, 0), seed=3),
+    Spec("pw_dscnn", "conv", (1, 25, 5, 64), 64, zp=(-2, 5), seed=4),
+    Spec("pw_grow", "conv", (1, 5, 3, 6), 13, zp=(17, -9), seed=5),
+    Spec("pw_shrink_odd", "conv", (1, 3, 5, 13), 6, zp=(-128, 127), seed=6),
+    Spec("pw_stride2", "conv", (1, 7, 6, 9), 4, stride=(2, 2), zp=(3, 0), seed=7),
+)
+REF_ONLY: tuple[Spec, ...] = (
+    Spec("dw_5x5_mult2", "dw", (1, 6, 6, 3), 6, k=(5, 5), zp=(-7, 2), seed=8),
+    Spec("cv_3x3_grow", "conv", (1, 6, 5, 4), 8, k=(3, 3), zp=(9, -3), seed=9),
+)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def harness_cache() -> Iterator[Path]:
+    import os
+
+    old = os.environ.get("TD_HARNESS_CACHE")
+    path = cache_dir() / f"arm-{arm_headers_digest()}"
+    path.mkdir(parents=True, exist_ok=True)
+    os.environ["TD_HARNESS_CACHE"] = str(path)
+    yield path
+    if old is None:
+        del os.environ["TD_HARNESS_CACHE"]
+    else:
+        os.environ["TD_HARNESS_CACHE"] = old
+
+
+def _cases() -> list[tuple[Spec, str]]:
+    return [(s, b) for s in SPECS for b in ("ref", "dsp")] + [(s, "ref") for s in REF_ONLY]
+
+
+@pytest.mark.parametrize("spec,impl", _cases(), ids=[f"{s.id}-{b}" for s, b in _cases()])
+def test_overlapping_buffers_match_oracle(spec: Spec, impl: str) -> None:
+    model = build_model(spec)
+    g = load_tflite(model)
+    sel = host_selection(select_kernels(g, DSP_BOARD if impl == "dsp" else None))
+    choice = sel.choices[0]
+    assert choice.variant.impl == impl, f"{spec.id}: selected {choice.variant.symbol}"
+    assert choice.variant.access is not None and choice.call is not None
+    order = choice.variant.access(choice.call)
+    x = np.random.default_rng(spec.seed + 77).integers(-128, 128, g.inputs[0].shape)
+    x = x.astype(np.int8)
+    expected = run_oracle(model, [x])[0]
+    lead, trail = tolerated_shifts(order, 1)
+    lead16, trail16 = tolerated_shifts(order, 16)
+    assert overlap_violation(order, lead + 1) is not None or lead == 0
+    shifts = {lead, lead16}
+    if trail < order.in_bytes:
+        assert trail == 0 or overlap_violation(order, trail - 1) is not None
+        shifts |= {trail, trail16}
+    for shift in sorted(shifts):
+        got = run_overlapped(g, [x], sel, shift)
+        diff = np.argwhere(got != expected)
+        assert diff.size == 0, (f"{spec.id} {choice.variant.symbol}, output {shift:+d} bytes "
+                                f"from the input: {len(diff)} values differ, first at "
+                                f"{tuple(int(i) for i in diff[0])}")
+
+
+def test_unsafe_overlap_changes_the_result() -> None:
+    """16 bytes less lead than the depthwise kernel declares overwrites inputs still to be
+    read: the real kernel then computes something else (so the check above can fail)."""
+    spec = SPECS[0]
+    model = build_model(spec)
+    g = load_tflite(model)
+    sel = host_selection(select_kernels(g, None))
+    order = sel.choices[0].variant.access(sel.choices[0].call)
+    lead, _ = tolerated_shifts(order, 16)
+    x = np.random.default_rng(5).integers(-128, 128, g.inputs[0].shape).astype(np.int8)
+    expected = run_oracle(model, [x])[0]
+    assert overlap_violation(order, lead + 16) is not None
+    assert not np.array_equal(run_overlapped(g, [x], sel, lead + 16), expected)

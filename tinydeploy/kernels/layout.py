@@ -1,0 +1,297 @@
+"""int8 data-movement ops: TRANSPOSE, DEPTH_TO_SPACE, SPACE_TO_DEPTH, SPLIT, SPLIT_V, PACK.
+
+None of them computes: TFLite Micro copies the stored int8 values, so the kernels do too and
+the host turns every op into a copy pattern:
+
+* TRANSPOSE and the two block ops become one 6-D permutation on ``td_transpose_s8_ref``:
+  DEPTH_TO_SPACE sees its input [N, H, W, C] as [N, H, W, b, b, C/b^2] and writes it as
+  [N, H, b, W, b, C/b^2]; SPACE_TO_DEPTH sees [N, H, W, C] as [N, H/b, b, W/b, b, C] and
+  writes [N, H/b, W/b, b, b, C] (TFLite's channel order: block row, block column, channel);
+* SPLIT and SPLIT_V are `td_split_s8_ref` (chunks per outer slice), PACK is CONCATENATION's
+  kernel on the inputs seen with a new axis of extent 1.
+
+The limits are TFLM's: TRANSPOSE up to 5-D with a constant permutation of 0..rank-1, the
+block ops on 4-D tensors, SPLIT's axis and SPLIT_V's sizes constant (an output shape that
+depends on data is refused: tinydeploy plans static shapes). A negative axis counts from
+the end, as in TFLM.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tinydeploy.kernels.activations import int8_per_tensor_reason
+from tinydeploy.kernels.common import ref_variant
+from tinydeploy.kernels.registry import ConstArray, KernelCall, register
+from tinydeploy.model.ir import BlockSizeOptions, Graph, Operator, PackOptions, Tensor
+
+TRANSPOSE_DIMS = 6
+TFLM_TRANSPOSE_MAX_RANK = 5
+SPLIT_MAX_OUTPUTS = 16
+CONCAT_MAX_INPUTS = 10
+
+
+def _i32(values: list[int]) -> np.ndarray:
+    return np.array(values, dtype=np.int32)
+
+
+def _const_ints(t: Tensor | None, role: str) -> tuple[list[int] | None, str | None]:
+    if t is None:
+        return None, f"{role} is missing"
+    if t.data is None:
+        return None, (f"{role} '{t.name}' is not constant: the output shape would depend on "
+                      "data, and tinydeploy plans static shapes")
+    if t.dtype.name not in ("INT32", "INT64"):
+        return None, f"{role} '{t.name}' is {t.dtype.name}, int32 required"
+    return [int(v) for v in np.asarray(t.data).reshape(-1)], None
+
+
+def permutation_strides(in_shape: tuple[int, ...], perm: list[int]
+                        ) -> tuple[list[int], list[int]]:
+    """(out_dims, in_strides), right-aligned to TRANSPOSE_DIMS, of out = in.transpose(perm).
+    Dimensions of extent 1 are dropped (they never move data)."""
+    rank = len(in_shape)
+    pitch = [1] * rank
+    for d in range(rank - 2, -1, -1):
+        pitch[d] = pitch[d + 1] * in_shape[d + 1]
+    pairs = [(in_shape[p], pitch[p]) for p in perm if in_shape[p] != 1]
+    # merge output neighbours that are also input neighbours in the same order
+    merged: list[list[int]] = []
+    for e, s in pairs:
+        if merged and merged[-1][1] == s * e:
+            merged[-1][0] *= e
+            merged[-1][1] = s
+        else:
+            merged.append([e, s])
+    if len(merged) > TRANSPOSE_DIMS:  # pragma: no cover - rank <= 6 after the block split
+        raise ValueError(f"permutation of {in_shape} needs {len(merged)} loops")
+    lead = TRANSPOSE_DIMS - len(merged)
+    return [1] * lead + [e for e, _ in merged], [0] * lead + [s for _, s in merged]
+
+
+def _transpose_call(in_shape: tuple[int, ...], perm: list[int]) -> KernelCall:
+    dims, strides = permutation_strides(in_shape, perm)
+    return KernelCall(symbol="td_transpose_s8_ref", params_type="td_transpose_params_t",
+                      params=(("out_dims", "@out_dims"), ("in_strides", "@in_strides")),
+                      consts=(ConstArray("out_dims", "int32_t", _i32(dims)),
+                              ConstArray("in_strides", "int32_t", _i32(strides))),
+                      args=("in0", "out0"))
+
+
+def _io(graph: Graph, op: Operator, n_in: int) -> tuple[Tensor, Tensor] | str:
+    ins, outs = graph.op_inputs(op), graph.op_outputs(op)
+    if len(ins) != n_in or len(outs) != 1:
+        return f"expects {n_in} input(s) and 1 output, has {len(ins)} and {len(outs)}"
+    why = int8_per_tensor_reason(ins[0], "input") or int8_per_tensor_reason(outs[0], "output")
+    if why:
+        return why
+    x = ins[0]
+    assert x is not None
+    if x.is_constant:
+        return f"input '{x.name}' is constant (fold the op before compiling)"
+    return x, outs[0]
+
+
+# --- TRANSPOSE ------------------------------------------------------------------------------
+
+
+def _transpose_plan(graph: Graph, op: Operator) -> tuple[Tensor, list[int]] | str:
+    io = _io(graph, op, 2)
+    if isinstance(io, str):
+        return io
+    x, y = io
+    rank = len(x.shape)
+    if rank > TFLM_TRANSPOSE_MAX_RANK:
+        return f"input rank {rank}; TFLM transposes up to {TFLM_TRANSPOSE_MAX_RANK}-D"
+    perm, why = _const_ints(graph.op_inputs(op)[1], "permutation")
+    if why:
+        return why
+    assert perm is not None
+    if sorted(perm) != list(range(rank)):
+        return f"permutation {perm} is not a permutation of 0..{rank - 1} (TFLM requires it)"
+    want = tuple(x.shape[p] for p in perm)
+    if tuple(y.shape) != want:
+        return f"output shape {list(y.shape)}, the permutation gives {list(want)}"
+    return x, perm
+
+
+def _accepts_transpose(graph: Graph, op: Operator) -> str | None:
+    plan = _transpose_plan(graph, op)
+    return plan if isinstance(plan, str) else None
+
+
+def _prepare_transpose(graph: Graph, op: Operator) -> KernelCall:
+    plan = _transpose_plan(graph, op)
+    assert not isinstance(plan, str), plan
+    x, perm = plan
+    return _transpose_call(x.shape, perm)
+
+
+# --- DEPTH_TO_SPACE / SPACE_TO_DEPTH --------------------------------------------------------
+
+
+def _block_plan(graph: Graph, op: Operator) -> tuple[tuple[int, ...], list[int]] | str:
+    io = _io(graph, op, 1)
+    if isinstance(io, str):
+        return io
+    x, y = io
+    b = op.options.block_size if isinstance(op.options, BlockSizeOptions) else 0
+    if b < 1:
+        return f"block size {b} (must be >= 1)"
+    if len(x.shape) != 4 or len(y.shape) != 4:
+        return f"input rank {len(x.shape)}, output rank {len(y.shape)} (TFLM requires 4)"
+    n, h, w, c = x.shape
+    if op.opcode == "DEPTH_TO_SPACE":
+        if c % (b * b):
+            return f"{c} channels are not a multiple of block size {b} squared"
+        want = (n, h * b, w * b, c // (b * b))
+        view, perm = (n, h, w, b, b, c // (b * b)), [0, 1, 3, 2, 4, 5]
+    else:
+        if h % b or w % b:
+            return f"input {h}x{w} is not a multiple of block size {b}"
+        want = (n, h // b, w // b, c * b * b)
+        view, perm = (n, h // b, b, w // b, b, c), [0, 1, 3, 2, 4, 5]
+    if tuple(y.shape) != want:
+        return f"output shape {list(y.shape)}, block size {b} gives {list(want)}"
+    return view, perm
+
+
+def _accepts_block(graph: Graph, op: Operator) -> str | None:
+    plan = _block_plan(graph, op)
+    return plan if isinstance(plan, str) else None
+
+
+def _prepare_block(graph: Graph, op: Operator) -> KernelCall:
+    plan = _block_plan(graph, op)
+    assert not isinstance(plan, str), plan
+    return _transpose_call(*plan)
+
+
+# --- SPLIT / SPLIT_V --------------------------------------------------------------------------
+
+
+def _split_plan(graph: Graph, op: Operator) -> tuple[int, list[int]] | str:
+    """(outer, chunks) of SPLIT (inputs: axis, value) or SPLIT_V (value, sizes, axis)."""
+    ins, outs = graph.op_inputs(op), graph.op_outputs(op)
+    n_in = 2 if op.opcode == "SPLIT" else 3
+    if len(ins) != n_in or not 1 <= len(outs) <= SPLIT_MAX_OUTPUTS:
+        return (f"expects {n_in} inputs and 1..{SPLIT_MAX_OUTPUTS} outputs, has {len(ins)} and "
+                f"{len(outs)}")
+    x = ins[1] if op.opcode == "SPLIT" else ins[0]
+    axis_t = ins[0] if op.opcode == "SPLIT" else ins[2]
+    why = int8_per_tensor_reason(x, "input")
+    if why:
+        return why
+    assert x is not None
+    if x.is_constant:
+        return f"input '{x.name}' is constant (fold the op before compiling)"
+    axes, why = _const_ints(axis_t, "axis")
+    if why:
+        return why
+    assert axes is not None
+    rank = len(x.shape)
+    axis = axes[0] + rank if axes[0] < 0 else axes[0]
+    if not 0 <= axis < rank:
+        return f"axis {axes[0]} out of range for rank {rank}"
+    total = 0
+    for k, y in enumerate(outs):
+        why = int8_per_tensor_reason(y, f"output {k}")
+        if why:
+            return why
+        if len(y.shape) != rank or any(y.shape[d] != x.shape[d] for d in range(rank)
+                                       if d != axis):
+            return f"output {k} shape {list(y.shape)} does not fit input {list(x.shape)}"
+        total += y.shape[axis]
+    if total != x.shape[axis]:
+        return f"outputs add up to {total} along axis {axis}, the input has {x.shape[axis]}"
+    if op.opcode == "SPLIT_V":
+        sizes, why = _const_ints(ins[1], "size_splits")
+        if why:
+            return why
+        assert sizes is not None
+        if len(sizes) != len(outs) or any(s != y.shape[axis] for s, y in zip(sizes, outs,
+                                                                               strict=True)):
+            return f"size_splits {sizes} do not match the output shapes"
+    inner = int(np.prod(x.shape[axis + 1:], dtype=np.int64))
+    outer = int(np.prod(x.shape[:axis], dtype=np.int64))
+    return outer, [y.shape[axis] * inner for y in outs]
+
+
+def _accepts_split(graph: Graph, op: Operator) -> str | None:
+    plan = _split_plan(graph, op)
+    return plan if isinstance(plan, str) else None
+
+
+def _prepare_split(graph: Graph, op: Operator) -> KernelCall:
+    plan = _split_plan(graph, op)
+    assert not isinstance(plan, str), plan
+    outer, chunks = plan
+    data_input = "in1" if op.opcode == "SPLIT" else "in0"
+    return KernelCall(symbol="td_split_s8_ref", params_type="td_split_params_t",
+                      params=(("num_outputs", len(chunks)), ("outer", outer),
+                              ("chunks", "@chunks")),
+                      consts=(ConstArray("chunks", "int32_t", _i32(chunks)),),
+                      args=(data_input,) + tuple(f"out{k}" for k in range(len(chunks))))
+
+
+# --- PACK ---------------------------------------------------------------------------------
+
+
+def _pack_plan(graph: Graph, op: Operator) -> tuple[int, int, int] | str:
+    """(outer, chunk, count): each input is ``outer`` chunks of ``chunk`` bytes."""
+    ins, outs = graph.op_inputs(op), graph.op_outputs(op)
+    if not 1 <= len(ins) <= CONCAT_MAX_INPUTS or len(outs) != 1:
+        return f"expects 1..{CONCAT_MAX_INPUTS} inputs and 1 output, has {len(ins)}"
+    out = outs[0]
+    why = int8_per_tensor_reason(out, "output")
+    if why:
+        return why
+    first = ins[0]
+    assert first is not None
+    for k, t in enumerate(ins):
+        why = int8_per_tensor_reason(t, f"input {k}")
+        if why:
+            return why
+        assert t is not None
+        if t.is_constant:
+            return f"input {k} '{t.name}' is constant (only arena inputs are supported)"
+        if t.shape != first.shape:
+            return f"input {k} shape {list(t.shape)} differs from input 0's {list(first.shape)}"
+    rank = len(out.shape)
+    axis = op.options.axis if isinstance(op.options, PackOptions) else 0
+    axis = axis + rank if axis < 0 else axis
+    if not 0 <= axis < rank:
+        return f"axis {axis} out of range for output rank {rank}"
+    want = first.shape[:axis] + (len(ins),) + first.shape[axis:]
+    if tuple(out.shape) != want:
+        return f"output shape {list(out.shape)}, packing gives {list(want)}"
+    outer = int(np.prod(first.shape[:axis], dtype=np.int64))
+    chunk = int(np.prod(first.shape[axis:], dtype=np.int64))
+    return outer, chunk, len(ins)
+
+
+def _accepts_pack(graph: Graph, op: Operator) -> str | None:
+    plan = _pack_plan(graph, op)
+    return plan if isinstance(plan, str) else None
+
+
+def _prepare_pack(graph: Graph, op: Operator) -> KernelCall:
+    plan = _pack_plan(graph, op)
+    assert not isinstance(plan, str), plan
+    outer, chunk, count = plan
+    return KernelCall(
+        symbol="td_concatenation_s8_ref", params_type="td_concatenation_params_t",
+        params=(("num_inputs", count), ("outer", outer), ("out_chunk", chunk * count),
+                ("chunks", "@chunks")),
+        consts=(ConstArray("chunks", "int32_t", _i32([chunk] * count)),),
+        args=tuple(f"in{k}" for k in range(count)) + ("out0",))
+
+
+register(ref_variant("TRANSPOSE", "td_transpose_s8_ref", _accepts_transpose,
+                     _prepare_transpose))
+register(ref_variant("DEPTH_TO_SPACE", "td_transpose_s8_ref", _accepts_block, _prepare_block))
+register(ref_variant("SPACE_TO_DEPTH", "td_transpose_s8_ref", _accepts_block, _prepare_block))
+register(ref_variant("SPLIT", "td_split_s8_ref", _accepts_split, _prepare_split))
+register(ref_variant("SPLIT_V", "td_split_s8_ref", _accepts_split, _prepare_split))
+register(ref_variant("PACK", "td_concatenation_s8_ref", _accepts_pack, _prepare_pack,
+                     source="kernels/ref/td_concatenation_s8_ref.c"))
