@@ -391,6 +391,9 @@ def test_dsp_weights_are_the_models_bytes(results: _Results) -> None:
         a, b = ref.const("filter").values, dsp.const("filter").values
         assert b.dtype == np.int8 and a.size == b.size, spec.id
         assert sorted(a.tolist()) == sorted(b.tolist()), spec.id
+        # the declared budget: no more constant bytes than the reference, an estimate
+        assert dsp.const_bytes == ref.const_bytes, spec.id
+        assert dsp.instructions > 0, spec.id
 
 
 # ---- randomized sweep (--sweep) -----------------------------------------------------------

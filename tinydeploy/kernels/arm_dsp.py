@@ -65,6 +65,26 @@ def rounding_form(rows: np.ndarray, call: KernelCall) -> int:
     return int(ok)
 
 
+# Instructions per multiply-accumulate, requantization and loop overhead included, measured
+# on QEMU mps2-an386 (-icount, -O2) on the DS-CNN, micro_speech and AD01-shaped layers.
+INSTRUCTIONS_PER_MAC = {
+    "td_conv2d_1x1_s8_dsp": 1.49, "td_conv2d_s8_dsp": 2.1, "td_dwconv2d_3x3_s8_dsp": 5.7,
+    "td_dwconv2d_s8_dsp": 7.0, "td_fully_connected_s8_dsp": 2.1,
+}
+
+
+def estimated_instructions(symbol: str, rows: np.ndarray, call: KernelCall) -> int:
+    """The cost model: MACs (outputs x depth of ``rows``) x the symbol's measured rate."""
+    outputs = 1
+    for k in ("batches", "out_h", "out_w"):
+        try:
+            outputs *= int(call.param(k))
+        except KeyError:
+            pass
+    macs = outputs * int(rows.size)
+    return int(round(macs * INSTRUCTIONS_PER_MAC.get(symbol, 0.0)))
+
+
 def as_dsp_call(call: KernelCall, symbol: str, rows: np.ndarray, scratch_bytes: int,
                 filter_values: np.ndarray | None = None) -> KernelCall:
     """The reference ``call`` turned into a call of the dsp kernel ``symbol``: the same
@@ -78,7 +98,8 @@ def as_dsp_call(call: KernelCall, symbol: str, rows: np.ndarray, scratch_bytes: 
     params = call.params + (("requant_form", rounding_form(rows, call)),)
     args = call.args + (("scratch",) if scratch_bytes else ())
     return replace(call, symbol=symbol, params=params, consts=consts, args=args,
-                   scratch_bytes=scratch_bytes)
+                   scratch_bytes=scratch_bytes,
+                   instructions=estimated_instructions(symbol, rows, call))
 
 
 def as_dsp_gemm_call(call: KernelCall, symbol: str, depth: int, scratch_bytes: int

@@ -59,6 +59,12 @@ class KernelCall:
     consts: tuple[ConstArray, ...]
     args: tuple[str, ...]
     scratch_bytes: int = 0
+    instructions: int = 0   # estimated instructions per run on a Cortex-M4 (0: no estimate)
+
+    @property
+    def const_bytes(self) -> int:
+        """Flash taken by the op's constant arrays (weights, bias, requantization)."""
+        return sum(int(c.values.nbytes) for c in self.consts)
 
     def const(self, name: str) -> ConstArray:
         for c in self.consts:
