@@ -34,6 +34,7 @@ from tinydeploy.model.ir import (
     FullyConnectedOptions,
     Graph,
     Padding,
+    Pool2DOptions,
 )
 from tinydeploy.model.loader import load_tflite
 from tinydeploy.oracle import run_oracle
@@ -71,6 +72,12 @@ def build_model(s: Spec) -> bytes:
     in_scale, out_scale = 0.05, 0.07 if s.kind != "fc" else 0.3
     out_scale = s.out_scale or out_scale
     x = b.tensor("x", s.in_shape, "int8", scale=in_scale, zero_point=s.zp[0])
+    if s.kind == "gap":   # AVERAGE_POOL_2D over the whole image (output quant = input's)
+        n, h, wd, c = s.in_shape
+        y = b.tensor("y", (n, 1, 1, c), "int8", scale=in_scale, zero_point=s.zp[0])
+        b.op("AVERAGE_POOL_2D", [x], [y],
+             Pool2DOptions(s.padding, wd, h, wd, h, s.act))
+        return b.build(inputs=[x], outputs=[y])
     oc = s.out_c
     # per-channel filter scales spanning 2^-octaves .. 1 (times a base)
     scales = 0.004 * 2.0 ** rng.uniform(-s.octaves, 0, size=oc)
@@ -138,6 +145,7 @@ CG = "td_conv2d_s8_dsp"
 DW = "td_dwconv2d_3x3_s8_dsp"
 DWG = "td_dwconv2d_s8_dsp"
 FC = "td_fully_connected_s8_dsp"
+GAP = "td_avgpool2d_global_s8_dsp"
 
 
 def dw_symbol(in_c: int, k: tuple[int, int], multiplier: int) -> str:
@@ -236,6 +244,13 @@ SPECS: tuple[Spec, ...] = (
          expect=FC),
     Spec("pw_bias_2p30", "conv", (1, 2, 2, 8), 4, zp=(0, 0), bias_scale=3 << 29,
          expect=C1),
+    # AVERAGE_POOL_2D over the whole image: runs of 255 pixels, channel tails, activations
+    Spec("gap_dscnn", "gap", (1, 25, 5, 64), 64, padding=Padding.VALID, zp=(-128, -128),
+         expect=GAP),
+    Spec("gap_big_odd_c", "gap", (2, 20, 19, 7), 7, padding=Padding.SAME, zp=(5, 5),
+         act=Activation.RELU, expect=GAP),
+    Spec("gap_c3_relu6", "gap", (1, 3, 1, 3), 3, padding=Padding.VALID, zp=(-1, -1),
+         act=Activation.RELU6, expect=GAP),
     # FULLY_CONNECTED
     Spec("fc_microspeech", "fc", (1, 4000), 4, zp=(-128, 0), expect=FC),
     Spec("fc_odd_depth_deep", "fc", (2, 1023), 3, zp=(77, -1), expect=FC),
@@ -384,6 +399,8 @@ def test_dsp_weights_are_the_models_bytes(results: _Results) -> None:
     """Every dsp call stores exactly the reference's filter bytes (int8, no widening, no
     padding): the weight flash of the default build equals the model's int8 weights."""
     for spec in SPECS:
+        if spec.kind == "gap":
+            continue
         graph = load_tflite(build_model(spec))
         ref = select_kernels(graph, None).choices[0].call
         dsp = select_kernels(graph, DSP_BOARD).choices[0].call

@@ -37,6 +37,7 @@ from tinydeploy.kernels.access import conv_rows_order, dwconv_lanes_order
 from tinydeploy.kernels.conv import CONV2D_S8_REF
 from tinydeploy.kernels.depthwise import DWCONV2D_S8_REF
 from tinydeploy.kernels.fully_connected import FULLY_CONNECTED_S8_REF
+from tinydeploy.kernels.pooling import AVGPOOL2D_S8_REF
 from tinydeploy.kernels.registry import ConstArray, KernelCall, KernelVariant, register
 from tinydeploy.model.ir import DepthwiseConv2DOptions, Graph, Operator
 from tinydeploy.quantize.fixedpoint import accumulator_bound, rounding_form_holds
@@ -109,9 +110,12 @@ def as_dsp_gemm_call(call: KernelCall, symbol: str, depth: int, scratch_bytes: i
     return as_dsp_call(call, symbol, filt.reshape(filt.size // depth, depth), scratch_bytes)
 
 
+GEMM_ROWS = 6   # twin of TD_GEMM_ROWS: input rows (pixels) per filter-row pass
+
+
 def rows_bytes(depth: int) -> int:
-    """Twin of td_rows_bytes: the widened rows buffer of TD_GEMM_ROWS (4) input rows."""
-    return 4 * 8 * ((depth + 3) // 4)
+    """Twin of td_rows_bytes: the widened rows buffer of GEMM_ROWS input rows."""
+    return GEMM_ROWS * 8 * ((depth + 3) // 4)
 
 
 # --- CONV_2D ------------------------------------------------------------------------------
@@ -147,10 +151,10 @@ def _conv_1x1_prepare(graph: Graph, op: Operator) -> KernelCall:
 
 
 def conv_scratch_bytes(filter_h: int, filter_w: int, in_c: int) -> int:
-    """Twin of td_conv2d_s8_dsp_scratch_size: the rows buffer and four im2col columns of
-    the depth rounded up to 4 bytes."""
+    """Twin of td_conv2d_s8_dsp_scratch_size: the rows buffer and GEMM_ROWS im2col columns
+    of the depth rounded up to 4 bytes."""
     depth = filter_h * filter_w * in_c
-    return rows_bytes(depth) + 4 * ((depth + 3) & ~3)
+    return rows_bytes(depth) + GEMM_ROWS * ((depth + 3) & ~3)
 
 
 def _conv_prepare(graph: Graph, op: Operator) -> KernelCall:
@@ -164,13 +168,13 @@ CONV2D_1X1_S8_DSP = register(KernelVariant(
     op="CONV_2D", impl="dsp", symbol="td_conv2d_1x1_s8_dsp",
     sources=(f"{ARM_DIR}/td_conv2d_1x1_s8_dsp.c", GEMM_HEADER, SIMD_HEADER), requires=DSP,
     accepts=conv_1x1_accepts, prepare=_conv_1x1_prepare, priority=20,
-    access=conv_rows_order(4)))
+    access=conv_rows_order(GEMM_ROWS)))
 
 CONV2D_S8_DSP = register(KernelVariant(
     op="CONV_2D", impl="dsp", symbol="td_conv2d_s8_dsp",
     sources=(f"{ARM_DIR}/td_conv2d_s8_dsp.c", GEMM_HEADER, SIMD_HEADER), requires=DSP,
     accepts=_conv_common, prepare=_conv_prepare, priority=10,
-    access=conv_rows_order(4)))
+    access=conv_rows_order(GEMM_ROWS)))
 
 
 # --- DEPTHWISE_CONV_2D --------------------------------------------------------------------
@@ -300,7 +304,7 @@ DWCONV2D_C1_S8_DSP = register(KernelVariant(
     op="DEPTHWISE_CONV_2D", impl="dsp", symbol="td_conv2d_s8_dsp",
     sources=(f"{ARM_DIR}/td_conv2d_s8_dsp.c", GEMM_HEADER, SIMD_HEADER), requires=DSP,
     accepts=_dw_as_conv_accepts, prepare=_dw_as_conv_prepare, priority=30,
-    access=conv_rows_order(4)))
+    access=conv_rows_order(GEMM_ROWS)))
 
 
 # --- FULLY_CONNECTED ----------------------------------------------------------------------
@@ -329,3 +333,32 @@ FULLY_CONNECTED_S8_DSP = register(KernelVariant(
     op="FULLY_CONNECTED", impl="dsp", symbol="td_fully_connected_s8_dsp",
     sources=(f"{ARM_DIR}/td_fully_connected_s8_dsp.c", GEMM_HEADER, SIMD_HEADER),
     requires=DSP, accepts=_fc_accepts, prepare=_fc_prepare, priority=20))
+
+
+# --- AVERAGE_POOL_2D over the whole image --------------------------------------------------
+
+def _avgpool_global_accepts(graph: Graph, op: Operator) -> str | None:
+    why = AVGPOOL2D_S8_REF.accepts(graph, op)
+    if why is not None:
+        return why
+    call = AVGPOOL2D_S8_REF.prepare(graph, op)
+    p = dict(call.params)
+    if (p["out_h"], p["out_w"]) != (1, 1) or p["pad_h"] or p["pad_w"]:
+        return "not a global pool (one output pixel, no padding)"
+    if int(p["filter_h"]) < int(p["in_h"]) or int(p["filter_w"]) < int(p["in_w"]):
+        return "the window does not cover the input"
+    return None
+
+
+def _avgpool_global_prepare(graph: Graph, op: Operator) -> KernelCall:
+    call = AVGPOOL2D_S8_REF.prepare(graph, op)
+    pixels = int(call.param("in_h")) * int(call.param("in_w"))
+    return replace(call, symbol="td_avgpool2d_global_s8_dsp",
+                   instructions=pixels * int(call.param("channels")) * int(
+                       call.param("batches")))
+
+
+AVGPOOL2D_GLOBAL_S8_DSP = register(KernelVariant(
+    op="AVERAGE_POOL_2D", impl="dsp", symbol="td_avgpool2d_global_s8_dsp",
+    sources=(f"{ARM_DIR}/td_avgpool2d_global_s8_dsp.c", SIMD_HEADER), requires=DSP,
+    accepts=_avgpool_global_accepts, prepare=_avgpool_global_prepare, priority=20))

@@ -71,9 +71,24 @@ int32_t td_dwconv2d_3x3_s8_dsp_scratch_size(const td_dwconv2d_params_t *p)
 /* The whole kernel for one requantization form (specialised by the compiler). The
  * parameters are read into locals first: the int8 output stores may alias *p as far as C
  * knows, which would force reloads after every store. */
+/* One int8 output: requantized in the chosen form, clamped (full_range: one SSAT). */
+static inline __attribute__((always_inline)) int8_t
+td_dw_out(int32_t acc, int32_t m, int32_t shift, int32_t zp2p1, int32_t out_off, int32_t lo,
+          int32_t hi, const int round_form, const int full_range)
+{
+    int32_t v;
+    if (round_form) {
+        const int32_t e = -shift;
+        v = td_requant_round_form(acc, m, e, td_requant_rnd(zp2p1, e));
+    } else {
+        v = td_requantize(acc, m, shift) + out_off;
+    }
+    return full_range ? (int8_t)td_ssat8(v) : (int8_t)td_clamp_s32(v, lo, hi);
+}
+
 static inline __attribute__((always_inline)) void
 td_dw3x3_body(const td_dwconv2d_params_t *p, const int8_t *in0, int8_t *out0,
-              const int8_t *zp_row, const int round_form)
+              const int8_t *zp_row, const int round_form, const int full_range)
 {
     const int32_t ch = p->in_c;
     const int32_t *bias = p->bias, *mult = p->mult, *shift = p->shift;
@@ -100,19 +115,14 @@ td_dw3x3_body(const td_dwconv2d_params_t *p, const int8_t *in0, int8_t *out0,
                     for (int32_t t = 0; t < 9; ++t) {
                         TD_DW_TAP(tap[t], c);
                     }
-                    const int32_t acc[4] = { a0, a1, a2, a3 };
-#pragma GCC unroll 4
-                    for (int32_t j = 0; j < 4; ++j) {
-                        int32_t v;
-                        if (round_form) {
-                            const int32_t e = -shift[c + j];
-                            v = td_requant_round_form(acc[j], mult[c + j], e,
-                                                      td_requant_rnd(zp2p1, e));
-                        } else {
-                            v = td_requantize(acc[j], mult[c + j], shift[c + j]) + out_off;
-                        }
-                        dst[c + j] = (int8_t)td_clamp_s32(v, lo, hi);
-                    }
+                    dst[c] = td_dw_out(a0, mult[c], shift[c], zp2p1, out_off, lo, hi,
+                                       round_form, full_range);
+                    dst[c + 1] = td_dw_out(a1, mult[c + 1], shift[c + 1], zp2p1, out_off, lo,
+                                           hi, round_form, full_range);
+                    dst[c + 2] = td_dw_out(a2, mult[c + 2], shift[c + 2], zp2p1, out_off, lo,
+                                           hi, round_form, full_range);
+                    dst[c + 3] = td_dw_out(a3, mult[c + 3], shift[c + 3], zp2p1, out_off, lo,
+                                           hi, round_form, full_range);
                 }
             }
         }
@@ -124,9 +134,11 @@ void td_dwconv2d_3x3_s8_dsp(const td_dwconv2d_params_t *p, const int8_t *in0, in
 {
     const int8_t *zp_row = (const int8_t *)scratch;
     memset(scratch, (int8_t)(-p->input_offset), (size_t)p->in_c);
-    if (p->requant_form) {
-        td_dw3x3_body(p, in0, out0, zp_row, 1);
+    if (!p->requant_form) {
+        td_dw3x3_body(p, in0, out0, zp_row, 0, 0);
+    } else if (p->act_min == INT8_MIN && p->act_max == INT8_MAX) {
+        td_dw3x3_body(p, in0, out0, zp_row, 1, 1);
     } else {
-        td_dw3x3_body(p, in0, out0, zp_row, 0);
+        td_dw3x3_body(p, in0, out0, zp_row, 1, 0);
     }
 }

@@ -11,9 +11,9 @@
  * dot product of four values. The last, partial block holds whatever the input had there:
  * the weight bytes past k are read as 0, so it contributes nothing.
  *
- * One weight word is multiplied with TD_GEMM_ROWS input rows (so the widening of a weight is
- * shared by four output pixels, and the rows' words come from one pointer): 15 instructions
- * for 16 multiply-accumulates. Accumulators start at the bias; |x + off| <= 255 and
+ * One weight word is multiplied with TD_GEMM_ROWS (6) input rows (so the widening of a weight
+ * is shared by six output pixels, and the rows' words come from one pointer): 21 instructions
+ * for 24 multiply-accumulates, 13 registers (the inner loop is unrolled twice). Accumulators start at the bias; |x + off| <= 255 and
  * |w| <= 128 keep every SMLAD inside int32 for depths below 2^16.
  *
  * Requantization: per layer the host chose either the general td_requantize or the rounding
@@ -28,7 +28,7 @@
 #include "td_requant.h"
 #include "td_simd.h"
 
-#define TD_GEMM_ROWS 4
+#define TD_GEMM_ROWS 6
 
 /* blocks of four values in a row of k values (the last may be partial) */
 static inline int32_t td_blocks(int32_t k)
@@ -52,15 +52,16 @@ static inline int32_t td_read_partial_s8(const int8_t *p, int32_t n)
     return (int32_t)v;
 }
 
-/* Widens rows[0..n-1] (n <= TD_GEMM_ROWS, k values each) with the input offset into buf;
- * rows n.. of buf are left as they were (their results are never stored). */
+/* Widens rows[0..n-1] (1 <= n <= TD_GEMM_ROWS, k values each) with the input offset into buf;
+ * the rows n.. of buf repeat row n-1 (their outputs are written to row n-1's place again,
+ * with the same values), so the matrix product needs no per-row tests. */
 static inline void td_extend_rows(const int8_t *const rows[], int32_t n, int32_t k,
                                   int32_t input_offset, td_word_t *buf)
 {
     const int32_t off2 = td_pack_off(input_offset);
     const int32_t full = k >> 2;
-    for (int32_t j = 0; j < n; ++j) {
-        const int8_t *src = rows[j];
+    for (int32_t j = 0; j < TD_GEMM_ROWS; ++j) {
+        const int8_t *src = rows[j < n ? j : n - 1];
         td_word_t *dst = buf + 2 * j;
         for (int32_t q = 0; q < full; ++q, src += 4, dst += 2 * TD_GEMM_ROWS) {
             const int32_t x = td_read_s8x4(src);
@@ -75,90 +76,109 @@ static inline void td_extend_rows(const int8_t *const rows[], int32_t n, int32_t
     }
 }
 
-/* Multiplies the rows buffer (n valid rows) with every int8 filter row and writes the int8
- * outputs dst[j * dst_stride + o] for j < n, o < out_c. `round_form` selects the rounding
- * form (host-proven) or the general td_requantize; the compiler specialises both. */
+/* The output value of an accumulator before the clamp, in the chosen requantization form
+ * (e_or_shift: e = -shift for the rounding form, else the shift). */
+static inline __attribute__((always_inline)) int32_t
+td_gemm_value(int32_t acc, int32_t m, int32_t e_or_shift, int32_t r, int32_t out_off,
+              const int round_form)
+{
+    return round_form ? td_requant_round_form(acc, m, e_or_shift, r)
+                      : td_requantize(acc, m, e_or_shift) + out_off;
+}
+
+/* clamp to [lo, hi]; full_range: the range is all of int8 (one SSAT) */
+static inline __attribute__((always_inline)) int8_t
+td_gemm_clamp(int32_t v, int32_t lo, int32_t hi, const int full_range)
+{
+    return full_range ? (int8_t)td_ssat8(v) : (int8_t)td_clamp_s32(v, lo, hi);
+}
+
+/* The matrix product of the rows buffer with every int8 filter row: output o of row j goes
+ * to d[j][o]. Specialised by the compiler per requantization form and clamp kind. */
 static inline __attribute__((always_inline)) void
-td_rows_times_filter_body(const td_word_t *buf, int32_t n, const int8_t *filter, int32_t k,
+td_rows_times_filter_body(const td_word_t *buf, const int8_t *filter, int32_t k,
                           int32_t out_c, const int32_t *bias, const int32_t *mult,
                           const int32_t *shift, int32_t out_off, int32_t lo, int32_t hi,
-                          int8_t *dst, int32_t dst_stride, const int round_form)
+                          int8_t *const d[TD_GEMM_ROWS], const int round_form,
+                          const int full_range)
 {
-    const int32_t full = k >> 2;
+    const int32_t full = k >> 2, tail = k & 3;
     const int32_t zp2p1 = 2 * out_off + 1;
-    for (int32_t o = 0; o < out_c; ++o, filter += k) {
-        const int8_t *w = filter;
+    int8_t *d0 = d[0], *d1 = d[1], *d2 = d[2], *d3 = d[3], *d4 = d[4], *d5 = d[5];
+    const int8_t *w = filter;
+    for (int32_t o = 0; o < out_c; ++o) {
         const int32_t b = bias != 0 ? bias[o] : 0;
-        int32_t a0 = b, a1 = b, a2 = b, a3 = b;
+        int32_t a0 = b, a1 = b, a2 = b, a3 = b, a4 = b, a5 = b;
         const td_word_t *x = buf;
+#pragma GCC unroll 2
         for (int32_t q = 0; q < full; ++q) {
             const int32_t wv = td_read_s8x4(w);
             w += 4;
             const int32_t we = td_sxtb16(wv), wo = td_sxtb16_ror8(wv);
             int32_t x0, x1;
             x = td_load2(x, &x0, &x1);
-            a0 = td_smlad(x0, we, a0);
-            a0 = td_smlad(x1, wo, a0);
+            a0 = td_smlad(x1, wo, td_smlad(x0, we, a0));
             x = td_load2(x, &x0, &x1);
-            a1 = td_smlad(x0, we, a1);
-            a1 = td_smlad(x1, wo, a1);
+            a1 = td_smlad(x1, wo, td_smlad(x0, we, a1));
             x = td_load2(x, &x0, &x1);
-            a2 = td_smlad(x0, we, a2);
-            a2 = td_smlad(x1, wo, a2);
+            a2 = td_smlad(x1, wo, td_smlad(x0, we, a2));
             x = td_load2(x, &x0, &x1);
-            a3 = td_smlad(x0, we, a3);
-            a3 = td_smlad(x1, wo, a3);
+            a3 = td_smlad(x1, wo, td_smlad(x0, we, a3));
+            x = td_load2(x, &x0, &x1);
+            a4 = td_smlad(x1, wo, td_smlad(x0, we, a4));
+            x = td_load2(x, &x0, &x1);
+            a5 = td_smlad(x1, wo, td_smlad(x0, we, a5));
         }
-        if (k & 3) {
-            const int32_t wv = td_read_partial_s8(w, k & 3);
+        if (tail) {
+            const int32_t wv = td_read_partial_s8(w, tail);
+            w += tail;
             const int32_t we = td_sxtb16(wv), wo = td_sxtb16_ror8(wv);
             a0 = td_smlad(x[1], wo, td_smlad(x[0], we, a0));
             a1 = td_smlad(x[3], wo, td_smlad(x[2], we, a1));
             a2 = td_smlad(x[5], wo, td_smlad(x[4], we, a2));
             a3 = td_smlad(x[7], wo, td_smlad(x[6], we, a3));
+            a4 = td_smlad(x[9], wo, td_smlad(x[8], we, a4));
+            a5 = td_smlad(x[11], wo, td_smlad(x[10], we, a5));
         }
         const int32_t m = mult[o];
-        int8_t *d = dst + o;
-        if (round_form) {
-            const int32_t e = -shift[o];
-            const int32_t r = td_requant_rnd(zp2p1, e);
-            a0 = td_requant_round_form(a0, m, e, r);
-            a1 = td_requant_round_form(a1, m, e, r);
-            a2 = td_requant_round_form(a2, m, e, r);
-            a3 = td_requant_round_form(a3, m, e, r);
-        } else {
-            const int32_t s = shift[o];
-            a0 = td_requantize(a0, m, s) + out_off;
-            a1 = td_requantize(a1, m, s) + out_off;
-            a2 = td_requantize(a2, m, s) + out_off;
-            a3 = td_requantize(a3, m, s) + out_off;
-        }
-        d[0] = (int8_t)td_clamp_s32(a0, lo, hi);
-        if (n > 1) {
-            d[dst_stride] = (int8_t)td_clamp_s32(a1, lo, hi);
-        }
-        if (n > 2) {
-            d[2 * dst_stride] = (int8_t)td_clamp_s32(a2, lo, hi);
-        }
-        if (n > 3) {
-            d[3 * dst_stride] = (int8_t)td_clamp_s32(a3, lo, hi);
-        }
+        const int32_t es = round_form ? -shift[o] : shift[o];
+        const int32_t r = round_form ? td_requant_rnd(zp2p1, es) : 0;
+        d5[o] = td_gemm_clamp(td_gemm_value(a5, m, es, r, out_off, round_form), lo, hi,
+                              full_range);
+        d4[o] = td_gemm_clamp(td_gemm_value(a4, m, es, r, out_off, round_form), lo, hi,
+                              full_range);
+        d3[o] = td_gemm_clamp(td_gemm_value(a3, m, es, r, out_off, round_form), lo, hi,
+                              full_range);
+        d2[o] = td_gemm_clamp(td_gemm_value(a2, m, es, r, out_off, round_form), lo, hi,
+                              full_range);
+        d1[o] = td_gemm_clamp(td_gemm_value(a1, m, es, r, out_off, round_form), lo, hi,
+                              full_range);
+        d0[o] = td_gemm_clamp(td_gemm_value(a0, m, es, r, out_off, round_form), lo, hi,
+                              full_range);
     }
 }
 
-/* td_rows_times_filter_body for both requantization forms (one call site each). */
+/* Multiplies the rows buffer with every filter row and writes the int8 outputs of row j
+ * (j < n) to dst + j * dst_stride; rows past n repeat row n-1 (see td_extend_rows). */
 static inline void td_rows_times_filter(const td_word_t *buf, int32_t n, const int8_t *filter,
                                         int32_t k, int32_t out_c, const int32_t *bias,
                                         const int32_t *mult, const int32_t *shift,
                                         int32_t out_off, int32_t lo, int32_t hi,
                                         int8_t *dst, int32_t dst_stride, int32_t round_form)
 {
-    if (round_form) {
-        td_rows_times_filter_body(buf, n, filter, k, out_c, bias, mult, shift, out_off, lo,
-                                  hi, dst, dst_stride, 1);
+    int8_t *d[TD_GEMM_ROWS];
+    for (int32_t j = 0; j < TD_GEMM_ROWS; ++j) {
+        d[j] = dst + (j < n ? j : n - 1) * dst_stride;
+    }
+    if (!round_form) {
+        td_rows_times_filter_body(buf, filter, k, out_c, bias, mult, shift, out_off, lo, hi,
+                                  d, 0, 0);
+    } else if (lo == INT8_MIN && hi == INT8_MAX) {
+        td_rows_times_filter_body(buf, filter, k, out_c, bias, mult, shift, out_off, lo, hi,
+                                  d, 1, 1);
     } else {
-        td_rows_times_filter_body(buf, n, filter, k, out_c, bias, mult, shift, out_off, lo,
-                                  hi, dst, dst_stride, 0);
+        td_rows_times_filter_body(buf, filter, k, out_c, bias, mult, shift, out_off, lo, hi,
+                                  d, 1, 0);
     }
 }
 

@@ -72,6 +72,12 @@ static inline int32_t td_sxtab16_ror8(int32_t acc, int32_t x)
     return r;
 }
 
+/* x saturated to int8 (SSAT #8) */
+static inline int32_t td_ssat8(int32_t x)
+{
+    return __ssat(x, 8);
+}
+
 /* acc + bot(x) * bot(y) + top(x) * top(y) */
 static inline int32_t td_smlad(int32_t x, int32_t y, int32_t acc)
 {
@@ -146,6 +152,11 @@ static inline int32_t td_sxtb16(int32_t x)
 static inline int32_t td_sxtb16_ror8(int32_t x)
 {
     return td_pack16(td_byte(x, 1), td_byte(x, 3));
+}
+
+static inline int32_t td_ssat8(int32_t x)
+{
+    return x < -128 ? -128 : (x > 127 ? 127 : x);
 }
 
 static inline int32_t td_sxtab16(int32_t acc, int32_t x)
