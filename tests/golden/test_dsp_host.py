@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 
 from tinydeploy.boards import get_board
-from tinydeploy.kernels import arm_dsp, arm_mve
+from tinydeploy.kernels import arm_dsp
 from tinydeploy.kernels.harness import FIRMWARE_DIR, HostCase, cache_dir, run_host
 from tinydeploy.kernels.registry import Selection, select_kernels
 from tinydeploy.model.builder import ModelBuilder
@@ -382,17 +382,17 @@ def test_no_dsp_feature_selects_reference() -> None:
 
 
 def test_folded_bias_is_exact_modulo_2_32() -> None:
-    """bias + off * sum(w) (the mve kernels' folded bias) equals the reference's per-tap
-    offset sum for every input."""
+    """bias + off * sum(w) (the folded bias of the mve kernels and the dsp FC) equals the
+    reference's per-tap offset sum for every input."""
     rng = np.random.default_rng(7)
     for off in (-127, 128, 0, 37):
         w = rng.integers(-128, 128, size=(5, 300))
         bias = rng.integers(-(1 << 31), 1 << 31, size=5)
-        folded = arm_mve.fold_bias(w.astype(np.int8), bias, off).astype(np.int64)
+        folded = arm_dsp.fold_bias(w.astype(np.int8), bias, off).astype(np.int64)
         x = rng.integers(-128, 128, size=300)
         ref = ((x + off) * w).sum(axis=1) + bias
         ours = (x * w).sum(axis=1) + folded
-        assert np.array_equal(arm_mve.wrap_int32(ref), arm_mve.wrap_int32(ours)), off
+        assert np.array_equal(arm_dsp.wrap_int32(ref), arm_dsp.wrap_int32(ours)), off
 
 
 def test_dsp_weights_are_the_models_bytes(results: _Results) -> None:

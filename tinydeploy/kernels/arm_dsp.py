@@ -110,6 +110,22 @@ def as_dsp_gemm_call(call: KernelCall, symbol: str, depth: int, scratch_bytes: i
     return as_dsp_call(call, symbol, filt.reshape(filt.size // depth, depth), scratch_bytes)
 
 
+def wrap_int32(values: np.ndarray) -> np.ndarray:
+    """int64 values reduced modulo 2^32 into int32 (two's complement)."""
+    v = np.asarray(values, dtype=np.int64)
+    return ((v + (1 << 31)) % (1 << 32) - (1 << 31)).astype(np.int32)
+
+
+def fold_bias(filter_rows: np.ndarray, bias: np.ndarray | None, input_offset: int) -> np.ndarray:
+    """``bias + input_offset * filter_rows.sum(axis=1)``, exact in int64, wrapped to int32:
+    the same value modulo 2^32 as the reference's accumulation of ``x + input_offset``, so
+    the same int32 wherever the reference does not overflow (``filter_rows`` [out_c, depth]
+    int8, ``bias`` [out_c] int32 or None)."""
+    rows = np.asarray(filter_rows, dtype=np.int64)
+    b = np.zeros(rows.shape[0], np.int64) if bias is None else np.asarray(bias, np.int64)
+    return wrap_int32(b + int(input_offset) * rows.sum(axis=1))
+
+
 GEMM_ROWS = 6   # twin of TD_GEMM_ROWS: input rows (pixels) per filter-row pass
 
 
@@ -326,7 +342,38 @@ def _fc_prepare(graph: Graph, op: Operator) -> KernelCall:
     call = FULLY_CONNECTED_S8_REF.prepare(graph, op)
     assert call.param("filter_offset") == 0
     depth = int(call.param("accum_depth"))
-    return as_dsp_gemm_call(call, "td_fully_connected_s8_dsp", depth, 0)
+    dsp = as_dsp_gemm_call(call, "td_fully_connected_s8_dsp", depth, 0)
+    if not any(c.name == "bias" for c in dsp.consts):
+        return fc_interleaved(dsp)
+    # With a bias, the input offset is folded into it (the same bytes): the kernel's
+    # unrolled loop then widens the input without an offset register.
+    rows = dsp.const("filter").values.astype(np.int8).reshape(-1, depth)
+    folded = fold_bias(rows, dsp.const("bias").values, int(dsp.param("input_offset")))
+    consts = tuple(ConstArray("bias", "int32_t", folded) if c.name == "bias" else c
+                   for c in dsp.consts)
+    params = tuple((k, 0 if k == "input_offset" else v) for k, v in dsp.params)
+    return fc_interleaved(replace(dsp, consts=consts, params=params))
+
+
+def interleave_fc_rows(rows: np.ndarray) -> np.ndarray:
+    """[out_c, depth] int8 (depth % 4 == 0) -> the dsp FC's layout: whole groups of four rows
+    as [out_c/4][depth/4][4 rows][4 values], then the last out_c % 4 rows as they are."""
+    oc, depth = rows.shape
+    g = oc // 4
+    head = rows[:4 * g].reshape(g, 4, depth // 4, 4).transpose(0, 2, 1, 3).reshape(-1)
+    return np.concatenate([head, rows[4 * g:].reshape(-1)]).astype(np.int8)
+
+
+def fc_interleaved(call: KernelCall) -> KernelCall:
+    """``call`` with its filter interleaved when the kernel reads it so: input_offset 0 and
+    a depth that is a multiple of 4 (td_fully_connected_s8_dsp.c)."""
+    depth = int(call.param("accum_depth"))
+    if int(call.param("input_offset")) != 0 or depth % 4 or depth == 0:
+        return call
+    rows = call.const("filter").values.astype(np.int8).reshape(-1, depth)
+    consts = tuple(ConstArray("filter", "int8_t", interleave_fc_rows(rows))
+                   if c.name == "filter" else c for c in call.consts)
+    return replace(call, consts=consts)
 
 
 FULLY_CONNECTED_S8_DSP = register(KernelVariant(

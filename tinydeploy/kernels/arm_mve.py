@@ -32,6 +32,7 @@ from tinydeploy.kernels.arm_dsp import (
     DWCONV2D_3X3_S8_DSP,
     conv_1x1_accepts,
     dw3x3_accepts,
+    fold_bias,
 )
 from tinydeploy.kernels.conv import CONV2D_S8_REF
 from tinydeploy.kernels.depthwise import DWCONV2D_S8_REF
@@ -41,22 +42,6 @@ from tinydeploy.model.ir import Graph, Operator
 ARM_DIR = "kernels/arm"
 MVE = frozenset({"mve"})
 REQUANT_MVE_H = f"{ARM_DIR}/td_requant_mve.h"   # four-lane td_requantize (private)
-
-
-def wrap_int32(values: np.ndarray) -> np.ndarray:
-    """int64 values reduced modulo 2^32 into int32 (two's complement)."""
-    v = np.asarray(values, dtype=np.int64)
-    return ((v + (1 << 31)) % (1 << 32) - (1 << 31)).astype(np.int32)
-
-
-def fold_bias(filter_rows: np.ndarray, bias: np.ndarray | None, input_offset: int) -> np.ndarray:
-    """``bias + input_offset * filter_rows.sum(axis=1)``, exact in int64, wrapped to int32:
-    the same value modulo 2^32 as the reference's accumulation of ``x + input_offset``, so
-    the same int32 wherever the reference does not overflow (``filter_rows`` [out_c, depth]
-    int8, ``bias`` [out_c] int32 or None)."""
-    rows = np.asarray(filter_rows, dtype=np.int64)
-    b = np.zeros(rows.shape[0], np.int64) if bias is None else np.asarray(bias, np.int64)
-    return wrap_int32(b + int(input_offset) * rows.sum(axis=1))
 
 
 def dw_scratch_bytes(channels: int) -> int:
