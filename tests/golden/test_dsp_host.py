@@ -144,18 +144,19 @@ C1 = "td_conv2d_1x1_s8_dsp"
 CG = "td_conv2d_s8_dsp"
 DW = "td_dwconv2d_3x3_s8_dsp"
 DWG = "td_dwconv2d_s8_dsp"
+DW1 = "td_dwconv2d_c1_s8_dsp"
 FC = "td_fully_connected_s8_dsp"
 GAP = "td_avgpool2d_global_s8_dsp"
 
 
 def dw_symbol(in_c: int, k: tuple[int, int], multiplier: int) -> str:
-    """The depthwise kernel the dsp board must get: one input channel is a convolution (any
-    multiplier), 3x3 on a multiple of 4 channels the unrolled kernel, else the general one;
-    other multipliers stay on the reference."""
+    """The depthwise kernel the dsp board must get: one input channel the scratch-free
+    one-channel kernel (any multiplier), 3x3 on a multiple of 4 channels the unrolled kernel,
+    else the general one; other multipliers go to the portable optimised kernel."""
     if in_c == 1:
-        return CG
+        return DW1
     if multiplier != 1:
-        return "td_dwconv2d_s8_ref"
+        return "td_dwconv2d_s8_opt"
     return DW if k == (3, 3) and in_c % 4 == 0 else DWG
 
 SPECS: tuple[Spec, ...] = (
@@ -200,7 +201,7 @@ SPECS: tuple[Spec, ...] = (
     Spec("dw_dscnn", "dw", (1, 25, 5, 64), 64, k=(3, 3), zp=(-128, 0), act=Activation.RELU,
          expect=DW),
     Spec("dw_c5", "dw", (1, 6, 7, 5), 5, k=(3, 3), zp=(3, -4), expect=DWG),
-    Spec("dw_c1", "dw", (1, 4, 4, 1), 1, k=(3, 3), zp=(-128, 127), expect=CG),
+    Spec("dw_c1", "dw", (1, 4, 4, 1), 1, k=(3, 3), zp=(-128, 127), expect=DW1),
     Spec("dw_c7_valid", "dw", (1, 5, 6, 7), 7, k=(3, 3), padding=Padding.VALID,
          zp=(127, 0), expect=DWG),
     Spec("dw_stride2", "dw", (1, 9, 8, 12), 12, k=(3, 3), stride=(2, 2), zp=(-9, 9),
@@ -226,11 +227,11 @@ SPECS: tuple[Spec, ...] = (
     Spec("dw_2x3_dilated_c13", "dw", (1, 9, 10, 13), 13, k=(2, 3), dilation=(3, 2),
          padding=Padding.VALID, zp=(-128, 9), expect=DWG),
     Spec("dw_microspeech", "dw", (1, 49, 40, 1), 8, k=(10, 8), stride=(2, 2), zp=(-128, -128),
-         act=Activation.RELU, expect=CG),
+         act=Activation.RELU, expect=DW1),
     Spec("dw_c1_mult3_dilated", "dw", (1, 8, 7, 1), 3, k=(3, 2), dilation=(2, 2),
-         padding=Padding.VALID, zp=(5, -2), expect=CG),
+         padding=Padding.VALID, zp=(5, -2), expect=DW1),
     Spec("dw_c1_mult5_stride3", "dw", (2, 9, 8, 1), 5, k=(2, 2), stride=(3, 3), zp=(127, 0),
-         expect=CG),
+         expect=DW1),
     # the general requantization (shifts >= 0: multipliers above 1) and huge biases
     Spec("pw_shift_pos", "conv", (1, 3, 4, 12), 6, zp=(-9, 3), out_scale=0.00005, octaves=1,
          expect=C1),
@@ -347,9 +348,10 @@ def test_dsp_kernel_matches_oracle(spec: Spec, results: _Results) -> None:
 # ---- selection and host-side folding ------------------------------------------------------
 
 def test_fallback_to_reference_for_unhandled_shapes() -> None:
-    """Shapes outside the dsp kernels' range get the reference kernel, with the reason."""
+    """Shapes outside the dsp kernels' range get the portable optimised kernel (the dsp
+    variants decline with the reason)."""
     cases = [
-        (Spec("dw_mult2", "dw", (1, 5, 5, 3), 6, k=(3, 3)), "td_dwconv2d_s8_ref",
+        (Spec("dw_mult2", "dw", (1, 5, 5, 3), 6, k=(3, 3)), "td_dwconv2d_s8_opt",
          "depth multiplier"),
     ]
     for spec, symbol, reason in cases:
@@ -375,9 +377,9 @@ def test_requant_form_follows_the_proof() -> None:
         assert call.param("requant_form") == (0 if sid in general else 1), sid
 
 
-def test_no_dsp_feature_selects_reference() -> None:
+def test_no_dsp_feature_selects_portable_or_reference() -> None:
     g = load_tflite(build_model(SPECS[0]))
-    assert select_kernels(g, get_board("microbit-v1")).choices[0].variant.impl == "ref"
+    assert select_kernels(g, get_board("microbit-v1")).choices[0].variant.impl == "opt"
     assert select_kernels(g, None).choices[0].variant.impl == "ref"
 
 

@@ -33,7 +33,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from tinydeploy.kernels.access import conv_rows_order, dwconv_lanes_order
+from tinydeploy.kernels.access import conv_rows_order, dwconv_lanes_order, dwconv_ref_order
 from tinydeploy.kernels.conv import CONV2D_S8_REF
 from tinydeploy.kernels.depthwise import DWCONV2D_S8_REF
 from tinydeploy.kernels.fully_connected import FULLY_CONNECTED_S8_REF
@@ -70,7 +70,8 @@ def rounding_form(rows: np.ndarray, call: KernelCall) -> int:
 # on QEMU mps2-an386 (-icount, -O2) on the DS-CNN, micro_speech and AD01-shaped layers.
 INSTRUCTIONS_PER_MAC = {
     "td_conv2d_1x1_s8_dsp": 1.49, "td_conv2d_s8_dsp": 2.1, "td_dwconv2d_3x3_s8_dsp": 5.7,
-    "td_dwconv2d_s8_dsp": 7.0, "td_fully_connected_s8_dsp": 2.1,
+    "td_dwconv2d_s8_dsp": 7.0, "td_fully_connected_s8_dsp": 1.85,
+    "td_dwconv2d_c1_s8_dsp": 2.6,
 }
 
 
@@ -184,13 +185,15 @@ CONV2D_1X1_S8_DSP = register(KernelVariant(
     op="CONV_2D", impl="dsp", symbol="td_conv2d_1x1_s8_dsp",
     sources=(f"{ARM_DIR}/td_conv2d_1x1_s8_dsp.c", GEMM_HEADER, SIMD_HEADER), requires=DSP,
     accepts=conv_1x1_accepts, prepare=_conv_1x1_prepare, priority=20,
-    access=conv_rows_order(GEMM_ROWS)))
+    access=conv_rows_order(GEMM_ROWS),
+    code_bytes=3900))
 
 CONV2D_S8_DSP = register(KernelVariant(
     op="CONV_2D", impl="dsp", symbol="td_conv2d_s8_dsp",
     sources=(f"{ARM_DIR}/td_conv2d_s8_dsp.c", GEMM_HEADER, SIMD_HEADER), requires=DSP,
     accepts=_conv_common, prepare=_conv_prepare, priority=10,
-    access=conv_rows_order(GEMM_ROWS)))
+    access=conv_rows_order(GEMM_ROWS),
+    code_bytes=4550))
 
 
 # --- DEPTHWISE_CONV_2D --------------------------------------------------------------------
@@ -250,7 +253,8 @@ DWCONV2D_3X3_S8_DSP = register(KernelVariant(
     op="DEPTHWISE_CONV_2D", impl="dsp", symbol="td_dwconv2d_3x3_s8_dsp",
     sources=(f"{ARM_DIR}/td_dwconv2d_3x3_s8_dsp.c", SIMD_HEADER, DW3X3_TAPS_H), requires=DSP,
     accepts=_dw3x3_dsp_accepts, prepare=_dw_prepare, priority=20,
-    access=dwconv_lanes_order(4)))
+    access=dwconv_lanes_order(4),
+    code_bytes=4000))
 
 
 def _dw_dsp_accepts(graph: Graph, op: Operator) -> str | None:
@@ -275,7 +279,8 @@ DWCONV2D_S8_DSP = register(KernelVariant(
     op="DEPTHWISE_CONV_2D", impl="dsp", symbol="td_dwconv2d_s8_dsp",
     sources=(f"{ARM_DIR}/td_dwconv2d_s8_dsp.c", SIMD_HEADER), requires=DSP,
     accepts=_dw_dsp_accepts, prepare=_dw_general_prepare, priority=10,
-    access=dwconv_lanes_order(1)))   # groups of 4 read before written: within lanes(1)
+    access=dwconv_lanes_order(1),
+    code_bytes=3400))   # groups of 4 read before written: within lanes(1)
 
 
 def _dw_as_conv_accepts(graph: Graph, op: Operator) -> str | None:
@@ -316,11 +321,30 @@ def _dw_as_conv_prepare(graph: Graph, op: Operator) -> KernelCall:
     return as_dsp_gemm_call(conv, "td_conv2d_s8_dsp", fh * fw, conv_scratch_bytes(fh, fw, 1))
 
 
-DWCONV2D_C1_S8_DSP = register(KernelVariant(
+# The matrix-product form (faster, scratch of a few kernel sizes): below the scratch-free
+# kernel, for a selection that weighs the board's budget.
+DWCONV2D_C1_GEMM_S8_DSP = register(KernelVariant(
     op="DEPTHWISE_CONV_2D", impl="dsp", symbol="td_conv2d_s8_dsp",
     sources=(f"{ARM_DIR}/td_conv2d_s8_dsp.c", GEMM_HEADER, SIMD_HEADER), requires=DSP,
-    accepts=_dw_as_conv_accepts, prepare=_dw_as_conv_prepare, priority=30,
-    access=conv_rows_order(GEMM_ROWS)))
+    accepts=_dw_as_conv_accepts, prepare=_dw_as_conv_prepare, priority=25,
+    access=conv_rows_order(GEMM_ROWS),
+    code_bytes=4550))
+
+
+def _dw_c1_prepare(graph: Graph, op: Operator) -> KernelCall:
+    call = DWCONV2D_S8_REF.prepare(graph, op)
+    m = int(call.param("out_c"))
+    taps = call.const("filter").values.astype(np.int8).reshape(-1, m)
+    rows = np.ascontiguousarray(taps.T)          # [M][kh * kw]
+    return as_dsp_call(call, "td_dwconv2d_c1_s8_dsp", rows, 0, rows.reshape(-1))
+
+
+DWCONV2D_C1_S8_DSP = register(KernelVariant(
+    op="DEPTHWISE_CONV_2D", impl="dsp", symbol="td_dwconv2d_c1_s8_dsp",
+    sources=(f"{ARM_DIR}/td_dwconv2d_c1_s8_dsp.c", SIMD_HEADER), requires=DSP,
+    accepts=_dw_as_conv_accepts, prepare=_dw_c1_prepare, priority=30,
+    access=dwconv_ref_order,
+    code_bytes=1900))
 
 
 # --- FULLY_CONNECTED ----------------------------------------------------------------------
@@ -379,7 +403,8 @@ def fc_interleaved(call: KernelCall) -> KernelCall:
 FULLY_CONNECTED_S8_DSP = register(KernelVariant(
     op="FULLY_CONNECTED", impl="dsp", symbol="td_fully_connected_s8_dsp",
     sources=(f"{ARM_DIR}/td_fully_connected_s8_dsp.c", GEMM_HEADER, SIMD_HEADER),
-    requires=DSP, accepts=_fc_accepts, prepare=_fc_prepare, priority=20))
+    requires=DSP, accepts=_fc_accepts, prepare=_fc_prepare, priority=20,
+    code_bytes=1150))
 
 
 # --- AVERAGE_POOL_2D over the whole image --------------------------------------------------
@@ -408,4 +433,5 @@ def _avgpool_global_prepare(graph: Graph, op: Operator) -> KernelCall:
 AVGPOOL2D_GLOBAL_S8_DSP = register(KernelVariant(
     op="AVERAGE_POOL_2D", impl="dsp", symbol="td_avgpool2d_global_s8_dsp",
     sources=(f"{ARM_DIR}/td_avgpool2d_global_s8_dsp.c", SIMD_HEADER), requires=DSP,
-    accepts=_avgpool_global_accepts, prepare=_avgpool_global_prepare, priority=20))
+    accepts=_avgpool_global_accepts, prepare=_avgpool_global_prepare, priority=20,
+    code_bytes=560))

@@ -100,6 +100,7 @@ class KernelVariant:
     alias: bool = False
     priority: int = 0
     access: Callable[[KernelCall], Any] | None = field(default=None, compare=False)
+    code_bytes: int = 0   # measured .text of the kernel (-O2, its core) + ~10 %; 0: unknown
 
 
 @dataclass(frozen=True)
@@ -138,7 +139,7 @@ VARIANT_MODULES: list[str] = [
     "reshape",
 ]
 VARIANT_MODULES += ["elementwise", "shape_ops", "activations", "recurrent"]
-VARIANT_MODULES += ["arm_dsp"]
+VARIANT_MODULES += ["portable", "arm_dsp"]
 VARIANT_MODULES += ["arm_mve"]
 VARIANT_MODULES += ["binary", "unary", "layout", "reduction", "resize"]
 
@@ -213,6 +214,8 @@ def select_kernels(graph: Graph, board: object | None = None) -> Selection:
         reasons = []
         ok: list[KernelVariant] = []
         for v in cands:
+            if board is None and v.impl != "ref":
+                continue   # no board: the reference kernels only
             missing = v.requires - features
             if missing:
                 reasons.append(f"{v.symbol}: board lacks {', '.join(sorted(missing))}")
