@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from tinydeploy.model import ir  # noqa: E402
-from tinydeploy.model.builder import ModelBuilder  # noqa: E402
+from tinydeploy.testing.builder import ModelBuilder  # noqa: E402
 
 ACT_SCALE = 0.05
 

@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tinydeploy.kernels.harness import KERNEL_INCLUDE
-from tinydeploy.quantize import fixedpoint as fp
+from tinydeploy import fixedpoint as fp
+from tinydeploy.testing.harness import KERNEL_INCLUDE
 
 I32 = st.integers(min_value=fp.INT32_MIN, max_value=fp.INT32_MAX)
 

@@ -186,3 +186,19 @@ def test_mixed_training_end_to_end(tmp_path: Path) -> None:
                   TrainConfig(epochs=1, calibration_samples=10, batch=32), mix,
                   log=logs.append)
     assert any("(cached" in m for m in logs)
+
+
+def test_cli_train_bad_input_is_one_line(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    make_folder(tmp_path / "only-test", {"yes": TEST_SPK})
+    out = subprocess.run([sys.executable, "-m", "tinydeploy", "kws", "train",
+                          "--speech-commands", str(tmp_path / "only-test"), "-o",
+                          str(tmp_path / "m")], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 1 and "Traceback" not in out.stderr
+    assert "outside the test split" in out.stderr
+    out = subprocess.run([sys.executable, "-m", "tinydeploy", "kws", "train",
+                          "--speech-commands", str(tmp_path / "nowhere"), "-o",
+                          str(tmp_path / "m")], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 1 and "nowhere: not a directory" in out.stderr

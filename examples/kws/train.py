@@ -14,6 +14,7 @@ cached on disk (--cache-dir) and streamed. Reproducible: fixed seeds throughout.
 from __future__ import annotations
 
 import argparse
+import json
 import shlex
 import sys
 from pathlib import Path
@@ -47,6 +48,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--speech-commands", type=Path, nargs="+", default=[],
                     metavar="DIR", help="folders of real clips in the Speech Commands layout")
     ap.add_argument("--real-copies", type=int, default=3)
+    ap.add_argument("--scarce-target", type=int, default=400,
+                    help="rarer real keywords are repeated up to about this many clips")
+    ap.add_argument("--unknown-max", type=int, default=2500, help="real unknown clips")
     ap.add_argument("--without", nargs="+", default=[], choices=ABLATIONS,
                     help="leave an ingredient out (ablation)")
     ap.add_argument("--exclude-real", nargs="+", default=[], metavar="WORD",
@@ -56,6 +60,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cache-dir", type=Path, default=None,
                     help="feature cache (default: DATA_DIR/features-<name of OUT>)")
     ap.add_argument("--out", type=Path, default=ROOT / "models" / "kws")
+    ap.add_argument("--json-out", type=Path, default=None, help="also write the figures here")
     args = ap.parse_args(argv)
 
     def log(msg: str) -> None:
@@ -69,7 +74,8 @@ def main(argv: list[str] | None = None) -> int:
     corpus = scan_speech_commands(args.speech_commands) if args.speech_commands else None
     aug = AugmentConfig().without(*sorted(without & {"speed", "shift", "reverb", "noise",
                                                      "gain", "specaug"}))
-    mix = MixConfig(real_copies=args.real_copies, use_real="real" not in without,
+    mix = MixConfig(real_copies=args.real_copies, scarce_target=args.scarce_target,
+                    unknown_real_max=args.unknown_max, use_real="real" not in without,
                     exclude_real=tuple(args.exclude_real), augment=aug, seed=args.seed)
     tcfg = TrainConfig(epochs=args.epochs, seed=args.seed)
     cache = args.cache_dir or args.data_dir / f"features-{args.out.name}"
@@ -84,6 +90,18 @@ def main(argv: list[str] | None = None) -> int:
         (ROOT / "firmware" / "frontend" / "td_frontend_config.h").write_text(
             render_frontend_header(res.frontend))
     print(mix_summary(res))
+    if args.json_out:
+        ev = res.real
+        doc = {"sha256": res.sha256, "bytes": res.size_bytes, "seconds": res.seconds,
+               "train_counts": res.train_counts,
+               "synthetic_test": {"float": res.synth_float, "int8": res.synth_int8}}
+        if ev is not None:
+            doc["real_validation"] = {
+                "counts": ev.counts, "float_per_class": ev.float_per_class,
+                "int8_per_class": ev.int8_per_class, "float_overall": ev.float_overall,
+                "int8_overall": ev.int8_overall, "float_balanced": ev.float_balanced,
+                "int8_balanced": ev.int8_balanced}
+        args.json_out.write_text(json.dumps(doc, indent=1) + "\n")
     return 0
 
 

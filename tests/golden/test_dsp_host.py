@@ -24,9 +24,7 @@ import pytest
 
 from tinydeploy.boards import get_board
 from tinydeploy.kernels import arm_dsp
-from tinydeploy.kernels.harness import FIRMWARE_DIR, HostCase, cache_dir, run_host
 from tinydeploy.kernels.registry import Selection, select_kernels
-from tinydeploy.model.builder import ModelBuilder
 from tinydeploy.model.ir import (
     Activation,
     Conv2DOptions,
@@ -38,6 +36,8 @@ from tinydeploy.model.ir import (
 )
 from tinydeploy.model.loader import load_tflite
 from tinydeploy.oracle import run_oracle
+from tinydeploy.testing.builder import ModelBuilder
+from tinydeploy.testing.harness import FIRMWARE_DIR, HostCase, cache_dir, run_host
 
 DSP_BOARD = get_board("mps2-an386")
 

@@ -27,11 +27,11 @@ from test_dsp_host import (  # noqa: F401 (harness_cache is a fixture)
 )
 
 from tinydeploy.boards import get_board
-from tinydeploy.kernels.harness import HostCase, run_host
 from tinydeploy.kernels.registry import select_kernels
 from tinydeploy.model.ir import Padding
 from tinydeploy.model.loader import load_tflite
 from tinydeploy.oracle import run_oracle
+from tinydeploy.testing.harness import HostCase, run_host
 
 M0_BOARD = get_board("microbit-v1")
 OPT = {"conv": "td_conv2d_s8_opt", "dw": "td_dwconv2d_s8_opt"}

@@ -56,7 +56,7 @@ class StackUsage:
 
 
 def _is_host(board: Board) -> bool:
-    return board.family == "host"
+    return board.is_host
 
 
 def compiler(board: Board) -> str:

@@ -37,7 +37,7 @@ def board_defines(board: Board) -> list[str]:
         "TD_FLASH_ORIGIN": f"{flash.origin:#x}u",
         "TD_FLASH_SIZE": f"{flash.size}u",
     }
-    if board.family != "host":
+    if not board.is_host:
         d["TD_UART_BASE"] = f"{board.uart.base:#x}u"
     tx, rx = _pin(board.uart.tx_pin), _pin(board.uart.rx_pin)
     if tx is not None:

@@ -15,7 +15,8 @@ DESCRIPTION = """\
 Keyword spotting with the C audio front end (firmware/frontend) and the kws device app.
 
   tinydeploy kws data --per-class 1000 -o data/kws/synth.npz     synthetic espeak-ng set
-  tinydeploy kws train --data data/kws/synth.npz -o models/kws     DS-CNN -> INT8 .tflite
+  tinydeploy kws train --speech-commands DIR [DIR ...] -o models/kws
+                                  DS-CNN -> INT8 .tflite, real clips mixed with synthetic
   tinydeploy kws stream a.wav b.wav --board mps2-an386             detections, live
   tinydeploy kws score --data data/kws/synth.npz --board mps2-an386 --words 20
                                                      hits, misses, false alarms per hour
@@ -43,11 +44,14 @@ def _detector_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--simulate", action="store_true",
                    help="run the front end, model and detector on the host instead")
     p.add_argument("-o", "--output", type=Path, default=None, help="build folder")
-    p.add_argument("--threshold", type=float, default=0.8,
+    from tinydeploy.kws.stream import DetectorConfig
+
+    d = DetectorConfig()      # the defaults, tuned on real validation-split audio
+    p.add_argument("--threshold", type=float, default=d.threshold,
                    help="on the averaged probability of a keyword")
-    p.add_argument("--avg-windows", type=int, default=8)
-    p.add_argument("--suppress-ms", type=int, default=1000)
-    p.add_argument("--infer-every", type=int, default=1,
+    p.add_argument("--avg-windows", type=int, default=d.avg_windows)
+    p.add_argument("--suppress-ms", type=int, default=d.suppress_ms)
+    p.add_argument("--infer-every", type=int, default=d.infer_every,
                    help="frames (20 ms strides) between inferences")
     p.add_argument("--json", action="store_true", help="machine-readable output on stdout")
 
@@ -63,10 +67,19 @@ def configure(p: argparse.ArgumentParser) -> None:
     d.add_argument("--json", action="store_true")
 
     t = sub.add_parser("train", help="train and quantize the DS-CNN")
-    t.add_argument("--data", type=Path, help="dataset .npz (default: render a synthetic set)")
-    t.add_argument("--per-class", type=int, default=1000)
+    t.add_argument("--data", type=Path, help="dataset .npz (instead of the synthetic set and "
+                   "--speech-commands)")
+    t.add_argument("--speech-commands", type=Path, nargs="+", default=[], metavar="DIR",
+                   help="folders of real recordings in the Speech Commands layout (any "
+                   "subset of words; test-split speakers are left out), mixed with the "
+                   "synthetic set")
+    t.add_argument("--per-class", type=int, default=1000, help="synthetic clips per label")
+    t.add_argument("--extra-fraction", type=float, default=0.35,
+                   help="share of synthetic training clips spoken by flite/festival voices")
     t.add_argument("--seed", type=int, default=0)
     t.add_argument("--epochs", type=int, default=12)
+    t.add_argument("--cache-dir", type=Path, default=None,
+                   help="on-disk feature cache (default: OUTPUT/.features)")
     t.add_argument("-o", "--output", type=Path, required=True, help="output folder")
     t.add_argument("--json", action="store_true")
 
@@ -119,29 +132,72 @@ def _data(args: argparse.Namespace) -> int:
 
 
 def _train(args: argparse.Namespace) -> int:
-    from tinydeploy.kws.data import Dataset, SynthConfig
-    from tinydeploy.kws.train import TrainConfig, readme_text, synthetic_dataset, train_kws
+    from tinydeploy.kws.data import Dataset, SynthConfig, scan_speech_commands
+    from tinydeploy.kws.train import (
+        MixConfig,
+        TrainConfig,
+        mix_readme_text,
+        mix_summary,
+        readme_text,
+        synthetic_dataset,
+        train_kws,
+        train_kws_mix,
+    )
     from tinydeploy.report.output import emit_json, stdout
 
-    synth = None
-    if args.data:
-        ds = Dataset.load(args.data)
-    else:
-        synth = SynthConfig(per_class=args.per_class, seed=args.seed)
-        ds = synthetic_dataset(synth, None, _log(args))
-    tcfg = TrainConfig(epochs=args.epochs, seed=args.seed)
-    res = train_kws(ds, args.output, tcfg, _log(args))
     cmd = "tinydeploy kws " + " ".join(sys.argv[2:]) if len(sys.argv) > 2 else \
         "tinydeploy kws train"
-    (args.output / "README.md").write_text(readme_text(res, cmd, synth, tcfg))
-    summary = {"model": str(res.model_path), "sha256": res.sha256, "bytes": res.size_bytes,
-               "float_accuracy": res.float_accuracy, "int8_accuracy": res.int8_accuracy}
-    if args.json:
-        emit_json(summary)
+    tcfg = TrainConfig(epochs=args.epochs, seed=args.seed)
+    if args.data:
+        if args.speech_commands:
+            from tinydeploy.errors import InputDataError
+
+            raise InputDataError("--data and --speech-commands cannot be combined",
+                                 hint="a dataset .npz already holds its clips")
+        res = train_kws(Dataset.load(args.data), args.output, tcfg, _log(args))
+        (args.output / "README.md").write_text(readme_text(res, cmd, None, tcfg))
+        summary = {"model": str(res.model_path), "sha256": res.sha256,
+                   "bytes": res.size_bytes, "float_accuracy": res.float_accuracy,
+                   "int8_accuracy": res.int8_accuracy}
+        if args.json:
+            emit_json(summary)
+        else:
+            stdout.print(f"{res.model_path}: float test "
+                         f"{100 * res.float_accuracy['test']:.2f} %, INT8 test "
+                         f"{100 * res.int8_accuracy['test']:.2f} % ({res.size_bytes} bytes)")
+        return 0
+    log = _log(args)
+    corpus = scan_speech_commands(args.speech_commands) if args.speech_commands else None
+    if corpus is None:
+        log("data: no --speech-commands given: training on synthetic speech only")
     else:
-        stdout.print(f"{res.model_path}: float test {100 * res.float_accuracy['test']:.2f} %, "
-                     f"INT8 test {100 * res.int8_accuracy['test']:.2f} % "
-                     f"({res.size_bytes} bytes)")
+        log(f"data: {len(corpus.clips)} real clips from {len(corpus.roots)} folder(s), "
+            f"{sum(corpus.excluded.values())} test-split clips left out, "
+            f"{len(corpus.noise)} background recordings")
+    synth_cfg = SynthConfig(per_class=args.per_class, seed=args.seed,
+                            extra_fraction=args.extra_fraction)
+    synth = synthetic_dataset(synth_cfg, None, log)
+    mix = MixConfig(seed=args.seed)
+    res_m = train_kws_mix(synth, corpus, args.output, args.cache_dir or
+                          args.output / ".features", tcfg, mix, log)
+    (args.output / "README.md").write_text(mix_readme_text(res_m, cmd, synth_cfg, tcfg, mix,
+                                                           corpus))
+    real_train = sum(v["real"] for v in res_m.train_counts.values())
+    synth_train = sum(v["synthetic"] for v in res_m.train_counts.values())
+    if args.json:
+        doc: dict[str, Any] = {
+            "model": str(res_m.model_path), "sha256": res_m.sha256, "bytes": res_m.size_bytes,
+            "data": "real+synthetic" if real_train else "synthetic",
+            "train_clips": {"real": real_train, "synthetic": synth_train},
+            "synthetic_test": {"float": res_m.synth_float, "int8": res_m.synth_int8}}
+        if res_m.real is not None:
+            doc["real_validation"] = {"clips": sum(res_m.real.counts.values()),
+                                      "float": res_m.real.float_overall,
+                                      "int8": res_m.real.int8_overall,
+                                      "int8_per_class": res_m.real.int8_per_class}
+        emit_json(doc)
+    else:
+        stdout.print(mix_summary(res_m))
     return 0
 
 

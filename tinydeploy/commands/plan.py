@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from tinydeploy.plan.arena import ALGORITHMS
 from tinydeploy.plan.budget import APPS
 
 NAME = "plan"
@@ -17,7 +18,6 @@ static data) and flash (weights + code). Stack and code are estimates until a bu
 them. Exit status 1 when the model does not fit, with every figure and the boards where it
 would fit (under --json the report is still printed, with "fits": false)."""
 
-ALGORITHMS = ("auto", "greedy-size", "greedy-conflicts", "optimal")
 
 
 def _align(text: str) -> int:
@@ -59,16 +59,28 @@ def plan_model(model: Path, board_name: str, app: str = "bench", algorithm: str 
 
     board = get_board(board_name)
     graph = load_tflite(model)
+    given_stack = stack
     selection = select_kernels(graph, board)
     gplan = plan_graph(graph, selection, None, algorithm, align)
-    if stack is None and board.family != "host":
-        from tinydeploy.build.firmware import default_stack_bytes
+    selection = gplan.selection
+    from tinydeploy.build.firmware import default_stack_bytes, stack_sized_from_bound
 
-        stack = default_stack_bytes(board)
+    if stack is None and not board.is_host:
+        from tinydeploy.plan.budget import sized_stack_reserve, stack_estimate
+
+        # tight RAM: the build reserves the stack bound plus a margin, not a fixed size
+        stack = (sized_stack_reserve(stack_estimate(selection, app))
+                 if stack_sized_from_bound(board) else default_stack_bytes(board))
     budget = compute_budget(selection, gplan.arena_bytes, board, app,
                             input_bytes=sum(t.nbytes for t in graph.inputs),
                             stack_reserved=stack)
-    return plan_report(model, graph, gplan, budget), budget
+    report = plan_report(model, graph, gplan, budget)
+    if given_stack is not None:
+        report["stack_rule"] = "given (--stack)"
+    elif not board.is_host:
+        report["stack_rule"] = ("bound + max(256 B, bound / 8), rounded up to 64 B"
+                                if stack_sized_from_bound(board) else "fixed default")
+    return report, budget
 
 
 def plan_report(model: Path, graph: Any, gplan: Any, budget: Any) -> dict[str, Any]:
@@ -151,6 +163,8 @@ def _print(report: dict[str, Any]) -> None:
             + ("(estimate)" if "stack" in est else "(measured)"))
     if report["stack_reserved"] is not None:
         need += f", reserved {report['stack_reserved']:,}"
+        if report.get("stack_rule"):
+            need += f" ({report['stack_rule']})"
     row(t, "  stack", r["stack"], note=need)
     row(t, "  app buffers", r["buffers"])
     row(t, "  static data", r["static"], note="estimate" if "static" in est else "measured")

@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tinydeploy.boards import Board
+from tinydeploy.boards import Board, RunnerKind
 from tinydeploy.errors import LinkError, ToolchainError
 from tinydeploy.flash.runner import Device, Firmware, Runner
 from tinydeploy.procs import run_tool
@@ -133,6 +133,7 @@ class PlatformioRunner(_HardwareRunner):
         return [exe, "run", "-t", "upload", "-d", str(project), *self.args]
 
 
-HARDWARE_RUNNERS: dict[str, type[_HardwareRunner]] = {
-    "pyocd": PyocdRunner, "nrfjprog": NrfjprogRunner, "platformio": PlatformioRunner,
+HARDWARE_RUNNERS: dict[RunnerKind, type[_HardwareRunner]] = {
+    RunnerKind.PYOCD: PyocdRunner, RunnerKind.NRFJPROG: NrfjprogRunner,
+    RunnerKind.PLATFORMIO: PlatformioRunner,
 }

@@ -33,14 +33,19 @@ from dataclasses import replace
 
 import numpy as np
 
-from tinydeploy.kernels.access import conv_rows_order, dwconv_lanes_order, dwconv_ref_order
+from tinydeploy.fixedpoint import accumulator_bound, rounding_form_holds
+from tinydeploy.kernels.access import (
+    conv_rows_back_order,
+    conv_rows_order,
+    dwconv_lanes_order,
+    dwconv_ref_order,
+)
 from tinydeploy.kernels.conv import CONV2D_S8_REF
 from tinydeploy.kernels.depthwise import DWCONV2D_S8_REF
 from tinydeploy.kernels.fully_connected import FULLY_CONNECTED_S8_REF
 from tinydeploy.kernels.pooling import AVGPOOL2D_S8_REF
 from tinydeploy.kernels.registry import ConstArray, KernelCall, KernelVariant, register
 from tinydeploy.model.ir import DepthwiseConv2DOptions, Graph, Operator
-from tinydeploy.quantize.fixedpoint import accumulator_bound, rounding_form_holds
 
 ARM_DIR = "kernels/arm"
 DSP = frozenset({"dsp"})
@@ -69,7 +74,7 @@ def rounding_form(rows: np.ndarray, call: KernelCall) -> int:
 # Instructions per multiply-accumulate, requantization and loop overhead included, measured
 # on QEMU mps2-an386 (-icount, -O2) on the DS-CNN, micro_speech and AD01-shaped layers.
 INSTRUCTIONS_PER_MAC = {
-    "td_conv2d_1x1_s8_dsp": 1.49, "td_conv2d_s8_dsp": 2.1, "td_dwconv2d_3x3_s8_dsp": 5.7,
+    "td_conv2d_1x1_s8_dsp": 1.4, "td_conv2d_s8_dsp": 2.1, "td_dwconv2d_3x3_s8_dsp": 5.7,
     "td_dwconv2d_s8_dsp": 7.0, "td_fully_connected_s8_dsp": 1.85,
     "td_dwconv2d_c1_s8_dsp": 2.6,
 }
@@ -127,12 +132,13 @@ def fold_bias(filter_rows: np.ndarray, bias: np.ndarray | None, input_offset: in
     return wrap_int32(b + int(input_offset) * rows.sum(axis=1))
 
 
-GEMM_ROWS = 6   # twin of TD_GEMM_ROWS: input rows (pixels) per filter-row pass
+GEMM_ROWS = 4          # twin of TD_GEMM_ROWS: input rows (pixels) per filter-row pass
+GEMM_ROWS_IM2COL = 4   # twin of TD_GEMM_ROWS_IM2COL (td_conv2d_s8_dsp)
 
 
-def rows_bytes(depth: int) -> int:
-    """Twin of td_rows_bytes: the widened rows buffer of GEMM_ROWS input rows."""
-    return GEMM_ROWS * 8 * ((depth + 3) // 4)
+def rows_bytes(depth: int, rows: int = GEMM_ROWS) -> int:
+    """Twin of td_rows_bytes: the widened rows buffer of ``rows`` input rows."""
+    return rows * 8 * ((depth + 3) // 4)
 
 
 # --- CONV_2D ------------------------------------------------------------------------------
@@ -168,10 +174,10 @@ def _conv_1x1_prepare(graph: Graph, op: Operator) -> KernelCall:
 
 
 def conv_scratch_bytes(filter_h: int, filter_w: int, in_c: int) -> int:
-    """Twin of td_conv2d_s8_dsp_scratch_size: the rows buffer and GEMM_ROWS im2col columns
-    of the depth rounded up to 4 bytes."""
+    """Twin of td_conv2d_s8_dsp_scratch_size: the rows buffer and GEMM_ROWS_IM2COL im2col
+    columns of the depth rounded up to 4 bytes."""
     depth = filter_h * filter_w * in_c
-    return rows_bytes(depth) + GEMM_ROWS * ((depth + 3) & ~3)
+    return rows_bytes(depth, GEMM_ROWS_IM2COL) + GEMM_ROWS_IM2COL * ((depth + 3) & ~3)
 
 
 def _conv_prepare(graph: Graph, op: Operator) -> KernelCall:
@@ -181,18 +187,31 @@ def _conv_prepare(graph: Graph, op: Operator) -> KernelCall:
                             conv_scratch_bytes(fh, fw, c))
 
 
+def _conv_1x1_back_prepare(graph: Graph, op: Operator) -> KernelCall:
+    return replace(_conv_1x1_prepare(graph, op), symbol="td_conv2d_1x1_back_s8_dsp")
+
+
 CONV2D_1X1_S8_DSP = register(KernelVariant(
     op="CONV_2D", impl="dsp", symbol="td_conv2d_1x1_s8_dsp",
     sources=(f"{ARM_DIR}/td_conv2d_1x1_s8_dsp.c", GEMM_HEADER, SIMD_HEADER), requires=DSP,
     accepts=conv_1x1_accepts, prepare=_conv_1x1_prepare, priority=20,
-    access=conv_rows_order(GEMM_ROWS),
+    access=conv_rows_order(GEMM_ROWS), twins=("td_conv2d_1x1_back_s8_dsp",),
+    code_bytes=3900))
+
+# The same product back to front: never chosen by priority (it only changes the order), put
+# in the forward kernel's place by the planner when its output should trail its input.
+CONV2D_1X1_BACK_S8_DSP = register(KernelVariant(
+    op="CONV_2D", impl="dsp", symbol="td_conv2d_1x1_back_s8_dsp",
+    sources=(f"{ARM_DIR}/td_conv2d_1x1_back_s8_dsp.c", GEMM_HEADER, SIMD_HEADER),
+    requires=DSP, accepts=conv_1x1_accepts, prepare=_conv_1x1_back_prepare, priority=19,
+    access=conv_rows_back_order(GEMM_ROWS), twins=("td_conv2d_1x1_s8_dsp",),
     code_bytes=3900))
 
 CONV2D_S8_DSP = register(KernelVariant(
     op="CONV_2D", impl="dsp", symbol="td_conv2d_s8_dsp",
     sources=(f"{ARM_DIR}/td_conv2d_s8_dsp.c", GEMM_HEADER, SIMD_HEADER), requires=DSP,
     accepts=_conv_common, prepare=_conv_prepare, priority=10,
-    access=conv_rows_order(GEMM_ROWS),
+    access=conv_rows_order(GEMM_ROWS_IM2COL),
     code_bytes=4550))
 
 
@@ -327,7 +346,7 @@ DWCONV2D_C1_GEMM_S8_DSP = register(KernelVariant(
     op="DEPTHWISE_CONV_2D", impl="dsp", symbol="td_conv2d_s8_dsp",
     sources=(f"{ARM_DIR}/td_conv2d_s8_dsp.c", GEMM_HEADER, SIMD_HEADER), requires=DSP,
     accepts=_dw_as_conv_accepts, prepare=_dw_as_conv_prepare, priority=25,
-    access=conv_rows_order(GEMM_ROWS),
+    access=conv_rows_order(GEMM_ROWS_IM2COL),
     code_bytes=4550))
 
 

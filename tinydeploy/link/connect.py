@@ -13,7 +13,7 @@ from typing import Any
 
 from tinydeploy.boards import Board
 from tinydeploy.errors import LinkError, TinydeployError
-from tinydeploy.flash.runner import Device, Firmware, runner_for
+from tinydeploy.flash import Device, Firmware, runner_for
 from tinydeploy.link.session import DeviceInfo, Session, open_port
 
 

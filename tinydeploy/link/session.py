@@ -19,6 +19,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from tinydeploy.errors import LinkError
+from tinydeploy.flash.port import open_port, port_error
 from tinydeploy.link.frame import BadFrame, Frame, FrameDecoder, encode_frame
 from tinydeploy.link.messages import (
     CHUNK_BYTES,
@@ -104,35 +105,6 @@ class _Transient(LinkError):
 
 _FRAME_FAULTS = frozenset({ErrorCode.CRC, ErrorCode.COBS, ErrorCode.TRUNCATED,
                            ErrorCode.LENGTH, ErrorCode.OVERSIZED})
-
-
-def open_port(path: str, baud: int = 115200, timeout: float = 0.05) -> Any:
-    """Open a serial port with pyserial; LinkError saying whether it is missing or busy."""
-    import serial
-
-    try:
-        return serial.Serial(path, baudrate=baud, timeout=timeout, exclusive=True)
-    except (serial.SerialException, OSError) as e:
-        raise port_error(path, e) from None
-
-
-def port_error(path: str, err: BaseException) -> LinkError:
-    """A LinkError that tells a missing port from a busy or unreadable one."""
-    import errno
-    import os
-
-    text = str(err)
-    code = getattr(err, "errno", None)
-    if not os.path.exists(path) or code == errno.ENOENT:
-        return LinkError(f"serial port {path} does not exist",
-                         hint="check the cable and the port name (ls /dev/tty*)")
-    if code == errno.EBUSY or "lock" in text.lower() or "busy" in text.lower():
-        return LinkError(f"serial port {path} is busy: {text}",
-                         hint="another program (a monitor or IDE) has it open; close it")
-    if code == errno.EACCES:
-        return LinkError(f"no permission to open serial port {path}",
-                         hint="add yourself to the 'dialout' group")
-    return LinkError(f"cannot open serial port {path}: {text}")
 
 
 class Session:

@@ -242,6 +242,7 @@ def _read_tensor(i: int, t: Table, buffers: list[bytes | None], sg: int) -> ir.T
         quant=_read_quant(t.table(4, f"{where} quantization"), where, len(shape)),
         data=data, is_variable=bool(t.scalar(5, "?", False)),
         shape_signature=_ints(sig) if sig is not None else None,
+        buffer=bidx if raw is not None else 0,
     )
 
 

@@ -79,6 +79,7 @@ static void stream_reset(void)
     total = 0u;
     frames = 0u;
     fe_pending = 0u;
+    td_frontend_reset(&fe_scratch); /* a stateful front end (micro-speech) starts afresh */
     td_kws_detect_reset(&detector);
 }
 

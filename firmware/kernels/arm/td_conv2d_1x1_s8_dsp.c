@@ -3,10 +3,10 @@
  * bit-exact with td_conv2d_s8_ref (and so with TFLite Micro).
  *
  * A 1x1 convolution without groups is a matrix product: output pixel p, channel o is
- * bias[o] + dot(in[pixel p] + input_offset, filter[o]), requantized per channel. Pixels are
- * taken six (TD_GEMM_ROWS) at a time in flat (batch, y, x) order (a group may straddle rows, so odd widths
- * lose nothing); each group is widened once into the rows buffer in scratch and multiplied
- * with every int8 filter row (see td_gemm_s8_dsp.h). A group's input is read entirely before
+ * bias[o] + dot(in[pixel p] + input_offset, filter[o]), requantized per channel. Pixels
+ * are taken TD_GEMM_ROWS (4) at a time in flat (batch, y, x) order (a group may straddle
+ * rows, so odd widths lose nothing); each group is widened once into the rows buffer in
+ * scratch and multiplied with every int8 filter row (see td_gemm_s8_dsp.h). A group's input is read entirely before
  * any of its outputs is written.
  *
  * Parameters: td_conv2d_params_t as for td_conv2d_s8_ref with filter_h = filter_w = 1,
@@ -20,7 +20,7 @@
 
 int32_t td_conv2d_1x1_s8_dsp_scratch_size(const td_conv2d_params_t *p)
 {
-    return td_rows_bytes(p->in_c);
+    return td_rows_bytes(TD_GEMM_ROWS, p->in_c);
 }
 
 void td_conv2d_1x1_s8_dsp(const td_conv2d_params_t *p, const int8_t *in0, int8_t *out0,
@@ -49,9 +49,9 @@ void td_conv2d_1x1_s8_dsp(const td_conv2d_params_t *p, const int8_t *in0, int8_t
                 }
             }
         }
-        td_extend_rows(rows, n, k, p->input_offset, buf);
+        td_extend_rows(rows, n, k, p->input_offset, buf, TD_GEMM_ROWS);
         td_rows_times_filter(buf, n, p->filter, k, oc, p->bias, p->mult, p->shift,
                              p->output_offset, p->act_min, p->act_max, out0 + px * oc, oc,
-                             p->requant_form);
+                             p->requant_form, TD_GEMM_ROWS);
     }
 }

@@ -11,10 +11,10 @@
  * dot product of four values. The last, partial block holds whatever the input had there:
  * the weight bytes past k are read as 0, so it contributes nothing.
  *
- * One weight word is multiplied with TD_GEMM_ROWS (6) input rows (so the widening of a weight
- * is shared by six output pixels, and the rows' words come from one pointer): 21 instructions
- * for 24 multiply-accumulates, 13 registers (the inner loop is unrolled twice). Accumulators start at the bias; |x + off| <= 255 and
- * |w| <= 128 keep every SMLAD inside int32 for depths below 2^16.
+ * One weight word is multiplied with TD_GEMM_ROWS (4) input rows (so the widening of a weight
+ * is shared by four output pixels, and the rows' words come from one pointer): 15 instructions
+ * for 16 multiply-accumulates (the inner loop is unrolled twice). Accumulators start at the
+ * bias; |x + off| <= 255 and |w| <= 128 keep every SMLAD inside int32 for depths below 2^16.
  *
  * Requantization: per layer the host chose either the general td_requantize or the rounding
  * form (td_requant.h), which it proved exact for every accumulator the layer can produce.
@@ -28,7 +28,12 @@
 #include "td_requant.h"
 #include "td_simd.h"
 
-#define TD_GEMM_ROWS 6
+/* Input rows multiplied together: the body handles up to TD_GEMM_ROWS_MAX (6: 21
+ * instructions per 24 MACs, 13 registers); the kernels use 4 (15 per 16), whose rows buffer
+ * (32 bytes per 4 values of depth) keeps the arena of a DS-CNN within 9,000 B. */
+#define TD_GEMM_ROWS_MAX 6
+#define TD_GEMM_ROWS 4
+#define TD_GEMM_ROWS_IM2COL 4
 
 /* blocks of four values in a row of k values (the last may be partial) */
 static inline int32_t td_blocks(int32_t k)
@@ -36,10 +41,10 @@ static inline int32_t td_blocks(int32_t k)
     return (k + 3) >> 2;
 }
 
-/* Bytes of a rows buffer for rows of k values. */
-static inline int32_t td_rows_bytes(int32_t k)
+/* Bytes of a rows buffer for `rows` rows of k values. */
+static inline int32_t td_rows_bytes(int32_t rows, int32_t k)
 {
-    return TD_GEMM_ROWS * 8 * td_blocks(k);
+    return rows * 8 * td_blocks(k);
 }
 
 /* The four bytes at p, of which only the first n (1..3) are read; the others are 0. */
@@ -52,18 +57,19 @@ static inline int32_t td_read_partial_s8(const int8_t *p, int32_t n)
     return (int32_t)v;
 }
 
-/* Widens rows[0..n-1] (1 <= n <= TD_GEMM_ROWS, k values each) with the input offset into buf;
- * the rows n.. of buf repeat row n-1 (their outputs are written to row n-1's place again,
- * with the same values), so the matrix product needs no per-row tests. */
-static inline void td_extend_rows(const int8_t *const rows[], int32_t n, int32_t k,
-                                  int32_t input_offset, td_word_t *buf)
+/* Widens rows[0..n-1] (1 <= n <= nrows, k values each) with the input offset into buf, a
+ * buffer of nrows rows; the rows n.. of buf repeat row n-1 (their outputs are written to row
+ * n-1's place again, with the same values), so the matrix product needs no per-row tests. */
+static inline __attribute__((always_inline)) void
+td_extend_rows(const int8_t *const rows[], int32_t n, int32_t k, int32_t input_offset,
+               td_word_t *buf, const int32_t nrows)
 {
     const int32_t off2 = td_pack_off(input_offset);
     const int32_t full = k >> 2;
-    for (int32_t j = 0; j < TD_GEMM_ROWS; ++j) {
+    for (int32_t j = 0; j < nrows; ++j) {
         const int8_t *src = rows[j < n ? j : n - 1];
         td_word_t *dst = buf + 2 * j;
-        for (int32_t q = 0; q < full; ++q, src += 4, dst += 2 * TD_GEMM_ROWS) {
+        for (int32_t q = 0; q < full; ++q, src += 4, dst += 2 * nrows) {
             const int32_t x = td_read_s8x4(src);
             dst[0] = td_sxtab16(off2, x);
             dst[1] = td_sxtab16_ror8(off2, x);
@@ -99,12 +105,13 @@ static inline __attribute__((always_inline)) void
 td_rows_times_filter_body(const td_word_t *buf, const int8_t *filter, int32_t k,
                           int32_t out_c, const int32_t *bias, const int32_t *mult,
                           const int32_t *shift, int32_t out_off, int32_t lo, int32_t hi,
-                          int8_t *const d[TD_GEMM_ROWS], const int round_form,
-                          const int full_range)
+                          int8_t *const d[TD_GEMM_ROWS_MAX], const int round_form,
+                          const int full_range, const int32_t nrows)
 {
     const int32_t full = k >> 2, tail = k & 3;
     const int32_t zp2p1 = 2 * out_off + 1;
-    int8_t *d0 = d[0], *d1 = d[1], *d2 = d[2], *d3 = d[3], *d4 = d[4], *d5 = d[5];
+    int8_t *d0 = d[0], *d1 = d[1], *d2 = d[2], *d3 = d[3];
+    int8_t *d4 = nrows > 4 ? d[4] : d0, *d5 = nrows > 4 ? d[5] : d0;
     const int8_t *w = filter;
     for (int32_t o = 0; o < out_c; ++o) {
         const int32_t b = bias != 0 ? bias[o] : 0;
@@ -124,10 +131,12 @@ td_rows_times_filter_body(const td_word_t *buf, const int8_t *filter, int32_t k,
             a2 = td_smlad(x1, wo, td_smlad(x0, we, a2));
             x = td_load2(x, &x0, &x1);
             a3 = td_smlad(x1, wo, td_smlad(x0, we, a3));
-            x = td_load2(x, &x0, &x1);
-            a4 = td_smlad(x1, wo, td_smlad(x0, we, a4));
-            x = td_load2(x, &x0, &x1);
-            a5 = td_smlad(x1, wo, td_smlad(x0, we, a5));
+            if (nrows > 4) {
+                x = td_load2(x, &x0, &x1);
+                a4 = td_smlad(x1, wo, td_smlad(x0, we, a4));
+                x = td_load2(x, &x0, &x1);
+                a5 = td_smlad(x1, wo, td_smlad(x0, we, a5));
+            }
         }
         if (tail) {
             const int32_t wv = td_read_partial_s8(w, tail);
@@ -137,16 +146,20 @@ td_rows_times_filter_body(const td_word_t *buf, const int8_t *filter, int32_t k,
             a1 = td_smlad(x[3], wo, td_smlad(x[2], we, a1));
             a2 = td_smlad(x[5], wo, td_smlad(x[4], we, a2));
             a3 = td_smlad(x[7], wo, td_smlad(x[6], we, a3));
-            a4 = td_smlad(x[9], wo, td_smlad(x[8], we, a4));
-            a5 = td_smlad(x[11], wo, td_smlad(x[10], we, a5));
+            if (nrows > 4) {
+                a4 = td_smlad(x[9], wo, td_smlad(x[8], we, a4));
+                a5 = td_smlad(x[11], wo, td_smlad(x[10], we, a5));
+            }
         }
         const int32_t m = mult[o];
         const int32_t es = round_form ? -shift[o] : shift[o];
         const int32_t r = round_form ? td_requant_rnd(zp2p1, es) : 0;
-        d5[o] = td_gemm_clamp(td_gemm_value(a5, m, es, r, out_off, round_form), lo, hi,
-                              full_range);
-        d4[o] = td_gemm_clamp(td_gemm_value(a4, m, es, r, out_off, round_form), lo, hi,
-                              full_range);
+        if (nrows > 4) {
+            d5[o] = td_gemm_clamp(td_gemm_value(a5, m, es, r, out_off, round_form), lo, hi,
+                                  full_range);
+            d4[o] = td_gemm_clamp(td_gemm_value(a4, m, es, r, out_off, round_form), lo, hi,
+                                  full_range);
+        }
         d3[o] = td_gemm_clamp(td_gemm_value(a3, m, es, r, out_off, round_form), lo, hi,
                               full_range);
         d2[o] = td_gemm_clamp(td_gemm_value(a2, m, es, r, out_off, round_form), lo, hi,
@@ -158,27 +171,28 @@ td_rows_times_filter_body(const td_word_t *buf, const int8_t *filter, int32_t k,
     }
 }
 
-/* Multiplies the rows buffer with every filter row and writes the int8 outputs of row j
- * (j < n) to dst + j * dst_stride; rows past n repeat row n-1 (see td_extend_rows). */
-static inline void td_rows_times_filter(const td_word_t *buf, int32_t n, const int8_t *filter,
-                                        int32_t k, int32_t out_c, const int32_t *bias,
-                                        const int32_t *mult, const int32_t *shift,
-                                        int32_t out_off, int32_t lo, int32_t hi,
-                                        int8_t *dst, int32_t dst_stride, int32_t round_form)
+/* Multiplies the rows buffer (nrows rows: TD_GEMM_ROWS or TD_GEMM_ROWS_IM2COL, a constant
+ * at each call) with every filter row and writes the int8 outputs of row j (j < n) to
+ * dst + j * dst_stride; rows past n repeat row n-1 (see td_extend_rows). */
+static inline __attribute__((always_inline)) void
+td_rows_times_filter(const td_word_t *buf, int32_t n, const int8_t *filter, int32_t k,
+                     int32_t out_c, const int32_t *bias, const int32_t *mult,
+                     const int32_t *shift, int32_t out_off, int32_t lo, int32_t hi,
+                     int8_t *dst, int32_t dst_stride, int32_t round_form, const int32_t nrows)
 {
-    int8_t *d[TD_GEMM_ROWS];
-    for (int32_t j = 0; j < TD_GEMM_ROWS; ++j) {
+    int8_t *d[TD_GEMM_ROWS_MAX];
+    for (int32_t j = 0; j < TD_GEMM_ROWS_MAX; ++j) {
         d[j] = dst + (j < n ? j : n - 1) * dst_stride;
     }
     if (!round_form) {
         td_rows_times_filter_body(buf, filter, k, out_c, bias, mult, shift, out_off, lo, hi,
-                                  d, 0, 0);
+                                  d, 0, 0, nrows);
     } else if (lo == INT8_MIN && hi == INT8_MAX) {
         td_rows_times_filter_body(buf, filter, k, out_c, bias, mult, shift, out_off, lo, hi,
-                                  d, 1, 1);
+                                  d, 1, 1, nrows);
     } else {
         td_rows_times_filter_body(buf, filter, k, out_c, bias, mult, shift, out_off, lo, hi,
-                                  d, 1, 0);
+                                  d, 1, 0, nrows);
     }
 }
 

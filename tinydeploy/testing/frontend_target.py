@@ -1,6 +1,6 @@
 """Run the C front end on an emulated Cortex-M (QEMU mps2) to compare its bytes with the host.
 
-The harness (``tinydeploy/kws/harness/``) is bare metal and exchanges files through
+The harness (``tinydeploy/testing/frontend_harness/``) is bare metal and exchanges files through
 semihosting, so it depends on nothing but the front end, arm-none-eabi-gcc and QEMU.
 """
 
@@ -54,7 +54,7 @@ def _need(tool: str) -> None:
 def build_frontend_harness(cfg: FrontendConfig, target: QemuTarget, out_dir: Path) -> Path:
     _need("arm-none-eabi-gcc")
     write_frontend_header(cfg, out_dir)
-    test_dir = Path(__file__).resolve().parent / "harness"
+    test_dir = Path(__file__).resolve().parent / "frontend_harness"
     elf = out_dir / f"fe_{target.machine}.elf"
     cmd = ["arm-none-eabi-gcc", *target.cflags, *DETERMINISTIC_CFLAGS, "-ffreestanding",
            f"-I{out_dir}", f"-I{FIRMWARE_FRONTEND}",
