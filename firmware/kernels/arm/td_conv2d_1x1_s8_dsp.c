@@ -6,8 +6,8 @@
  * bias[o] + dot(in[pixel p] + input_offset, filter[o]), requantized per channel. Pixels
  * are taken TD_GEMM_ROWS (4) at a time in flat (batch, y, x) order (a group may straddle
  * rows, so odd widths lose nothing); each group is widened once into the rows buffer in
- * scratch and multiplied with every int8 filter row (see td_gemm_s8_dsp.h). A group's input is read entirely before
- * any of its outputs is written.
+ * scratch and multiplied with every int8 filter row (see td_gemm_s8_dsp.h). A group's input
+ * is read entirely before any of its outputs is written.
  *
  * Parameters: td_conv2d_params_t as for td_conv2d_s8_ref with filter_h = filter_w = 1,
  * filter_c = in_c (no groups), pad_h = pad_w = 0 (always so for a 1x1 kernel), any stride;

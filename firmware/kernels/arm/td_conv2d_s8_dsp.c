@@ -4,12 +4,12 @@
  * bit-exact with td_conv2d_s8_ref.
  *
  * For each group of TD_GEMM_ROWS_IM2COL (4) output pixels (flat batch, y, x order) the
- * receptive fields are copied into four int8 scratch columns of k = filter_h * filter_w * in_c bytes, in the
- * filter's [ky][kx][i] order, widened with the input offset into the rows buffer and
- * multiplied with every int8 filter row (see td_gemm_s8_dsp.h). Taps outside the image are
- * filled with the input zero point (-input_offset), which widens to 0: exactly what the
- * reference's skipping of padded taps contributes. Scratch is a small multiple of k, never
- * of the input.
+ * receptive fields are copied into four int8 scratch columns of k = filter_h * filter_w *
+ * in_c bytes, in the filter's [ky][kx][i] order, widened with the input offset into the rows
+ * buffer and multiplied with every int8 filter row (see td_gemm_s8_dsp.h). Taps outside the
+ * image are filled with the input zero point (-input_offset), which widens to 0: exactly what
+ * the reference's skipping of padded taps contributes. Scratch is a small multiple of k,
+ * never of the input.
  *
  * Parameters: td_conv2d_params_t as for td_conv2d_s8_ref with filter_c = in_c (no groups);
  * filter, bias, mult and shift are the reference's; requant_form as chosen on the host.
