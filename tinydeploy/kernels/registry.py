@@ -231,7 +231,10 @@ def screen(graph: Graph, op: Operator, features: frozenset[str] | None
         if missing:
             rejected.append((v, f"board lacks {', '.join(sorted(missing))}"))
             continue
-        why = v.accepts(graph, op)
+        try:
+            why = v.accepts(graph, op)
+        except ValueError as e:    # e.g. a per-channel scale where one scale is needed
+            why = str(e)
         if why is not None:
             rejected.append((v, why))
             continue
@@ -274,6 +277,13 @@ def select_kernels(graph: Graph, board: object | None = None) -> Selection:
                 hint="tinydeploy compiles full-INT8 models; quantize the model with "
                      "'tinydeploy quantize' or check the op's options")
         best = sorted(ok, key=lambda v: (-v.priority, v.impl, v.symbol))[0]
-        call = None if best.alias else best.prepare(graph, op)
+        try:
+            call = None if best.alias else best.prepare(graph, op)
+        except (ValueError, OverflowError, ZeroDivisionError) as e:
+            # parameters no fixed-point kernel can represent (a multiplier beyond Q31 from
+            # extreme scales): the model's numbers, not a bug in the kernel
+            raise UnsupportedError(f"op {op.index} ({op.type_name}): {best.symbol} cannot "
+                                   f"represent its parameters: {e}",
+                                   hint="check the op's quantization scales") from None
         choices.append(KernelChoice(op.index, best, call))
     return Selection(tuple(choices))
