@@ -278,6 +278,7 @@ def build_firmware(model: Path | bytes, board: Board, app: App | str, out_dir: P
     manifest["budget"] = budget_json(budget, pre)
     manifest["selection"] = {"optimize": choice.optimize.value, "fallback": choice.fallback,
                              "reference_arena_bytes": choice.reference_arena_bytes,
+                             "arena_limit_bytes": choice.arena_limit_bytes,
                              "layers": layers_json(choice)}
     manifest["stack_reserve"] = {
         "bytes": stack_bytes,

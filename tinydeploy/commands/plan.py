@@ -90,6 +90,7 @@ def plan_model(model: Path, board_name: str, app: str = "bench", algorithm: str 
     report = plan_report(model, graph, gplan, budget)
     report["selection"] = {"optimize": choice.optimize.value, "fallback": choice.fallback,
                            "reference_arena_bytes": choice.reference_arena_bytes,
+                           "arena_limit_bytes": choice.arena_limit_bytes,
                            "layers": layers_json(choice)}
     if given_stack is not None:
         report["stack_rule"] = "given (--stack)"
@@ -216,8 +217,11 @@ def _print(report: dict[str, Any]) -> None:
     stdout.print(t)
     if report.get("selection"):
         print_selection(report["selection"])
-        stdout.print(f"reference kernels' arena {report['selection']['reference_arena_bytes']:,}"
-                     f" B (no choice exceeds it)")
+        sel = report["selection"]
+        limit = sel["arena_limit_bytes"]
+        stdout.print(f"reference kernels' arena {sel['reference_arena_bytes']:,} B; "
+                     f"--optimize {sel['optimize']} may use "
+                     + (f"{limit:,} B" if limit is not None else "the board's RAM"))
     bound = ("= lower bound (optimal)" if report["optimal"]
              else f"lower bound {report['lower_bound_bytes']:,}")
     tried = ", ".join(f"{x['algorithm']} {x['arena_bytes']:,}"
