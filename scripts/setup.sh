@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Sets up everything tinydeploy needs on Debian/Ubuntu; safe to re-run (does only what is missing).
 #  - Debian packages: the Arm GNU toolchain + newlib (firmware), QEMU (emulated boards),
-#    espeak-ng, flite and festival with three English voices (synthetic keyword data). Installed with apt-get, via sudo only when not root.
+#    espeak-ng, flite and festival with three English voices (synthetic keyword data).
+#    Installed with apt-get, via sudo only when not root.
 #  - .venv with Python 3.11 and tinydeploy installed editable with pinned dependencies
 #    (constraints.txt), including tensorflow-cpu (quantization) and tflite-micro (the oracle).
 set -euo pipefail

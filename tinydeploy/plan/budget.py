@@ -194,7 +194,9 @@ def code_estimate(selection: Selection, app: str, family: str) -> int:
         v = c.variant
         if v.alias:
             continue
-        if v.impl == "dsp" and v.op in KERNEL_CODE_DSP:
+        if v.code_bytes:
+            size = float(v.code_bytes)
+        elif v.impl == "dsp" and v.op in KERNEL_CODE_DSP:
             size = float(KERNEL_CODE_DSP[v.op])
         else:
             size = KERNEL_CODE.get(v.op, KERNEL_CODE_DEFAULT) * IMPL_CODE_FACTOR.get(v.impl, 2.2)
