@@ -154,10 +154,10 @@ CASES: list[tuple[str, Callable[[dict[str, Path], Path], list[str]], Callable]] 
     ("build", lambda b, t: ["build", str(KWS), "--board", BOARD, "--app", "kws",
                             "-o", str(t / "m")], _has("make")),
 ]
-# the default run sends one signal to each command (alternating); --sweep sends both
-DEFAULT = {("flash", INT), ("flash", TERM), ("flash-monitor", TERM), ("eembc", INT),
-           ("validate", TERM), ("bench", INT), ("run", TERM), ("kws-stream", INT),
-           ("build", TERM), ("build", INT)}
+# the default run sends one signal to six of the commands; --sweep sends both to all
+# (the default run keeps to its time budget; --sweep sends both signals to every command)
+DEFAULT = {("flash", INT), ("flash", TERM), ("eembc", INT), ("validate", TERM),
+           ("kws-stream", INT), ("build", TERM)}
 
 
 def _params() -> list:
