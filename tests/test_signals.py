@@ -155,7 +155,6 @@ CASES: list[tuple[str, Callable[[dict[str, Path], Path], list[str]], Callable]] 
                             "-o", str(t / "m")], _has("make")),
 ]
 # the default run sends one signal to six of the commands; --sweep sends both to all
-# (the default run keeps to its time budget; --sweep sends both signals to every command)
 DEFAULT = {("flash", INT), ("flash", TERM), ("eembc", INT), ("validate", TERM),
            ("kws-stream", INT), ("build", TERM)}
 
