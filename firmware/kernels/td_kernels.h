@@ -506,6 +506,9 @@ void td_add_s16_ref(const td_add_params_t *p, const int16_t *in0, const int16_t 
 /* SUB int16 with broadcasting: td_add_params_t (left_shift 15, in1_const NULL) */
 void td_sub_s16_ref(const td_add_params_t *p, const int16_t *in0, const int16_t *in1,
                     int16_t *out0);
+/* MUL int16 with broadcasting: td_mul_params_t (offsets 0, in1_const NULL) */
+void td_mul_s16_ref(const td_mul_params_t *p, const int16_t *in0, const int16_t *in1,
+                    int16_t *out0);
 /* MEAN / SUM int16: td_mean_params_t, int16 data, int32 scratch [num_outputs] */
 void td_mean_s16_ref(const td_mean_params_t *p, const int16_t *in0, int16_t *out0,
                      void *scratch);

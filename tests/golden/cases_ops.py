@@ -756,7 +756,10 @@ def int16_add_cases() -> list[Int16AddCase]:
             Int16AddCase((3, 1, 7), (1, 4, 1), (0.001, 0.001, 0.0015), "RELU6", seed=3),
             Int16AddCase((64,), (64,), (0.00025, 0.000125, 0.0005), seed=4),
             Int16AddCase((2, 3, 5), (5,), (0.0004, 0.0007, 0.001), "RELU", seed=5, op="SUB"),
-            Int16AddCase((3, 1, 7), (1, 4, 1), (0.001, 0.0005, 0.0012), seed=6, op="SUB")]
+            Int16AddCase((3, 1, 7), (1, 4, 1), (0.001, 0.0005, 0.0012), seed=6, op="SUB"),
+            Int16AddCase((2, 3, 5), (2, 3, 5), (0.004, 0.003, 0.0003), seed=7, op="MUL"),
+            Int16AddCase((1, 4, 4, 6), (6,), (0.002, 0.005, 0.0004), "RELU", seed=8, op="MUL"),
+            Int16AddCase((3, 1, 7), (1, 4, 1), (0.01, 0.01, 0.004), "RELU6", seed=9, op="MUL")]
 
 
 @dataclass(frozen=True)

@@ -86,7 +86,7 @@ NEW_SOURCES = [
     "kernels/ref/td_quantize_s8_s32_ref.c", "kernels/ref/td_dequantize_s16_ref.c",
     "kernels/ref/td_dwconv2d_s16_ref.c", "kernels/ref/td_avgpool2d_s16_ref.c",
     "kernels/ref/td_maxpool2d_s16_ref.c", "kernels/ref/td_softmax_s8_s16_ref.c",
-    "kernels/ref/td_add_s16_ref.c", "kernels/ref/td_sub_s16_ref.c",
+    "kernels/ref/td_add_s16_ref.c", "kernels/ref/td_sub_s16_ref.c", "kernels/ref/td_mul_s16_ref.c",
     "kernels/ref/td_mean_s16_ref.c", "kernels/ref/td_concatenation_s16_ref.c",
 ]
 

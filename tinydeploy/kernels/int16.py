@@ -350,6 +350,57 @@ def _prepare_add16(graph: Graph, op: Operator) -> KernelCall:
                       ("in0", "in1", "out0"))
 
 
+def _accepts_mul16(graph: Graph, op: Operator) -> str | None:
+    ins, outs = graph.op_inputs(op), graph.op_outputs(op)
+    if len(ins) != 2 or len(outs) != 1:
+        return f"expects 2 inputs and 1 output, has {len(ins)} and {len(outs)}"
+    a, b, out = ins[0], ins[1], outs[0]
+    why = int16_reason(a, "input 0") or int16_reason(b, "input 1") or int16_reason(out, "output")
+    if why:
+        return why
+    assert a is not None and b is not None
+    if a.is_constant or b.is_constant:
+        return "a constant int16 operand is not supported (both operands in the arena)"
+    if max(len(a.shape), len(b.shape), len(out.shape)) > 4 and a.shape != b.shape:
+        return "TFLM broadcasts int16 MUL up to 4-D"
+    from tinydeploy.kernels.elementwise import broadcast_shape
+
+    bs = broadcast_shape(a.shape, b.shape)
+    if bs is None or int(np.prod(bs)) != out.size:
+        return f"shapes {list(a.shape)} and {list(b.shape)} do not broadcast to the output"
+    act = op.options.activation if isinstance(op.options, ActivationOptions) else \
+        Activation.NONE
+    if activation_range16(act, out) is None:
+        return f"fused activation {act.name} is not supported"
+    return None
+
+
+def _prepare_mul16(graph: Graph, op: Operator) -> KernelCall:
+    from tinydeploy.kernels.elementwise import broadcast_shape, broadcast_strides
+
+    a, b = graph.op_inputs(op)
+    out = graph.op_outputs(op)[0]
+    assert a is not None and b is not None
+    mult, shift = quantize_multiplier(f32(a.scale) * f32(b.scale) / f32(out.scale))
+    act = op.options.activation if isinstance(op.options, ActivationOptions) else \
+        Activation.NONE
+    rng = activation_range16(act, out)
+    assert rng is not None
+    bs = broadcast_shape(a.shape, b.shape)
+    assert bs is not None
+    dims, st0, st1 = broadcast_strides(a.shape, b.shape, bs)
+    params: tuple[tuple[str, int | float | str], ...] = (
+        ("in0_offset", 0), ("in1_offset", 0), ("out_offset", 0), ("out_mult", mult),
+        ("out_shift", shift), ("act_min", rng[0]), ("act_max", rng[1]),
+        ("out_dims", "@out_dims"), ("in0_strides", "@in0_strides"),
+        ("in1_strides", "@in1_strides"), ("in1_const", "NULL"))
+    return KernelCall("td_mul_s16_ref", "td_mul_params_t", params,
+                      (ConstArray("out_dims", "int32_t", np.array(dims, np.int32)),
+                       ConstArray("in0_strides", "int32_t", np.array(st0, np.int32)),
+                       ConstArray("in1_strides", "int32_t", np.array(st1, np.int32))),
+                      ("in0", "in1", "out0"))
+
+
 # --- MEAN / SUM, CONCATENATION int16 ----------------------------------------------------
 
 
@@ -536,6 +587,8 @@ for _src, _dst in ((DType.INT16, DType.INT8), (DType.INT8, DType.INT16),
 register(ref_variant("ADD", "td_add_s16_ref", _accepts_add16, _prepare_add16, inplace=True,
                      headers=("kernels/ref/td_bcast_rows.h",)))
 register(ref_variant("SUB", "td_sub_s16_ref", _accepts_add16, _prepare_add16, inplace=True,
+                     headers=("kernels/ref/td_bcast_rows.h",)))
+register(ref_variant("MUL", "td_mul_s16_ref", _accepts_mul16, _prepare_mul16, inplace=True,
                      headers=("kernels/ref/td_bcast_rows.h",)))
 register(ref_variant("MEAN", "td_mean_s16_ref", _accepts_mean16, _prepare_mean16))
 register(ref_variant("SUM", "td_mean_s16_ref", _accepts_mean16, _prepare_mean16))
