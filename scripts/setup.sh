@@ -55,7 +55,9 @@ want=$(cat pyproject.toml constraints.txt | sha256sum | cut -d' ' -f1)
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   say "installing Python packages into .venv (first time: a few minutes, TensorFlow is large)"
   .venv/bin/python -m pip install -q --upgrade pip
-  .venv/bin/python -m pip install -q -c constraints.txt -e '.[quantize,oracle,dev]'
+  .venv/bin/python -m pip install -q -c constraints.txt -e '.[quantize,oracle,dev,onnx,fuzz]'
+  # ONNX import: onnx2tf and tf_keras without their dependency pins (see pyproject.toml)
+  .venv/bin/python -m pip install -q --no-deps -c constraints.txt onnx2tf tf_keras
   echo "$want" > "$stamp"
 else
   say "Python packages up to date"

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from tinydeploy.model import ir
-from tinydeploy.model.builder import ModelBuilder
+from tinydeploy.testing.builder import ModelBuilder
 
 
 def _w(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:

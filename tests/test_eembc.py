@@ -19,7 +19,7 @@ import pytest
 
 from tinydeploy.boards import get_board
 from tinydeploy.build.firmware import build_firmware
-from tinydeploy.flash.runner import Firmware, runner_for
+from tinydeploy.flash import Firmware, runner_for
 from tinydeploy.link.eembc import EembcClient, EembcError
 from tinydeploy.model.loader import load_tflite
 from tinydeploy.oracle import run_oracle

@@ -156,7 +156,7 @@ def test_too_big_fails_before_the_compiler(models: dict[str, Path], tmp_path: Pa
                        tmp_path / "fw", stack_bytes=8192)
     msg = e.value.message
     assert "microbit-v1" in msg and "16,384" in msg
-    assert not (tmp_path / "fw" / "build").exists()
+    assert not (tmp_path / "fw" / "obj").exists()
 
 
 def test_missing_toolchain_says_what_to_install(models: dict[str, Path], tmp_path: Path,

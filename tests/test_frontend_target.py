@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from tinydeploy.kws.frontend import HostFrontend, Quant
-from tinydeploy.kws.frontend_target import run_frontend_on_qemu
+from tinydeploy.testing.frontend_target import run_frontend_on_qemu
 
 pytestmark = pytest.mark.target
 

@@ -17,8 +17,8 @@ from opmodels import OP_MODELS
 
 from tinydeploy.boards import get_board
 from tinydeploy.build.firmware import build_firmware
-from tinydeploy.model.builder import _schema
 from tinydeploy.model.loader import load_tflite
+from tinydeploy.testing.builder import _schema
 
 HOSTILE = [
     "end*/ int evil; /*",

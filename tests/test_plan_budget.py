@@ -38,8 +38,10 @@ def dscnn() -> tuple[object, object]:
 
 def test_weights_are_every_constant_array_aligned(dscnn: tuple) -> None:
     _, sel = dscnn
-    arrays = [c for ch in sel.choices if ch.call for c in ch.call.consts]
+    # byte-identical arrays (the fixture's nine all-zero biases) are stored once
+    arrays = list({c.key: c for ch in sel.choices if ch.call for c in ch.call.consts}.values())
     raw = sum(a.values.nbytes for a in arrays)
+    assert len(arrays) < sum(len(ch.call.consts) for ch in sel.choices if ch.call)
     assert raw <= weights_bytes(sel) < raw + 16 * len(arrays)
     assert weights_bytes(sel) % 16 == 0
     # The DS-CNN's int8 weights alone are ~24.9 K parameters (plus biases and multipliers).
@@ -160,3 +162,18 @@ def test_plan_output_is_reproducible(tmp_path: Path) -> None:
         r = tdp("plan", str(DSCNN), "--board", "mps2-an386", "--json", "--html", str(html))
         outs.append((r.stdout, html.read_bytes()))
     assert outs[0] == outs[1]
+
+
+def test_stack_reserve_follows_the_bound_on_tight_boards() -> None:
+    """On the 16 KB micro:bit the stack reserve is the bound plus the stated margin (not a
+    fixed 2,048 B); on the 256 KB nRF52840 it stays the fixed default."""
+    from tinydeploy.plan.budget import stack_margin
+
+    small = json.loads(tdp("plan", str(DSCNN), "--board", "microbit-v1", "--json").stdout)
+    need = small["stack_need"]
+    assert small["stack_reserved"] >= need + stack_margin(need)
+    assert small["stack_reserved"] < need + stack_margin(need) + 64
+    assert small["stack_reserved"] % 64 == 0 and small["stack_reserved"] < 2048
+    assert "bound" in small["stack_rule"]
+    big = json.loads(tdp("plan", str(DSCNN), "--board", "nrf52840dk", "--json").stdout)
+    assert big["stack_reserved"] == 4096 and big["stack_rule"] == "fixed default"

@@ -110,3 +110,8 @@ def test_kws_dscnn_runs_bit_exact_on_the_microbit(tmp_path: Path) -> None:
     ram = manifest["budget"]["measured"]["ram"]
     assert ram["total"] <= ram["available"] == 16 * 1024
     assert any(b.get("inplace_of") for b in manifest["plan"]["buffers"])
+    # the stack reserve is the measured bound plus its margin, not a fixed size
+    from tinydeploy.plan.budget import sized_stack_reserve
+
+    assert manifest["stack_reserve"]["bytes"] == sized_stack_reserve(manifest["stack_bytes"])
+    assert ram["stack"] == manifest["stack_reserve"]["bytes"]

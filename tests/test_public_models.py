@@ -64,11 +64,12 @@ def _reference_figures(data: bytes) -> dict:
                 macs += int(np.prod(out)) * w[1] * w[2]
             elif name == "FULLY_CONNECTED":
                 macs += int(np.prod(out)) * w[1]
-    params = 0
+    params, counted = 0, set()
     for i in sorted(used):
         t = g.tensors[i]
         buf = m.buffers[t.buffer].data if t.buffer < len(m.buffers) else None
-        if buf is not None and len(buf) and not t.isVariable:
+        if buf is not None and len(buf) and not t.isVariable and t.buffer not in counted:
+            counted.add(t.buffer)   # a buffer shared by several tensors holds its bytes once
             params += len(buf)
     shapes = [[max(d, 1) for d in t.shape] if t.shape is not None else [] for t in g.tensors]
     return {"ops": ops, "macs": macs, "params": params, "shapes": shapes}

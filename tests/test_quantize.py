@@ -198,8 +198,10 @@ def test_identify_source(tmp_path: Path) -> None:
     with pytest.raises(ModelError, match="no such file"):
         identify_source(tmp_path / "m.h5")
     (tmp_path / "m.onnx").write_bytes(b"x")
-    with pytest.raises(ModelError, match="unknown model format '.onnx'"):
-        identify_source(tmp_path / "m.onnx")
+    assert identify_source(tmp_path / "m.onnx")[0] is SourceKind.ONNX
+    (tmp_path / "m.pt").write_bytes(b"x")
+    with pytest.raises(ModelError, match="unknown model format '.pt'"):
+        identify_source(tmp_path / "m.pt")
     with pytest.raises(ModelError, match="not a SavedModel"):
         identify_source(tmp_path)
     (tmp_path / "junk.tflite").write_bytes(b"\x00" * 64)

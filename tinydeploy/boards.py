@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import tomllib
 from dataclasses import dataclass, field, replace
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
@@ -22,10 +23,33 @@ BOARDS_DIR = boards_dir()
 # core id -> gcc flags: the toolchain module owns them; "host" builds with the system compiler.
 CORES: dict[str, tuple[str, ...]] = {c.value: flags for c, flags in CORE_FLAGS.items()}
 FEATURES = frozenset({"dsp", "fpu", "mve"})
-FAMILIES = frozenset({"cmsdk", "stm32f4", "nrf5", "host"})
+
+
+class Family(StrEnum):
+    """Chip families: each has its C in ``firmware/platform/<family>/``. ``host`` is this
+    computer (the system compiler, a pseudo-terminal as the UART)."""
+
+    CMSDK = "cmsdk"
+    STM32F4 = "stm32f4"
+    NRF5 = "nrf5"
+    HOST = "host"
+
+
+class RunnerKind(StrEnum):
+    """The ways to start a firmware (``runners = [{name = ...}]`` in a board file); the flash
+    stage's registry has one runner per kind."""
+
+    QEMU = "qemu"
+    HOST = "host"
+    PYOCD = "pyocd"
+    NRFJPROG = "nrfjprog"
+    PLATFORMIO = "platformio"
+
+
+FAMILIES = frozenset(Family)
 UART_KINDS = frozenset({"cmsdk-uart", "stm32-usart", "nrf-uart0", "pty"})
 CYCLE_COUNTERS = frozenset({"dwt", "systick", "clock"})
-RUNNERS = frozenset({"qemu", "host", "pyocd", "nrfjprog", "platformio"})
+RUNNERS = frozenset(RunnerKind)
 MEMORY_KINDS = frozenset({"flash", "ram"})
 
 
@@ -44,6 +68,16 @@ class Uart:
     tx_pin: int | str | None = None
     rx_pin: int | str | None = None
     baud: int = 115200
+    # The kws app streams 16 kHz int16 PCM over the link (>= 333 kbit/s with framing, see
+    # tinydeploy/kws/realtime.py): its rate, when the board's UART and its USB bridge carry
+    # more than ``baud``.
+    kws_baud: int | None = None
+
+    def baud_for(self, app: str | None) -> int:
+        """The link's rate for ``app`` (the firmware and the host side agree on it)."""
+        if app == "kws" and self.kws_baud is not None:
+            return self.kws_baud
+        return self.baud
 
 
 @dataclass(frozen=True)
@@ -57,7 +91,7 @@ class Board:
     id: str
     name: str
     mcu: str
-    family: str
+    family: Family
     core: str
     clock_hz: int
     cycle_counter: str
@@ -72,9 +106,14 @@ class Board:
     path: Path | None = None
 
     @property
+    def is_host(self) -> bool:
+        """The host "board": firmware built with the system compiler, run as a process."""
+        return self.family == Family.HOST
+
+    @property
     def emulated(self) -> bool:
         """True when the board itself runs here (QEMU machine or the host)."""
-        return self.qemu_machine is not None or self.family == "host"
+        return self.qemu_machine is not None or self.is_host
 
     @property
     def cflags(self) -> tuple[str, ...]:
@@ -185,7 +224,7 @@ def parse_board(data: dict[str, Any], path: Path) -> Board:
         if not any(r.kind == kind for r in regions):
             raise _fail(path, f"no {kind} memory region")
     ordered = sorted(regions, key=lambda r: r.origin)
-    if family != "host":
+    if family != Family.HOST:
         for a, b in zip(ordered, ordered[1:], strict=False):
             if a.origin + a.size > b.origin:
                 raise _fail(path, f"memory regions '{a.name}' and '{b.name}' overlap")
@@ -197,7 +236,12 @@ def parse_board(data: dict[str, Any], path: Path) -> Board:
     uart = Uart(ukind, _get(u, "base", int, path, "uart.", 0),
                 _get(u, "tx_pin", (int, str), path, "uart.", None),
                 _get(u, "rx_pin", (int, str), path, "uart.", None),
-                _get(u, "baud", int, path, "uart.", 115200))
+                _get(u, "baud", int, path, "uart.", 115200),
+                _get(u, "kws_baud", int, path, "uart.", None))
+    for key in ("baud", "kws_baud"):
+        v = getattr(uart, key)
+        if v is not None and not 1200 <= v <= 12_000_000:
+            raise _fail(path, f"uart.{key} = {v} is not a serial rate (1200 .. 12,000,000)")
 
     runners = []
     for i, r in enumerate(_get(data, "runners", list, path, default=[])):
@@ -213,7 +257,7 @@ def parse_board(data: dict[str, Any], path: Path) -> Board:
         id=bid,
         name=_get(data, "name", str, path),
         mcu=_get(data, "mcu", str, path),
-        family=family,
+        family=Family(family),
         core=core,
         clock_hz=clock,
         cycle_counter=counter,

@@ -43,6 +43,8 @@ typedef struct {
     const int32_t *bias;    /* [in] [out_c], or NULL for no bias */
     const int32_t *mult;    /* [in] [out_c] per-channel multipliers */
     const int32_t *shift;   /* [in] [out_c] per-channel shifts */
+    int32_t requant_form;   /* [in] dsp kernels: 1 = the rounding form of td_requant.h, proven
+                             *      exact for this layer on the host; 0 = td_requantize */
 } td_conv2d_params_t;
 
 /* ---- DEPTHWISE_CONV_2D (td_dwconv2d_s8_ref) ------------------------------------------ */
@@ -63,6 +65,7 @@ typedef struct {
     const int32_t *bias;    /* [in] [out_c], or NULL for no bias */
     const int32_t *mult;    /* [in] [out_c] per-channel multipliers */
     const int32_t *shift;   /* [in] [out_c] per-channel shifts */
+    int32_t requant_form;   /* [in] dsp kernels: as in td_conv2d_params_t */
 } td_dwconv2d_params_t;
 
 /* ---- FULLY_CONNECTED (td_fully_connected_s8_ref) ------------------------------------- */
@@ -78,6 +81,7 @@ typedef struct {
     const int32_t *bias;    /* [in] [out_c], or NULL */
     const int32_t *mult;    /* [in] [out_c] (per-tensor models repeat one value) */
     const int32_t *shift;   /* [in] [out_c] */
+    int32_t requant_form;   /* [in] dsp kernels: as in td_conv2d_params_t */
 } td_fully_connected_params_t;
 
 /* ---- AVERAGE_POOL_2D / MAX_POOL_2D (td_avgpool2d_s8_ref, td_maxpool2d_s8_ref) -------- */
@@ -303,11 +307,27 @@ int32_t td_conv2d_s8_dsp_scratch_size(const td_conv2d_params_t *p);
 void td_conv2d_1x1_s8_dsp(const td_conv2d_params_t *p, const int8_t *in0, int8_t *out0,
                           void *scratch);
 int32_t td_conv2d_1x1_s8_dsp_scratch_size(const td_conv2d_params_t *p);
+/* the same product with the pixels taken back to front (its output may trail its input) */
+void td_conv2d_1x1_back_s8_dsp(const td_conv2d_params_t *p, const int8_t *in0, int8_t *out0,
+                               void *scratch);
+int32_t td_conv2d_1x1_back_s8_dsp_scratch_size(const td_conv2d_params_t *p);
 void td_dwconv2d_3x3_s8_dsp(const td_dwconv2d_params_t *p, const int8_t *in0, int8_t *out0,
                             void *scratch);
 int32_t td_dwconv2d_3x3_s8_dsp_scratch_size(const td_dwconv2d_params_t *p);
+/* ---- portable optimised kernels (kernels/opt/: cores without the DSP extension) ---- */
+void td_conv2d_s8_opt(const td_conv2d_params_t *p, const int8_t *in0, int8_t *out0);
+int32_t td_conv2d_s8_opt_scratch_size(const td_conv2d_params_t *p);
+void td_dwconv2d_s8_opt(const td_dwconv2d_params_t *p, const int8_t *in0, int8_t *out0);
+int32_t td_dwconv2d_s8_opt_scratch_size(const td_dwconv2d_params_t *p);
+
+void td_avgpool2d_global_s8_dsp(const td_pool2d_params_t *p, const int8_t *in0, int8_t *out0);
+int32_t td_avgpool2d_global_s8_dsp_scratch_size(const td_pool2d_params_t *p);
+void td_dwconv2d_c1_s8_dsp(const td_dwconv2d_params_t *p, const int8_t *in0, int8_t *out0);
+int32_t td_dwconv2d_c1_s8_dsp_scratch_size(const td_dwconv2d_params_t *p);
+void td_dwconv2d_s8_dsp(const td_dwconv2d_params_t *p, const int8_t *in0, int8_t *out0);
+int32_t td_dwconv2d_s8_dsp_scratch_size(const td_dwconv2d_params_t *p);
 void td_fully_connected_s8_dsp(const td_fully_connected_params_t *p, const int8_t *in0,
-                               int8_t *out0, void *scratch);
+                               int8_t *out0);
 int32_t td_fully_connected_s8_dsp_scratch_size(const td_fully_connected_params_t *p);
 /* Cortex-M55 MVE (Helium) variants: chosen only for boards with MVE (their sources #error
  * without it); the reference filter layout and a folded bias (see the .c files). */
@@ -391,6 +411,146 @@ typedef struct {
 
 void td_resize_nearest_s8_ref(const td_resize_params_t *p, const int8_t *in0, int8_t *out0);
 void td_resize_bilinear_s8_ref(const td_resize_params_t *p, const int8_t *in0, int8_t *out0);
+
+/* ---- L2_NORMALIZATION along the last dim (td_l2norm_s8_ref) ----------------------------- */
+typedef struct {
+    int32_t rows;           /* [in] product of all but the last dimension */
+    int32_t depth;          /* [in] last dimension, depth * 255^2 < 2^31 */
+    int32_t input_zp;       /* [in] input zero point (TFLM's output is 1/128, 0) */
+} td_l2norm_params_t;
+
+void td_l2norm_s8_ref(const td_l2norm_params_t *p, const int8_t *in0, int8_t *out0);
+
+/* ---- BATCH_MATMUL (td_batch_matmul_s8_ref) ------------------------------------------------ *
+ * out [batches][rows][cols]; lhs element (i, k) of batch b is lhs[lhs_batch_offsets[b] +
+ * i * lhs_row_stride + k * lhs_depth_stride], rhs element (k, j) likewise (adj_x/adj_y and
+ * the batch broadcast are in these strides and offsets). Either operand may be constant:
+ * then its argument repeats the other one and lhs_const/rhs_const point to flash. */
+typedef struct {
+    int32_t batches, rows, cols, depth; /* [in] output batches (broadcast), A, C, B >= 1 */
+    int32_t lhs_row_stride, lhs_depth_stride; /* [in] element strides */
+    int32_t rhs_depth_stride, rhs_col_stride;
+    int32_t lhs_offset, rhs_offset;   /* [in] -zero points */
+    int32_t out_offset;               /* [in] output zero point */
+    int32_t out_mult, out_shift;      /* [in] lhs_scale * rhs_scale / out_scale */
+    const int32_t *lhs_batch_offsets; /* [in] [batches] element offset of each lhs matrix */
+    const int32_t *rhs_batch_offsets; /* [in] [batches] */
+    const int8_t *lhs_const, *rhs_const; /* [in] constant operands (flash) or NULL */
+} td_batch_matmul_params_t;
+
+void td_batch_matmul_s8_ref(const td_batch_matmul_params_t *p, const int8_t *in0,
+                            const int8_t *in1, int8_t *out0);
+
+/* ---- TRANSPOSE_CONV (td_transpose_conv_s8_ref) -------------------------------------------- *
+ * Scratch: int32 [batches * out_h * out_w * out_c]. */
+typedef struct {
+    int32_t batches, in_h, in_w, in_c;  /* [in] input NHWC */
+    int32_t out_h, out_w, out_c;        /* [in] output (from the op's output_shape) */
+    int32_t filter_h, filter_w;         /* [in] kernel size */
+    int32_t stride_h, stride_w;         /* [in] >= 1 */
+    int32_t pad_h, pad_w;               /* [in] TFLite's padding of the equivalent conv */
+    int32_t input_offset;               /* [in] -input_zero_point */
+    int32_t output_offset;              /* [in] output_zero_point */
+    int32_t act_min, act_max;           /* [in] fused activation clamp */
+    const int8_t *filter;               /* [in] [out_c][filter_h][filter_w][in_c] */
+    const int32_t *bias;                /* [in] [out_c] or NULL */
+    const int32_t *mult, *shift;        /* [in] [out_c] per-channel requantization */
+} td_transpose_conv_params_t;
+
+void td_transpose_conv_s8_ref(const td_transpose_conv_params_t *p, const int8_t *in0,
+                              int8_t *out0, void *scratch);
+
+/* ---- LOG_SOFTMAX along the last dim (td_log_softmax_s8_ref), output 16/256, 127 -------- */
+typedef struct {
+    int32_t rows;           /* [in] product of all but the last dimension */
+    int32_t depth;          /* [in] last dimension, <= 4096 (Q12 accumulation) */
+    int32_t diff_min;       /* [in] -CalculateInputRadius(5, input_left_shift), < 0 */
+    int32_t rev_mult, rev_shift; /* [in] reverse scaling divisor and its shift (<= 0) */
+    const int32_t *q5_lut;  /* [in] [256] diff -d rescaled to Q5.26 (TFLite's multiplier) */
+    const int32_t *exp_lut; /* [in] [256] exp(-d) in Q12.19, 0 where -d < diff_min */
+} td_log_softmax_params_t;
+
+void td_log_softmax_s8_ref(const td_log_softmax_params_t *p, const int8_t *in0,
+                           int8_t *out0);
+
+/* ---- float32 elementwise ops for cores with an FPU (td_elu_f32_ref, td_abs_f32_ref, ---- *
+ * td_logistic_f32_ref, td_tanh_f32_ref): the float ops a converter leaves between
+ * DEQUANTIZE and QUANTIZE, computed as TFLite Micro's float reference does. */
+typedef struct {
+    int32_t size;           /* [in] number of elements */
+} td_unary_f32_params_t;
+
+void td_elu_f32_ref(const td_unary_f32_params_t *p, const float *in0, float *out0);
+void td_abs_f32_ref(const td_unary_f32_params_t *p, const float *in0, float *out0);
+void td_logistic_f32_ref(const td_unary_f32_params_t *p, const float *in0, float *out0);
+void td_tanh_f32_ref(const td_unary_f32_params_t *p, const float *in0, float *out0);
+
+/* ---- 16x8: int16 activations (zero point 0), int8 weights, int64 bias ------------------ */
+typedef struct {
+    int32_t batches, accum_depth, out_c; /* [in] as td_fully_connected_params_t */
+    int32_t act_min, act_max; /* [in] int16 clamp of the fused activation */
+    const int8_t *filter;     /* [in] [out_c][accum_depth] */
+    const int64_t *bias;      /* [in] [out_c] or NULL */
+    const int32_t *mult, *shift; /* [in] [out_c] */
+} td_fully_connected_s16_params_t;
+
+typedef struct {
+    int32_t batches, in_h, in_w, in_c, out_h, out_w, out_c; /* [in] as td_conv2d_params_t */
+    int32_t filter_h, filter_w, filter_c;
+    int32_t stride_h, stride_w, dilation_h, dilation_w, pad_h, pad_w;
+    int32_t act_min, act_max; /* [in] int16 clamp */
+    const int8_t *filter;     /* [in] [out_c][filter_h][filter_w][filter_c] */
+    const int64_t *bias;      /* [in] [out_c] or NULL */
+    const int32_t *mult, *shift; /* [in] [out_c] */
+} td_conv2d_s16_params_t;
+
+typedef struct {
+    int32_t batches, in_h, in_w, in_c, out_h, out_w, out_c; /* [in] as td_dwconv2d_params_t */
+    int32_t depth_multiplier, filter_h, filter_w;
+    int32_t stride_h, stride_w, dilation_h, dilation_w, pad_h, pad_w;
+    int32_t act_min, act_max; /* [in] int16 clamp */
+    const int8_t *filter;     /* [in] [filter_h][filter_w][out_c] */
+    const int64_t *bias;      /* [in] [out_c] or NULL */
+    const int32_t *mult, *shift; /* [in] [out_c] */
+} td_dwconv2d_s16_params_t;
+
+void td_dwconv2d_s16_ref(const td_dwconv2d_s16_params_t *p, const int16_t *in0,
+                         int16_t *out0);
+/* ADD int16 with broadcasting: td_add_params_t (left_shift 15, in1_const NULL) */
+void td_add_s16_ref(const td_add_params_t *p, const int16_t *in0, const int16_t *in1,
+                    int16_t *out0);
+/* SOFTMAX int8 -> int16 (output 1/65536, -32768): td_softmax_params_t, int16 output */
+void td_softmax_s8_s16_ref(const td_softmax_params_t *p, const int8_t *in0, int16_t *out0);
+/* int16 pooling: td_pool2d_params_t with an int16 clamp (input/output quantization equal) */
+void td_avgpool2d_s16_ref(const td_pool2d_params_t *p, const int16_t *in0, int16_t *out0);
+void td_maxpool2d_s16_ref(const td_pool2d_params_t *p, const int16_t *in0, int16_t *out0);
+
+/* QUANTIZE between integer types (td_quantize_<in>_<out>_ref): TFLite's Requantize. */
+typedef struct {
+    int32_t size;           /* [in] elements */
+    int32_t in_zp, out_zp;  /* [in] zero points */
+    int32_t mult, shift;    /* [in] in_scale / out_scale */
+} td_requant_params_t;
+
+/* DEQUANTIZE int16 -> float32: scale as the two 32-bit halves of an IEEE-754 double. */
+typedef struct {
+    int32_t size;
+    uint32_t scale_hi, scale_lo;
+    int32_t zero_point;
+} td_dequantize_s16_params_t;
+
+void td_fully_connected_s16_ref(const td_fully_connected_s16_params_t *p, const int16_t *in0,
+                                int16_t *out0);
+void td_conv2d_s16_ref(const td_conv2d_s16_params_t *p, const int16_t *in0, int16_t *out0);
+void td_quantize_s16_s8_ref(const td_requant_params_t *p, const int16_t *in0, int8_t *out0);
+void td_quantize_s8_s16_ref(const td_requant_params_t *p, const int8_t *in0, int16_t *out0);
+void td_quantize_s16_s16_ref(const td_requant_params_t *p, const int16_t *in0,
+                             int16_t *out0);
+void td_quantize_s16_s32_ref(const td_requant_params_t *p, const int16_t *in0,
+                             int32_t *out0);
+void td_quantize_s8_s32_ref(const td_requant_params_t *p, const int8_t *in0, int32_t *out0);
+void td_dequantize_s16_ref(const td_dequantize_s16_params_t *p, const int16_t *in0,
+                           float *out0);
 
 /* (structs and prototypes of the other ops go between the marker above and these lines) */
 #ifdef __cplusplus

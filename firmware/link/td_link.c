@@ -115,8 +115,15 @@ void td_link_event(uint16_t label, float score, uint32_t timestamp_ms)
 
 /* ---- decoder ---- */
 
+/* The platform's fault reports become LOG frames of level FAULT. */
+static void td_link_fault_report(const char *text)
+{
+    td_link_log(TD_LOG_FAULT, text);
+}
+
 void td_link_init(td_link_t *link)
 {
+    td_platform_set_fault_hook(td_link_fault_report);
     link->rx_len = 0;
     link->overflow = 0;
     link->frames_ok = 0;

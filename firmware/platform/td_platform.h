@@ -25,6 +25,17 @@ const char *td_cycles_unit(void);
  * exit on the host, interrupts off and a spin loop on a real board. */
 void td_platform_exit(int status);
 
+/* Fault reports. The platform describes a fault (a Cortex-M fault handler, a fatal signal on
+ * the host) as one NUL-terminated line of text and hands it to the hook the application
+ * installed, then exits; the platform knows no protocol. The link layer installs a hook that
+ * sends a LOG frame (td_link_init), the eembc app one that writes an `e-[...]` line. With no
+ * hook installed the report is dropped. The hook runs in fault context: it must not return
+ * to the faulting code, allocate or wait for input. */
+typedef void (*td_fault_hook_t)(const char *text);
+void td_platform_set_fault_hook(td_fault_hook_t hook);
+/* Called by the platform layer only: passes ``text`` to the installed hook, if any. */
+void td_platform_report_fault(const char *text);
+
 #ifndef TD_BOARD_ID
 #define TD_BOARD_ID "unknown"
 #endif

@@ -2,7 +2,7 @@
 MAX_POOL_2D, SOFTMAX, RESHAPE, SQUEEZE), declared as data.
 
 Each spec is a frozen dataclass; `build_*` turns it into a single-op model with
-`tinydeploy.model.builder` (weights and bias from the spec's seed, quantization exactly as
+`tinydeploy.testing.builder` (weights and bias from the spec's seed, quantization exactly as
 declared). Output scales are chosen from the expected accumulator spread so that most
 outputs land inside int8 and the requantization, not only the clamp, is exercised; the
 extreme input sets (all -128, all 127) exercise the clamp and the zero-point corners.
@@ -17,7 +17,6 @@ from dataclasses import dataclass, replace
 import numpy as np
 from framework import GoldenCase, make_case
 
-from tinydeploy.model.builder import ModelBuilder
 from tinydeploy.model.ir import (
     Activation,
     Conv2DOptions,
@@ -29,6 +28,7 @@ from tinydeploy.model.ir import (
     SoftmaxOptions,
     SqueezeOptions,
 )
+from tinydeploy.testing.builder import ModelBuilder
 
 ACC_STD = 74.0 * 73.0     # std of one int8 x int8 product of uniform values
 

@@ -6,8 +6,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tinydeploy.model.builder import ModelBuilder
 from tinydeploy.model.ir import Activation, ActivationOptions
+from tinydeploy.testing.builder import ModelBuilder
 
 try:
     from golden_ops import Built, int8_inputs

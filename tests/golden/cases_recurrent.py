@@ -11,8 +11,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tinydeploy.model.builder import ModelBuilder
 from tinydeploy.model.ir import SVDFOptions
+from tinydeploy.testing.builder import ModelBuilder
 
 try:
     from golden_ops import Built, int8_inputs

@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from tinydeploy.kernels.shape_ops import strided_slice_plan
-from tinydeploy.model.builder import ModelBuilder
 from tinydeploy.model.ir import ConcatenationOptions, ReducerOptions, StridedSliceOptions
+from tinydeploy.testing.builder import ModelBuilder
 
 try:
     from golden_ops import Built, int8_inputs

@@ -3,7 +3,7 @@
 A test module declares its cases as data (`GoldenCase`: an id, the model bytes, the spec it
 came from, and one or more named input sets) and calls `check_case` from a parametrized
 test. The host results of all cases of one list are computed in a single sanitized program
-(`tinydeploy.kernels.harness.run_host`) on first use and cached, so hundreds of cases cost
+(`tinydeploy.testing.harness.run_host`) on first use and cached, so hundreds of cases cost
 one compile; if that program fails, each case is re-run alone so that the failure names the
 case that caused it.
 
@@ -20,10 +20,10 @@ from typing import Any
 import numpy as np
 
 from tinydeploy.errors import TinydeployError
-from tinydeploy.kernels.harness import HostCase, run_host
 from tinydeploy.model.ir import DType, Graph
 from tinydeploy.model.loader import load_tflite
 from tinydeploy.oracle import run_oracle
+from tinydeploy.testing.harness import HostCase, run_host
 
 MAX_REPORTED = 8
 

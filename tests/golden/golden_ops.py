@@ -14,9 +14,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tinydeploy.kernels.harness import HostCase, run_host
 from tinydeploy.model.loader import load_tflite
 from tinydeploy.oracle import run_oracle
+from tinydeploy.testing.harness import HostCase, run_host
 from tinydeploy.toolchain import Core, core_flags
 
 MAX_REPORTED = 8
@@ -98,7 +98,7 @@ def arm_compile_errors(sources: Sequence[str]) -> list[str]:
     import subprocess
     import tempfile
 
-    from tinydeploy.kernels.harness import FIRMWARE_DIR, KERNEL_INCLUDE
+    from tinydeploy.testing.harness import FIRMWARE_DIR, KERNEL_INCLUDE
 
     cc = shutil.which("arm-none-eabi-gcc")
     assert cc, "arm-none-eabi-gcc is required for this test (apt-get install gcc-arm-none-eabi)"

@@ -8,9 +8,9 @@ import pytest
 from tinydeploy.errors import ToolchainError, UnsupportedError
 from tinydeploy.kernels import activations
 from tinydeploy.kernels.registry import select_kernels
-from tinydeploy.model.builder import ModelBuilder
 from tinydeploy.model.loader import load_tflite
 from tinydeploy.oracle import run_oracle
+from tinydeploy.testing.builder import ModelBuilder
 
 try:
     from cases_activations import ActCase, default_cases, sweep_cases

@@ -8,9 +8,9 @@ import pytest
 from tinydeploy.errors import UnsupportedError
 from tinydeploy.kernels.elementwise import broadcast_strides
 from tinydeploy.kernels.registry import select_kernels
-from tinydeploy.model.builder import ModelBuilder
 from tinydeploy.model.ir import Activation
 from tinydeploy.model.loader import load_tflite
+from tinydeploy.testing.builder import ModelBuilder
 
 try:
     from cases_elementwise import (

@@ -12,9 +12,7 @@ import pytest
 from tinydeploy.codegen import cemit
 from tinydeploy.errors import ToolchainError, UnsupportedError
 from tinydeploy.kernels import registry
-from tinydeploy.kernels.harness import FIRMWARE_DIR, HostCase, run_graph_host, run_host
 from tinydeploy.kernels.registry import ConstArray, KernelCall, Selection, select_kernels
-from tinydeploy.model.builder import ModelBuilder
 from tinydeploy.model.ir import (
     Conv2DOptions,
     FullyConnectedOptions,
@@ -25,6 +23,8 @@ from tinydeploy.model.ir import (
 )
 from tinydeploy.model.loader import load_tflite
 from tinydeploy.oracle import run_oracle
+from tinydeploy.testing.builder import ModelBuilder
+from tinydeploy.testing.harness import FIRMWARE_DIR, HostCase, run_graph_host, run_host
 
 
 def _float_conv() -> bytes:

@@ -2,18 +2,21 @@
 
 Each variant that declares an access order (`tinydeploy.kernels.access`) is run with its
 output overlapping its input at the tightest lead and trail its order tolerates (on a 1-byte
-grid, so no alignment slack hides an error) and at the planner's 16-byte grid; every result
+grid, so no alignment slack hides an error), at the planner's 16-byte grid and at one more
+safe shift drawn at random; every result
 must equal the tflite-micro oracle byte for byte. One unsafe shift (16 bytes less lead than
 declared) must change the result, which shows the check can fail. Inputs are random.
 
 The MVE variants declare orders too but run only on the Cortex-M55; their overlaps are
 covered by the target tier's DS-CNN validation on mps3-an547 (the plan overlaps every
-depthwise and pointwise layer).
+depthwise and pointwise layer). The back-to-front pointwise kernel (the forward one's twin,
+put in by the planner) runs here too, with separate and with overlapping buffers.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -21,11 +24,11 @@ import pytest
 from test_dsp_host import DSP_BOARD, Spec, arm_headers_digest, build_model, host_selection
 
 from tinydeploy.kernels.access import overlap_violation, tolerated_shifts
-from tinydeploy.kernels.harness import cache_dir, run_overlapped
-from tinydeploy.kernels.registry import select_kernels
-from tinydeploy.model.ir import Activation, Padding
+from tinydeploy.kernels.registry import Selection, select_kernels, variant_by_symbol
+from tinydeploy.model.ir import Activation, Graph, Padding
 from tinydeploy.model.loader import load_tflite
 from tinydeploy.oracle import run_oracle
+from tinydeploy.testing.harness import HostCase, cache_dir, run_host, run_overlapped
 
 SPECS: tuple[Spec, ...] = (
     Spec("dw_dscnn", "dw", (1, 25, 5, 64), 64, k=(3, 3), zp=(-128, 0), act=Activation.RELU,
@@ -60,21 +63,38 @@ def harness_cache() -> Iterator[Path]:
 
 
 def _cases() -> list[tuple[Spec, str]]:
-    return [(s, b) for s in SPECS for b in ("ref", "dsp")] + [(s, "ref") for s in REF_ONLY]
+    return ([(s, b) for s in SPECS for b in ("ref", "dsp")]
+            + [(s, "twin") for s in SPECS if s.kind == "conv"]
+            + [(s, "ref") for s in REF_ONLY])
+
+
+def _selection(g: Graph, impl: str) -> Selection:
+    """The board's selection; "twin": the selected dsp variant's twin put in its place (the
+    back-to-front pointwise kernel), as the planner does."""
+    sel = select_kernels(g, DSP_BOARD if impl != "ref" else None)
+    if impl == "twin":
+        c = sel.choices[0]
+        (name,) = c.variant.twins
+        twin = variant_by_symbol(c.variant.op, name)
+        sel = Selection((replace(c, variant=twin, call=twin.prepare(g, g.operators[0])),))
+    return host_selection(sel)
 
 
 @pytest.mark.parametrize("spec,impl", _cases(), ids=[f"{s.id}-{b}" for s, b in _cases()])
 def test_overlapping_buffers_match_oracle(spec: Spec, impl: str) -> None:
     model = build_model(spec)
     g = load_tflite(model)
-    sel = host_selection(select_kernels(g, DSP_BOARD if impl == "dsp" else None))
+    sel = _selection(g, impl)
     choice = sel.choices[0]
-    assert choice.variant.impl == impl, f"{spec.id}: selected {choice.variant.symbol}"
+    assert choice.variant.impl == ("dsp" if impl == "twin" else impl), choice.variant.symbol
     assert choice.variant.access is not None and choice.call is not None
     order = choice.variant.access(choice.call)
     x = np.random.default_rng(spec.seed + 77).integers(-128, 128, g.inputs[0].shape)
     x = x.astype(np.int8)
     expected = run_oracle(model, [x])[0]
+    if impl == "twin":   # and with separate buffers, through the ordinary harness
+        (sep,) = run_host([HostCase(g, (x,), sel)])[0]
+        assert np.array_equal(sep, expected), f"{spec.id} {choice.variant.symbol}"
     lead, trail = tolerated_shifts(order, 1)
     lead16, trail16 = tolerated_shifts(order, 16)
     assert overlap_violation(order, lead + 1) is not None or lead == 0
@@ -82,6 +102,12 @@ def test_overlapping_buffers_match_oracle(spec: Spec, impl: str) -> None:
     if trail < order.in_bytes:
         assert trail == 0 or overlap_violation(order, trail - 1) is not None
         shifts |= {trail, trail16}
+    # and one more safe overlap, drawn at random on the planner's grid (for the back-to-front
+    # kernel: a trail, the overlap the planner gives it in the DS-CNN)
+    grid = range(-(order.out_bytes // 16) * 16 + 16, order.in_bytes, 16)
+    safe = [s for s in grid if overlap_violation(order, s) is None]
+    if safe:
+        shifts.add(int(np.random.default_rng(spec.seed).choice(safe)))
     for shift in sorted(shifts):
         got = run_overlapped(g, [x], sel, shift)
         diff = np.argwhere(got != expected)

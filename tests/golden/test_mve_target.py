@@ -44,7 +44,7 @@ MACHINE = "mps3-an547"
 # the private harness reports ticks (its INSTRUCTIONS_PER_TICK is an int), see instructions()
 INSTRUCTIONS_PER_TICK = 1000 / 32
 
-# ITCM for code and constants, DTCM for data (see shared EMULATION notes on mps3-an547)
+# ITCM for code and constants, DTCM for data (docs/emulation.md, mps3-an547)
 AN547_LD = """/* kernel test programs on QEMU mps3-an547: 512 K ITCM, 512 K DTCM */
 MEMORY
 {

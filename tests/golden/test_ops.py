@@ -15,22 +15,33 @@ try:
         OpCase,
         Out,
         binary_cases,
+        float_cases,
+        int16_add_cases,
+        int16_cases,
+        int16_window_cases,
         layout_cases,
+        log_softmax_cases,
+        matmul_cases,
         reduce_resize_cases,
         unary_cases,
     )
-    from golden_ops import arm_compile_errors, check
+    from golden_ops import arm_compile_errors, check, compare
 except ImportError:  # pragma: no cover - when tests/golden is a package
     from .cases_ops import (
         In,
         OpCase,
         Out,
         binary_cases,
+        float_cases,
+        int16_cases,
+        int16_window_cases,
         layout_cases,
+        log_softmax_cases,
+        matmul_cases,
         reduce_resize_cases,
         unary_cases,
     )
-    from .golden_ops import arm_compile_errors, check
+    from .golden_ops import arm_compile_errors, check, compare
 
 
 def test_binary_ops_match_tflite_micro() -> None:
@@ -64,6 +75,17 @@ NEW_SOURCES = [
     "kernels/ref/td_prelu_s8_ref.c", "kernels/ref/td_transpose_s8_ref.c",
     "kernels/ref/td_split_s8_ref.c", "kernels/ref/td_reduce_max_s8_ref.c",
     "kernels/ref/td_resize_nearest_s8_ref.c", "kernels/ref/td_resize_bilinear_s8_ref.c",
+    "kernels/ref/td_batch_matmul_s8_ref.c", "kernels/ref/td_transpose_conv_s8_ref.c",
+    "kernels/ref/td_l2norm_s8_ref.c", "kernels/ref/td_log_softmax_s8_ref.c",
+    "kernels/ref/td_elu_f32_ref.c", "kernels/ref/td_abs_f32_ref.c",
+    "kernels/ref/td_logistic_f32_ref.c", "kernels/ref/td_tanh_f32_ref.c",
+    "kernels/ref/td_fully_connected_s16_ref.c", "kernels/ref/td_conv2d_s16_ref.c",
+    "kernels/ref/td_quantize_s16_s8_ref.c", "kernels/ref/td_quantize_s8_s16_ref.c",
+    "kernels/ref/td_quantize_s16_s16_ref.c", "kernels/ref/td_quantize_s16_s32_ref.c",
+    "kernels/ref/td_quantize_s8_s32_ref.c", "kernels/ref/td_dequantize_s16_ref.c",
+    "kernels/ref/td_dwconv2d_s16_ref.c", "kernels/ref/td_avgpool2d_s16_ref.c",
+    "kernels/ref/td_maxpool2d_s16_ref.c", "kernels/ref/td_softmax_s8_s16_ref.c",
+    "kernels/ref/td_add_s16_ref.c",
 ]
 
 
@@ -78,8 +100,8 @@ def test_layout_ops_match_tflite_micro() -> None:
 
 
 def test_split_with_a_data_dependent_axis_is_refused() -> None:
-    from tinydeploy.model.builder import ModelBuilder
     from tinydeploy.model.ir import SplitOptions
+    from tinydeploy.testing.builder import ModelBuilder
 
     b = ModelBuilder()
     axis = b.tensor("axis", (1,), "int32")
@@ -96,7 +118,7 @@ def test_reduce_and_resize_ops_match_tflite_micro() -> None:
 
 
 def test_resize_with_a_data_dependent_size_is_refused() -> None:
-    from tinydeploy.model.builder import ModelBuilder
+    from tinydeploy.testing.builder import ModelBuilder
 
     b = ModelBuilder()
     x = b.tensor("x", (1, 2, 2, 1), "int8", scale=0.1, zero_point=0)
@@ -105,3 +127,44 @@ def test_resize_with_a_data_dependent_size_is_refused() -> None:
     b.op("RESIZE_BILINEAR", [x, size], [y])
     with pytest.raises(UnsupportedError, match="depend on data"):
         select_kernels(load_tflite(b.build([x, size], [y])))
+
+
+def test_matmul_transpose_conv_l2norm_match_tflite_micro() -> None:
+    check([c.build() for c in matmul_cases()])
+
+
+def test_log_softmax_matches_tflite_micro() -> None:
+    check([c.build() for c in log_softmax_cases()])
+
+
+def test_float_ops_between_dequantize_and_quantize_match_tflite_micro() -> None:
+    """On a board with an FPU the float ELU/ABS/LOGISTIC/TANH kernels are chosen and give the
+    interpreter's bytes for every int8 input."""
+    from tinydeploy.boards import get_board
+    from tinydeploy.oracle import run_oracle
+    from tinydeploy.testing.harness import HostCase, run_host
+
+    board = get_board("mps2-an386")
+    built = [c.build() for c in float_cases()]
+    graphs = [load_tflite(b.model) for b in built]
+    sels = [select_kernels(g, board) for g in graphs]
+    for sel in sels:
+        assert sel.choices[1].variant.symbol.endswith("_f32_ref")
+    actual = run_host([HostCase(g, b.inputs, s) for g, b, s in zip(graphs, built, sels,
+                                                                    strict=True)])
+    problems = []
+    for b, a in zip(built, actual, strict=True):
+        problems += compare(b.name, run_oracle(b.model, b.inputs), a)
+    assert not problems, "\n".join(problems)
+
+
+def test_float_op_is_refused_on_a_core_without_fpu() -> None:
+    from tinydeploy.boards import get_board
+
+    graph = load_tflite(float_cases()[0].build().model)
+    with pytest.raises(UnsupportedError, match="board lacks fpu"):
+        select_kernels(graph, get_board("microbit-v1"))
+
+
+def test_16x8_ops_match_tflite_micro() -> None:
+    check([c.build() for c in int16_cases() + int16_window_cases() + int16_add_cases()])

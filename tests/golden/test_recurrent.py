@@ -14,15 +14,12 @@ import pytest
 
 from tinydeploy.codegen import cemit
 from tinydeploy.errors import UnsupportedError
-from tinydeploy.kernels import harness
-from tinydeploy.kernels.recurrent import (
-    SIGMOID_TABLE_Q16,
-    probe_sigmoid_table,
-    variable_reset_value,
-)
+from tinydeploy.kernels.recurrent import SIGMOID_TABLE_Q16, variable_reset_value
 from tinydeploy.kernels.registry import select_kernels
-from tinydeploy.model.builder import ModelBuilder
 from tinydeploy.model.loader import load_tflite
+from tinydeploy.testing import harness
+from tinydeploy.testing.builder import ModelBuilder
+from tinydeploy.testing.probes import probe_sigmoid_table
 
 try:
     from cases_recurrent import LstmCase, SvdfCase, default_cases, lstm_cases, sweep_cases

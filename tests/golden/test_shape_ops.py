@@ -8,10 +8,10 @@ import pytest
 from tinydeploy.errors import ToolchainError, UnsupportedError
 from tinydeploy.kernels.registry import select_kernels
 from tinydeploy.kernels.shape_ops import mean_multiplier, strided_slice_plan
-from tinydeploy.model.builder import ModelBuilder
 from tinydeploy.model.ir import ConcatenationOptions, StridedSliceOptions
 from tinydeploy.model.loader import load_tflite
 from tinydeploy.oracle import run_oracle
+from tinydeploy.testing.builder import ModelBuilder
 
 try:
     from cases_shape_ops import ConcatCase, MeanCase, SliceCase, default_cases, sweep_cases

@@ -17,10 +17,13 @@ from pathlib import Path
 from typing import Any
 
 from tinydeploy import __version__
+from tinydeploy.apps import REQUIRED_HEADERS, App, parse_app
 from tinydeploy.boards import Board, emulation_target
 from tinydeploy.build.stack import StackReport, handler_names, worst_stack
 from tinydeploy.errors import BudgetError, TinydeployError, ToolchainError
-from tinydeploy.model.ir import Graph
+from tinydeploy.model.ir import Graph, Tensor
+from tinydeploy.plan.budget import Budget
+from tinydeploy.plan.lifetimes import GraphPlan
 from tinydeploy.procs import run_tool
 
 MANIFEST_FORMAT = 1
@@ -29,8 +32,17 @@ SMALL_RAM_STACK_BYTES = 2048   # boards with at most 32 KB of RAM
 
 
 def default_stack_bytes(board: Board) -> int:
-    """The stack reserved when the user gives none (the build checks the measured need)."""
+    """The fixed stack reserved when the user gives none on a board whose RAM is not tight
+    (the build checks the measured need against it)."""
     return SMALL_RAM_STACK_BYTES if board.ram_bytes <= 32 * 1024 else DEFAULT_STACK_BYTES
+
+
+def stack_sized_from_bound(board: Board) -> bool:
+    """True on boards where the stack reserve is the measured call-graph bound plus a margin
+    (`tinydeploy.plan.budget.sized_stack_reserve`) rather than `default_stack_bytes`."""
+    from tinydeploy.plan.budget import TIGHT_RAM_BYTES
+
+    return not board.is_host and board.ram_bytes <= TIGHT_RAM_BYTES
 
 TOOLS_PACKAGE = {"arm-none-eabi-gcc": "gcc-arm-none-eabi libnewlib-arm-none-eabi",
                  "make": "make", "cc": "gcc"}
@@ -88,7 +100,7 @@ def _sections(elf: Path, board: Board, objdump: str) -> tuple[dict[str, int], in
                          check=True).stdout
     sections: dict[str, int] = {}
     flash = ram = 0
-    host = board.family == "host"
+    host = board.is_host
     f_reg, r_reg = board.region("flash"), board.region("ram")
     for line in out.splitlines():
         parts = line.split()
@@ -125,11 +137,11 @@ def _symbol_sizes(elf: Path, nm: str) -> dict[str, int]:
 
 def defined_symbols(elf: Path, board: Board) -> set[str]:
     """Every symbol defined in the ELF (for checks such as 'no unused kernel is linked')."""
-    nm = _which("nm" if board.family == "host" else "arm-none-eabi-nm")
+    nm = _which("nm" if board.is_host else "arm-none-eabi-nm")
     return set(_symbol_sizes(elf, nm))
 
 
-def build_firmware(model: Path | bytes, board: Board, app: str, out_dir: Path, *,
+def build_firmware(model: Path | bytes, board: Board, app: App | str, out_dir: Path, *,
                    emulate: bool = False, sanitize: bool = False, algorithm: str = "auto",
                    stack_bytes: int | None = None, opt: str = "-O2",
                    jobs: int | None = None, graph: Graph | None = None,
@@ -140,41 +152,57 @@ def build_firmware(model: Path | bytes, board: Board, app: str, out_dir: Path, *
     from tinydeploy.codegen.project import render_project
     from tinydeploy.kernels.registry import select_kernels
     from tinydeploy.model.loader import load_tflite
-    from tinydeploy.plan.budget import check_budget, compute_budget
+    from tinydeploy.plan.budget import (
+        check_budget,
+        check_constants_fit,
+        compute_budget,
+        sized_stack_reserve,
+        stack_estimate,
+    )
     from tinydeploy.plan.lifetimes import plan_graph
 
     requested = board
     if emulate:
         board = emulation_target(board)
-    if stack_bytes is None:
+    # On a tight board the reserve follows the stack bound: first the estimate's, then
+    # (after the compiler measured it) the measured one's, relinking if it differs.
+    requested_stack = stack_bytes
+    sized = stack_bytes is None and stack_sized_from_bound(requested)
+    if stack_bytes is None and not sized:
         stack_bytes = default_stack_bytes(board)
     if not board.emulated and emulate:
         raise TinydeployError(f"board '{board.id}' cannot be emulated here")
-    host = board.family == "host"
+    host = board.is_host
     _which("make")
     cc = _which("cc" if host else "arm-none-eabi-gcc")
     del cc
 
     g = graph if graph is not None else load_tflite(model)
+    check_constants_fit(g, board)
     selection = select_kernels(g, board)
     plan = plan_graph(g, selection, board=board, algorithm=algorithm)
+    selection = plan.selection or selection   # the layout is proved for this one (twins)
+    if sized:
+        stack_bytes = sized_stack_reserve(stack_estimate(selection, app))
+    assert stack_bytes is not None
     input_bytes = sum(t.nbytes for t in g.inputs)
-    if board.family != "host":
+    if not board.is_host:
         # Every byte accounted for before the compiler runs: a model that does not fit
         # fails here with the figures and the boards where it would fit.
         check_budget(compute_budget(selection, plan.arena_bytes, board, app,
                                     input_bytes=input_bytes,
                                     stack_reserved=stack_bytes))
 
-    if app == "kws" and generated_headers is None:
-        if not isinstance(model, Path):
-            raise TinydeployError("the kws app needs the model's path (its frontend.json)")
-        from tinydeploy.kws.device import frontend_for, kws_headers, kws_part_files
-
-        choice = frontend_for(model)
-        generated_headers = kws_headers(model, None, choice)
-        part_files = kws_part_files(choice) if part_files is None else part_files
+    missing = [h for h in REQUIRED_HEADERS.get(parse_app(app), ()) if h not in
+               (generated_headers or {})]
+    if missing:
+        raise TinydeployError(f"the {app} app needs generated headers: {', '.join(missing)}",
+                              hint="build it through tinydeploy.pipeline.build_app (the CLI "
+                                   "does), which renders them for the model")
     out_dir = Path(out_dir)
+    # A folder is flashable only with its manifest, written last: a rebuild that is
+    # interrupted cannot leave the previous manifest vouching for half-new files.
+    (out_dir / "manifest.json").unlink(missing_ok=True)
     project = render_project(g, selection, plan, board, app, out_dir,
                              extra_context=extra_context, generated_headers=generated_headers,
                              part_files=part_files,
@@ -190,10 +218,18 @@ def build_firmware(model: Path | bytes, board: Board, app: str, out_dir: Path, *
     objdump = _which("objdump" if host else "arm-none-eabi-objdump")
     nm = _which("nm" if host else "arm-none-eabi-nm")
     sections, flash, ram = _sections(elf, board, objdump)
-    ci_files = sorted((out_dir / "build").rglob("*.ci"))
+    ci_files = sorted((out_dir / "obj").rglob("*.ci"))
     entry = "main" if host else "Reset_Handler"
     stack = worst_stack(ci_files, entry, [] if host else handler_names(ci_files),
                         fpu="fpu" in board.features)
+    if sized and sized_stack_reserve(stack.bytes) != stack_bytes:
+        from tinydeploy.codegen.linker import render_linker_script
+
+        stack_bytes = sized_stack_reserve(stack.bytes)
+        (out_dir / "linker.ld").write_text(render_linker_script(board, stack_bytes),
+                                           encoding="utf-8")
+        _run(make, None, f"linking {out_dir} with a {stack_bytes}-byte stack")
+        sections, flash, ram = _sections(elf, board, objdump)
     if not host and stack.bytes > stack_bytes:
         raise BudgetError(
             f"board '{board.id}': the measured worst-case stack is {stack.bytes} bytes but "
@@ -201,9 +237,14 @@ def build_firmware(model: Path | bytes, board: Board, app: str, out_dir: Path, *
             hint=f"build again with --stack {((stack.bytes + 255) // 256) * 256}")
     sizes = _symbol_sizes(elf, nm)
     kernels = []
+    stored: set[tuple[str, str, int, str]] = set()   # codegen stores equal constants once
     for ch in selection.choices:
         op = g.operators[ch.op_index]
-        w = sum(int(c.values.nbytes) for c in ch.call.consts) if ch.call else 0
+        w = 0
+        for c in ch.call.consts if ch.call else ():
+            if c.key not in stored:
+                stored.add(c.key)
+                w += int(c.values.nbytes)
         kernels.append(KernelUse(ch.op_index, op.type_name,
                                  "(alias)" if ch.variant.alias else ch.variant.symbol,
                                  ch.variant.impl, w, sizes.get(ch.variant.symbol, 0)))
@@ -231,13 +272,20 @@ def build_firmware(model: Path | bytes, board: Board, app: str, out_dir: Path, *
     )
     manifest = make_manifest(result, g, plan, project.files, stack_bytes)
     manifest["budget"] = budget_json(budget, pre)
-    (out_dir / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
+    manifest["stack_reserve"] = {
+        "bytes": stack_bytes,
+        "rule": ("measured bound + max(256 B, bound / 8), rounded up to 64 B (board RAM "
+                 "<= 64 KB)") if sized else ("given (--stack)" if requested_stack is not None
+                                              else "fixed default for the board")}
+    tmp = out_dir / "manifest.json.tmp"
+    tmp.write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+    os.replace(tmp, out_dir / "manifest.json")
     return BuildResult(**{**result.__dict__, "manifest": manifest})
 
 
-def budget_json(measured: Any, estimated: Any) -> dict[str, Any]:
+def budget_json(measured: Budget, estimated: Budget) -> dict[str, Any]:
     """The measured budget with the pre-build estimate beside it (how good the tables are)."""
-    def one(b: Any) -> dict[str, Any]:
+    def one(b: Budget) -> dict[str, Any]:
         return {"ram": {"arena": b.ram.arena, "stack": b.ram.stack, "buffers": b.ram.buffers,
                         "static": b.ram.static, "total": b.ram.total,
                         "available": b.ram.available},
@@ -247,7 +295,7 @@ def budget_json(measured: Any, estimated: Any) -> dict[str, Any]:
     return {"measured": one(measured), "estimated": one(estimated)}
 
 
-def make_manifest(r: BuildResult, g: Graph, plan: Any, files: tuple[str, ...],
+def make_manifest(r: BuildResult, g: Graph, plan: GraphPlan, files: tuple[str, ...],
                   reserved_stack: int) -> dict[str, Any]:
     inplace = {b.name: (b.inplace_of, b.inplace_shift) for b in plan.buffers
                if b.inplace_of is not None}
@@ -288,7 +336,7 @@ def make_manifest(r: BuildResult, g: Graph, plan: Any, files: tuple[str, ...],
     }
 
 
-def _io(t: Any, plan: Any) -> dict[str, Any]:
+def _io(t: Tensor, plan: GraphPlan) -> dict[str, Any]:
     q = t.quant
     return {"name": t.name, "shape": list(t.shape), "dtype": t.dtype.name.lower(),
             "scale": q.scale[0] if q and not q.per_channel else None,

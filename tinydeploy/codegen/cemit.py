@@ -56,7 +56,8 @@ def c_float(v: float) -> str:
     return s + "f"
 
 
-def c_value(v: int | float | str, prefix: str) -> str:
+def c_value(v: int | float | str, prefix: str,
+            symbols: Mapping[str, str] | None = None) -> str:
     if isinstance(v, bool):
         return "1" if v else "0"
     if isinstance(v, int | np.integer):
@@ -65,6 +66,8 @@ def c_value(v: int | float | str, prefix: str) -> str:
         return c_float(float(v))
     if isinstance(v, str):
         if v.startswith("@"):
+            if symbols is not None and v[1:] in symbols:
+                return symbols[v[1:]]
             return const_symbol(prefix, v[1:])
         return v
     raise TypeError(f"parameter value {v!r} has no C form")
@@ -130,15 +133,17 @@ def params_symbol(prefix: str) -> str:
     return f"{prefix}_params"
 
 
-def emit_params(call: KernelCall, prefix: str, *, static: bool = True) -> str:
-    """The parameter struct as a const object with designated initializers."""
+def emit_params(call: KernelCall, prefix: str, *, static: bool = True,
+                symbols: Mapping[str, str] | None = None) -> str:
+    """The parameter struct as a const object with designated initializers. ``symbols`` maps
+    a constant array's name to the C symbol that holds it when another op stored it first."""
     names = {c.name for c in call.consts}
     lines = []
     for field_name, value in call.params:
         if isinstance(value, str) and value.startswith("@") and value[1:] not in names:
             raise ValueError(f"{call.symbol}: parameter {field_name} names a missing constant "
                              f"array '{value[1:]}'")
-        lines.append(f"    .{field_name} = {c_value(value, prefix)},")
+        lines.append(f"    .{field_name} = {c_value(value, prefix, symbols)},")
     storage = "static " if static else ""
     body = "\n".join(lines)
     return f"{storage}const {call.params_type} {params_symbol(prefix)} = {{\n{body}\n}};\n"

@@ -24,7 +24,7 @@ def render_linker_script(board: Board, stack_bytes: int = 4096) -> str:
     Invariants: deterministic (same board and stack give the same text); the stack size is a
     positive multiple of 8 (AAPCS stack alignment).
     """
-    if board.family == "host":
+    if board.is_host:
         raise BoardError(f"board '{board.id}' is the host: it links with the system linker "
                          "and has no linker script")
     if stack_bytes <= 0 or stack_bytes % STACK_ALIGN:

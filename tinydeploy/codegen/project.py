@@ -15,6 +15,7 @@ from typing import Any
 import jinja2
 
 from tinydeploy import toolchain
+from tinydeploy.apps import APP_PARTS, App, parse_app
 from tinydeploy.boards import Board
 from tinydeploy.codegen import cemit
 from tinydeploy.codegen.cnames import c_comment, c_identifier, c_string
@@ -22,19 +23,13 @@ from tinydeploy.errors import TinydeployError
 from tinydeploy.kernels.recurrent import variable_reset_value
 from tinydeploy.kernels.registry import Selection
 from tinydeploy.model.ir import Graph, Tensor
+from tinydeploy.plan.lifetimes import GraphPlan, verify_inplace
 from tinydeploy.resources import firmware_dir, templates_dir
 
 TEMPLATES = templates_dir()
 FIRMWARE = firmware_dir()
 
-# What each application needs from firmware/ besides the model, kernels and platform.
-APP_PARTS: dict[str, tuple[str, ...]] = {
-    "bench": ("app/bench", "link"),
-    "validate": ("app/validate", "link"),
-    "kws": ("app/kws", "link", "frontend"),
-    "eembc": ("app/eembc",),
-}
-APPS = tuple(APP_PARTS)
+APPS: tuple[str, ...] = tuple(App)
 
 
 def template_env() -> jinja2.Environment:
@@ -80,10 +75,11 @@ def _desc(t: Tensor, offset: int) -> dict[str, Any]:
             "bytes": t.nbytes}
 
 
-def model_context(graph: Graph, selection: Selection, plan: Any) -> dict[str, Any]:
+def model_context(graph: Graph, selection: Selection, plan: GraphPlan) -> dict[str, Any]:
     """The data the model templates render: every op's call, constants and parameters."""
     ops = []
     weights = 0
+    stored: dict[tuple[str, str, int, str], str] = {}   # constant -> the symbol holding it
     for choice in selection.choices:
         op = graph.operators[choice.op_index]
         prefix = f"op{op.index}"
@@ -108,13 +104,23 @@ def model_context(graph: Graph, selection: Selection, plan: Any) -> dict[str, An
                 else:
                     raise TinydeployError(f"op {op.index} ({op.type_name}): kernel "
                                           f"{call.symbol} asks for unknown argument '{name}'")
+            # A constant byte-identical to one already stored (a filter shared by several
+            # ops, a repeated requantization table) is stored once and pointed at.
+            own, symbols = [], {}
+            for c in call.consts:
+                key = c.key
+                if key in stored:
+                    symbols[c.name] = stored[key]
+                else:
+                    stored[key] = cemit.const_symbol(prefix, c.name)
+                    own.append(c)
             entry.update(
                 params_type=call.params_type,
-                consts=cemit.emit_consts(call, prefix, static=True),
-                params=cemit.emit_params(call, prefix, static=False),
+                consts="".join(cemit.emit_const_array(c, prefix, static=True) for c in own),
+                params=cemit.emit_params(call, prefix, static=False, symbols=symbols),
                 call=cemit.emit_call(call, prefix, args).replace("\n", "\n    "),
             )
-            weights += sum(int(c.values.nbytes) for c in call.consts)
+            weights += sum(int(c.values.nbytes) for c in own)
         ops.append(entry)
     state = []
     for st in graph.tensors:
@@ -166,7 +172,8 @@ def _copy_tree(src: Path, dst: Path, written: list[Path]) -> None:
             _copy(f, dst / f.relative_to(src), written)
 
 
-def render_project(graph: Graph, selection: Selection, plan: Any, board: Board, app: str,
+def render_project(graph: Graph, selection: Selection, plan: GraphPlan, board: Board,
+                   app: App | str,
                    out_dir: Path, *, extra_context: dict[str, Any] | None = None,
                    generated_headers: dict[str, str] | None = None,
                    part_files: dict[str, tuple[str, ...]] | None = None,
@@ -174,13 +181,15 @@ def render_project(graph: Graph, selection: Selection, plan: Any, board: Board, 
     """Write the project folder. ``out_dir`` is created; files tinydeploy generates are
     overwritten, nothing else in the folder is touched. ``part_files`` restricts an app part
     to the listed files (e.g. the chosen front-end preset's sources of ``frontend``)."""
-    if app not in APP_PARTS:
-        raise TinydeployError(f"unknown app '{app}'", hint=f"apps: {', '.join(APPS)}")
+    parts = APP_PARTS[parse_app(app)]
     env = template_env()
     out_dir.mkdir(parents=True, exist_ok=True)
     src = out_dir / "src"
     written: list[Path] = []
 
+    # Every overlap of an output with its input must be proved for the kernels rendered
+    # (a plan made with twins put in is safe for its own selection only).
+    verify_inplace(graph, selection, plan)
     ctx = model_context(graph, selection, plan)
     ctx["banner"] = banner(graph.sha256)
     for tpl, name in (("model.h.j2", "model/model.h"), ("model.c.j2", "model/model.c"),
@@ -201,10 +210,10 @@ def render_project(graph: Graph, selection: Selection, plan: Any, board: Board, 
     for f in sorted((FIRMWARE / "platform").iterdir()):
         if f.is_file() and f.suffix in (".c", ".h"):     # shared by every family
             _copy(f, src / "platform" / f.name, written)
-    if board.family != "host":
+    if not board.is_host:
         _copy_tree(FIRMWARE / "platform" / "cortexm", src / "platform" / "cortexm", written)
     _copy_tree(FIRMWARE / "platform" / board.family, src / "platform" / board.family, written)
-    for part in APP_PARTS[app]:
+    for part in parts:
         only = (part_files or {}).get(part)
         if only is None:
             _copy_tree(FIRMWARE / part, src / part, written)
@@ -224,7 +233,7 @@ def render_project(graph: Graph, selection: Selection, plan: Any, board: Board, 
     from tinydeploy.codegen.linker import render_linker_script  # platform layer's template
     from tinydeploy.codegen.platform import board_defines
 
-    if board.family != "host":
+    if not board.is_host:
         (out_dir / "linker.ld").write_text(
             render_linker_script(board, stack_bytes=stack_bytes), encoding="utf-8")
         written.append(out_dir / "linker.ld")
@@ -238,7 +247,7 @@ def render_project(graph: Graph, selection: Selection, plan: Any, board: Board, 
         "app": app,
         "sources": sources,
         "include_dirs": include_dirs,
-        "defines": board_defines(board),
+        "defines": board_defines(board, app),
         "cflags_core": list(toolchain.core_flags(board.core)),
         "cflags_common": [*toolchain.COMMON_CFLAGS, *toolchain.STACK_ANALYSIS_CFLAGS,
                           toolchain.file_prefix_map("$(CURDIR)")],
@@ -247,8 +256,11 @@ def render_project(graph: Graph, selection: Selection, plan: Any, board: Board, 
         "ldlibs": list(toolchain.ldlibs(board.core)),
         "sanitize_cflags": list(toolchain.SANITIZE_CFLAGS),
         "sanitize_ldflags": list(toolchain.SANITIZE_LDFLAGS),
+        # PlatformIO adds the core flags from its board definition
+        "pio_cflags": [toolchain.DEFAULT_OPT, *toolchain.COMMON_CFLAGS],
+        "pio_ldflags": list(toolchain.ARM_LDFLAGS),
         "cflags_extra": list(cflags_extra),
-        "host": board.family == "host",
+        "host": board.is_host,
         **(extra_context or {}),
     }
     (out_dir / "Makefile").write_text(env.get_template("Makefile.j2").render(**mk),

@@ -35,7 +35,7 @@ def configure(p: argparse.ArgumentParser) -> None:
 
 def to_instructions(count: float, unit: str, board: Any) -> tuple[float, str]:
     """SysTick at the processor clock under `-icount shift=0` advances clock/1 GHz ticks per
-    instruction, so instructions = ticks * 1e9 / clock (EMULATION.md)."""
+    instruction, so instructions = ticks * 1e9 / clock (docs/emulation.md)."""
     if board.qemu_machine and unit == "cycles":
         return count * 1e9 / board.clock_hz, "instructions"
     return count, unit

@@ -22,6 +22,7 @@ examples:
 
 def configure(p: argparse.ArgumentParser) -> None:
     from tinydeploy.codegen.project import APPS
+    from tinydeploy.plan.arena import ALGORITHMS
 
     p.add_argument("model", type=Path, help="a full-INT8 .tflite file")
     p.add_argument("--board", required=True, help="board id or alias (see: tinydeploy boards)")
@@ -31,8 +32,7 @@ def configure(p: argparse.ArgumentParser) -> None:
                    help="device application (default: validate)")
     p.add_argument("--emulate", action="store_true",
                    help="build for the board's emulated stand-in with its memory limits")
-    p.add_argument("--algorithm", default="auto",
-                   choices=["auto", "greedy-size", "greedy-conflicts", "optimal"],
+    p.add_argument("--algorithm", default="auto", choices=ALGORITHMS,
                    help="arena planning algorithm (default: auto)")
     p.add_argument("--stack", type=int, default=None, metavar="BYTES",
                    help="stack to reserve (default 4096, 2048 on boards with <= 32 KB RAM; "
@@ -122,7 +122,7 @@ def print_report(r: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from tinydeploy.boards import get_board
-    from tinydeploy.build.firmware import build_firmware
+    from tinydeploy.pipeline import build_app
     from tinydeploy.report.output import emit_json, stderr
 
     board = get_board(args.board)
@@ -131,9 +131,8 @@ def run(args: argparse.Namespace) -> int:
     if not args.json:
         stderr.print(f"building {args.model} for {board.id}"
                      f"{' (emulated)' if args.emulate else ''}, app {args.app} -> {out}")
-    r = build_firmware(args.model, board, args.app, out, emulate=args.emulate,
-                       algorithm=args.algorithm, opt=args.opt,
-                       stack_bytes=args.stack)
+    r = build_app(args.model, board, args.app, out, emulate=args.emulate,
+                  algorithm=args.algorithm, opt=args.opt, stack_bytes=args.stack)
     if args.json:
         emit_json(result_json(r))
     else:

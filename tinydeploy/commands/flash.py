@@ -7,6 +7,8 @@ import json
 import time
 from pathlib import Path
 
+from tinydeploy.boards import RunnerKind
+
 NAME = "flash"
 HELP = "flash a build folder onto its board, or start it in QEMU / as a host process"
 DESCRIPTION = """\
@@ -25,7 +27,7 @@ examples:
 def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("build_dir", type=Path, metavar="BUILD_DIR",
                    help="folder written by tinydeploy build")
-    p.add_argument("--runner", choices=["qemu", "host", "pyocd", "nrfjprog", "platformio"],
+    p.add_argument("--runner", choices=list(RunnerKind),
                    default=None, help="flashing method (default: the board's first)")
     p.add_argument("--port", default=None,
                    help="serial port of a real board (default: found by USB vendor)")
@@ -37,7 +39,7 @@ def configure(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tinydeploy.flash.runner import Firmware, runner_for
+    from tinydeploy.flash import Firmware, runner_for
     from tinydeploy.report.output import stderr
 
     fw = Firmware.from_build_dir(args.build_dir)

@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from tinydeploy.plan.arena import ALGORITHMS
 from tinydeploy.plan.budget import APPS
 
 NAME = "plan"
@@ -17,7 +18,6 @@ static data) and flash (weights + code). Stack and code are estimates until a bu
 them. Exit status 1 when the model does not fit, with every figure and the boards where it
 would fit (under --json the report is still printed, with "fits": false)."""
 
-ALGORITHMS = ("auto", "greedy-size", "greedy-conflicts", "optimal")
 
 
 def _align(text: str) -> int:
@@ -42,6 +42,15 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--stack", type=int, default=None, metavar="BYTES",
                    help="stack the build will reserve (default: the build's default for the "
                         "board); RAM counts the larger of this and the estimated need")
+    p.add_argument("--frontend", default=None, metavar="NAME|FILE.json",
+                   help="--app kws: the front end (default: frontend.json beside the model)")
+    p.add_argument("--infer-every", type=int, default=None, metavar="FRAMES",
+                   help="--app kws: frames (strides) between inferences for the real-time "
+                        "check (default: the kws app's default)")
+    p.add_argument("--kws-instructions", default=None, metavar="FRONTEND,MODEL",
+                   help="--app kws: instructions per front-end frame and per inference "
+                        "(default: measured by running the kws app on the board's emulated "
+                        "stand-in)")
     p.add_argument("--json", action="store_true", help="machine-readable output on stdout")
     p.add_argument("--html", type=Path, metavar="FILE",
                    help="also write an HTML report with the memory timeline")
@@ -54,21 +63,34 @@ def plan_model(model: Path, board_name: str, app: str = "bench", algorithm: str 
     from tinydeploy.boards import get_board
     from tinydeploy.kernels.registry import select_kernels
     from tinydeploy.model.loader import load_tflite
-    from tinydeploy.plan.budget import compute_budget
+    from tinydeploy.plan.budget import check_constants_fit, compute_budget
     from tinydeploy.plan.lifetimes import plan_graph
 
     board = get_board(board_name)
     graph = load_tflite(model)
+    check_constants_fit(graph, board)
+    given_stack = stack
     selection = select_kernels(graph, board)
     gplan = plan_graph(graph, selection, None, algorithm, align)
-    if stack is None and board.family != "host":
-        from tinydeploy.build.firmware import default_stack_bytes
+    selection = gplan.selection
+    from tinydeploy.build.firmware import default_stack_bytes, stack_sized_from_bound
 
-        stack = default_stack_bytes(board)
+    if stack is None and not board.is_host:
+        from tinydeploy.plan.budget import sized_stack_reserve, stack_estimate
+
+        # tight RAM: the build reserves the stack bound plus a margin, not a fixed size
+        stack = (sized_stack_reserve(stack_estimate(selection, app))
+                 if stack_sized_from_bound(board) else default_stack_bytes(board))
     budget = compute_budget(selection, gplan.arena_bytes, board, app,
                             input_bytes=sum(t.nbytes for t in graph.inputs),
                             stack_reserved=stack)
-    return plan_report(model, graph, gplan, budget), budget
+    report = plan_report(model, graph, gplan, budget)
+    if given_stack is not None:
+        report["stack_rule"] = "given (--stack)"
+    elif not board.is_host:
+        report["stack_rule"] = ("bound + max(256 B, bound / 8), rounded up to 64 B"
+                                if stack_sized_from_bound(board) else "fixed default")
+    return report, budget
 
 
 def plan_report(model: Path, graph: Any, gplan: Any, budget: Any) -> dict[str, Any]:
@@ -151,6 +173,8 @@ def _print(report: dict[str, Any]) -> None:
             + ("(estimate)" if "stack" in est else "(measured)"))
     if report["stack_reserved"] is not None:
         need += f", reserved {report['stack_reserved']:,}"
+        if report.get("stack_rule"):
+            need += f" ({report['stack_rule']})"
     row(t, "  stack", r["stack"], note=need)
     row(t, "  app buffers", r["buffers"])
     row(t, "  static data", r["static"], note="estimate" if "static" in est else "measured")
@@ -186,6 +210,10 @@ def run(args: argparse.Namespace) -> int:
         raise InputDataError(f"--stack {args.stack}: must be between 1 and {1 << 24} bytes")
     report, budget = plan_model(args.model, args.board, args.app, args.algorithm, args.align,
                                 args.stack)
+    verdict = None
+    if args.app == "kws" and budget.fits:
+        verdict = _realtime(args)
+        report["realtime"] = verdict.as_dict()
     if args.html:
         from tinydeploy.report.plan_html import render_plan_html
 
@@ -201,8 +229,41 @@ def run(args: argparse.Namespace) -> int:
         emit_json(report)
     else:
         _print(report)
+        if verdict is not None:
+            from tinydeploy.report.output import stdout
+
+            stdout.print(verdict.text())
     if not budget.fits:
         from tinydeploy.plan.budget import check_budget
 
         check_budget(budget)
     return 0
+
+
+def _realtime(args: argparse.Namespace) -> Any:
+    """The kws app's real-time verdict (tinydeploy/kws/realtime.py)."""
+    import tempfile
+
+    from tinydeploy.boards import get_board
+    from tinydeploy.errors import InputDataError
+    from tinydeploy.kws.presets import resolve_frontend
+    from tinydeploy.kws.realtime import KwsLoad, measure_kws_load, realtime_verdict
+
+    board = get_board(args.board)
+    choice = resolve_frontend(args.frontend, args.model)
+    if args.kws_instructions:
+        try:
+            fe, model = (float(v) for v in args.kws_instructions.split(","))
+        except ValueError:
+            raise InputDataError(f"--kws-instructions {args.kws_instructions!r}: expected "
+                                 "FRONTEND,MODEL (two numbers)") from None
+        if fe <= 0 or model <= 0:
+            raise InputDataError("--kws-instructions: both figures must be > 0")
+        load = KwsLoad(fe, model, "given: --kws-instructions")
+    else:
+        with tempfile.TemporaryDirectory(prefix="td-kws-rt-") as tmp:
+            load = measure_kws_load(args.model, board, choice, Path(tmp) / "fw")
+    from tinydeploy.kws.stream import DetectorConfig
+
+    every = DetectorConfig().infer_every if args.infer_every is None else args.infer_every
+    return realtime_verdict(board, load, choice.config, every)

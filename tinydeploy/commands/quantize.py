@@ -33,7 +33,9 @@ example:
 
 def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("model", type=Path,
-                   help="Keras .keras/.h5 file, SavedModel directory, or float/INT8 .tflite")
+                   help="Keras .keras/.h5 file, SavedModel directory, float/INT8 .tflite, or "
+                        ".onnx model (NCHW as torch.onnx.export writes it; needs the onnx "
+                        "extra)")
     p.add_argument("--calibration", "-c", type=Path, metavar="DATA",
                    help=".npy inputs or .npz with 'x' (and optional 'y' labels); required "
                         "unless MODEL is already INT8")
@@ -55,6 +57,9 @@ def configure(p: argparse.ArgumentParser) -> None:
                    help="calibrate on the first N samples (default 500)")
     p.add_argument("--sqnr-samples", type=int, default=32, metavar="N",
                    help="samples used for per-layer SQNR (default 32; 0 = skip)")
+    p.add_argument("--activations", choices=("int8", "int16"), default="int8",
+                   help="int8 (default), or int16: TensorFlow's 16x8 mode (int16 activations "
+                        "and model input/output, int8 weights) for models int8 hurts")
     p.add_argument("--json", action="store_true", help="machine-readable report on stdout")
 
 
@@ -112,7 +117,8 @@ def run(args: argparse.Namespace) -> int:
     report = quantize_model(
         args.model, calibration, args.output, force=args.force,  # type: ignore[arg-type]
         labels=labels, max_calibration_samples=args.samples,
-        sqnr_samples=args.sqnr_samples, progress=not args.json)
+        sqnr_samples=args.sqnr_samples, progress=not args.json,
+        activations=args.activations)
     if args.json:
         emit_json(report.to_dict())
         return 0

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from tinydeploy.boards import RunnerKind
+
 NAME = "run"
 HELP = "build, flash (or emulate) and monitor in one step"
 DESCRIPTION = """\
@@ -25,7 +27,7 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--app", choices=APPS, default="bench", help="device app (default bench)")
     p.add_argument("--emulate", action="store_true",
                    help="run a real board's build on its emulated stand-in")
-    p.add_argument("--runner", choices=["qemu", "host", "pyocd", "nrfjprog", "platformio"],
+    p.add_argument("--runner", choices=list(RunnerKind),
                    default=None, help="flashing method (default: the board's first)")
     p.add_argument("--port", default=None, help="serial port of a real board")
     p.add_argument("--timeout", type=float, default=None, metavar="S",
@@ -36,16 +38,16 @@ def configure(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from tinydeploy.boards import get_board
-    from tinydeploy.build.firmware import build_firmware
     from tinydeploy.commands import flash
     from tinydeploy.commands.build import default_output, print_report
+    from tinydeploy.pipeline import build_app
     from tinydeploy.report.output import stderr
 
     board = get_board(args.board)
     out = args.output or default_output(args.model, board.id, args.app, args.emulate)
     if not args.json:
         stderr.print(f"building {args.model} for {board.id}, app {args.app} -> {out}")
-    r = build_firmware(args.model, board, args.app, out, emulate=args.emulate)
+    r = build_app(args.model, board, args.app, out, emulate=args.emulate)
     if not args.json:
         print_report(r)
     return flash.run(argparse.Namespace(build_dir=out, runner=args.runner, port=args.port,

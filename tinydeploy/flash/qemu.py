@@ -1,4 +1,4 @@
-"""QEMU runner for emulated boards (docs: /work/shared/EMULATION.md facts, docs/protocol.md).
+"""QEMU runner for emulated boards (docs/emulation.md has the QEMU facts, docs/protocol.md).
 
 QEMU starts paused (``-S``) with the board's UART on a pseudo-terminal and QMP on stdio: a
 reader thread drains QEMU's stdout (the ``char device redirected to /dev/pts/N`` line, then

@@ -1,5 +1,9 @@
 """Runners: one interface from a firmware image to a running device with a serial port.
 
+This module is the interface only; the concrete runners (``qemu``, ``host``, ``hardware``)
+implement it and ``registry`` maps each `RunnerKind` to one of them, so nothing here imports
+a concrete runner.
+
 ``runner.start(firmware)`` returns a `Device`: ``device.port`` is the serial port path,
 ``device.open()`` opens it with pyserial *and then* lets the firmware run (emulated devices
 start paused, because bytes written before anyone opens a pseudo-terminal are lost), and
@@ -29,6 +33,11 @@ class Firmware:
     hex: Path | None = None
     bin: Path | None = None
     project_dir: Path | None = None
+    app: str | None = None          # the application built in (decides the link's rate)
+
+    @property
+    def baud(self) -> int:
+        return self.board.uart.baud_for(self.app)
 
     @classmethod
     def from_elf(cls, elf: Path, board: Board) -> Firmware:
@@ -60,8 +69,10 @@ class Firmware:
         elf = build_dir / "firmware.elf"
         if not elf.is_file():
             raise TinydeployError(f"{elf} is missing", hint="run make in the build folder")
+        app = manifest.get("app")
         return cls(elf, board, _opt(build_dir / "firmware.hex"),
-                   _opt(build_dir / "firmware.bin"), build_dir)
+                   _opt(build_dir / "firmware.bin"), build_dir,
+                   app if isinstance(app, str) else None)
 
 
 def _opt(p: Path) -> Path | None:
@@ -89,7 +100,7 @@ class Device(ABC):
 
     def open(self, timeout: float = 0.05, baud: int | None = None) -> Any:
         """Open the serial port (pyserial), then resume the device; returns the Serial."""
-        from tinydeploy.link.session import open_port
+        from tinydeploy.flash.port import open_port
 
         ser = open_port(self.port, baud or self.baud, timeout)
         try:
@@ -100,7 +111,7 @@ class Device(ABC):
         return ser
 
     def kick(self) -> None:
-        """Emulator-specific nudge after the first exchange (see EMULATION: QMP stall)."""
+        """Emulator-specific nudge after the first exchange (docs/emulation.md, start sequence)."""
         return None  # noqa: B027 - optional hook, a no-op for most devices
 
     @abstractmethod
@@ -141,37 +152,4 @@ class Runner(ABC):
         ``timeout`` bounds the device's life (emulated devices are killed after it)."""
 
 
-def runner_for(board: Board, name: str | None = None, **options: Any) -> Runner:
-    """The runner ``name`` (default: the board's first) for ``board``."""
-    from tinydeploy.flash import hardware, host, qemu
-
-    names = [r.name for r in board.runners]
-    if name is None:
-        if board.family == "host":
-            name = "host"
-        elif board.qemu_machine:
-            name = "qemu"
-        elif names:
-            name = names[0]
-        else:
-            raise TinydeployError(f"board '{board.id}' lists no runner",
-                                  hint="pass --runner")
-    args: tuple[str, ...] = next((r.args for r in board.runners if r.name == name), ())
-    if name == "qemu":
-        if not board.qemu_machine:
-            raise TinydeployError(f"board '{board.id}' has no QEMU machine",
-                                  hint=f"its runners: {', '.join(names) or 'none'}; or build "
-                                       "with --emulate")
-        return qemu.QemuRunner(**options)
-    if name == "host":
-        if board.family != "host":
-            raise TinydeployError(f"the host runner runs host builds, not '{board.id}'")
-        return host.HostRunner(**options)
-    if name in hardware.HARDWARE_RUNNERS:
-        return hardware.HARDWARE_RUNNERS[name](args=args, **options)
-    raise TinydeployError(f"unknown runner '{name}'",
-                          hint="runners: qemu, host, pyocd, nrfjprog, platformio")
-
-
-__all__ = ["Device", "Firmware", "LinkError", "Runner", "board_from_manifest_id",
-           "runner_for"]
+__all__ = ["Device", "Firmware", "LinkError", "Runner", "board_from_manifest_id"]

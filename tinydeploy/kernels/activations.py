@@ -24,10 +24,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from tinydeploy.kernels.common import f32, ref_variant
-from tinydeploy.kernels.registry import ConstArray, KernelCall, KernelVariant, register
-from tinydeploy.model.ir import DType, Graph, LeakyReluOptions, Operator, Tensor
-from tinydeploy.quantize.fixedpoint import (
+from tinydeploy.fixedpoint import (
     INT32_MAX,
     calculate_input_radius,
     exp_on_negative_values,
@@ -38,6 +35,9 @@ from tinydeploy.quantize.fixedpoint import (
     round_half_away,
     rounding_divide_by_pot,
 )
+from tinydeploy.kernels.common import f32, ref_variant
+from tinydeploy.kernels.registry import ConstArray, KernelCall, KernelVariant, register
+from tinydeploy.model.ir import DType, Graph, LeakyReluOptions, Operator, Tensor
 
 LUT_SYMBOL = "td_lut_s8_ref"
 LUT_SOURCE = "kernels/ref/td_lut_s8_ref.c"

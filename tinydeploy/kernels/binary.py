@@ -24,12 +24,12 @@ from collections.abc import Callable
 
 import numpy as np
 
+from tinydeploy.fixedpoint import quantize_multiplier
 from tinydeploy.kernels.activations import int8_per_tensor_reason
 from tinydeploy.kernels.common import REF_DIR, activation_range, f32, ref_variant
 from tinydeploy.kernels.elementwise import broadcast_shape, broadcast_strides
 from tinydeploy.kernels.registry import ConstArray, KernelCall, register
 from tinydeploy.model.ir import Activation, ActivationOptions, Graph, Operator, Tensor
-from tinydeploy.quantize.fixedpoint import quantize_multiplier
 
 HEADERS = (f"{REF_DIR}/td_binary_walk.h", f"{REF_DIR}/td_bcast_rows.h")
 SUB_LEFT_SHIFT = 20

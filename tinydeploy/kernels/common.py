@@ -17,9 +17,9 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from tinydeploy.fixedpoint import quantize_multiplier, round_half_away
 from tinydeploy.kernels.registry import ConstArray, KernelCall, KernelVariant
 from tinydeploy.model.ir import Activation, DType, Graph, Operator, Padding, Tensor
-from tinydeploy.quantize.fixedpoint import quantize_multiplier, round_half_away
 
 Param = tuple[str, int | float | str]
 

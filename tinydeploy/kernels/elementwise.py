@@ -23,6 +23,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from tinydeploy.fixedpoint import (
+    multiply_by_quantized_multiplier,
+    quantize_multiplier,
+)
 from tinydeploy.kernels.activations import (
     LUT_SOURCE,
     LUT_SYMBOL,
@@ -35,10 +39,6 @@ from tinydeploy.kernels.activations import (
 from tinydeploy.kernels.common import REF_DIR, activation_range, f32, ref_variant
 from tinydeploy.kernels.registry import ConstArray, KernelCall, register
 from tinydeploy.model.ir import Activation, ActivationOptions, DType, Graph, Operator, Tensor
-from tinydeploy.quantize.fixedpoint import (
-    multiply_by_quantized_multiplier,
-    quantize_multiplier,
-)
 
 BCAST_DIMS = 6
 ADD_LEFT_SHIFT = 20

@@ -20,13 +20,15 @@ output, hidden state and weights, int16 cell state and int32 biases; no peephole
 or layer norm (TFLM rejects them too). Its hidden (input 18) and cell (input 19) states are
 variable tensors with the same rules as SVDF's state. The gate non-linearities interpolate
 TFLM's 256-entry 16-bit sigmoid table `SIGMOID_TABLE_Q16`; that table was measured from the
-tflite-micro interpreter's 16-bit TANH (`probe_sigmoid_table`, re-run by the golden tests).
+tflite-micro interpreter's 16-bit TANH (``tinydeploy.testing.probes.probe_sigmoid_table``,
+re-run by the golden tests).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from tinydeploy.fixedpoint import quantize_multiplier
 from tinydeploy.kernels.activations import int8_io_reason, int8_per_tensor_reason
 from tinydeploy.kernels.common import REF_DIR, f32, ref_variant
 from tinydeploy.kernels.registry import ConstArray, KernelCall, KernelVariant, register
@@ -39,7 +41,6 @@ from tinydeploy.model.ir import (
     SVDFOptions,
     Tensor,
 )
-from tinydeploy.quantize.fixedpoint import quantize_multiplier
 
 SVDF_STATE_INPUT = 4
 
@@ -176,32 +177,6 @@ LSTM_BIASES = (12, 13, 14, 15)
 LSTM_ABSENT = (9, 10, 11, 16, 17, 20, 21, 22, 23)
 GATE_SCALE = 2.0 ** -12              # FC outputs, the inputs of the gate non-linearities
 GATE_OUT_SCALE = 2.0 ** -15          # gate outputs
-
-
-def probe_sigmoid_table() -> tuple[int, ...]:
-    """Measure TFLM's 16-bit sigmoid table through the interpreter's int16 TANH.
-
-    With input scale 1/48 the kernel's rescaled input is exactly 256 * x, which lands on table
-    entry x with no interpolation, so the output is entry x - 32768; entry 255 (only reached
-    by interpolation) follows from x = 32639 at scale 1/6144 (rescaled input 254 * 256 + 254).
-    Needs tflite-micro; used by the tests that keep `SIGMOID_TABLE_Q16` honest.
-    """
-    from tinydeploy.model.builder import ModelBuilder
-    from tinydeploy.oracle import run_oracle
-
-    def tanh16(scale: float, xs: list[int]) -> list[int]:
-        b = ModelBuilder()
-        x = b.tensor("x", (len(xs),), "int16", scale=scale, zero_point=0)
-        y = b.tensor("y", (len(xs),), "int16", scale=GATE_OUT_SCALE, zero_point=0)
-        b.op("TANH", [x], [y])
-        out = run_oracle(b.build([x], [y]), [np.array(xs, dtype=np.int16)])[0]
-        return [int(v) + 32768 for v in out]
-
-    table = tanh16(1.0 / 48.0, list(range(255)))
-    extra = tanh16(1.0 / 6144.0, [32639])[0] - table[254]   # (254 * d + 128) >> 8
-    if extra not in (0, 1, 2):
-        raise ValueError(f"unexpected sigmoid table slope {extra} at the end")
-    return tuple(table + [table[254] + extra])
 
 
 def _lstm_cell_tanh(cell_scale: float) -> tuple[int, int]:

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from tinydeploy.fixedpoint import quantize_multiplier
 from tinydeploy.kernels.common import f32, ref_variant
 from tinydeploy.kernels.registry import KernelCall, register
 from tinydeploy.kernels.shape_ops import _accepts_mean, _prepare_mean
 from tinydeploy.model.ir import Graph, Operator
-from tinydeploy.quantize.fixedpoint import quantize_multiplier
 
 
 def _prepare_sum(graph: Graph, op: Operator) -> KernelCall:

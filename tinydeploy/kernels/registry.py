@@ -20,6 +20,7 @@ Invariants:
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 import importlib.util
 from collections.abc import Callable
@@ -43,6 +44,13 @@ class ConstArray:
     ctype: str
     values: np.ndarray
 
+    @property
+    def key(self) -> tuple[str, str, int, str]:
+        """Equal keys: byte-identical arrays of one C type, which codegen stores once (a
+        filter shared by several ops, a repeated requantization table)."""
+        v = np.ascontiguousarray(np.asarray(self.values).reshape(-1))
+        return self.ctype, v.dtype.str, v.size, hashlib.sha256(v.tobytes()).hexdigest()
+
 
 @dataclass(frozen=True, eq=False)
 class KernelCall:
@@ -59,6 +67,12 @@ class KernelCall:
     consts: tuple[ConstArray, ...]
     args: tuple[str, ...]
     scratch_bytes: int = 0
+    instructions: int = 0   # estimated instructions per run on a Cortex-M4 (0: no estimate)
+
+    @property
+    def const_bytes(self) -> int:
+        """Flash taken by the op's constant arrays (weights, bias, requantization)."""
+        return sum(int(c.values.nbytes) for c in self.consts)
 
     def const(self, name: str) -> ConstArray:
         for c in self.consts:
@@ -81,6 +95,9 @@ class KernelVariant:
     ``access``: the kernel's declared read/write order (a function of its `KernelCall`
     returning a `tinydeploy.kernels.access.AccessOrder`), from which the planner derives the
     partial overlaps of output 0 over input 0 it tolerates; None: no overlap at all.
+    ``twins``: symbols of variants of the same op that accept the same operators and compute
+    the same bytes at the same cost in another access order (front to back, back to front);
+    the planner may put one in this variant's place to overlap buffers better.
     """
 
     op: str
@@ -94,6 +111,8 @@ class KernelVariant:
     alias: bool = False
     priority: int = 0
     access: Callable[[KernelCall], Any] | None = field(default=None, compare=False)
+    code_bytes: int = 0   # measured .text of the kernel (-O2, its core) + ~10 %; 0: unknown
+    twins: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -132,9 +151,10 @@ VARIANT_MODULES: list[str] = [
     "reshape",
 ]
 VARIANT_MODULES += ["elementwise", "shape_ops", "activations", "recurrent"]
-VARIANT_MODULES += ["arm_dsp"]
+VARIANT_MODULES += ["portable", "arm_dsp"]
 VARIANT_MODULES += ["arm_mve"]
-VARIANT_MODULES += ["binary", "unary", "layout", "reduction", "resize"]
+VARIANT_MODULES += ["binary", "unary", "layout", "reduction", "resize", "matmul", "log_softmax",
+                    "float_ops", "int16"]
 
 _loaded = False
 
@@ -147,6 +167,15 @@ def register(variant: KernelVariant) -> KernelVariant:
             raise ValueError(f"kernel variant {variant.symbol} for {variant.op} registered twice")
     lst.append(variant)
     return variant
+
+
+def variant_by_symbol(op: str, symbol: str) -> KernelVariant:
+    """The registered variant of ``op`` named ``symbol`` (KeyError when there is none)."""
+    _load()
+    for v in _VARIANTS.get(op, ()):
+        if v.symbol == symbol:
+            return v
+    raise KeyError(f"no kernel variant {symbol} for {op}")
 
 
 def _load() -> None:
@@ -189,6 +218,40 @@ def __getattr__(name: str) -> object:
     raise AttributeError(name)
 
 
+def screen(graph: Graph, op: Operator, features: frozenset[str] | None
+           ) -> tuple[list[KernelVariant], list[tuple[KernelVariant, str]]]:
+    """The variants of ``op`` that accept it on a core with ``features`` (None: any core),
+    and the others with the reason each one gives. The one candidate loop: selection and
+    the support report (`support_reason`) both use it."""
+    _load()
+    ok: list[KernelVariant] = []
+    rejected: list[tuple[KernelVariant, str]] = []
+    for v in _VARIANTS.get(op.opcode, []):
+        missing = v.requires - features if features is not None else frozenset()
+        if missing:
+            rejected.append((v, f"board lacks {', '.join(sorted(missing))}"))
+            continue
+        try:
+            why = v.accepts(graph, op)
+        except ValueError as e:    # e.g. a per-channel scale where one scale is needed
+            why = str(e)
+        if why is not None:
+            rejected.append((v, why))
+            continue
+        ok.append(v)
+    return ok, rejected
+
+
+def support_reason(graph: Graph, op: Operator) -> str | None:
+    """None when some kernel variant (for any core) accepts the op, else why none does."""
+    ok, rejected = screen(graph, op, None)
+    if ok:
+        return None
+    if not rejected:
+        return "no kernel for this op type"
+    return "; ".join(sorted({why for _, why in rejected}))
+
+
 def select_kernels(graph: Graph, board: object | None = None) -> Selection:
     """Choose one kernel variant per operator of ``graph`` for ``board``.
 
@@ -204,24 +267,23 @@ def select_kernels(graph: Graph, board: object | None = None) -> Selection:
             raise UnsupportedError(
                 f"op {op.index} ({op.type_name}): no kernel for this op type",
                 hint="supported ops: " + ", ".join(sorted(supported_ops())))
-        reasons = []
-        ok: list[KernelVariant] = []
-        for v in cands:
-            missing = v.requires - features
-            if missing:
-                reasons.append(f"{v.symbol}: board lacks {', '.join(sorted(missing))}")
-                continue
-            why = v.accepts(graph, op)
-            if why is not None:
-                reasons.append(f"{v.symbol}: {why}")
-                continue
-            ok.append(v)
+        ok, rejected = screen(graph, op, features)
+        if board is None:   # no board: the reference kernels only
+            ok = [v for v in ok if v.impl == "ref"]
+        reasons = [f"{v.symbol}: {why}" for v, why in rejected]
         if not ok:
             raise UnsupportedError(
                 f"op {op.index} ({op.type_name}): not supported: " + "; ".join(reasons),
                 hint="tinydeploy compiles full-INT8 models; quantize the model with "
                      "'tinydeploy quantize' or check the op's options")
         best = sorted(ok, key=lambda v: (-v.priority, v.impl, v.symbol))[0]
-        call = None if best.alias else best.prepare(graph, op)
+        try:
+            call = None if best.alias else best.prepare(graph, op)
+        except (ValueError, OverflowError, ZeroDivisionError) as e:
+            # parameters no fixed-point kernel can represent (a multiplier beyond Q31 from
+            # extreme scales): the model's numbers, not a bug in the kernel
+            raise UnsupportedError(f"op {op.index} ({op.type_name}): {best.symbol} cannot "
+                                   f"represent its parameters: {e}",
+                                   hint="check the op's quantization scales") from None
         choices.append(KernelChoice(op.index, best, call))
     return Selection(tuple(choices))

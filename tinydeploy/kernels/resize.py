@@ -20,11 +20,11 @@ import math
 
 import numpy as np
 
+from tinydeploy.fixedpoint import round_half_away
 from tinydeploy.kernels.activations import int8_per_tensor_reason
 from tinydeploy.kernels.common import ref_variant
 from tinydeploy.kernels.registry import ConstArray, KernelCall, register
 from tinydeploy.model.ir import Graph, Operator, ResizeOptions, Tensor
-from tinydeploy.quantize.fixedpoint import round_half_away
 
 
 def _trunc_div(a: int, b: int) -> int:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from tinydeploy.fixedpoint import quantize_multiplier
 from tinydeploy.kernels.activations import int8_io_reason, int8_per_tensor_reason
 from tinydeploy.kernels.common import f32, ref_variant
 from tinydeploy.kernels.registry import ConstArray, KernelCall, register
@@ -35,7 +36,6 @@ from tinydeploy.model.ir import (
     StridedSliceOptions,
     Tensor,
 )
-from tinydeploy.quantize.fixedpoint import quantize_multiplier
 
 PAD_DIMS = 5
 SLICE_DIMS = 5

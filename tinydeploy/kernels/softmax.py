@@ -9,7 +9,7 @@ in Q12.19, its reciprocal comes from ``GetReciprocal`` and each output is
 
 An int8 difference lies in [-255, 0], so the whole exp stage (rescale, diff_min cut and
 gemmlowp exp) depends on the difference alone: ``prepare`` computes it here for all 256
-differences with the exact twins of `tinydeploy.quantize.fixedpoint`, and the kernel only
+differences with the exact twins of `tinydeploy.fixedpoint`, and the kernel only
 sums, takes the reciprocal (Newton-Raphson, as gemmlowp) and scales. A dropped difference
 has table value 0, which yields the same bytes as TFLM's skip (it adds 0 and outputs -128).
 """
@@ -18,15 +18,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from tinydeploy.kernels.common import check_int8_tensor, f32, first_reason, ref_variant
-from tinydeploy.kernels.registry import ConstArray, KernelCall, register
-from tinydeploy.model.ir import Graph, Operator, SoftmaxOptions
-from tinydeploy.quantize.fixedpoint import (
+from tinydeploy.fixedpoint import (
     calculate_input_radius,
     exp_on_negative_values,
     multiply_by_quantized_multiplier_greater_than_one,
     preprocess_softmax_scaling,
 )
+from tinydeploy.kernels.common import check_int8_tensor, f32, first_reason, ref_variant
+from tinydeploy.kernels.registry import ConstArray, KernelCall, register
+from tinydeploy.model.ir import Graph, Operator, SoftmaxOptions
 
 SCALED_DIFF_INTEGER_BITS = 5
 

@@ -25,6 +25,12 @@ import functools
 
 import numpy as np
 
+from tinydeploy.fixedpoint import (
+    get_inv_sqrt_quantized_multiplier_exp,
+    multiply_by_quantized_multiplier,
+    quantize_multiplier,
+    round_half_away,
+)
 from tinydeploy.kernels.activations import (
     LUT_SOURCE,
     LUT_SYMBOL,
@@ -33,12 +39,6 @@ from tinydeploy.kernels.activations import (
 )
 from tinydeploy.kernels.common import ref_variant
 from tinydeploy.kernels.registry import register
-from tinydeploy.quantize.fixedpoint import (
-    get_inv_sqrt_quantized_multiplier_exp,
-    multiply_by_quantized_multiplier,
-    quantize_multiplier,
-    round_half_away,
-)
 
 RSQRT_SHIFT = 20
 

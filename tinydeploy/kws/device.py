@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from tinydeploy.boards import Board
+from tinydeploy.build.firmware import BuildResult, build_firmware
 from tinydeploy.kws.presets import FrontendChoice, choice_of, resolve_frontend
 from tinydeploy.kws.stream import DetectorConfig
 
@@ -39,6 +40,7 @@ def render_kws_header(cfg: DetectorConfig) -> str:
         f"#define TD_KWS_THRESHOLD {float(cfg.threshold).hex()}f",
         f"#define TD_KWS_SUPPRESS_MS {cfg.suppress_ms}u",
         f"#define TD_KWS_FIRST_KEYWORD {cfg.first_keyword}u",
+        f"#define TD_KWS_KEYWORD_END {cfg.keyword_end}u",
         "#endif",
         "",
     ])
@@ -60,11 +62,9 @@ def kws_part_files(fcfg: Any) -> dict[str, tuple[str, ...]]:
 
 def build_kws_firmware(model: Path, board: Board, out_dir: Path, det: DetectorConfig,
                        fcfg: Any, *, emulate: bool = False,
-                       sanitize: bool = False) -> Any:
+                       sanitize: bool = False) -> BuildResult:
     """``fcfg``: a `FrontendChoice` or any preset's config. ``sanitize``: address and
     undefined-behaviour sanitizers (host board only)."""
-    from tinydeploy.build.firmware import build_firmware
-
     choice = _choice(fcfg)
     return build_firmware(Path(model), board, "kws", out_dir, emulate=emulate,
                           sanitize=sanitize,

@@ -19,6 +19,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from tinydeploy.errors import LinkError
+from tinydeploy.flash.port import open_port, port_error
 from tinydeploy.link.frame import BadFrame, Frame, FrameDecoder, encode_frame
 from tinydeploy.link.messages import (
     CHUNK_BYTES,
@@ -102,37 +103,14 @@ class _Transient(LinkError):
     """A failure a resend may cure: no reply in time, or the device saw our frame damaged."""
 
 
+class _InputLost(LinkError):
+    """The device refused INVOKE because its inputs are not loaded since its last inference
+    (which may have overwritten them: the arena reuses input bytes) or since it restarted.
+    INVOKE is not idempotent: a resend must load the inputs again."""
+
+
 _FRAME_FAULTS = frozenset({ErrorCode.CRC, ErrorCode.COBS, ErrorCode.TRUNCATED,
                            ErrorCode.LENGTH, ErrorCode.OVERSIZED})
-
-
-def open_port(path: str, baud: int = 115200, timeout: float = 0.05) -> Any:
-    """Open a serial port with pyserial; LinkError saying whether it is missing or busy."""
-    import serial
-
-    try:
-        return serial.Serial(path, baudrate=baud, timeout=timeout, exclusive=True)
-    except (serial.SerialException, OSError) as e:
-        raise port_error(path, e) from None
-
-
-def port_error(path: str, err: BaseException) -> LinkError:
-    """A LinkError that tells a missing port from a busy or unreadable one."""
-    import errno
-    import os
-
-    text = str(err)
-    code = getattr(err, "errno", None)
-    if not os.path.exists(path) or code == errno.ENOENT:
-        return LinkError(f"serial port {path} does not exist",
-                         hint="check the cable and the port name (ls /dev/tty*)")
-    if code == errno.EBUSY or "lock" in text.lower() or "busy" in text.lower():
-        return LinkError(f"serial port {path} is busy: {text}",
-                         hint="another program (a monitor or IDE) has it open; close it")
-    if code == errno.EACCES:
-        return LinkError(f"no permission to open serial port {path}",
-                         hint="add yourself to the 'dialout' group")
-    return LinkError(f"cannot open serial port {path}: {text}")
 
 
 class Session:
@@ -215,7 +193,9 @@ class Session:
                 continue
             if isinstance(msg, Error):
                 self.stats.errors.append(msg)
-                err = _Transient if msg.code in _FRAME_FAULTS else LinkError
+                err = (_Transient if msg.code in _FRAME_FAULTS else
+                       _InputLost if msg.code == ErrorCode.STATE and what == "INVOKE" else
+                       LinkError)
                 raise err(f"device rejected {what}: {msg.code_name} "
                           f"({msg.text or 'no detail'})")
             yield msg
@@ -289,7 +269,9 @@ class Session:
 
     def invoke(self, profile: bool = True) -> InvokeResult:
         """Run one inference; the outputs arrive as OUTPUT chunks, then PROFILE, then DONE.
-        A damaged OUTPUT chunk makes the whole inference run again (see ``retries``)."""
+        A damaged OUTPUT chunk makes the whole inference run again (see ``retries``): the
+        device refuses that resend (ERROR STATE) when the inference consumed its inputs, and
+        `run` loads them again."""
         dev = self.device or self.hello()
         return self._retrying(  # type: ignore[no-any-return]
             "INVOKE", lambda: self._invoke_once(dev, profile))
@@ -327,13 +309,28 @@ class Session:
         dev = self.device or self.hello()
         if len(inputs) != len(dev.inputs):
             raise LinkError(f"model has {len(dev.inputs)} inputs, {len(inputs)} given")
+        raws = []
         for d, arr in zip(dev.inputs, inputs, strict=True):
             raw = np.ascontiguousarray(arr).tobytes()
             if len(raw) != d.bytes:
                 raise LinkError(f"input {d.index} '{d.name}' takes {d.bytes} bytes "
                                 f"(shape {list(d.shape)}), got {len(raw)}")
-            self.load_input(d.index, raw)
-        res = self.invoke(profile)
+            raws.append((d.index, raw))
+        for attempt in range(self.retries + 1):
+            for index, raw in raws:
+                self.load_input(index, raw)
+            try:
+                res = self.invoke(profile)
+                break
+            except _InputLost as e:
+                # a damaged reply made invoke() resend INVOKE, or the device restarted while
+                # we loaded: the inputs are gone, load them again
+                self.stats.retries += 1
+                if attempt == self.retries:
+                    raise LinkError(f"{e.message}: lost the inputs {attempt + 1} times (damaged "
+                                    "replies or device restarts); no result was computed",
+                                    hint="check the cable, the baud rate and the board's "
+                                         "power") from None
         outs = []
         for d, raw in zip(dev.outputs, res.outputs, strict=True):
             dt = _NUMPY_OF_DTYPE.get(d.dtype, np.uint8)

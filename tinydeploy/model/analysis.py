@@ -7,6 +7,7 @@ out_h·out_w·out_c·k_h·k_w, FULLY_CONNECTED = batches·out·in. Other ops cou
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from tinydeploy.model.ir import Graph, Operator, Tensor
@@ -37,11 +38,23 @@ def op_macs(graph: Graph, op: Operator) -> int:
 
 
 def params_bytes(graph: Graph) -> int:
-    """Bytes of constant tensors used by the main subgraph's operators (each counted once)."""
+    """Bytes of constant data used by the main subgraph's operators, each buffer of the file
+    counted once (several tensors may share one buffer, e.g. one filter used by three ops)."""
     used: set[int] = set()
     for op in graph.operators:
         used.update(i for i in op.inputs if i >= 0)
-    return sum(graph.tensor(i).nbytes for i in sorted(used) if graph.tensor(i).is_constant)
+    seen: set[int] = set()
+    total = 0
+    for i in sorted(used):
+        t = graph.tensor(i)
+        if not t.is_constant:
+            continue
+        if t.buffer:
+            if t.buffer in seen:
+                continue
+            seen.add(t.buffer)
+        total += t.nbytes
+    return total
 
 
 def quant_kind(t: Tensor) -> str:
@@ -63,23 +76,11 @@ class OpSummary:
     reason: str | None
 
 
-def support_reason(graph: Graph, op: Operator) -> str | None:
-    """None when some kernel variant (for any core) accepts the op, else why none does."""
-    from tinydeploy.kernels.registry import variants
-
-    cands = variants(op.opcode)
-    if not cands:
-        return "no kernel for this op type"
-    reasons = []
-    for v in cands:
-        why = v.accepts(graph, op)
-        if why is None:
-            return None
-        reasons.append(why)
-    return "; ".join(sorted(set(reasons)))
-
-
-def summarize_ops(graph: Graph) -> list[OpSummary]:
+def summarize_ops(graph: Graph,
+                  support_reason: Callable[[Graph, Operator], str | None]
+                  ) -> list[OpSummary]:
+    """One row per op; ``support_reason`` (the kernel table's, passed in by the caller: the
+    model layer does not import the kernels) says why an op has no kernel, None if it has."""
     out = []
     for op in graph.operators:
         ins = graph.op_inputs(op)

@@ -120,6 +120,7 @@ class Tensor:
     data: np.ndarray | None = None
     is_variable: bool = False
     shape_signature: tuple[int, ...] | None = None
+    buffer: int = 0   # the file's buffer index (0: none); several tensors may share one
 
     @property
     def is_constant(self) -> bool:

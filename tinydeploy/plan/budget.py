@@ -20,12 +20,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
+from tinydeploy.apps import App
+from tinydeploy.boards import Board
 from tinydeploy.errors import BudgetError
+from tinydeploy.kernels.registry import Selection
+from tinydeploy.model.ir import Graph
 
 CONST_ALIGN = 16
-APPS: tuple[str, ...] = ("bench", "validate", "kws", "eembc")
+APPS: tuple[str, ...] = tuple(App)
 
 # Stack frame (bytes) of one kernel call including its callees (requantize, inner helpers),
 # by builtin op; optimised implementations keep more values in registers and spill more.
@@ -72,7 +75,9 @@ LINK_STATE_BYTES = 276       # td_link_t: rx block (TD_LINK_ENCODED_MAX = 264) +
 LINK_STACK = 1_280           # a reply on its way out (td_link_send: payload, COBS block, frames)
 KWS_RING_BYTES = 2 * 16_000  # int16 audio ring of TD_FE_CLIP_SAMPLES
 KWS_FRONTEND_BYTES = 4 * (1_024 + 40)          # td_frontend_scratch_t: FFT + mel bands
-KWS_DETECTOR_BYTES = 4 * 16 * 16 + 4 * 16 + 16  # td_kws_detector_t: score history + averages
+# td_kws_detector_t: configuration, score history, counters, last event, averages
+# (tests/test_budget_sizes.py checks these against the compiler's sizeof)
+KWS_DETECTOR_BYTES = 5 * 4 + 4 * 16 * 16 + 3 * 4 + 4 + 4 * 16
 
 @dataclass(frozen=True)
 class RamBudget:
@@ -123,7 +128,7 @@ class Budget:
     def fits(self) -> bool:
         return self.ram.over == 0 and self.flash.over == 0
 
-    def on(self, board: Any) -> Budget:
+    def on(self, board: Board) -> Budget:
         """The same figures checked against another board's memory."""
         return Budget(board.id, self.app,
                       RamBudget(self.ram.arena, self.ram.stack, self.ram.buffers,
@@ -132,18 +137,42 @@ class Budget:
                       self.app_buffers, self.estimated, self.stack_need, self.stack_reserved)
 
 
-def weights_bytes(selection: Any) -> int:
-    """Flash taken by every constant array of the selected kernels (each 16-byte aligned)."""
+def weights_bytes(selection: Selection) -> int:
+    """Flash taken by the constant arrays of the selected kernels (each 16-byte aligned),
+    byte-identical arrays counted once: codegen stores them once."""
     total = 0
+    seen: set[tuple[str, str, int, str]] = set()
     for c in selection.choices:
         if c.call is None:
             continue
         for arr in c.call.consts:
+            if arr.key in seen:
+                continue
+            seen.add(arr.key)
             total += -(-int(arr.values.nbytes) // CONST_ALIGN) * CONST_ALIGN
     return total
 
 
-def stack_estimate(selection: Any, app: str) -> int:
+# Boards with at most this much RAM reserve the stack from its call-graph bound plus a margin
+# instead of a fixed size: there every byte of RAM counts.
+TIGHT_RAM_BYTES = 64 * 1024
+STACK_MARGIN_MIN = 256   # bytes; or an eighth of the bound, whichever is larger
+STACK_RESERVE_ALIGN = 64
+
+
+def stack_margin(bound: int) -> int:
+    """Head room over a stack bound: for what the call graph cannot see (libgcc helpers such
+    as division on the Cortex-M0, exception entry of a fault handler), max(256 B, bound / 8)."""
+    return max(STACK_MARGIN_MIN, bound // 8)
+
+
+def sized_stack_reserve(bound: int) -> int:
+    """The stack reserved on a tight board: the bound plus `stack_margin`, rounded up to 64."""
+    n = bound + stack_margin(bound)
+    return -(-n // STACK_RESERVE_ALIGN) * STACK_RESERVE_ALIGN
+
+
+def stack_estimate(selection: Selection, app: str) -> int:
     """Deepest call chain: platform + app + the deeper of (td_model_invoke + the hungriest
     kernel) and (a serial reply being sent)."""
     deepest = 0
@@ -156,7 +185,7 @@ def stack_estimate(selection: Any, app: str) -> int:
     return PLATFORM_STACK + APP_STACK.get(app, 256) + max(INVOKE_STACK + deepest, LINK_STACK)
 
 
-def code_estimate(selection: Any, app: str, family: str) -> int:
+def code_estimate(selection: Selection, app: str, family: str) -> int:
     """Kernels (each symbol once) + the op sequence and its parameter structs + platform +
     application."""
     kernels: dict[str, int] = {}
@@ -165,7 +194,9 @@ def code_estimate(selection: Any, app: str, family: str) -> int:
         v = c.variant
         if v.alias:
             continue
-        if v.impl == "dsp" and v.op in KERNEL_CODE_DSP:
+        if v.code_bytes:
+            size = float(v.code_bytes)
+        elif v.impl == "dsp" and v.op in KERNEL_CODE_DSP:
             size = float(KERNEL_CODE_DSP[v.op])
         else:
             size = KERNEL_CODE.get(v.op, KERNEL_CODE_DEFAULT) * IMPL_CODE_FACTOR.get(v.impl, 2.2)
@@ -201,7 +232,7 @@ def default_app_buffers(app: str, input_bytes: int = 0, num_ops: int = 0,
             ("front-end scratch", KWS_FRONTEND_BYTES), ("detector", KWS_DETECTOR_BYTES))
 
 
-def compute_budget(selection: Any, arena_bytes: int, board: Any, app: str = "bench", *,
+def compute_budget(selection: Selection, arena_bytes: int, board: Board, app: str = "bench", *,
                    input_bytes: int = 0,
                    app_buffers: Sequence[tuple[str, int]] | None = None,
                    stack_bytes: int | None = None, code_bytes: int | None = None,
@@ -234,9 +265,9 @@ def compute_budget(selection: Any, arena_bytes: int, board: Any, app: str = "ben
                   stack_reserved)
 
 
-def boards_that_fit(budget: Budget, boards: Iterable[Any]) -> list[str]:
+def boards_that_fit(budget: Budget, boards: Iterable[Board]) -> list[str]:
     """Ids of the boards (other than the budget's own) whose RAM and flash hold the model."""
-    return [b.id for b in boards if b.id != budget.board and b.family != "host"
+    return [b.id for b in boards if b.id != budget.board and not b.is_host
             and budget.on(b).fits]
 
 
@@ -251,7 +282,7 @@ def describe(budget: Budget) -> str:
     return f"{ram}; {flash}"
 
 
-def check_budget(budget: Budget, boards: Iterable[Any] | None = None) -> None:
+def check_budget(budget: Budget, boards: Iterable[Board] | None = None) -> None:
     """Raise BudgetError when the model does not fit, with every figure and the boards that
     would hold it (from ``boards``, default: every board in boards/)."""
     if budget.fits:
@@ -270,3 +301,24 @@ def check_budget(budget: Budget, boards: Iterable[Any] | None = None) -> None:
         hint += "; stack and code are estimates until built"
     raise BudgetError(f"model does not fit board '{budget.board}' with app "
                       f"'{budget.app}': {describe(budget)}", hint=hint)
+
+
+def check_constants_fit(graph: Graph, board: Board) -> None:
+    """Fail before kernel selection when the model's constant data alone exceeds the board's
+    flash: preparing kernels transforms every weight, which for a model far too large (a
+    100 MB constant) costs seconds of work whose only outcome is this same verdict."""
+    if board.is_host:
+        return
+    used: set[int] = set()
+    total = 0
+    for op in graph.operators:
+        for i in op.inputs:
+            if i >= 0 and i not in used and graph.tensor(i).data is not None:
+                used.add(i)
+                total += graph.tensor(i).nbytes
+    flash = board.region("flash").size
+    if total > flash:
+        raise BudgetError(f"model does not fit board '{board.id}': its constants are "
+                          f"{total:,} B, the board has {flash:,} B of flash",
+                          hint="shrink the model (fewer channels, smaller layers), or pick a "
+                               "board with more flash (tinydeploy boards)")

@@ -28,11 +28,13 @@ Buffer names: tensor i's buffer is ``"t<i>"`` (an alias uses its source's), op k
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
+from tinydeploy.boards import Board
 from tinydeploy.errors import BudgetError
 from tinydeploy.kernels.access import overlap_violation, tolerated_shifts
+from tinydeploy.kernels.registry import Selection, variant_by_symbol
 from tinydeploy.model.ir import DType, Graph, Tensor
 from tinydeploy.plan.arena import (
     DEFAULT_ALIGN,
@@ -59,6 +61,7 @@ class GraphBuffers:
     buffers: tuple[Buffer, ...]
     tensor_buffers: tuple[tuple[int, str], ...]  # (tensor index, buffer name), sorted
     num_ops: int
+    selection: Selection   # the selection given, with twins put in where they overlap better
 
 
 def _choices(selection: Any, num_ops: int) -> Sequence[Any]:
@@ -71,12 +74,12 @@ def _choices(selection: Any, num_ops: int) -> Sequence[Any]:
     return choices
 
 
-def graph_buffers(graph: Graph, selection: Any, align: int = DEFAULT_ALIGN) -> GraphBuffers:
+def graph_buffers(graph: Graph, selection: Selection, align: int = DEFAULT_ALIGN) -> GraphBuffers:
     """All arena buffers of the main subgraph, with the tensor -> buffer map."""
     ops = graph.operators
     n = len(ops)
     end = max(n - 1, 0)
-    choices = _choices(selection, n)
+    choices = list(_choices(selection, n))
     tensors = graph.tensors
     inputs = set(graph.main.inputs)
     outputs = set(graph.main.outputs)
@@ -146,10 +149,11 @@ def graph_buffers(graph: Graph, selection: Any, align: int = DEFAULT_ALIGN) -> G
                 or last.get(src) != k or first.get(dst) != k or src in others
                 or len([i for i in op.outputs if i >= 0]) != 1):
             continue
-        shift = _inplace_shift(v, choices[k].call, s, d, align, rel.get(src, 0),
-                               extent.get(chain_root.get(src, src), (0, padded(src))))
-        if shift is None:
+        picked = _inplace_choice(choices[k], graph, op, s, d, align, rel.get(src, 0),
+                                 extent.get(chain_root.get(src, src), (0, padded(src))))
+        if picked is None:
             continue
+        choices[k], shift = picked
         inplace[dst] = (src, shift)
         sources.add(src)
         r0 = chain_root.setdefault(src, src)
@@ -174,47 +178,62 @@ def graph_buffers(graph: Graph, selection: Any, align: int = DEFAULT_ALIGN) -> G
         r = resolve(t.index)
         if r in first:
             mapping.append((t.index, tensor_buffer_name(r)))
-    return GraphBuffers(tuple(buffers), tuple(mapping), n)
+    return GraphBuffers(tuple(buffers), tuple(mapping), n, Selection(tuple(choices)))
 
 
-def _inplace_shift(variant: Any, call: Any, src: Tensor, dst: Tensor, align: int,
-                   src_rel: int, chain: tuple[int, int]) -> int | None:
-    """The offset of ``dst`` from ``src`` for an in-place op, or None to keep them apart.
+def _inplace_choice(choice: Any, graph: Graph, op: Any, src: Tensor, dst: Tensor, align: int,
+                    src_rel: int, chain: tuple[int, int]) -> tuple[Any, int] | None:
+    """The kernel choice and the offset of ``dst`` from ``src`` for an in-place op, or None
+    to keep them apart.
 
     Elementwise variants (``inplace``) need the same offset, same size and element size.
-    Variants with a declared access order tolerate a lead and a trail (`tolerated_shifts`,
-    on the alignment grid); of the two, the one that grows the in-place chain's extent
-    (``chain`` = its lowest start and highest end, ``src_rel`` = src's offset in it) the
-    least wins (ties: the smaller overlap loss, then the lead). An overlap that saves nothing
-    over two separate buffers is not taken."""
+    A variant with a declared access order, or one of its ``twins`` (same bytes, same cost,
+    another order), may take any shift its order proves safe (`overlap_violation`); the
+    candidates are its tightest lead and trail (`tolerated_shifts`, on the alignment grid) and
+    the shifts that put ``dst`` at the bottom or the top of the in-place chain so far
+    (``chain`` = the chain's lowest start and highest end, ``src_rel`` = src's offset in it).
+    The candidate that grows the chain's extent the least wins; ties: the one nearer the
+    chain's top (front-to-back kernels, the common case, need room below their input for
+    the output they lead with), the smaller footprint of the pair, the selected variant
+    before its twins, the lead before the trail. An
+    overlap that saves nothing over two separate buffers is not taken."""
+    variant = choice.variant
     if variant.access is None:
         if src.nbytes != dst.nbytes or src.dtype.itemsize != dst.dtype.itemsize:
             return None
-        return 0
-    if call is None or src.dtype != DType.INT8 or dst.dtype != DType.INT8:
+        return choice, 0
+    if choice.call is None or src.dtype != DType.INT8 or dst.dtype != DType.INT8:
         return None
-    order = variant.access(call)
-    if order.in_bytes != src.nbytes or order.out_bytes != dst.nbytes:
-        raise ValueError(f"{variant.symbol}: access order covers {order.in_bytes} -> "
-                         f"{order.out_bytes} bytes, tensors '{src.name}' -> '{dst.name}' "
-                         f"have {src.nbytes} -> {dst.nbytes}")
-    lead, trail = tolerated_shifts(order, align)
     ps = -(-src.nbytes // align) * align
     pd = -(-dst.nbytes // align) * align
-    best: tuple[tuple[int, int, int], int] | None = None
-    for rank, shift in enumerate((lead, trail)):
-        together = max(ps, shift + pd) - min(0, shift)
-        if together >= ps + pd:
-            continue
-        lo, hi = chain
-        grown = max(hi, src_rel + shift + pd) - min(lo, src_rel + shift) - (hi - lo)
-        key = (grown, together, rank)
-        if best is None or key < best[0]:
-            best = (key, shift)
-    return None if best is None else best[1]
+    lo, hi = chain
+    candidates = [choice] + [
+        replace(choice, variant=t, call=t.prepare(graph, op))
+        for t in (variant_by_symbol(variant.op, name) for name in variant.twins)]
+    best: tuple[tuple[int, int, int, int, int], Any, int] | None = None
+    for vrank, cand in enumerate(candidates):
+        order = cand.variant.access(cand.call)
+        if order.in_bytes != src.nbytes or order.out_bytes != dst.nbytes:
+            raise ValueError(f"{cand.variant.symbol}: access order covers {order.in_bytes} "
+                             f"-> {order.out_bytes} bytes, tensors '{src.name}' -> "
+                             f"'{dst.name}' have {src.nbytes} -> {dst.nbytes}")
+        lead, trail = tolerated_shifts(order, align)
+        shifts = [lead, trail, lo - src_rel, hi - pd - src_rel]
+        for srank, shift in enumerate(shifts):
+            if srank >= 2 and overlap_violation(order, shift) is not None:
+                continue
+            together = max(ps, shift + pd) - min(0, shift)
+            if together >= ps + pd:
+                continue
+            grown = max(hi, src_rel + shift + pd) - min(lo, src_rel + shift) - (hi - lo)
+            below_top = max(hi, src_rel + shift + pd) - pd - (src_rel + shift)
+            key = (grown, below_top, together, vrank, srank)
+            if best is None or key < best[0]:
+                best = (key, cand, shift)
+    return None if best is None else (best[1], best[2])
 
 
-def verify_inplace(graph: Graph, selection: Any, gplan: GraphPlan) -> None:
+def verify_inplace(graph: Graph, selection: Selection, gplan: GraphPlan) -> None:
     """The per-op proof of every partial overlap in ``gplan``: for each op whose output 0
     shares bytes with its input 0 at the placed offsets, the variant's declared access order
     shows no input byte is overwritten before its last read. Raises AssertionError naming
@@ -250,7 +269,7 @@ def verify_inplace(graph: Graph, selection: Any, gplan: GraphPlan) -> None:
                 f"{bad.last_read} (output {shift:+d} bytes from the input)")
 
 
-def buffers_from_graph(graph: Graph, selection: Any, align: int = DEFAULT_ALIGN
+def buffers_from_graph(graph: Graph, selection: Selection, align: int = DEFAULT_ALIGN
                        ) -> tuple[Buffer, ...]:
     """The arena buffers of ``graph`` (see the module docstring for the lifetime rules)."""
     return graph_buffers(graph, selection, align).buffers
@@ -264,6 +283,7 @@ class GraphPlan:
     buffers: tuple[Buffer, ...]
     tensor_buffers: tuple[tuple[int, str], ...]
     num_ops: int
+    selection: Selection | None = None   # the kernels this layout is safe for (see plan_graph)
 
     @property
     def arena_bytes(self) -> int:
@@ -306,18 +326,25 @@ class GraphPlan:
         return live.index(max(live)) if live else 0
 
 
-def plan_graph(graph: Graph, selection: Any, board: Any = None, algorithm: str = "auto",
+def plan_graph(graph: Graph, selection: Selection, board: Board | None = None,
+               algorithm: str = "auto",
                align: int = DEFAULT_ALIGN, time_limit_s: float = DEFAULT_TIME_LIMIT_S
                ) -> GraphPlan:
     """Plan the arena of ``graph``. With a ``board``, an arena larger than its RAM is a
-    BudgetError naming the board (the full RAM/flash budget is `plan.budget`'s job)."""
+    BudgetError naming the board (the full RAM/flash budget is `plan.budget`'s job).
+
+    The returned plan's ``selection`` is the one to generate code from: ``selection`` with
+    a variant's twin (same bytes, same cost, another access order) put in where that lets
+    an output overlap its input better. The layout is proved safe for it only."""
     gb = graph_buffers(graph, selection, align)
     capacity = board.ram_bytes if board is not None else None
     try:
         plan = plan_arena(gb.buffers, capacity=capacity, algorithm=algorithm,
                           time_limit_s=time_limit_s)
     except BudgetError as e:
+        if board is None:
+            raise
         raise BudgetError(f"board '{board.id}': {e.message}", hint=e.hint) from None
-    gplan = GraphPlan(plan, gb.buffers, gb.tensor_buffers, gb.num_ops)
-    verify_inplace(graph, selection, gplan)
+    gplan = GraphPlan(plan, gb.buffers, gb.tensor_buffers, gb.num_ops, gb.selection)
+    verify_inplace(graph, gb.selection, gplan)
     return gplan

@@ -1,8 +1,9 @@
 """The quantize stage: float Keras / SavedModel / `.tflite` + representative data -> a
 full-INT8 `.tflite` that tinydeploy can compile, with the cost of quantization measured.
 
-TensorFlow is imported lazily, inside this package only. `fixedpoint` (multiplier/shift
-helpers) lives here too but does not depend on the rest.
+TensorFlow is imported lazily, inside this package only. The fixed-point helpers
+(multiplier/shift) are `tinydeploy.fixedpoint`, below the kernels that use them; this stage
+sits above the kernels because it checks a model against their table.
 """
 
 from tinydeploy.quantize.calibration import CalibrationData, load_calibration, make_calibration

@@ -42,7 +42,8 @@ from tinydeploy.quantize.tfconvert import SourceKind
 KERAS_SUFFIXES = (".keras", ".h5", ".hdf5")
 DEFAULT_CALIBRATION_SAMPLES = 500
 DEFAULT_SQNR_SAMPLES = 32
-_SOURCE_HINT = "give a Keras .keras/.h5 file, a SavedModel directory or a float .tflite"
+_SOURCE_HINT = ("give a Keras .keras/.h5 file, a SavedModel directory, a float .tflite or an "
+                ".onnx model")
 
 CalibrationLike = CalibrationData | str | Path | np.ndarray | tuple[np.ndarray, np.ndarray]
 
@@ -78,6 +79,8 @@ def identify_source(source: str | Path) -> tuple[SourceKind, Graph | None]:
     suffix = p.suffix.lower()
     if suffix in KERAS_SUFFIXES:
         return SourceKind.KERAS, None
+    if suffix == ".onnx":
+        return SourceKind.ONNX, None
     if suffix == ".tflite":
         from tinydeploy.model.loader import load_tflite
 
@@ -179,6 +182,7 @@ def quantize_model(
     sqnr_samples: int = DEFAULT_SQNR_SAMPLES,
     supported_ops: Iterable[str] | None = None,
     progress: bool = False,
+    activations: str = "int8",
 ) -> QuantizeReport:
     """Quantize ``source`` to a full-INT8 `.tflite` at ``out_path`` (see the module doc).
 
@@ -186,8 +190,12 @@ def quantize_model(
     `CalibrationData`; may be None only for an INT8 `.tflite` source. The first
     ``max_calibration_samples`` samples calibrate; all of them are evaluated when labelled.
     ``labels`` names the output classes (their count must match). ``supported_ops`` overrides
-    the kernel table (tests). Raises only `TinydeployError` subclasses for user errors.
+    the kernel table (tests). ``activations`` "int16" selects TF's 16x8 mode (int16
+    activations and model input/output, int8 weights; Keras, SavedModel and ONNX sources).
+    Raises only `TinydeployError` subclasses for user errors.
     """
+    if activations not in ("int8", "int16"):
+        raise InputDataError(f"activations must be int8 or int16, got {activations!r}")
     if max_calibration_samples < 1:
         raise InputDataError(f"max_calibration_samples must be ≥ 1, got {max_calibration_samples}")
     out = check_output_path(out_path, force, source)
@@ -196,9 +204,13 @@ def quantize_model(
     table = opcheck.supported_ops() if supported_ops is None else frozenset(supported_ops)
     data = _as_calibration(calibration) if calibration is not None else None
 
+    if activations == "int16" and kind is SourceKind.FLOAT_TFLITE:
+        raise UnsupportedError(f"{src}: --activations int16 is not supported for a float "
+                               ".tflite source", hint="quantize the Keras model, SavedModel or "
+                               "ONNX model instead")
     if kind is SourceKind.INT8_TFLITE:
         assert graph is not None
-        _check_int8_io(graph, src)
+        _check_int8_io(graph, src, activations)
         opcheck.check_ops(graph, table, label=src)
         model = Path(source).read_bytes()
         _check_label_names(graph, labels, src)
@@ -208,11 +220,23 @@ def quantize_model(
     if data is None:
         raise InputDataError(f"{src}: a float model needs calibration data to be quantized",
                              hint="pass --calibration DATA.npz (key 'x', optional 'y')")
+    onnx_notes: tuple[str, ...] = ()
+    onnx_input = None
+    if kind is SourceKind.ONNX:
+        from tinydeploy.quantize import onnximport
+
+        onnx_input = onnximport.read_onnx_input(Path(src))
+        data, layout_note = onnximport.calibration_layout(data, onnx_input)
+        onnx_notes = (f"ONNX input '{onnx_input.name}' {list(onnx_input.shape)} (NCHW) is "
+                      f"{list(onnx_input.nhwc_shape)} (NHWC) in the quantized model: feed it "
+                      "channels-last (onnx2tf moves channels last, as TFLite computes)",
+                      layout_note)
     calib_x = data.x[:max_calibration_samples]
     from tinydeploy.quantize import tfconvert
 
     bar = _Progress(progress)
-    with tfconvert.native_output_captured(), bar.active():
+    with tfconvert.native_output_captured(), bar.active(), \
+            tempfile.TemporaryDirectory(prefix="td-onnx-") as onnx_dir:
         if kind is SourceKind.FLOAT_TFLITE:
             assert graph is not None
             tin = graph.inputs[0] if len(graph.inputs) == 1 else None
@@ -238,16 +262,25 @@ def quantize_model(
             task = bar.task("calibrating", calib_x.shape[0])
             int8 = tfconvert.quantize_float_tflite(Path(src), float_bytes, calib_x,
                                                    task.update_to)
+        elif kind is SourceKind.ONNX:
+            from tinydeploy.quantize import onnximport
+
+            assert onnx_input is not None
+            saved = onnximport.convert_onnx(Path(src), onnx_input, calib_x, Path(onnx_dir))
+            fm = tfconvert.load_float_model(saved, SourceKind.SAVED_MODEL, data)
+            float_bytes = fm.float_tflite
+            task = bar.task("calibrating", calib_x.shape[0])
+            int8 = tfconvert.quantize_float_model(fm, calib_x, task.update_to, activations)
         else:
             fm = tfconvert.load_float_model(Path(src), kind, data)
             float_bytes = fm.float_tflite
             task = bar.task("calibrating", calib_x.shape[0])
-            int8 = tfconvert.quantize_float_model(fm, calib_x, task.update_to)
+            int8 = tfconvert.quantize_float_model(fm, calib_x, task.update_to, activations)
 
         from tinydeploy.model.loader import load_tflite
 
         qgraph = load_tflite(int8)
-        _check_int8_io(qgraph, src)
+        _check_int8_io(qgraph, src, activations)
         opcheck.check_ops(qgraph, table, label=src)
         _check_label_names(qgraph, labels, src)
 
@@ -284,17 +317,21 @@ def quantize_model(
                 notes = ("per-layer SQNR unavailable: no op output of the int8 model could be "
                          "paired with the float model",)
     _write_atomically(out, int8, force)
+    if activations == "int16":
+        onnx_notes += ("16x8 mode: int16 activations (zero point 0), int8 weights, int64 "
+                       "bias; the model's input and output are int16",)
     return _report(src, kind, out, int8, qgraph, int(calib_x.shape[0]), evaluated, float_acc,
-                   int8_acc, layers, classes, False, notes)
+                   int8_acc, layers, classes, False, onnx_notes + notes)
 
 
-def _check_int8_io(graph: Graph, src: str) -> None:
+def _check_int8_io(graph: Graph, src: str, activations: str = "int8") -> None:
+    want = DType.INT16 if activations == "int16" else DType.INT8
     for role, tensors in (("input", graph.inputs), ("output", graph.outputs)):
         for t in tensors:
-            if t.dtype is not DType.INT8:
+            if t.dtype is not want:
                 raise UnsupportedError(
                     f"{src}: {role} tensor '{t.name}' is {t.dtype.name.lower()}, tinydeploy "
-                    "needs int8 inputs and outputs",
+                    f"needs {want.name.lower()} inputs and outputs",
                     hint=opcheck.FLOAT_SUGGESTION)
 
 

@@ -45,6 +45,7 @@ class SourceKind(enum.Enum):
     SAVED_MODEL = "saved_model"
     FLOAT_TFLITE = "float_tflite"
     INT8_TFLITE = "int8_tflite"
+    ONNX = "onnx"
 
 
 @dataclass(frozen=True)
@@ -253,15 +254,26 @@ def _saved_model_callable(tf: Any, source: Path) -> tuple[Callable[[Any], Any], 
 # --- conversion -----------------------------------------------------------------------------
 
 
+ACTIVATIONS = ("int8", "int16")
+
+
 def _convert(tf: Any, source: Path, frozen: Any, representative: Any,
-             progress: ProgressFn | None) -> bytes:
+             progress: ProgressFn | None, activations: str = "int8") -> bytes:
+    """``activations`` "int16" is TF's 16x8 mode (int16 activations, int8 weights, int64
+    bias; int16 input and output)."""
     converter = tf.lite.TFLiteConverter.from_concrete_functions([frozen])
     if representative is not None:
         converter.optimizations = [tf.lite.Optimize.DEFAULT]
         converter.representative_dataset = representative
-        converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
-        converter.inference_input_type = tf.int8
-        converter.inference_output_type = tf.int8
+        if activations == "int16":
+            converter.target_spec.supported_ops = [
+                tf.lite.OpsSet.EXPERIMENTAL_TFLITE_BUILTINS_ACTIVATIONS_INT16_WEIGHTS_INT8]
+            converter.inference_input_type = tf.int16
+            converter.inference_output_type = tf.int16
+        else:
+            converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
+            converter.inference_input_type = tf.int8
+            converter.inference_output_type = tf.int8
     try:
         return bytes(converter.convert())
     except Exception as e:  # noqa: BLE001 - ConverterError and friends
@@ -284,11 +296,12 @@ def _representative(x: np.ndarray, progress: ProgressFn | None) -> Callable[[], 
 
 
 def quantize_float_model(model: FloatModel, x: np.ndarray,
-                         progress: ProgressFn | None = None) -> bytes:
-    """Full-int8 conversion of a re-traced Keras/SavedModel model with the TF converter."""
+                         progress: ProgressFn | None = None, activations: str = "int8") -> bytes:
+    """Full-integer conversion of a re-traced Keras/SavedModel model with the TF converter
+    (int8, or 16x8 with ``activations`` "int16")."""
     tf = import_tf()
     return _convert(tf, Path(model.source), model.concrete, _representative(x, progress),
-                    progress)
+                    progress, activations)
 
 
 def quantize_float_tflite(source: Path, float_bytes: bytes, x: np.ndarray,

@@ -14,6 +14,7 @@ static td_eembc_t app;
 int main(void)
 {
     td_platform_init();
+    td_platform_set_fault_hook(td_eembc_report_fault);
     td_eembc_init(&app);
     for (;;) {
         uint8_t c;

@@ -107,5 +107,7 @@ void td_eembc_put_f32(float v, uint32_t decimals);
 void td_eembc_put_sanitized(const char *s, uint32_t max);
 void td_eembc_endl(void);
 void td_eembc_flush(void);
+/* The platform's fault hook for this app: the report as one `e-[<text>]` line. */
+void td_eembc_report_fault(const char *text);
 
 #endif /* TD_EEMBC_H */

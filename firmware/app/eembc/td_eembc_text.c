@@ -1,14 +1,13 @@
 /*
  * Text output for the eembc app without printf: one line buffer flushed at CR LF (or when
- * full), exact decimal formatting of floats, and the platform layer's report hooks
- * (td_link_log, td_fmt_*) as text lines. Newlib's printf would pull in float support and a
+ * full), exact decimal formatting of floats, and the platform layer's fault reports as text
+ * lines (td_eembc_report_fault, installed as the platform's fault hook by main.c). Newlib's printf would pull in float support and a
  * heap; none of that is needed to print a few numbers.
  */
 #include <stdint.h>
 #include <string.h>
 
 #include "td_eembc.h"
-#include "td_link.h"
 #include "td_platform.h"
 
 #define TD_EEMBC_OUT_BYTES 96u
@@ -169,13 +168,13 @@ void td_eembc_put_f32(float v, uint32_t decimals)
     }
 }
 
-/* ---- the platform layer's report hooks (see td_link.h in this folder) ---- */
+/* ---- the platform layer's fault hook (td_platform.h) ---- */
 
-void td_link_log(uint8_t level, const char *text)
+void td_eembc_report_fault(const char *text)
 {
     if (mid_line)
         td_eembc_endl(); /* a report never joins a half-written line */
-    td_eembc_puts(level >= TD_LOG_ERROR ? "e-[" : "m-[");
+    td_eembc_puts("e-[");
     td_eembc_put_sanitized(text, 200u);
     td_eembc_puts("]");
     td_eembc_endl();

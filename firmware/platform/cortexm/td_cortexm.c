@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "td_cortexm.h"
-#include "td_link.h"
+#include "td_fmt.h"
 #include "td_platform.h"
 
 extern uint32_t __data_load__[], __data_start__[], __data_end__[];
@@ -230,7 +230,7 @@ __attribute__((used, noreturn)) void td_fault_report(const uint32_t *frame)
     p = td_fmt_hex(p, end, TD_REG32(SCB_BFAR));
 #endif
     (void)p;
-    td_link_log(TD_LOG_FAULT, text);
+    td_platform_report_fault(text);
     td_platform_exit(1);
     for (;;) {
     }

@@ -2,7 +2,8 @@
  * Host family: the firmware as a Linux process, for fast tests (with sanitizers if wanted).
  * The "UART" is stdin/stdout, which the host runner connects to a pseudo-terminal; the cycle
  * counter is CLOCK_MONOTONIC in ns. End of input (the runner closed the port) ends the
- * process with status 0. Fatal signals are reported as a LOG frame, as on the boards (not
+ * process with status 0. Fatal signals are reported through the fault hook (a LOG frame with the link layer), as on the
+ * boards (not
  * under AddressSanitizer, which reports them itself).
  */
 #define _POSIX_C_SOURCE 200809L
@@ -14,7 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "td_link.h"
+#include "td_fmt.h"
 #include "td_platform.h"
 
 static uint8_t rx_buf[512];
@@ -26,7 +27,7 @@ static void on_fatal(int sig)
     char text[48];
     char *p = td_fmt_str(text, text + sizeof text, "fault signal ");
     td_fmt_u32(p, text + sizeof text, (uint32_t)sig);
-    td_link_log(TD_LOG_FAULT, text);
+    td_platform_report_fault(text);
     _exit(1);
 }
 #endif

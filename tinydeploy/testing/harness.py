@@ -194,19 +194,15 @@ def _emit_case(k: int, case: HostCase, sel: Selection) -> tuple[str, str, list[i
     return "".join(defs), fn, sizes
 
 
-def run_host(cases: Sequence[HostCase], *, keep_dir: Path | None = None
-             ) -> list[list[np.ndarray]]:
-    """Run every case's graph on the host kernels; returns each case's outputs in order.
+def harness_program(cases: Sequence[HostCase]) -> tuple[str, list[str], list[list[int]]]:
+    """(C text of the program, the kernel .c sources it needs, output byte counts per case).
 
-    All cases go into one sanitized program (one compile and link per call). Raises
-    ToolchainError if the compiler fails or the program crashes (sanitizer report included).
-    """
-    cc = _cc()
+    The program writes every case's outputs, in order, with ``fwrite(..., stdout)``: the host
+    runs it as it is; the target tier (`tinydeploy.testing.target_harness`) builds the same
+    text for a Cortex-M with the writes redirected to semihosting."""
     sels = [c.selection or select_kernels(c.graph, None) for c in cases]
     # variants may list private headers among their sources: only .c files are compiled
     sources = sorted({s for sel in sels for s in sel.sources if s.endswith(".c")})
-    with ThreadPoolExecutor(max_workers=2) as ex:
-        objs = list(ex.map(lambda s: compile_kernel(s, cc), sources))
     parts = ["#include <stdio.h>\n#include <string.h>\n#include \"td_kernels.h\"\n\n"]
     fns, calls, layout = [], [], []
     for k, (case, sel) in enumerate(zip(cases, sels, strict=True)):
@@ -217,7 +213,37 @@ def run_host(cases: Sequence[HostCase], *, keep_dir: Path | None = None
         layout.append(sizes)
     parts.extend(fns)
     parts.append("int main(void)\n{\n" + "".join(calls) + "    fflush(stdout);\n    return 0;\n}\n")
-    text = "".join(parts)
+    return "".join(parts), sources, layout
+
+
+def parse_outputs(cases: Sequence[HostCase], layout: list[list[int]], data: bytes
+                  ) -> list[list[np.ndarray]]:
+    """Split the program's output bytes into each case's output arrays."""
+    results: list[list[np.ndarray]] = []
+    pos = 0
+    for case, sizes in zip(cases, layout, strict=True):
+        outs = []
+        for t, n in zip(case.graph.outputs, sizes, strict=True):
+            chunk = data[pos:pos + n]
+            if len(chunk) != n:
+                raise ToolchainError(f"harness output truncated: {len(data)} bytes")
+            outs.append(np.frombuffer(chunk, dtype=t.dtype.numpy).reshape(t.shape).copy())
+            pos += n
+        results.append(outs)
+    return results
+
+
+def run_host(cases: Sequence[HostCase], *, keep_dir: Path | None = None
+             ) -> list[list[np.ndarray]]:
+    """Run every case's graph on the host kernels; returns each case's outputs in order.
+
+    All cases go into one sanitized program (one compile and link per call). Raises
+    ToolchainError if the compiler fails or the program crashes (sanitizer report included).
+    """
+    cc = _cc()
+    text, sources, layout = harness_program(cases)
+    with ThreadPoolExecutor(max_workers=2) as ex:
+        objs = list(ex.map(lambda s: compile_kernel(s, cc), sources))
     work = Path(tempfile.mkdtemp(prefix="td-harness-", dir=keep_dir))
     try:
         main_c = work / "main.c"
@@ -235,18 +261,7 @@ def run_host(cases: Sequence[HostCase], *, keep_dir: Path | None = None
     finally:
         if keep_dir is None:
             shutil.rmtree(work, ignore_errors=True)
-    results: list[list[np.ndarray]] = []
-    pos = 0
-    for case, sizes in zip(cases, layout, strict=True):
-        outs = []
-        for t, n in zip(case.graph.outputs, sizes, strict=True):
-            chunk = data[pos:pos + n]
-            if len(chunk) != n:
-                raise ToolchainError(f"harness output truncated: {len(data)} bytes")
-            outs.append(np.frombuffer(chunk, dtype=t.dtype.numpy).reshape(t.shape).copy())
-            pos += n
-        results.append(outs)
-    return results
+    return parse_outputs(cases, layout, data)
 
 
 def run_graph_host(graph: Graph, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:

@@ -1,0 +1,461 @@
+"""16x8 kernels (TensorFlow's ``EXPERIMENTAL_TFLITE_BUILTINS_ACTIVATIONS_INT16_WEIGHTS_INT8``
+mode: int16 activations with zero point 0, int8 weights, int64 bias) and the integer
+QUANTIZE/DEQUANTIZE conversions such models start and end with.
+
+* AVERAGE_POOL_2D and MAX_POOL_2D use the int8 kernels' windows on int16 data;
+* FULLY_CONNECTED, CONV_2D and DEPTHWISE_CONV_2D accumulate in int64 and requantize with
+  TFLite's int64 ``MultiplyByQuantizedMultiplier`` (the multiplier rounded to Q15, one
+  rounding shift), as TFLM does when the bias is int64 (the converter's 16x8 output); an
+  int32 bias on an int16 op takes TFLM's other (int32) path and is refused here.
+* QUANTIZE int8/int16 -> int8/int16/int32 is TFLite's Requantize with the double ratio of the
+  scales; DEQUANTIZE int16 -> float32 multiplies in double on the device, as TFLM.
+
+Invariant: every int16 activation has zero point 0 (TFLM requires it for these kernels).
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Callable
+
+import numpy as np
+
+from tinydeploy.fixedpoint import quantize_multiplier, round_half_away
+from tinydeploy.kernels.common import (
+    check_window_output,
+    compute_padding,
+    f32,
+    optional_input,
+    per_channel_multipliers,
+    ref_variant,
+)
+from tinydeploy.kernels.registry import ConstArray, KernelCall, register
+from tinydeploy.model.ir import (
+    Activation,
+    ActivationOptions,
+    Conv2DOptions,
+    DepthwiseConv2DOptions,
+    DType,
+    FullyConnectedOptions,
+    Graph,
+    Operator,
+    Pool2DOptions,
+    SoftmaxOptions,
+    Tensor,
+)
+
+INT16_MIN, INT16_MAX = -(1 << 15), (1 << 15) - 1
+_SHORT = {DType.INT8: "s8", DType.INT16: "s16", DType.INT32: "s32"}
+
+
+def int16_reason(t: Tensor | None, role: str) -> str | None:
+    """None when ``t`` is a per-tensor int16 tensor with zero point 0."""
+    if t is None:
+        return f"{role} is missing"
+    if t.dtype is not DType.INT16:
+        return f"{role} '{t.name}' is {t.dtype.name}, INT16 required (16x8 variant)"
+    if t.quant is None or len(t.quant.scale) != 1 or not t.quant.scale[0] > 0:
+        return f"{role} '{t.name}' is not per-tensor quantized"
+    if t.quant.zero_point[0] != 0:
+        return f"{role} '{t.name}' has zero point {t.quant.zero_point[0]}; 16x8 requires 0"
+    return None
+
+
+def activation_range16(act: Activation, out: Tensor) -> tuple[int, int] | None:
+    """TFLite CalculateActivationRangeQuantized for an int16 output (zero point 0)."""
+    scale = np.float32(out.scale)
+
+    def q(v: float) -> int:
+        return round_half_away(float(np.float32(v) / scale))
+
+    if act == Activation.NONE:
+        return INT16_MIN, INT16_MAX
+    if act == Activation.RELU:
+        return max(INT16_MIN, q(0.0)), INT16_MAX
+    if act == Activation.RELU6:
+        return max(INT16_MIN, q(0.0)), min(INT16_MAX, q(6.0))
+    if act == Activation.RELU_N1_TO_1:
+        return max(INT16_MIN, q(-1.0)), min(INT16_MAX, q(1.0))
+    return None
+
+
+def _weights_reason(filt: Tensor | None, bias: Tensor | None, oc: int, axis: int) -> str | None:
+    if filt is None or filt.dtype is not DType.INT8 or filt.quant is None or filt.data is None:
+        return "filter must be a constant int8 tensor"
+    n = len(filt.quant.scale)
+    if n not in (1, oc) or any(z != 0 for z in filt.quant.zero_point):
+        return f"filter '{filt.name}' has {n} scales for {oc} channels or non-zero zero points"
+    if n > 1 and filt.quant.axis != axis:
+        return f"filter '{filt.name}' is quantized along axis {filt.quant.axis}, {axis} required"
+    if bias is not None:
+        if bias.dtype is not DType.INT64:
+            return (f"bias '{bias.name}' is {bias.dtype.name}; the 16x8 kernels take int64 bias "
+                    "(TFLM's int32-bias path is not compiled)")
+        if bias.data is None or bias.size != oc:
+            return f"bias '{bias.name}' must be constant with {oc} values"
+    return None
+
+
+def _requant_consts(x: Tensor, filt: Tensor, bias: Tensor | None, out: Tensor, oc: int
+                    ) -> tuple[tuple[ConstArray, ...], tuple[tuple[str, int | float | str], ...]]:
+    assert filt.quant is not None and filt.data is not None
+    mult, shift = per_channel_multipliers(x.scale, filt.quant.scale, out.scale, oc)
+    consts = [ConstArray("filter", "int8_t", np.asarray(filt.data, np.int8).reshape(-1)),
+              ConstArray("mult", "int32_t", mult), ConstArray("shift", "int32_t", shift)]
+    if bias is not None:
+        assert bias.data is not None
+        consts.append(ConstArray("bias", "int64_t", np.asarray(bias.data, np.int64).reshape(-1)))
+    return tuple(consts), (("filter", "@filter"), ("bias", "@bias" if bias else "NULL"),
+                           ("mult", "@mult"), ("shift", "@shift"))
+
+
+# --- FULLY_CONNECTED 16x8 -----------------------------------------------------------------
+
+
+def _accepts_fc(graph: Graph, op: Operator) -> str | None:
+    opts = op.options
+    if not isinstance(opts, FullyConnectedOptions) or opts.weights_format != 0:
+        return "missing FullyConnectedOptions or shuffled weights"
+    x, filt = graph.tensor(op.inputs[0]), graph.tensor(op.inputs[1])
+    out = graph.tensor(op.outputs[0])
+    why = int16_reason(x, "input") or int16_reason(out, "output")
+    if why:
+        return why
+    if len(filt.shape) != 2:
+        return f"filter '{filt.name}' must be 2-D"
+    oc, depth = filt.shape
+    why = _weights_reason(filt, optional_input(graph, op, 2), oc, 0)
+    if why:
+        return why
+    if not out.shape or out.shape[-1] != oc or x.size != (out.size // oc) * depth:
+        return f"shapes {list(x.shape)} -> {list(out.shape)} do not fit the filter"
+    if depth >= (1 << 16):
+        return f"accumulation depth {depth} could exceed TFLite's int64 requantize range"
+    if activation_range16(opts.activation, out) is None:
+        return f"fused activation {opts.activation.name} is not supported"
+    return None
+
+
+def _prepare_fc(graph: Graph, op: Operator) -> KernelCall:
+    opts = op.options
+    assert isinstance(opts, FullyConnectedOptions)
+    x, filt = graph.tensor(op.inputs[0]), graph.tensor(op.inputs[1])
+    out = graph.tensor(op.outputs[0])
+    oc, depth = filt.shape
+    consts, pointers = _requant_consts(x, filt, optional_input(graph, op, 2), out, oc)
+    act = activation_range16(opts.activation, out)
+    assert act is not None
+    params = (("batches", out.size // oc), ("accum_depth", depth), ("out_c", oc),
+              ("act_min", act[0]), ("act_max", act[1]), *pointers)
+    return KernelCall("td_fully_connected_s16_ref", "td_fully_connected_s16_params_t", params,
+                      consts, ("in0", "out0"))
+
+
+# --- CONV_2D 16x8 -------------------------------------------------------------------------
+
+
+def _accepts_conv(graph: Graph, op: Operator) -> str | None:
+    opts = op.options
+    if not isinstance(opts, Conv2DOptions):
+        return "missing Conv2DOptions"
+    x, filt = graph.tensor(op.inputs[0]), graph.tensor(op.inputs[1])
+    out = graph.tensor(op.outputs[0])
+    why = int16_reason(x, "input") or int16_reason(out, "output")
+    if why:
+        return why
+    if len(x.shape) != 4 or len(filt.shape) != 4:
+        return "input and filter must be 4-D"
+    oc, fh, fw, fc = filt.shape
+    why = _weights_reason(filt, optional_input(graph, op, 2), oc, 0)
+    if why:
+        return why
+    c = x.shape[3]
+    if fc <= 0 or c % fc or oc % (c // fc):
+        return f"channels {c} / filter channels {fc} / outputs {oc} do not form groups"
+    if activation_range16(opts.activation, out) is None:
+        return f"fused activation {opts.activation.name} is not supported"
+    return check_window_output(out, opts.padding, x.shape, (fh, fw),
+                               (opts.stride_h, opts.stride_w),
+                               (opts.dilation_h, opts.dilation_w), oc)
+
+
+def _prepare_conv(graph: Graph, op: Operator) -> KernelCall:
+    opts = op.options
+    assert isinstance(opts, Conv2DOptions)
+    x, filt = graph.tensor(op.inputs[0]), graph.tensor(op.inputs[1])
+    out = graph.tensor(op.outputs[0])
+    n, h, w, c = x.shape
+    oc, fh, fw, fc = filt.shape
+    _, oh, ow, _ = out.shape
+    consts, pointers = _requant_consts(x, filt, optional_input(graph, op, 2), out, oc)
+    act = activation_range16(opts.activation, out)
+    assert act is not None
+    params = (("batches", n), ("in_h", h), ("in_w", w), ("in_c", c), ("out_h", oh),
+              ("out_w", ow), ("out_c", oc), ("filter_h", fh), ("filter_w", fw),
+              ("filter_c", fc), ("stride_h", opts.stride_h), ("stride_w", opts.stride_w),
+              ("dilation_h", opts.dilation_h), ("dilation_w", opts.dilation_w),
+              ("pad_h", compute_padding(opts.stride_h, opts.dilation_h, h, fh, oh)),
+              ("pad_w", compute_padding(opts.stride_w, opts.dilation_w, w, fw, ow)),
+              ("act_min", act[0]), ("act_max", act[1]), *pointers)
+    return KernelCall("td_conv2d_s16_ref", "td_conv2d_s16_params_t", params, consts,
+                      ("in0", "out0"))
+
+
+# --- DEPTHWISE_CONV_2D 16x8, AVERAGE_POOL_2D / MAX_POOL_2D int16 ---------------------------
+
+
+def _accepts_dw(graph: Graph, op: Operator) -> str | None:
+    opts = op.options
+    if not isinstance(opts, DepthwiseConv2DOptions):
+        return "missing DepthwiseConv2DOptions"
+    x, filt = graph.tensor(op.inputs[0]), graph.tensor(op.inputs[1])
+    out = graph.tensor(op.outputs[0])
+    why = int16_reason(x, "input") or int16_reason(out, "output")
+    if why:
+        return why
+    if len(x.shape) != 4 or len(filt.shape) != 4 or filt.shape[0] != 1:
+        return "input must be 4-D and the filter [1, H, W, C*M]"
+    oc, c = filt.shape[3], x.shape[3]
+    why = _weights_reason(filt, optional_input(graph, op, 2), oc, 3)
+    if why:
+        return why
+    if c == 0 or oc % c or opts.depth_multiplier != oc // c:
+        return f"filter channels {oc}, input channels {c}, multiplier {opts.depth_multiplier}"
+    if activation_range16(opts.activation, out) is None:
+        return f"fused activation {opts.activation.name} is not supported"
+    return check_window_output(out, opts.padding, x.shape, (filt.shape[1], filt.shape[2]),
+                               (opts.stride_h, opts.stride_w),
+                               (opts.dilation_h, opts.dilation_w), oc)
+
+
+def _prepare_dw(graph: Graph, op: Operator) -> KernelCall:
+    opts = op.options
+    assert isinstance(opts, DepthwiseConv2DOptions)
+    x, filt = graph.tensor(op.inputs[0]), graph.tensor(op.inputs[1])
+    out = graph.tensor(op.outputs[0])
+    n, h, w, c = x.shape
+    _, fh, fw, oc = filt.shape
+    _, oh, ow, _ = out.shape
+    consts, pointers = _requant_consts(x, filt, optional_input(graph, op, 2), out, oc)
+    act = activation_range16(opts.activation, out)
+    assert act is not None
+    params = (("batches", n), ("in_h", h), ("in_w", w), ("in_c", c), ("out_h", oh),
+              ("out_w", ow), ("out_c", oc), ("depth_multiplier", oc // c), ("filter_h", fh),
+              ("filter_w", fw), ("stride_h", opts.stride_h), ("stride_w", opts.stride_w),
+              ("dilation_h", opts.dilation_h), ("dilation_w", opts.dilation_w),
+              ("pad_h", compute_padding(opts.stride_h, opts.dilation_h, h, fh, oh)),
+              ("pad_w", compute_padding(opts.stride_w, opts.dilation_w, w, fw, ow)),
+              ("act_min", act[0]), ("act_max", act[1]), *pointers)
+    return KernelCall("td_dwconv2d_s16_ref", "td_dwconv2d_s16_params_t", params, consts,
+                      ("in0", "out0"))
+
+
+def _accepts_pool(graph: Graph, op: Operator) -> str | None:
+    opts = op.options
+    if not isinstance(opts, Pool2DOptions):
+        return "missing Pool2DOptions"
+    x, out = graph.tensor(op.inputs[0]), graph.tensor(op.outputs[0])
+    why = int16_reason(x, "input") or int16_reason(out, "output")
+    if why:
+        return why
+    if len(x.shape) != 4 or min(opts.filter_h, opts.filter_w, opts.stride_h, opts.stride_w) < 1:
+        return "input must be 4-D with windows and strides >= 1"
+    if activation_range16(opts.activation, out) is None:
+        return f"fused activation {opts.activation.name} is not supported"
+    return check_window_output(out, opts.padding, x.shape, (opts.filter_h, opts.filter_w),
+                               (opts.stride_h, opts.stride_w), (1, 1), x.shape[3])
+
+
+def _prepare_pool(symbol: str) -> Callable[[Graph, Operator], KernelCall]:
+    def prepare(graph: Graph, op: Operator) -> KernelCall:
+        opts = op.options
+        assert isinstance(opts, Pool2DOptions)
+        x, out = graph.tensor(op.inputs[0]), graph.tensor(op.outputs[0])
+        n, h, w, c = x.shape
+        _, oh, ow, _ = out.shape
+        act = activation_range16(opts.activation, out)
+        assert act is not None
+        params = (("batches", n), ("in_h", h), ("in_w", w), ("channels", c), ("out_h", oh),
+                  ("out_w", ow), ("filter_h", opts.filter_h), ("filter_w", opts.filter_w),
+                  ("stride_h", opts.stride_h), ("stride_w", opts.stride_w),
+                  ("pad_h", compute_padding(opts.stride_h, 1, h, opts.filter_h, oh)),
+                  ("pad_w", compute_padding(opts.stride_w, 1, w, opts.filter_w, ow)),
+                  ("act_min", act[0]), ("act_max", act[1]))
+        return KernelCall(symbol, "td_pool2d_params_t", params, (), ("in0", "out0"))
+    return prepare
+
+
+# --- ADD int16 ------------------------------------------------------------------------------
+
+ADD16_LEFT_SHIFT = 15
+
+
+def _accepts_add16(graph: Graph, op: Operator) -> str | None:
+    from tinydeploy.kernels.elementwise import BCAST_DIMS, broadcast_shape
+
+    ins, outs = graph.op_inputs(op), graph.op_outputs(op)
+    if len(ins) != 2 or len(outs) != 1:
+        return f"expects 2 inputs and 1 output, has {len(ins)} and {len(outs)}"
+    a, b, out = ins[0], ins[1], outs[0]
+    why = int16_reason(a, "input 0") or int16_reason(b, "input 1") or int16_reason(out, "output")
+    if why:
+        return why
+    assert a is not None and b is not None
+    if a.is_constant or b.is_constant:
+        return "a constant int16 operand is not supported (both operands in the arena)"
+    if max(len(a.shape), len(b.shape), len(out.shape)) > BCAST_DIMS:
+        return f"rank above {BCAST_DIMS}"
+    bs = broadcast_shape(a.shape, b.shape)
+    if bs is None or int(np.prod(bs)) != out.size:
+        return f"shapes {list(a.shape)} and {list(b.shape)} do not broadcast to the output"
+    act = op.options.activation if isinstance(op.options, ActivationOptions) else \
+        Activation.NONE
+    if activation_range16(act, out) is None:
+        return f"fused activation {act.name} is not supported"
+    twice_max = 2.0 * max(f32(a.scale), f32(b.scale))
+    if not twice_max / ((1 << ADD16_LEFT_SHIFT) * f32(out.scale)) < 1.0:
+        return f"output scale {out.scale:g} is too small for input scales {a.scale:g}, {b.scale:g}"
+    return None
+
+
+def _prepare_add16(graph: Graph, op: Operator) -> KernelCall:
+    from tinydeploy.kernels.elementwise import broadcast_shape, broadcast_strides
+
+    a, b = graph.op_inputs(op)
+    out = graph.op_outputs(op)[0]
+    assert a is not None and b is not None
+    twice_max = 2.0 * max(f32(a.scale), f32(b.scale))
+    m0, sh0 = quantize_multiplier(f32(a.scale) / twice_max)
+    m1, sh1 = quantize_multiplier(f32(b.scale) / twice_max)
+    mo, sho = quantize_multiplier(twice_max / ((1 << ADD16_LEFT_SHIFT) * f32(out.scale)))
+    act = op.options.activation if isinstance(op.options, ActivationOptions) else \
+        Activation.NONE
+    rng = activation_range16(act, out)
+    assert rng is not None
+    bs = broadcast_shape(a.shape, b.shape)
+    assert bs is not None
+    dims, st0, st1 = broadcast_strides(a.shape, b.shape, bs)
+    params: tuple[tuple[str, int | float | str], ...] = (
+        ("left_shift", ADD16_LEFT_SHIFT), ("in0_offset", 0), ("in0_mult", m0),
+        ("in0_shift", sh0), ("in1_offset", 0), ("in1_mult", m1), ("in1_shift", sh1),
+        ("out_offset", 0), ("out_mult", mo), ("out_shift", sho), ("act_min", rng[0]),
+        ("act_max", rng[1]), ("out_dims", "@out_dims"), ("in0_strides", "@in0_strides"),
+        ("in1_strides", "@in1_strides"), ("in1_const", "NULL"))
+    return KernelCall("td_add_s16_ref", "td_add_params_t", params,
+                      (ConstArray("out_dims", "int32_t", np.array(dims, np.int32)),
+                       ConstArray("in0_strides", "int32_t", np.array(st0, np.int32)),
+                       ConstArray("in1_strides", "int32_t", np.array(st1, np.int32))),
+                      ("in0", "in1", "out0"))
+
+
+# --- SOFTMAX int8 -> int16 --------------------------------------------------------------
+
+
+def _accepts_softmax16(graph: Graph, op: Operator) -> str | None:
+    if not isinstance(op.options, SoftmaxOptions):
+        return "missing SoftmaxOptions"
+    x, out = graph.tensor(op.inputs[0]), graph.tensor(op.outputs[0])
+    if x.dtype is not DType.INT8 or out.dtype is not DType.INT16:
+        return f"{x.dtype.name} -> {out.dtype.name} (this variant: INT8 -> INT16)"
+    if x.quant is None or out.quant is None or len(x.quant.scale) != 1:
+        return "input and output must be per-tensor quantized"
+    if out.zero_point != INT16_MIN or abs(out.scale - 1 / 65536) > 0.001 / 65536:
+        return (f"output '{out.name}' has scale {out.scale:g} and zero point {out.zero_point}; "
+                "TFLM requires 1/65536 and -32768 for int8 -> int16 softmax")
+    if not x.shape or x.shape != out.shape:
+        return f"input shape {list(x.shape)} and output shape {list(out.shape)} differ"
+    beta = op.options.beta
+    if not beta > 0 or not f32(beta) * f32(x.scale) * (1 << 26) > 1.0:
+        return f"beta {beta} times input scale {x.scale} is too small"
+    return None
+
+
+def _prepare_softmax16(graph: Graph, op: Operator) -> KernelCall:
+    from tinydeploy.kernels.softmax import softmax_exp_table
+
+    assert isinstance(op.options, SoftmaxOptions)
+    x = graph.tensor(op.inputs[0])
+    table, _ = softmax_exp_table(op.options.beta, x.scale)
+    depth = x.shape[-1]
+    return KernelCall("td_softmax_s8_s16_ref", "td_softmax_params_t",
+                      (("rows", x.size // depth), ("depth", depth), ("exp_lut", "@exp_lut")),
+                      (ConstArray("exp_lut", "int32_t", table),), ("in0", "out0"))
+
+
+# --- QUANTIZE between integer types, DEQUANTIZE int16 --------------------------------------
+
+
+def _accepts_requant(src: DType, dst: DType) -> Callable[[Graph, Operator], str | None]:
+    def accepts(graph: Graph, op: Operator) -> str | None:
+        ins, outs = graph.op_inputs(op), graph.op_outputs(op)
+        if len(ins) != 1 or len(outs) != 1 or ins[0] is None:
+            return "expects 1 input and 1 output"
+        x, y = ins[0], outs[0]
+        if x.dtype is not src or y.dtype is not dst:
+            return (f"{x.dtype.name} -> {y.dtype.name} (this variant: {src.name} -> "
+                    f"{dst.name})")
+        for t in (x, y):
+            if t.quant is None or len(t.quant.scale) != 1 or not t.quant.scale[0] > 0:
+                return f"'{t.name}' is not per-tensor quantized"
+        if x.size != y.size:
+            return f"input has {x.size} elements, output {y.size}"
+        return None
+    return accepts
+
+
+def _prepare_requant(symbol: str) -> Callable[[Graph, Operator], KernelCall]:
+    def prepare(graph: Graph, op: Operator) -> KernelCall:
+        x = graph.op_inputs(op)[0]
+        y = graph.op_outputs(op)[0]
+        assert x is not None
+        mult, shift = quantize_multiplier(f32(x.scale) / f32(y.scale))
+        return KernelCall(symbol, "td_requant_params_t",
+                          (("size", y.size), ("in_zp", x.zero_point), ("out_zp", y.zero_point),
+                           ("mult", mult), ("shift", shift)), (), ("in0", "out0"))
+    return prepare
+
+
+def _accepts_dequant16(graph: Graph, op: Operator) -> str | None:
+    ins, outs = graph.op_inputs(op), graph.op_outputs(op)
+    if len(ins) != 1 or len(outs) != 1 or ins[0] is None:
+        return "expects 1 input and 1 output"
+    x, y = ins[0], outs[0]
+    if x.dtype is not DType.INT16 or y.dtype is not DType.FLOAT32:
+        return f"{x.dtype.name} -> {y.dtype.name} (this variant: INT16 -> FLOAT32)"
+    if x.quant is None or len(x.quant.scale) != 1:
+        return f"input '{x.name}' is not per-tensor quantized"
+    return None if x.size == y.size else "input and output sizes differ"
+
+
+def _prepare_dequant16(graph: Graph, op: Operator) -> KernelCall:
+    x = graph.op_inputs(op)[0]
+    assert x is not None
+    hi, lo = struct.unpack("<II", struct.pack("<d", f32(x.scale)))[::-1]
+    return KernelCall("td_dequantize_s16_ref", "td_dequantize_s16_params_t",
+                      (("size", x.size), ("scale_hi", hi), ("scale_lo", lo),
+                       ("zero_point", x.zero_point)), (), ("in0", "out0"))
+
+
+register(ref_variant("FULLY_CONNECTED", "td_fully_connected_s16_ref", _accepts_fc, _prepare_fc,
+                     headers=("kernels/ref/td_requant64.h",)))
+register(ref_variant("CONV_2D", "td_conv2d_s16_ref", _accepts_conv, _prepare_conv,
+                     headers=("kernels/ref/td_requant64.h",)))
+register(ref_variant("DEPTHWISE_CONV_2D", "td_dwconv2d_s16_ref", _accepts_dw, _prepare_dw,
+                     headers=("kernels/ref/td_requant64.h",)))
+for _op, _sym in (("AVERAGE_POOL_2D", "td_avgpool2d_s16_ref"),
+                  ("MAX_POOL_2D", "td_maxpool2d_s16_ref")):
+    register(ref_variant(_op, _sym, _accepts_pool, _prepare_pool(_sym),
+                         headers=("kernels/ref/td_pool2d_window.h",)))
+for _src, _dst in ((DType.INT16, DType.INT8), (DType.INT8, DType.INT16),
+                   (DType.INT16, DType.INT16), (DType.INT16, DType.INT32),
+                   (DType.INT8, DType.INT32)):
+    _sym = f"td_quantize_{_SHORT[_src]}_{_SHORT[_dst]}_ref"
+    register(ref_variant("QUANTIZE", _sym, _accepts_requant(_src, _dst), _prepare_requant(_sym),
+                         inplace=_src.itemsize == _dst.itemsize,
+                         headers=("kernels/ref/td_requant_body.h",)))
+register(ref_variant("ADD", "td_add_s16_ref", _accepts_add16, _prepare_add16, inplace=True,
+                     headers=("kernels/ref/td_bcast_rows.h",)))
+register(ref_variant("SOFTMAX", "td_softmax_s8_s16_ref", _accepts_softmax16, _prepare_softmax16))
+register(ref_variant("DEQUANTIZE", "td_dequantize_s16_ref", _accepts_dequant16,
+                     _prepare_dequant16))
+

@@ -1,0 +1,62 @@
+"""The whole pipeline for one device application: the build stage plus what the application
+itself contributes (headers generated for the model, a choice among its firmware files),
+composed here, above the stages and the kws application, so that no stage needs to know an
+application.
+
+`APP_SOURCES` is the registry of those contributions: one function per app that has any,
+from the model path to its `AppSources`; every app in `tinydeploy.apps.REQUIRED_HEADERS` has
+an entry (checked in the tests).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tinydeploy.apps import App, parse_app
+from tinydeploy.boards import Board
+from tinydeploy.build.firmware import BuildResult, build_firmware
+from tinydeploy.errors import TinydeployError
+from tinydeploy.kws.device import frontend_for, kws_headers, kws_part_files
+
+
+@dataclass(frozen=True)
+class AppSources:
+    """What an app adds to its project for one model: ``{header name: text}`` written to
+    ``src/generated/``, and ``{firmware part: files}`` restricting a part to those files."""
+
+    headers: dict[str, str] = field(default_factory=dict)
+    part_files: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+
+def _kws_sources(model: Path) -> AppSources:
+    choice = frontend_for(model)   # the front end the model was trained with
+    return AppSources(kws_headers(model, None, choice), kws_part_files(choice))
+
+
+APP_SOURCES: dict[App, Callable[[Path], AppSources]] = {
+    App.KWS: _kws_sources,
+}
+
+
+def app_sources(app: App | str, model: Path | bytes) -> AppSources | None:
+    """What ``app`` adds for ``model`` (None when it adds nothing)."""
+    hook = APP_SOURCES.get(parse_app(app))
+    if hook is None:
+        return None
+    if not isinstance(model, Path):
+        raise TinydeployError(f"the {app} app needs the model's path (what it adds is derived "
+                              "from files beside it, e.g. frontend.json)")
+    return hook(model)
+
+
+def build_app(model: Path | bytes, board: Board, app: App | str, out_dir: Path, *,
+              emulate: bool = False, algorithm: str = "auto", stack_bytes: int | None = None,
+              opt: str = "-O2") -> BuildResult:
+    """`build_firmware` for ``app`` with what the app adds for the model."""
+    extra = app_sources(app, model)
+    return build_firmware(model, board, app, out_dir, emulate=emulate, algorithm=algorithm,
+                          stack_bytes=stack_bytes, opt=opt,
+                          generated_headers=extra.headers if extra else None,
+                          part_files=extra.part_files if extra else None)
