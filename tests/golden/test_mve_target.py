@@ -305,8 +305,10 @@ def test_no_mve_feature_keeps_dsp_or_reference() -> None:
 
 
 def test_dscnn_end_to_end_with_mve_kernels(tmp_path: Path) -> None:
-    """DS-CNN built by `tinydeploy build` for mps3-an547 uses the mve kernels and validates
-    bit-exact against tflite-micro over the serial protocol."""
+    """DS-CNN built by `tinydeploy build --optimize speed` for mps3-an547 uses the mve kernels
+    and validates bit-exact against tflite-micro over the serial protocol. (speed: the
+    pointwise mve kernel has no back-to-front twin, so within balanced's arena limit the
+    selector keeps only some of the mve layers.)"""
     from tinydeploy.build.firmware import build_firmware
     from tinydeploy.flash.runner import Firmware
     from tinydeploy.link.connect import connect
@@ -314,7 +316,7 @@ def test_dscnn_end_to_end_with_mve_kernels(tmp_path: Path) -> None:
 
     model = ROOT / "tests" / "fixtures" / "dscnn_kws.tflite"
     graph = load_tflite(model)
-    result = build_firmware(model, MVE_BOARD, "validate", tmp_path / "fw")
+    result = build_firmware(model, MVE_BOARD, "validate", tmp_path / "fw", optimize="speed")
     symbols = {k.symbol for k in result.kernels}
     assert set(MVE_OF.values()) <= symbols, symbols
     with connect(Firmware.from_build_dir(tmp_path / "fw"), timeout=120) as conn:

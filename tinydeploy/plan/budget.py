@@ -77,7 +77,7 @@ KWS_RING_BYTES = 2 * 16_000  # int16 audio ring of TD_FE_CLIP_SAMPLES
 KWS_FRONTEND_BYTES = 4 * (1_024 + 40)          # td_frontend_scratch_t: FFT + mel bands
 # td_kws_detector_t: configuration, score history, counters, last event, averages
 # (tests/test_budget_sizes.py checks these against the compiler's sizeof)
-KWS_DETECTOR_BYTES = 5 * 4 + 4 * 16 * 16 + 3 * 4 + 4 + 4 * 16
+KWS_DETECTOR_BYTES = 6 * 4 + 4 * 16 * 16 + 3 * 4 + 4 + 4 * 16
 
 @dataclass(frozen=True)
 class RamBudget:
