@@ -20,6 +20,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from tinydeploy.fixedpoint import quantize_multiplier, round_half_away
 from tinydeploy.kernels.common import (
     check_window_output,
     compute_padding,
@@ -42,7 +43,6 @@ from tinydeploy.model.ir import (
     SoftmaxOptions,
     Tensor,
 )
-from tinydeploy.quantize.fixedpoint import quantize_multiplier, round_half_away
 
 INT16_MIN, INT16_MAX = -(1 << 15), (1 << 15) - 1
 _SHORT = {DType.INT8: "s8", DType.INT16: "s16", DType.INT32: "s32"}

@@ -13,11 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tinydeploy.kernels.activations import unary_int8_reason
-from tinydeploy.kernels.common import f32, ref_variant
-from tinydeploy.kernels.registry import ConstArray, KernelCall, register
-from tinydeploy.model.ir import Graph, Operator
-from tinydeploy.quantize.fixedpoint import (
+from tinydeploy.fixedpoint import (
     calculate_input_radius,
     exp_on_negative_values,
     multiply_by_quantized_multiplier,
@@ -25,6 +21,10 @@ from tinydeploy.quantize.fixedpoint import (
     quantize_multiplier_smaller_than_one_exp,
     rounding_divide_by_pot,
 )
+from tinydeploy.kernels.activations import unary_int8_reason
+from tinydeploy.kernels.common import f32, ref_variant
+from tinydeploy.kernels.registry import ConstArray, KernelCall, register
+from tinydeploy.model.ir import Graph, Operator
 
 OUTPUT_SCALE = 16.0 / 256
 OUTPUT_ZERO_POINT = 127

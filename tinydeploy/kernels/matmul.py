@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from tinydeploy.fixedpoint import quantize_multiplier
 from tinydeploy.kernels.activations import int8_per_tensor_reason
 from tinydeploy.kernels.common import (
     activation_range,
@@ -42,7 +43,6 @@ from tinydeploy.model.ir import (
     Tensor,
     TransposeConvOptions,
 )
-from tinydeploy.quantize.fixedpoint import quantize_multiplier
 
 MATMUL_MAX_RANK = 5
 
