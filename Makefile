@@ -1,5 +1,5 @@
 # The two commands of the README. Both set up what is missing first (scripts/setup.sh).
-.PHONY: setup demo test lint fixtures
+.PHONY: setup demo test lint fixtures fuzz
 
 PY := .venv/bin/python
 
@@ -19,3 +19,10 @@ lint: setup
 
 fixtures: setup
 	@$(PY) tests/fixtures/make_fixtures.py
+
+# Coverage-guided fuzzing of the loader and the inspect/plan/codegen path (atheris); CI runs
+# 60 s, a longer run: make fuzz FUZZ_SECONDS=3600. Failing inputs land in
+# tests/fixtures/fuzz_regressions/ and are replayed by tests/test_fuzz_regressions.py.
+FUZZ_SECONDS ?= 600
+fuzz: setup
+	@$(PY) tests/fuzz/run.py --seconds $(FUZZ_SECONDS)

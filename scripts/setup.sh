@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Sets up everything tinydeploy needs on Debian/Ubuntu; safe to re-run (does only what is missing).
 #  - Debian packages: the Arm GNU toolchain + newlib (firmware), QEMU (emulated boards),
-#    espeak-ng, flite and festival with three English voices (synthetic keyword data). Installed with apt-get, via sudo only when not root.
+#    espeak-ng, flite and festival with three English voices (synthetic keyword data).
+#    Installed with apt-get, via sudo only when not root.
 #  - .venv with Python 3.11 and tinydeploy installed editable with pinned dependencies
 #    (constraints.txt), including tensorflow-cpu (quantization) and tflite-micro (the oracle).
 set -euo pipefail
@@ -54,7 +55,7 @@ want=$(cat pyproject.toml constraints.txt | sha256sum | cut -d' ' -f1)
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   say "installing Python packages into .venv (first time: a few minutes, TensorFlow is large)"
   .venv/bin/python -m pip install -q --upgrade pip
-  .venv/bin/python -m pip install -q -c constraints.txt -e '.[quantize,oracle,dev,onnx]'
+  .venv/bin/python -m pip install -q -c constraints.txt -e '.[quantize,oracle,dev,onnx,fuzz]'
   # ONNX import: onnx2tf and tf_keras without their dependency pins (see pyproject.toml)
   .venv/bin/python -m pip install -q --no-deps -c constraints.txt onnx2tf tf_keras
   echo "$want" > "$stamp"

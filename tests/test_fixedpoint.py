@@ -148,3 +148,104 @@ int main(void) {{
     want = [fp.multiply_by_quantized_multiplier(int(x), int(m), int(s))
             for x, m, s in zip(xs, ms, ss, strict=True)]
     assert [int(o) for o in out] == want
+
+
+# ---- the rounding form of the requantization (td_requant.h: td_requant_round_form) --------
+
+def _rounding_form_cases(n: int, seed: int) -> list[tuple[int, int, int, int]]:
+    """(acc, multiplier, shift, zp) inside the rounding form's preconditions: random ones,
+    the extreme multipliers (2^30, 2^31 - 1), every shift, zero points at the int8 ends,
+    accumulators at the proven bound, and exact ties of both roundings (m = 2^30 makes every
+    odd accumulator a tie of the doubling high multiply; acc = 2 * (q * 2^e +- 2^(e-1)) with
+    m = 2^30 is a tie of the divide by 2^e)."""
+    rng = np.random.default_rng(seed)
+    cases = []
+    for i in range(n):
+        e = int(rng.integers(1, 32))
+        zp = int(rng.choice([-128, 127, 0, -1, int(rng.integers(-128, 128))]))
+        while abs(2 * zp + 1) << e > fp.INT32_MAX:
+            e -= 1
+        r = fp.rounding_form_rnd(-e, zp)
+        bound = min((1 << 30) - 1, fp.INT32_MAX - 2 - abs(r))
+        kind = i % 5
+        m = int(rng.choice([1 << 30, fp.INT32_MAX, int(rng.integers(1 << 30, 1 << 31))]))
+        if kind == 0:
+            acc = int(rng.integers(-bound, bound + 1))
+        elif kind == 1:
+            acc, m = int(rng.integers(-bound // 2, bound // 2)) * 2 + 1, 1 << 30
+        elif kind == 2:
+            q = int(rng.integers(-(bound >> (e + 1)), (bound >> (e + 1)) + 1))
+            acc, m = 2 * ((q << e) + int(rng.choice([-1, 1])) * (1 << (e - 1))), 1 << 30
+        elif kind == 3:
+            acc = int(rng.choice([bound, -bound, 0, 1, -1]))
+        else:
+            acc = int(rng.integers(-(1 << 16), 1 << 16))
+        if abs(acc) <= bound:
+            cases.append((acc, m, -e, zp))
+    return cases
+
+
+def test_rounding_form_equals_tflite() -> None:
+    """Wherever rounding_form_holds, the rounding form is MultiplyByQuantizedMultiplier + zp,
+    on random operands, extreme multipliers and shifts, and exact ties."""
+    cases = _rounding_form_cases(30000, seed=3)
+    assert len(cases) > 25000
+    for acc, m, shift, zp in cases:
+        assert fp.rounding_form_holds(abs(acc), m, shift, zp), (acc, m, shift, zp)
+        assert fp.requantize_rounding_form(acc, m, shift, zp) == \
+            fp.multiply_by_quantized_multiplier(acc, m, shift) + zp, (acc, m, shift, zp)
+
+
+def test_rounding_form_preconditions_are_tight() -> None:
+    """Outside its preconditions the form is refused, and there it can indeed be wrong."""
+    assert not fp.rounding_form_holds(0, 1 << 30, 0, 0)          # no right shift
+    assert not fp.rounding_form_holds(0, 1 << 30, 3, 0)          # a left shift
+    assert not fp.rounding_form_holds(1 << 30, 1 << 30, -1, 0)   # 2 * acc overflows
+    assert not fp.rounding_form_holds(10, 1 << 30, -31, 1)       # (2zp+1) * 2^e overflows
+    assert not fp.rounding_form_holds(10, 0, -3, 0)              # multiplier 0
+    assert fp.rounding_form_holds((1 << 30) - 1, fp.INT32_MAX, -1, 0)
+    # 2 * acc wrapping: a bound of 2^30 is exactly where the form breaks
+    acc = 1 << 30
+    assert fp.requantize_rounding_form(acc, fp.INT32_MAX, -1, 0) != \
+        fp.multiply_by_quantized_multiplier(acc, fp.INT32_MAX, -1)
+
+
+def test_accumulator_bound_covers_every_input() -> None:
+    rng = np.random.default_rng(9)
+    for off in (-127, 128, 0, 5):
+        rows = rng.integers(-128, 128, size=(4, 37)).astype(np.int8)
+        bias = rng.integers(-1000, 1000, size=4)
+        bound = fp.accumulator_bound(rows, bias, off)
+        for x in (np.full(37, -128), np.full(37, 127), rng.integers(-128, 128, 37)):
+            acc = ((x + off) * rows.astype(np.int64)).sum(axis=1) + bias
+            assert np.all(np.abs(acc) <= bound)
+        worst = np.where(rows >= 0, 127 if off >= -0.5 else -128, -128 if off >= -0.5 else 127)
+        acc = ((worst + off) * rows.astype(np.int64)).sum(axis=1)
+        assert np.all(np.abs(acc) <= bound)
+
+
+def test_c_rounding_form_matches_python(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    cases = _rounding_form_cases(3000, seed=4)
+    rows = "\n".join(f"{{{a}LL, {m}LL, {-s}, {z}}}," for a, m, s, z in cases)
+    src = tmp_path / "t.c"
+    src.write_text(f"""#include <stdio.h>
+#include "td_requant.h"
+static const long long v[][4] = {{
+{rows}
+}};
+int main(void) {{
+    for (unsigned i = 0; i < sizeof v / sizeof v[0]; ++i) {{
+        const int32_t e = (int32_t)v[i][2];
+        printf("%ld\\n", (long)td_requant_round_form((int32_t)v[i][0], (int32_t)v[i][1], e,
+                                                      td_requant_rnd(2 * (int32_t)v[i][3] + 1,
+                                                                     e)));
+    }}
+    return 0;
+}}
+""")
+    exe = tmp_path / "t"
+    subprocess.run(["gcc", "-std=c99", "-O1", "-fsanitize=undefined", "-fno-sanitize-recover=all",
+                    "-I", str(KERNEL_INCLUDE), str(src), "-o", str(exe)], check=True)
+    out = subprocess.run([str(exe)], capture_output=True, check=True, text=True).stdout.split()
+    assert [int(o) for o in out] == [fp.multiply_by_quantized_multiplier(a, m, s) + z
+                                     for a, m, s, z in cases]

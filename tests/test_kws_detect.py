@@ -32,6 +32,9 @@ class CDetector:
                                     cfg.threshold, cfg.suppress_ms)
         if rc != 0:
             raise ValueError("init rejected")
+        if cfg.keyword_end and lib.td_kws_detect_set_keywords(self.mem, cfg.first_keyword,
+                                                              cfg.keyword_end) != 0:
+            raise ValueError("keywords rejected")
 
     def push(self, probs: np.ndarray, t: int) -> Detection | None:
         p = np.ascontiguousarray(probs, dtype=np.float32)
@@ -176,5 +179,23 @@ def _lib() -> ctypes.CDLL:
         lib.td_kws_detect_push.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_float),
                                            ctypes.c_uint32, ctypes.POINTER(ctypes.c_uint16),
                                            ctypes.POINTER(ctypes.c_float)]
+        lib.td_kws_detect_set_keywords.argtypes = [ctypes.c_void_p, ctypes.c_uint32,
+                                                   ctypes.c_uint32]
         _CACHE["lib"] = lib
     return _CACHE["lib"]
+
+
+def test_fillers_last_never_fire(lib: ctypes.CDLL) -> None:
+    """MLPerf's label order (ten keywords, then silence and unknown): keywords [0, 10)."""
+    cfg = DetectorConfig(avg_windows=2, threshold=0.6, suppress_ms=0, first_keyword=0,
+                         keyword_end=10)
+    c, py = CDetector(lib, 12, cfg), Detector(12, cfg)
+    got_c, got_py = [], []
+    for t, label in enumerate([10, 10, 11, 11, 11, 0, 0, 0, 10, 10, 9, 9]):
+        got_c.append(c.push(_probs(label, 0.9), 100 * t))
+        got_py.append(py.push(_probs(label, 0.9), 100 * t))
+    fired = [d.label for d in got_c if d is not None]
+    assert fired == [0, 9]
+    assert [d.label if d else None for d in got_py] == [d.label if d else None for d in got_c]
+    with pytest.raises(ValueError, match="keywords rejected"):
+        CDetector(lib, 8, cfg)                      # keyword_end 10 > 8 labels

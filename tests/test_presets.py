@@ -100,8 +100,10 @@ def test_every_preset_header_declares_its_api() -> None:
 
 def test_every_preset_streams_like_its_clips() -> None:
     """A clip streamed frame by frame from a reset state gives the clip's own rows (the
-    device's streaming path and the training path agree)."""
+    device's streaming path and the training path agree). The clip's largest sample comes
+    first, so a peak-normalising preset knows it from the first frame on."""
     from tinydeploy.kws.frontend import Quant
+    from tinydeploy.kws.stream import stream_windows_of
 
     rng = np.random.default_rng(3)
     q = Quant(0.5, -3)
@@ -110,18 +112,25 @@ def test_every_preset_streams_like_its_clips() -> None:
         cfg = spec.default()
         host = spec.host(cfg)
         clip = (rng.standard_normal(cfg.clip_samples) * 3000).astype(np.int16)
+        clip[3] = 32767
         whole = host.features_s8(clip[None], q)[0]
         rows = host.stream_s8(clip, q)
         assert rows.shape == whole.shape
         assert np.array_equal(rows, whole), name
         assert np.array_equal(host.stream_s8(clip, q), rows)      # reset between streams
+        wins, steps = stream_windows_of(host, np.concatenate([clip, clip[:640]]), q)
+        assert list(steps) == [cfg.frames, cfg.frames + 1, cfg.frames + 2]
+        assert np.array_equal(wins[0], whole), name
 
 
 def test_kws_build_copies_only_the_chosen_preset(tmp_path: Path) -> None:
     from tinydeploy.kws.device import kws_part_files
 
     files = kws_part_files(resolve_frontend(None, MODEL))["frontend"]
-    assert files == ("td_frontend.c", "td_frontend.h")
+    assert files == ("td_fe_float.h", "td_frontend.c", "td_frontend.h")
+    if "mlperf-kws" in available_presets():
+        files = kws_part_files(resolve_frontend("mlperf-kws"))["frontend"]
+        assert files == ("td_fe_float.h", "td_frontend.h", "td_frontend_mlperf.c")
 
 
 def _tdp(*args: str) -> subprocess.CompletedProcess[str]:
@@ -154,3 +163,27 @@ def test_cli_unknown_preset_exits_1() -> None:
     r = _tdp("kws", "stream", "x.wav", "--simulate", "--frontend", "bogus")
     assert r.returncode == 1 and "Traceback" not in r.stderr
     assert "unknown front-end preset 'bogus'" in r.stderr
+
+
+def test_keyword_range_from_labels() -> None:
+    from tinydeploy.kws.labels import keyword_range
+
+    assert keyword_range((ROOT / "models" / "kws" / "labels.txt").read_text().split()) == (2, 12)
+    mlperf = ["Down", "Go", "Left", "No", "Off", "On", "Right", "Stop", "Up", "Yes", "Silence",
+              "Unknown"]
+    assert keyword_range(mlperf) == (0, 10)
+    with pytest.raises(InputDataError, match="not contiguous"):
+        keyword_range(["yes", "_silence_", "no"])
+    with pytest.raises(InputDataError, match="no keyword"):
+        keyword_range(["silence", "unknown"])
+
+
+def test_model_input_must_match_the_front_end(tmp_path: Path) -> None:
+    fe = tmp_path / "fe.json"
+    d = json.loads(MODEL.with_name("frontend.json").read_text())
+    fe.write_text(json.dumps({**d, "window": 480, "stride": 160}))     # 98 frames
+    r = _tdp("kws", "score", "--data", str(tmp_path), "--model", str(MODEL), "--frontend",
+             str(fe), "--simulate")
+    assert r.returncode == 1 and "Traceback" not in r.stderr
+    err = " ".join(r.stderr.split())          # the console wraps long lines
+    assert "98 x 10 = 980 features" in err and "490 values" in err

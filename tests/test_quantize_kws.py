@@ -50,10 +50,11 @@ def _wavs(root: Path) -> Path:
     return root
 
 
-def test_wav_folder_calibration(keras_model: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("frontend", ["kws", "mlperf-kws"])
+def test_wav_folder_calibration(keras_model: Path, tmp_path: Path, frontend: str) -> None:
     data = _wavs(tmp_path / "wavs")
     out = tmp_path / "q.tflite"
-    r = _tdp("quantize", str(keras_model), "--calibration", str(data), "--frontend", "kws",
+    r = _tdp("quantize", str(keras_model), "--calibration", str(data), "--frontend", frontend,
              "--labels", "yes,no", "-o", str(out), "--json", "--sqnr-samples", "0")
     assert r.returncode == 0, r.stderr
     rep = json.loads(r.stdout)

@@ -273,6 +273,10 @@ def test_device_rejects_bad_arguments(fw_dir: Path) -> None:
                 s.request(Bench(3), MsgType.DONE)                       # not a bench app
             ack = s.request(LoadInput(0, 299, b"\x7f"), MsgType.ACK)[0]
             assert isinstance(ack, Ack) and ack.acked == MsgType.LOAD_INPUT
+            with pytest.raises(LinkError, match="STATE"):             # 299 bytes never loaded
+                s.invoke(profile=False)
+            s.request(LoadInput(0, 0, bytes(200)), MsgType.ACK)
+            s.request(LoadInput(0, 200, bytes(99)), MsgType.ACK)
             res = s.invoke(profile=False)
             assert res.per_op == () and res.outputs[0][299] == 127
             del Invoke

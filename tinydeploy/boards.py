@@ -68,6 +68,16 @@ class Uart:
     tx_pin: int | str | None = None
     rx_pin: int | str | None = None
     baud: int = 115200
+    # The kws app streams 16 kHz int16 PCM over the link (>= 333 kbit/s with framing, see
+    # tinydeploy/kws/realtime.py): its rate, when the board's UART and its USB bridge carry
+    # more than ``baud``.
+    kws_baud: int | None = None
+
+    def baud_for(self, app: str | None) -> int:
+        """The link's rate for ``app`` (the firmware and the host side agree on it)."""
+        if app == "kws" and self.kws_baud is not None:
+            return self.kws_baud
+        return self.baud
 
 
 @dataclass(frozen=True)
@@ -226,7 +236,12 @@ def parse_board(data: dict[str, Any], path: Path) -> Board:
     uart = Uart(ukind, _get(u, "base", int, path, "uart.", 0),
                 _get(u, "tx_pin", (int, str), path, "uart.", None),
                 _get(u, "rx_pin", (int, str), path, "uart.", None),
-                _get(u, "baud", int, path, "uart.", 115200))
+                _get(u, "baud", int, path, "uart.", 115200),
+                _get(u, "kws_baud", int, path, "uart.", None))
+    for key in ("baud", "kws_baud"):
+        v = getattr(uart, key)
+        if v is not None and not 1200 <= v <= 12_000_000:
+            raise _fail(path, f"uart.{key} = {v} is not a serial rate (1200 .. 12,000,000)")
 
     runners = []
     for i, r in enumerate(_get(data, "runners", list, path, default=[])):

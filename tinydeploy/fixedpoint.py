@@ -153,6 +153,49 @@ def multiply_by_quantized_multiplier_np(x: np.ndarray, multiplier: np.ndarray | 
     return out.astype(np.int32)
 
 
+def rounding_form_rnd(shift: int, zero_point: int) -> int:
+    """The rounding constant ``r = (2 * zp + 1) * 2^(e - 1)`` of the rounding form, e = -shift
+    (twin of ``td_requant_rnd``)."""
+    e = -shift
+    return (2 * zero_point + 1) * (1 << (e - 1))
+
+
+def rounding_form_holds(acc_bound: int, multiplier: int, shift: int, zero_point: int) -> bool:
+    """True when the rounding form (``td_requant_round_form`` in td_requant.h) equals
+    ``multiply_by_quantized_multiplier(acc, multiplier, shift) + zero_point`` for every
+    ``|acc| <= acc_bound``: a right shift (shift <= -1), a positive multiplier, 2 * acc and
+    the rounding constant inside int32, and no wrap when both are added."""
+    e = -shift
+    if not 1 <= e <= 31 or not 0 < multiplier <= INT32_MAX or acc_bound < 0:
+        return False
+    if acc_bound >= 1 << 30:
+        return False
+    if abs(2 * zero_point + 1) * (1 << e) > INT32_MAX:
+        return False
+    return acc_bound + 2 + abs(rounding_form_rnd(shift, zero_point)) <= INT32_MAX
+
+
+def requantize_rounding_form(acc: int, multiplier: int, shift: int, zero_point: int) -> int:
+    """Python twin of ``td_requant_round_form``: SMMULR of 2 * acc, then one add of the sign,
+    one of the rounding constant and one arithmetic shift. Exact (equal to TFLite's
+    ``MultiplyByQuantizedMultiplier(acc) + zero_point``) only where `rounding_form_holds`."""
+    e = -shift
+    x = (_wrap32(2 * acc) * multiplier + (1 << 31)) >> 32
+    x = _wrap32(x + (x >> 31) + rounding_form_rnd(shift, zero_point))
+    return x >> e
+
+
+def accumulator_bound(rows: np.ndarray, bias: np.ndarray | None, input_offset: int
+                      ) -> np.ndarray:
+    """Per output channel, a bound on |bias + sum_k (x_k + input_offset) * w_k| over every int8
+    input x (rows = the filter as [channels, depth] int8; a skipped padding tap contributes
+    0, inside the bound). Exact in int64."""
+    w = np.abs(np.asarray(rows, dtype=np.int64))
+    reach = max(abs(-128 + int(input_offset)), abs(127 + int(input_offset)))
+    b = np.zeros(w.shape[0], np.int64) if bias is None else np.abs(np.asarray(bias, np.int64))
+    return b + reach * w.sum(axis=1)
+
+
 def count_leading_zeros32(x: int) -> int:
     """Leading zero bits of ``x`` as an unsigned 32-bit value (32 for 0)."""
     x &= 0xFFFFFFFF

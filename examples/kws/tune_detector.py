@@ -42,6 +42,7 @@ from tinydeploy.kws.stream import (
     Word,
     detect,
     score_stream,
+    stream_posteriors,
 )
 from tinydeploy.kws.wav import read_wav
 
@@ -87,12 +88,17 @@ def real_stream(folders: list[Path], seed: int) -> tuple[np.ndarray, list[Word],
     return audio, words, audio.size / 16000 / 3600
 
 
+CHECKED: dict[str, int] = {"windows": 0, "differ": 0, "max_lsb": 0}
+
+
 def fast_posteriors(audio: np.ndarray, model: bytes, fcfg: FrontendConfig,
                     check: int = 300) -> tuple[np.ndarray, np.ndarray]:
     """`stream_posteriors` (every 20 ms window), with TensorFlow Lite's builtin kernels
-    (no delegate) instead of the tflite-micro interpreter: ~20x faster here. Their int8
-    outputs are compared with tflite-micro's on the first ``check`` windows; any difference
-    is an error."""
+    (no delegate) instead of the tflite-micro interpreter: ~20x faster here, but not
+    bit-exact (its optimised kernels round differently). The first ``check`` windows are
+    compared with tflite-micro; the count of differing windows and the largest difference
+    (in output steps of 1/256) go into `CHECKED` and the report. Only the grid search uses
+    these; false alarms on the background recordings are counted with tflite-micro."""
     import os
 
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
@@ -124,8 +130,11 @@ def fast_posteriors(audio: np.ndarray, model: bytes, fcfg: FrontendConfig,
         if j < check:
             micro.set_input(x, 0)
             micro.invoke()
-            if not np.array_equal(micro.get_output(0).reshape(-1), q[j]):
-                raise SystemExit(f"window {j}: TF Lite and tflite-micro differ")
+            ref = micro.get_output(0).reshape(-1).astype(np.int32)
+            CHECKED["windows"] += 1
+            if not np.array_equal(ref, q[j]):
+                CHECKED["differ"] += 1
+                CHECKED["max_lsb"] = max(CHECKED["max_lsb"], int(np.abs(ref - q[j]).max()))
         times[j] = ((f - 1) * fcfg.stride + fcfg.window) // (fcfg.sample_rate // 1000)
     return (q - zp).astype(np.float32) * scale, times
 
@@ -196,21 +205,30 @@ def main(argv: list[str] | None = None) -> int:
     exact = score_stream(detect(probs, times, dc), words, hours)
     best["exact"] = {"hits": exact.hits, "false_alarms": exact.false_alarms}
     corpus = scan_speech_commands(args.folders)
-    bg = {}
+    olddc = DetectorConfig(avg_windows=8, threshold=0.8, suppress_ms=1000)
+    bg: dict[str, dict] = {}
+    cut = {}
+    for p in corpus.noise:             # exact: tflite-micro, every 20 ms window
+        x = read_wav(p)
+        pr, tm = stream_posteriors(x, model, fcfg, 1)
+        cut[p.name] = (pr, tm, int(x.size * 0.8))
     for part in ("held_out", "all"):
-        total_s, fas = 0.0, 0
-        for p in corpus.noise:
-            x = read_wav(p)
-            if part == "held_out":
-                x = split_noise(x, Split.VALIDATION)
-            if x.size < CLIP:
-                continue
-            pr, tm = fast_posteriors(x, model, fcfg)
+        total_s, fas, fas_old = 0.0, 0, 0
+        for pr, tm, start in cut.values():
+            if part == "held_out":      # windows ending in the last 20 % of the file
+                keep = tm > start // 16 + fcfg.clip_samples // 16
+                pr, tm = pr[keep], tm[keep]
+                secs = (len(tm) * fcfg.stride + fcfg.clip_samples) / 16000 if len(tm) else 0
+            else:
+                secs = (len(tm) * fcfg.stride + fcfg.clip_samples) / 16000
             fas += len(detect(pr, tm, dc))
-            total_s += x.size / 16000
-        bg[part] = {"seconds": total_s, "false_alarms": fas,
-                    "fa_per_hour": fas / (total_s / 3600) if total_s else None}
+            fas_old += len(detect(pr, tm, olddc))
+            total_s += secs
+        bg[part] = {"seconds": total_s, "false_alarms": fas, "false_alarms_previous": fas_old,
+                    "fa_per_hour": fas / (total_s / 3600) if total_s else None,
+                    "fa_per_hour_previous": fas_old / (total_s / 3600) if total_s else None}
     doc = {"stream_seconds": audio.size / 16000, "keywords": len(words), "best": best,
+           "tflite_vs_micro": dict(CHECKED),
            "previous_default": old, "background": bg, "grid": results}
     if args.json:
         print(json.dumps(doc, indent=1))
@@ -222,7 +240,10 @@ def main(argv: list[str] | None = None) -> int:
                   f"({r['substitutions']} wrong-word) = {r['fa_per_hour']:.1f}/h")
         for part, b in bg.items():
             print(f"background recordings ({part}, {b['seconds']:.0f} s): "
-                  f"{b['false_alarms']} false alarms = {b['fa_per_hour']:.1f}/h")
+                  f"{b['false_alarms']} false alarms = {b['fa_per_hour']:.1f}/h "
+                  f"(previous default: {b['false_alarms_previous']})")
+        print(f"TF Lite vs tflite-micro: {CHECKED['differ']} of {CHECKED['windows']} checked "
+              f"windows differ, by at most {CHECKED['max_lsb']} output steps")
     return 0
 
 

@@ -64,6 +64,15 @@ void td_frontend_frame_s8(const int16_t *ring, uint32_t ring_len, uint32_t start
                           int8_t *out, float scale, int32_t zero_point,
                           td_frontend_scratch_t *scratch);
 
+#ifdef TD_FE_HAS_WINDOW_S8
+/* For a preset whose rows depend on the whole window (mlperf-kws: the peak normalisation),
+ * called after the TD_FE_FRAMES rows of the last frames computed were copied to in[] in time
+ * order (oldest first) and before the model runs: brings them to what the window as a clip
+ * would give. Presets without it define no TD_FE_HAS_WINDOW_S8. */
+void td_frontend_window_s8(int8_t *in, float scale, int32_t zero_point,
+                           td_frontend_scratch_t *scratch);
+#endif
+
 /* A whole clip (TD_FE_CLIP_SAMPLES samples) to TD_FE_FRAMES x TD_FE_OUT values, row-major,
  * from a reset state (every preset implements td_frontend_clip_s8). */
 void td_frontend_clip_f32(const int16_t *clip, float *out, td_frontend_scratch_t *scratch);

@@ -43,6 +43,8 @@ typedef struct {
     const int32_t *bias;    /* [in] [out_c], or NULL for no bias */
     const int32_t *mult;    /* [in] [out_c] per-channel multipliers */
     const int32_t *shift;   /* [in] [out_c] per-channel shifts */
+    int32_t requant_form;   /* [in] dsp kernels: 1 = the rounding form of td_requant.h, proven
+                             *      exact for this layer on the host; 0 = td_requantize */
 } td_conv2d_params_t;
 
 /* ---- DEPTHWISE_CONV_2D (td_dwconv2d_s8_ref) ------------------------------------------ */
@@ -63,6 +65,7 @@ typedef struct {
     const int32_t *bias;    /* [in] [out_c], or NULL for no bias */
     const int32_t *mult;    /* [in] [out_c] per-channel multipliers */
     const int32_t *shift;   /* [in] [out_c] per-channel shifts */
+    int32_t requant_form;   /* [in] dsp kernels: as in td_conv2d_params_t */
 } td_dwconv2d_params_t;
 
 /* ---- FULLY_CONNECTED (td_fully_connected_s8_ref) ------------------------------------- */
@@ -78,6 +81,7 @@ typedef struct {
     const int32_t *bias;    /* [in] [out_c], or NULL */
     const int32_t *mult;    /* [in] [out_c] (per-tensor models repeat one value) */
     const int32_t *shift;   /* [in] [out_c] */
+    int32_t requant_form;   /* [in] dsp kernels: as in td_conv2d_params_t */
 } td_fully_connected_params_t;
 
 /* ---- AVERAGE_POOL_2D / MAX_POOL_2D (td_avgpool2d_s8_ref, td_maxpool2d_s8_ref) -------- */
@@ -310,8 +314,20 @@ int32_t td_conv2d_1x1_back_s8_dsp_scratch_size(const td_conv2d_params_t *p);
 void td_dwconv2d_3x3_s8_dsp(const td_dwconv2d_params_t *p, const int8_t *in0, int8_t *out0,
                             void *scratch);
 int32_t td_dwconv2d_3x3_s8_dsp_scratch_size(const td_dwconv2d_params_t *p);
+/* ---- portable optimised kernels (kernels/opt/: cores without the DSP extension) ---- */
+void td_conv2d_s8_opt(const td_conv2d_params_t *p, const int8_t *in0, int8_t *out0);
+int32_t td_conv2d_s8_opt_scratch_size(const td_conv2d_params_t *p);
+void td_dwconv2d_s8_opt(const td_dwconv2d_params_t *p, const int8_t *in0, int8_t *out0);
+int32_t td_dwconv2d_s8_opt_scratch_size(const td_dwconv2d_params_t *p);
+
+void td_avgpool2d_global_s8_dsp(const td_pool2d_params_t *p, const int8_t *in0, int8_t *out0);
+int32_t td_avgpool2d_global_s8_dsp_scratch_size(const td_pool2d_params_t *p);
+void td_dwconv2d_c1_s8_dsp(const td_dwconv2d_params_t *p, const int8_t *in0, int8_t *out0);
+int32_t td_dwconv2d_c1_s8_dsp_scratch_size(const td_dwconv2d_params_t *p);
+void td_dwconv2d_s8_dsp(const td_dwconv2d_params_t *p, const int8_t *in0, int8_t *out0);
+int32_t td_dwconv2d_s8_dsp_scratch_size(const td_dwconv2d_params_t *p);
 void td_fully_connected_s8_dsp(const td_fully_connected_params_t *p, const int8_t *in0,
-                               int8_t *out0, void *scratch);
+                               int8_t *out0);
 int32_t td_fully_connected_s8_dsp_scratch_size(const td_fully_connected_params_t *p);
 /* Cortex-M55 MVE (Helium) variants: chosen only for boards with MVE (their sources #error
  * without it); the reference filter layout and a folded bias (see the .c files). */

@@ -53,6 +53,51 @@ static inline int32_t td_requantize(int32_t x, int32_t multiplier, int32_t shift
                                      right);
 }
 
+/* ---- the rounding form: a branch-free td_requantize, exact under host-proven bounds ----
+ *
+ * For one output channel with shift <= -1 (e = -shift in [1, 31]), a multiplier m in
+ * (0, 2^31) and an output zero point zp, and an accumulator acc with |acc| <= A:
+ *
+ *   td_requantize(acc, m, shift) + zp == (x + (x >> 31) + r) >> e
+ *       where x = (2 * acc * m + 2^31) >> 32  (SMMULR of 2 * acc and m)
+ *       and   r = (2 * zp + 1) * 2^(e - 1)    (td_requant_rnd)
+ *
+ * Why: with m > 0 the doubling high multiply never saturates, and its nudge (+2^30 or
+ * 1 - 2^30, then truncation) equals flooring acc * m + 2^30 over 2^31, which is SMMULR of
+ * 2 * acc; the rounding divide by 2^e (halves away from zero) equals flooring
+ * x + 2^(e-1) - [x < 0] over 2^e; adding zp * 2^e before the floor adds zp after it.
+ * Preconditions (tinydeploy/quantize/fixedpoint.py: rounding_form_holds, checked per channel
+ * on the host, which otherwise keeps the general td_requantize): A < 2^30 so that 2 * acc
+ * fits int32; |2 * zp + 1| * 2^e < 2^31 so that r is computed without overflow; and
+ * A + 2 + |r| < 2^31 so that the sum never wraps. The result is the output value before the
+ * activation clamp. */
+
+/* r of the rounding form: (2 * zp + 1) * 2^(e - 1), from zp2p1 = 2 * zp + 1 and e >= 1 */
+static inline int32_t td_requant_rnd(int32_t zp2p1, int32_t e)
+{
+    return (int32_t)((uint32_t)zp2p1 << e) >> 1;
+}
+
+/* (2 * acc * m + 2^31) >> 32: the high word of the rounded product (SMMULR) */
+static inline int32_t td_smmulr2(int32_t acc, int32_t m)
+{
+    const int32_t acc2 = (int32_t)((uint32_t)acc << 1);
+#if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP
+    int32_t r;
+    __asm__("smmulr %0, %1, %2" : "=r"(r) : "r"(acc2), "r"(m));
+    return r;
+#else
+    return (int32_t)(((int64_t)acc2 * (int64_t)m + ((int64_t)1 << 31)) >> 32);
+#endif
+}
+
+/* td_requantize(acc, m, -e) + zp in the rounding form (preconditions above) */
+static inline int32_t td_requant_round_form(int32_t acc, int32_t m, int32_t e, int32_t r)
+{
+    const int32_t x = td_smmulr2(acc, m);
+    return (x + (x >> 31) + r) >> e;
+}
+
 static inline int32_t td_clamp_s32(int32_t x, int32_t lo, int32_t hi)
 {
     return x < lo ? lo : (x > hi ? hi : x);

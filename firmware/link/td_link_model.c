@@ -64,6 +64,31 @@ void td_link_send_model_info(uint8_t seq, const char *app)
         send_desc(seq, 1u, (uint8_t)i, &td_model_outputs[i]);
 }
 
+/* Bytes written into each input since the firmware started or since the last inference
+ * (saturating). An inference may overwrite its inputs (the arena reuses their bytes once they
+ * are consumed), and a reset forgets them: in both cases the count is below the input's size
+ * and td_link_inputs_loaded refuses the INVOKE, so that a resent INVOKE or one after a reset
+ * is never computed on stale or zeroed input. */
+static uint32_t loaded_bytes[TD_MODEL_NUM_INPUTS > 0u ? TD_MODEL_NUM_INPUTS : 1u];
+
+int td_link_inputs_loaded(uint8_t seq, uint8_t req)
+{
+    for (uint32_t i = 0; i < TD_MODEL_NUM_INPUTS; ++i) {
+        if (loaded_bytes[i] < td_model_inputs[i].bytes) {
+            td_link_error(seq, TD_ERR_STATE, req,
+                          "inputs not loaded since the last inference or start-up");
+            return 0;
+        }
+    }
+    return 1;
+}
+
+void td_link_inputs_consumed(void)
+{
+    for (uint32_t i = 0; i < TD_MODEL_NUM_INPUTS; ++i)
+        loaded_bytes[i] = 0u;
+}
+
 void td_link_load_input(const td_frame_t *f)
 {
     td_rd_t r;
@@ -86,6 +111,8 @@ void td_link_load_input(const td_frame_t *f)
         return;
     }
     memcpy((uint8_t *)td_model_input(index) + offset, f->payload + r.pos, n);
+    loaded_bytes[index] = loaded_bytes[index] > UINT32_MAX - n ? UINT32_MAX
+                                                                : loaded_bytes[index] + n;
     td_link_ack(f->seq, f->type);
 }
 

@@ -14,6 +14,13 @@
 void td_link_send_model_info(uint8_t seq, const char *app);
 /* LOAD_INPUT: checks tensor index and range, copies into the arena, ACK or ERROR BAD_ARG. */
 void td_link_load_input(const td_frame_t *f);
+/* 1 when every input has received at least its size in LOAD_INPUT bytes since the firmware
+ * started or since td_link_inputs_consumed; else sends ERROR STATE for request req and
+ * returns 0. An INVOKE resent without its inputs (which the last inference may have
+ * overwritten) or after a reset that lost them is refused, never computed. */
+int td_link_inputs_loaded(uint8_t seq, uint8_t req);
+/* After an inference: its inputs must be loaded again before the next one. */
+void td_link_inputs_consumed(void);
 /* OUTPUT frames of every output tensor, TD_LINK_CHUNK bytes each. */
 void td_link_send_outputs(uint8_t seq);
 /* PROFILE frames for counts[0..n), TD_LINK_PROFILE_PER_FRAME per frame. */

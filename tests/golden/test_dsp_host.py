@@ -32,6 +32,7 @@ from tinydeploy.model.ir import (
     FullyConnectedOptions,
     Graph,
     Padding,
+    Pool2DOptions,
 )
 from tinydeploy.model.loader import load_tflite
 from tinydeploy.oracle import run_oracle
@@ -61,6 +62,7 @@ class Spec:
     octaves: int = 6
     seed: int = 0
     expect: str = ""        # the dsp symbol that must be selected
+    out_scale: float = 0.0  # 0: the default (0.07, fc 0.3); tiny values give shifts >= 0
 
 
 def build_model(s: Spec) -> bytes:
@@ -68,7 +70,14 @@ def build_model(s: Spec) -> bytes:
     rng = np.random.default_rng(s.seed)
     b = ModelBuilder(f"dsp golden {s.id}")
     in_scale, out_scale = 0.05, 0.07 if s.kind != "fc" else 0.3
+    out_scale = s.out_scale or out_scale
     x = b.tensor("x", s.in_shape, "int8", scale=in_scale, zero_point=s.zp[0])
+    if s.kind == "gap":   # AVERAGE_POOL_2D over the whole image (output quant = input's)
+        n, h, wd, c = s.in_shape
+        y = b.tensor("y", (n, 1, 1, c), "int8", scale=in_scale, zero_point=s.zp[0])
+        b.op("AVERAGE_POOL_2D", [x], [y],
+             Pool2DOptions(s.padding, wd, h, wd, h, s.act))
+        return b.build(inputs=[x], outputs=[y])
     oc = s.out_c
     # per-channel filter scales spanning 2^-octaves .. 1 (times a base)
     scales = 0.004 * 2.0 ** rng.uniform(-s.octaves, 0, size=oc)
@@ -134,7 +143,21 @@ def input_sets(graph: Graph, seed: int) -> list[tuple[str, np.ndarray]]:
 C1 = "td_conv2d_1x1_s8_dsp"
 CG = "td_conv2d_s8_dsp"
 DW = "td_dwconv2d_3x3_s8_dsp"
+DWG = "td_dwconv2d_s8_dsp"
+DW1 = "td_dwconv2d_c1_s8_dsp"
 FC = "td_fully_connected_s8_dsp"
+GAP = "td_avgpool2d_global_s8_dsp"
+
+
+def dw_symbol(in_c: int, k: tuple[int, int], multiplier: int) -> str:
+    """The depthwise kernel the dsp board must get: one input channel the scratch-free
+    one-channel kernel (any multiplier), 3x3 on a multiple of 4 channels the unrolled kernel,
+    else the general one; other multipliers go to the portable optimised kernel."""
+    if in_c == 1:
+        return DW1
+    if multiplier != 1:
+        return "td_dwconv2d_s8_opt"
+    return DW if k == (3, 3) and in_c % 4 == 0 else DWG
 
 SPECS: tuple[Spec, ...] = (
     # pointwise CONV_2D: DS-CNN's shape, odd channels, odd pixel counts, strides, batches
@@ -177,25 +200,61 @@ SPECS: tuple[Spec, ...] = (
     # DEPTHWISE_CONV_2D 3x3
     Spec("dw_dscnn", "dw", (1, 25, 5, 64), 64, k=(3, 3), zp=(-128, 0), act=Activation.RELU,
          expect=DW),
-    Spec("dw_c5", "dw", (1, 6, 7, 5), 5, k=(3, 3), zp=(3, -4), expect=DW),
-    Spec("dw_c1", "dw", (1, 4, 4, 1), 1, k=(3, 3), zp=(-128, 127), expect=DW),
+    Spec("dw_c5", "dw", (1, 6, 7, 5), 5, k=(3, 3), zp=(3, -4), expect=DWG),
+    Spec("dw_c1", "dw", (1, 4, 4, 1), 1, k=(3, 3), zp=(-128, 127), expect=DW1),
     Spec("dw_c7_valid", "dw", (1, 5, 6, 7), 7, k=(3, 3), padding=Padding.VALID,
-         zp=(127, 0), expect=DW),
+         zp=(127, 0), expect=DWG),
     Spec("dw_stride2", "dw", (1, 9, 8, 12), 12, k=(3, 3), stride=(2, 2), zp=(-9, 9),
          expect=DW),
     Spec("dw_stride3_1", "dw", (2, 7, 5, 9), 9, k=(3, 3), stride=(3, 1), zp=(20, 1),
-         act=Activation.RELU6, expect=DW),
+         act=Activation.RELU6, expect=DWG),
     Spec("dw_dilated", "dw", (1, 9, 8, 6), 6, k=(3, 3), dilation=(2, 3), zp=(-128, 4),
-         expect=DW),
+         expect=DWG),
     Spec("dw_dilated_valid", "dw", (1, 9, 9, 4), 4, k=(3, 3), dilation=(3, 2), stride=(2, 1),
          padding=Padding.VALID, zp=(11, 0), expect=DW),
     Spec("dw_c64_stride2", "dw", (1, 10, 9, 64), 64, k=(3, 3), stride=(2, 2), zp=(-128, -1),
          act=Activation.RELU6, expect=DW),
-    Spec("dw_tiny", "dw", (1, 1, 2, 6), 6, k=(3, 3), zp=(-128, -128), expect=DW),
+    Spec("dw_tiny", "dw", (1, 1, 2, 6), 6, k=(3, 3), zp=(-128, -128), expect=DWG),
     # (no bias-less depthwise case: the tflite-micro oracle crashes on one)
     Spec("dw_smallbias", "dw", (1, 5, 5, 8), 8, k=(3, 3), bias_scale=3, zp=(-30, 0),
          expect=DW),
+    # DEPTHWISE_CONV_2D, any kernel (general kernel) and one input channel (as a conv)
+    Spec("dw_5x5", "dw", (1, 6, 6, 4), 4, k=(5, 5), zp=(-3, 2), expect=DWG),
+    Spec("dw_1x7_c10", "dw", (1, 5, 9, 10), 10, k=(1, 7), stride=(1, 2), zp=(50, -7),
+         act=Activation.RELU, expect=DWG),
+    Spec("dw_4x2_stride_gt_k", "dw", (1, 11, 9, 8), 8, k=(4, 2), stride=(5, 3), zp=(-1, 1),
+         expect=DWG),
+    Spec("dw_2x3_dilated_c13", "dw", (1, 9, 10, 13), 13, k=(2, 3), dilation=(3, 2),
+         padding=Padding.VALID, zp=(-128, 9), expect=DWG),
+    Spec("dw_microspeech", "dw", (1, 49, 40, 1), 8, k=(10, 8), stride=(2, 2), zp=(-128, -128),
+         act=Activation.RELU, expect=DW1),
+    Spec("dw_c1_mult3_dilated", "dw", (1, 8, 7, 1), 3, k=(3, 2), dilation=(2, 2),
+         padding=Padding.VALID, zp=(5, -2), expect=DW1),
+    Spec("dw_c1_mult5_stride3", "dw", (2, 9, 8, 1), 5, k=(2, 2), stride=(3, 3), zp=(127, 0),
+         expect=DW1),
+    # the general requantization (shifts >= 0: multipliers above 1) and huge biases
+    Spec("pw_shift_pos", "conv", (1, 3, 4, 12), 6, zp=(-9, 3), out_scale=0.00005, octaves=1,
+         expect=C1),
+    Spec("cv_shift_pos", "conv", (1, 5, 5, 2), 4, k=(3, 3), zp=(4, -4), out_scale=0.00001,
+         octaves=1, expect=CG),
+    Spec("dw_shift_pos", "dw", (1, 5, 5, 8), 8, k=(3, 3), zp=(-128, 0), out_scale=0.00003,
+         octaves=2, expect=DW),
+    Spec("dwg_shift_pos", "dw", (1, 5, 5, 6), 6, k=(2, 2), zp=(17, 0), out_scale=0.00003,
+         octaves=2, expect=DWG),
+    Spec("fc_shift_pos", "fc", (1, 40), 5, zp=(-128, 0), out_scale=0.00001, octaves=1,
+         expect=FC),
+    Spec("pw_bias_2p30", "conv", (1, 2, 2, 8), 4, zp=(0, 0), bias_scale=3 << 29,
+         expect=C1),
+    # AVERAGE_POOL_2D over the whole image: runs of 255 pixels, channel tails, activations
+    Spec("gap_dscnn", "gap", (1, 25, 5, 64), 64, padding=Padding.VALID, zp=(-128, -128),
+         expect=GAP),
+    Spec("gap_big_odd_c", "gap", (2, 20, 19, 7), 7, padding=Padding.SAME, zp=(5, 5),
+         act=Activation.RELU, expect=GAP),
+    Spec("gap_c3_relu6", "gap", (1, 3, 1, 3), 3, padding=Padding.VALID, zp=(-1, -1),
+         act=Activation.RELU6, expect=GAP),
     # FULLY_CONNECTED
+    Spec("fc_microspeech", "fc", (1, 4000), 4, zp=(-128, 0), expect=FC),
+    Spec("fc_odd_depth_deep", "fc", (2, 1023), 3, zp=(77, -1), expect=FC),
     Spec("fc_dscnn", "fc", (1, 64), 12, zp=(-128, 3), expect=FC),
     Spec("fc_odd", "fc", (1, 13), 7, zp=(127, -128), expect=FC),
     Spec("fc_batch3", "fc", (3, 22), 5, zp=(-5, 7), expect=FC),
@@ -289,10 +348,10 @@ def test_dsp_kernel_matches_oracle(spec: Spec, results: _Results) -> None:
 # ---- selection and host-side folding ------------------------------------------------------
 
 def test_fallback_to_reference_for_unhandled_shapes() -> None:
-    """Shapes outside the dsp kernels' range get the reference kernel, with the reason."""
+    """Shapes outside the dsp kernels' range get the portable optimised kernel (the dsp
+    variants decline with the reason)."""
     cases = [
-        (Spec("dw_5x5", "dw", (1, 6, 6, 4), 4, k=(5, 5)), "td_dwconv2d_s8_ref", "3x3"),
-        (Spec("dw_mult2", "dw", (1, 5, 5, 3), 6, k=(3, 3)), "td_dwconv2d_s8_ref",
+        (Spec("dw_mult2", "dw", (1, 5, 5, 3), 6, k=(3, 3)), "td_dwconv2d_s8_opt",
          "depth multiplier"),
     ]
     for spec, symbol, reason in cases:
@@ -302,14 +361,31 @@ def test_fallback_to_reference_for_unhandled_shapes() -> None:
         assert why is not None and reason in why, (spec.id, why)
 
 
-def test_no_dsp_feature_selects_reference() -> None:
+def test_requant_form_follows_the_proof() -> None:
+    """The rounding form is chosen exactly where every channel shifts right and the
+    accumulator bound fits (fixedpoint.rounding_form_holds); the shift >= 0 and 2^30-bias
+    cases keep the general path, the DS-CNN-like shapes get the rounding form."""
+    by_id = {s.id: s for s in SPECS}
+    general = ("pw_shift_pos", "cv_shift_pos", "dw_shift_pos", "dwg_shift_pos",
+               "fc_shift_pos", "pw_bias_2p30")
+    rounding = ("pw_dscnn", "cv_dscnn0", "dw_dscnn", "fc_dscnn", "dw_microspeech", "dw_5x5",
+                "fc_microspeech")
+    for sid in general + rounding:
+        g = load_tflite(build_model(by_id[sid]))
+        call = select_kernels(g, DSP_BOARD).choices[0].call
+        assert call is not None
+        assert call.param("requant_form") == (0 if sid in general else 1), sid
+
+
+def test_no_dsp_feature_selects_portable_or_reference() -> None:
     g = load_tflite(build_model(SPECS[0]))
-    assert select_kernels(g, get_board("microbit-v1")).choices[0].variant.impl == "ref"
+    assert select_kernels(g, get_board("microbit-v1")).choices[0].variant.impl == "opt"
     assert select_kernels(g, None).choices[0].variant.impl == "ref"
 
 
 def test_folded_bias_is_exact_modulo_2_32() -> None:
-    """bias + off * sum(w) equals the reference's per-tap offset sum for every input."""
+    """bias + off * sum(w) (the folded bias of the mve kernels and the dsp FC) equals the
+    reference's per-tap offset sum for every input."""
     rng = np.random.default_rng(7)
     for off in (-127, 128, 0, 37):
         w = rng.integers(-128, 128, size=(5, 300))
@@ -321,19 +397,22 @@ def test_folded_bias_is_exact_modulo_2_32() -> None:
         assert np.array_equal(arm_dsp.wrap_int32(ref), arm_dsp.wrap_int32(ours)), off
 
 
-def test_q15_packing_preserves_dot_products() -> None:
-    """Packed rows and the device's extension of an input give the int8 dot product."""
-    rng = np.random.default_rng(3)
-    for depth in (1, 2, 3, 4, 5, 7, 8, 13, 64, 67):
-        rows = rng.integers(-128, 128, size=(3, depth)).astype(np.int8)
-        x = rng.integers(-128, 128, size=(1, depth)).astype(np.int8)
-        packed = arm_dsp.pack_q15_rows(rows).view("<i2").reshape(3, -1).astype(np.int64)
-        xp = arm_dsp.pack_q15_rows(x).view("<i2").astype(np.int64)
-        assert packed.shape[1] % 4 == 0 and packed.shape[1] - depth < 4
-        expected = rows.astype(np.int64) @ x[0].astype(np.int64)
-        assert np.array_equal(packed @ xp, expected), depth
-        assert sorted(arm_dsp.q15_order(depth)[arm_dsp.q15_order(depth) >= 0]) == list(
-            range(depth))
+def test_dsp_weights_are_the_models_bytes(results: _Results) -> None:
+    """Every dsp call stores exactly the reference's filter bytes (int8, no widening, no
+    padding): the weight flash of the default build equals the model's int8 weights."""
+    for spec in SPECS:
+        if spec.kind == "gap":
+            continue
+        graph = load_tflite(build_model(spec))
+        ref = select_kernels(graph, None).choices[0].call
+        dsp = select_kernels(graph, DSP_BOARD).choices[0].call
+        assert ref is not None and dsp is not None
+        a, b = ref.const("filter").values, dsp.const("filter").values
+        assert b.dtype == np.int8 and a.size == b.size, spec.id
+        assert sorted(a.tolist()) == sorted(b.tolist()), spec.id
+        # the declared budget: no more constant bytes than the reference, an estimate
+        assert dsp.const_bytes == ref.const_bytes, spec.id
+        assert dsp.instructions > 0, spec.id
 
 
 # ---- randomized sweep (--sweep) -----------------------------------------------------------
@@ -365,7 +444,12 @@ def random_specs(n: int, seed: int) -> list[Spec]:
             specs.append(Spec(f"rnd{i}_pw", "conv", (n_, h, w, c), int(rng.integers(1, 40)),
                               stride=stride, padding=pad, expect=C1, **common))  # type: ignore
             continue
-        k = (3, 3) if kind == "dw" else (int(rng.integers(1, 6)), int(rng.integers(1, 6)))
+        k = (int(rng.integers(1, 6)), int(rng.integers(1, 6)))
+        if kind == "dw" and rng.random() < 0.5:
+            k = (3, 3)
+        mult = 1
+        if kind == "dw" and rng.random() < 0.25:
+            c, mult = 1, int(rng.integers(1, 9))
         if kind == "conv" and k == (1, 1):
             k = (1, 2)
         dil = (int(rng.integers(1, 3)), int(rng.integers(1, 3))) if rng.random() < 0.3 \
@@ -373,10 +457,11 @@ def random_specs(n: int, seed: int) -> list[Spec]:
         if pad == Padding.VALID:   # keep the output non-empty
             h = max(h, (k[0] - 1) * dil[0] + 1)
             w = max(w, (k[1] - 1) * dil[1] + 1)
-        oc = c if kind == "dw" else int(rng.integers(1, 24))
+        oc = c * mult if kind == "dw" else int(rng.integers(1, 24))
         specs.append(Spec(f"rnd{i}_{kind}", "conv" if kind == "conv" else "dw",
                           (n_, h, w, c), oc, k=k, stride=stride, dilation=dil, padding=pad,
-                          expect=CG if kind == "conv" else DW, **common))  # type: ignore
+                          expect=CG if kind == "conv" else dw_symbol(c, k, mult),
+                          **common))  # type: ignore
     return specs
 
 

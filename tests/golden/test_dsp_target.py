@@ -58,7 +58,8 @@ def _run(cmd: list[str], **kw: object) -> subprocess.CompletedProcess[str]:
 
 def test_simd_twins_equal_the_instructions(tmp_path: Path) -> None:
     src = TEST_RT / "td_simd_check.c"
-    inc = ["-I", str(ROOT / "firmware" / "kernels" / "arm"), "-I", str(TEST_RT)]
+    inc = ["-I", str(ROOT / "firmware" / "kernels" / "arm"), "-I", str(TEST_RT),
+           "-I", str(ROOT / "firmware" / "kernels")]
     host = tmp_path / "host"
     _run(["gcc", "-std=c99", "-O1", "-DTD_SIMD_CHECK_HOST", "-Wall", "-Wextra",
           "-fsanitize=address,undefined", "-fno-sanitize-recover=all", *inc, str(src),
@@ -70,7 +71,7 @@ def test_simd_twins_equal_the_instructions(tmp_path: Path) -> None:
           str(TEST_RT / "td_dsp_test_rt.c"),
           *ldflags(Core.CORTEX_M4F, str(TEST_RT / "td_dsp_test.ld")), "-o", str(elf)])
     disasm = _run(["arm-none-eabi-objdump", "-d", str(elf)]).stdout
-    for insn in ("smlad", "smlabb", "smlatt", "sadd16", "sxtb16", "ldrd"):
+    for insn in ("smlad", "smlabb", "smlatt", "sadd16", "sxtb16", "sxtab16", "smmulr", "ldrd"):
         assert insn in disasm, f"{insn} not used on the Cortex-M4 build"
     proc = _run(["qemu-system-arm", "-M", "mps2-an386", "-nographic", "-monitor", "none",
                  "-serial", "null", "-icount", "shift=0", "-semihosting-config",
@@ -78,8 +79,10 @@ def test_simd_twins_equal_the_instructions(tmp_path: Path) -> None:
     dev_out = (proc.stdout + proc.stderr).split()
     assert dev_out[-1] == "end"
     dev_out = dev_out[:-1]
-    assert len(dev_out) == len(host_out) == 6
-    names = ["sxtb16/sxtb16_ror8/read", "smlad", "smlabb", "smlatt", "sadd16", "load2"]
+    assert len(dev_out) == len(host_out) == 10
+    names = ["sxtb16/sxtb16_ror8/read", "sxtab16", "sxtab16_ror8", "rounding form",
+             "rounding form mismatches", "smlad", "smlabb", "smlatt", "sadd16", "load2"]
+    assert host_out[4] == "00000000", "the rounding form differs from td_requantize (host)"
     for name, h, d in zip(names, host_out, dev_out, strict=True):
         assert h == d, f"{name}: host twin and Cortex-M4 instruction differ"
 
@@ -143,8 +146,10 @@ def test_dscnn_end_to_end_with_dsp_kernels(tmp_path: Path) -> None:
     graph = load_tflite(model)
     result = build_firmware(model, get_board("mps2-an386"), "validate", tmp_path / "fw")
     symbols = {k.symbol for k in result.kernels}
-    assert {"td_conv2d_s8_dsp", "td_conv2d_1x1_s8_dsp", "td_dwconv2d_3x3_s8_dsp",
-            "td_fully_connected_s8_dsp"} <= symbols, symbols
+    assert {"td_conv2d_s8_dsp", "td_dwconv2d_3x3_s8_dsp", "td_fully_connected_s8_dsp"} \
+        <= symbols, symbols
+    # the pointwise layers: the forward kernel or its back-to-front twin (the planner's pick)
+    assert {"td_conv2d_1x1_s8_dsp", "td_conv2d_1x1_back_s8_dsp"} & symbols, symbols
     assert not {"td_conv2d_s8_ref", "td_dwconv2d_s8_ref"} & symbols
     with connect(Firmware.from_build_dir(tmp_path / "fw"), timeout=120) as conn:
         report = validate_cases(conn.session.run, model.read_bytes(),

@@ -154,6 +154,7 @@ def build_firmware(model: Path | bytes, board: Board, app: App | str, out_dir: P
     from tinydeploy.model.loader import load_tflite
     from tinydeploy.plan.budget import (
         check_budget,
+        check_constants_fit,
         compute_budget,
         sized_stack_reserve,
         stack_estimate,
@@ -177,6 +178,7 @@ def build_firmware(model: Path | bytes, board: Board, app: App | str, out_dir: P
     del cc
 
     g = graph if graph is not None else load_tflite(model)
+    check_constants_fit(g, board)
     selection = select_kernels(g, board)
     plan = plan_graph(g, selection, board=board, algorithm=algorithm)
     selection = plan.selection or selection   # the layout is proved for this one (twins)
@@ -198,6 +200,9 @@ def build_firmware(model: Path | bytes, board: Board, app: App | str, out_dir: P
                               hint="build it through tinydeploy.pipeline.build_app (the CLI "
                                    "does), which renders them for the model")
     out_dir = Path(out_dir)
+    # A folder is flashable only with its manifest, written last: a rebuild that is
+    # interrupted cannot leave the previous manifest vouching for half-new files.
+    (out_dir / "manifest.json").unlink(missing_ok=True)
     project = render_project(g, selection, plan, board, app, out_dir,
                              extra_context=extra_context, generated_headers=generated_headers,
                              part_files=part_files,
@@ -272,7 +277,9 @@ def build_firmware(model: Path | bytes, board: Board, app: App | str, out_dir: P
         "rule": ("measured bound + max(256 B, bound / 8), rounded up to 64 B (board RAM "
                  "<= 64 KB)") if sized else ("given (--stack)" if requested_stack is not None
                                               else "fixed default for the board")}
-    (out_dir / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
+    tmp = out_dir / "manifest.json.tmp"
+    tmp.write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+    os.replace(tmp, out_dir / "manifest.json")
     return BuildResult(**{**result.__dict__, "manifest": manifest})
 
 

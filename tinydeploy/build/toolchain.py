@@ -152,12 +152,16 @@ def compile_firmware(sources: Sequence[Path | str], include_dirs: Sequence[Path 
         list(pool.map(compile_one, zip(srcs, objects, strict=True)))
 
     elf = out_dir / "firmware.elf"
+    tmp = out_dir / "firmware.elf.tmp"   # renamed when complete: never a half-written ELF
     script = str(Path(linker_script).resolve()) if linker_script is not None and not host \
         else None
-    link = [cc, *ldflags(board.core, script, None if host else str(out_dir / "firmware.map"),
-                         sanitize=sanitize),
-            *map(str, objects), *ldlibs(board.core), "-o", str(elf)]
+    link = [cc, *ldflags(board.core, script,
+                         None if host else str(out_dir / "firmware.map.tmp"), sanitize=sanitize),
+            *map(str, objects), *ldlibs(board.core), "-o", str(tmp)]
     _run(link, f"linking {elf.name} for board '{board.id}'")
+    if not host:
+        os.replace(out_dir / "firmware.map.tmp", out_dir / "firmware.map")
+    os.replace(tmp, elf)
     if not host:
         objcopy(elf, board)
     return elf
@@ -167,8 +171,10 @@ def objcopy(elf: Path, board: Board) -> tuple[Path, Path]:
     """Write ``firmware.hex`` (Intel HEX) and ``firmware.bin`` next to ``elf``."""
     tool = _binutil(board, "objcopy")
     hex_path, bin_path = elf.with_suffix(".hex"), elf.with_suffix(".bin")
-    _run([tool, "-O", "ihex", str(elf), str(hex_path)], f"objcopy to {hex_path.name}")
-    _run([tool, "-O", "binary", str(elf), str(bin_path)], f"objcopy to {bin_path.name}")
+    for fmt, path in (("ihex", hex_path), ("binary", bin_path)):
+        tmp = path.with_name(path.name + ".tmp")
+        _run([tool, "-O", fmt, str(elf), str(tmp)], f"objcopy to {path.name}")
+        os.replace(tmp, path)
     return hex_path, bin_path
 
 

@@ -22,8 +22,9 @@ def _pin(value: int | str | None) -> str | None:
     raise ValueError(f"cannot encode pin '{value}'")
 
 
-def board_defines(board: Board) -> list[str]:
-    """`NAME=value` strings, sorted, for the Makefile's CFLAGS."""
+def board_defines(board: Board, app: str | None = None) -> list[str]:
+    """`NAME=value` strings, sorted, for the Makefile's CFLAGS (``app`` picks the link's
+    rate: the kws app may run faster than the others, boards' ``uart.kws_baud``)."""
     ram = board.region("ram")
     flash = board.region("flash")
     d = {
@@ -31,7 +32,7 @@ def board_defines(board: Board) -> list[str]:
         f"TD_FAMILY_{c_identifier(board.family).upper()}": "1",
         "TD_CLOCK_HZ": f"{board.clock_hz}u",
         f"TD_CYCLE_COUNTER_{board.cycle_counter.upper()}": "1",
-        "TD_UART_BAUD": f"{board.uart.baud}u",
+        "TD_UART_BAUD": f"{board.uart.baud_for(app)}u",
         "TD_RAM_ORIGIN": f"{ram.origin:#x}u",
         "TD_RAM_SIZE": f"{ram.size}u",
         "TD_FLASH_ORIGIN": f"{flash.origin:#x}u",

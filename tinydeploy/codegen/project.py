@@ -247,7 +247,7 @@ def render_project(graph: Graph, selection: Selection, plan: GraphPlan, board: B
         "app": app,
         "sources": sources,
         "include_dirs": include_dirs,
-        "defines": board_defines(board),
+        "defines": board_defines(board, app),
         "cflags_core": list(toolchain.core_flags(board.core)),
         "cflags_common": [*toolchain.COMMON_CFLAGS, *toolchain.STACK_ANALYSIS_CFLAGS,
                           toolchain.file_prefix_map("$(CURDIR)")],

@@ -88,8 +88,16 @@ def configure(p: argparse.ArgumentParser) -> None:
     s.add_argument("--realtime", action="store_true", help="pace the audio at real time")
     _detector_args(s)
 
-    c = sub.add_parser("score", help="a long stream of test clips: hits, misses, FA/hour")
-    c.add_argument("--data", type=Path, required=True, help="dataset .npz (its test split)")
+    c = sub.add_parser("score", help="a long stream of test clips: hits, misses, FA/hour; or "
+                                     "a folder of labelled WAV clips: top-1, confusion matrix")
+    c.add_argument("--data", type=Path, required=True,
+                   help="dataset .npz (its test split, streamed), or a FOLDER of WAV files "
+                        "with one sub-folder per label (scored clip by clip)")
+    c.add_argument("--max-per-class", type=int, default=None, metavar="N",
+                   help="FOLDER: at most N clips per sub-folder (sorted by name)")
+    c.add_argument("--reference", action="store_true",
+                   help="FOLDER: also run the front end's reference (e.g. TensorFlow's ops for "
+                        "mlperf-kws) through tflite-micro and report the top-1 agreement")
     c.add_argument("--words", type=int, default=40, help="test clips in the stream")
     c.add_argument("--seed", type=int, default=0)
     c.add_argument("--tolerance-ms", type=int, default=1000)
@@ -202,10 +210,14 @@ def _train(args: argparse.Namespace) -> int:
 
 
 def _detector(args: argparse.Namespace) -> Any:
+    """The detector settings; the keywords are the model's non-filler labels."""
+    from tinydeploy.kws.labels import keyword_range
     from tinydeploy.kws.stream import DetectorConfig
 
+    first, end = keyword_range(_label_names(args.model, args.labels))
     return DetectorConfig(avg_windows=args.avg_windows, threshold=args.threshold,
-                          suppress_ms=args.suppress_ms, infer_every=args.infer_every)
+                          suppress_ms=args.suppress_ms, infer_every=args.infer_every,
+                          first_keyword=first, keyword_end=end)
 
 
 def _run_audio(args: argparse.Namespace, audio: Any, on_detection: Any) -> tuple[list, Any]:
@@ -218,6 +230,7 @@ def _run_audio(args: argparse.Namespace, audio: Any, on_detection: Any) -> tuple
         raise InputDataError(f"{args.model}: no such model",
                              hint="train one with `tinydeploy kws train`")
     fcfg = _frontend(args)
+    _check_input(args.model, fcfg)
     det = _detector(args)
     if args.simulate:
         events = simulate_stream(audio, args.model.read_bytes(), fcfg, det)
@@ -252,6 +265,15 @@ def _frontend(args: argparse.Namespace) -> Any:
     if getattr(args, "_frontend_choice", None) is None:
         args._frontend_choice = frontend_for(args.model, args.frontend)
     return args._frontend_choice
+
+
+def _check_input(model: Path, choice: Any) -> None:
+    """The model's input must be one window of the chosen front end's features."""
+    from tinydeploy.kws.presets import check_model_input
+    from tinydeploy.model.loader import load_tflite
+
+    g = load_tflite(model)
+    check_model_input(choice, tuple(int(d) for d in g.inputs[0].shape), str(model))
 
 
 def _label_names(model: Path, labels: Path | None = None) -> list[str]:
@@ -328,6 +350,9 @@ def _device_text(res: Any, args: argparse.Namespace) -> str:
 def _score(args: argparse.Namespace) -> int:
     import numpy as np
 
+    if args.data.is_dir():
+        return _score_folder(args)
+
     from tinydeploy.errors import InputDataError
     from tinydeploy.kws.data import Dataset, Split
     from tinydeploy.kws.stream import build_stream, score_stream
@@ -354,4 +379,85 @@ def _score(args: argparse.Namespace) -> int:
                      f"{d['median_latency_ms']} ms")
         if res is not None:
             stdout.print(_device_text(res, args))
+    return 0
+
+
+def _score_folder(args: argparse.Namespace) -> int:
+    """Top-1 per clip of a labelled WAV folder, on the device or simulated."""
+    from tinydeploy.errors import InputDataError
+    from tinydeploy.kws.folder import (
+        FolderScore,
+        collect_folder,
+        device_predictions,
+        fit_clips,
+        host_predictions,
+        score_json,
+    )
+    from tinydeploy.report.output import emit_json, stdout
+
+    if not args.model.exists():
+        raise InputDataError(f"{args.model}: no such model")
+    if args.max_per_class is not None and args.max_per_class < 1:
+        raise InputDataError(f"--max-per-class must be >= 1, got {args.max_per_class}")
+    choice = _frontend(args)
+    _check_input(args.model, choice)
+    names = _label_names(args.model, args.labels)
+    lf = collect_folder(args.data, names, args.max_per_class)
+    log = _log(args)
+    log(f"{len(lf.files)} clips from {args.data} ({choice.preset.value} front end)"
+        + (f"; as unknown: {', '.join(sorted(lf.as_unknown))}" if lf.as_unknown else "")
+        + (f"; skipped: {', '.join(sorted(lf.skipped))}" if lf.skipped else ""))
+    clips = fit_clips(lf.files, choice.config)
+    model_bytes = args.model.read_bytes()
+
+    def progress(i: int, n: int) -> None:
+        log(f"  {i}/{n} clips")
+
+
+    if args.simulate:
+        pred, _ = host_predictions(clips, model_bytes, choice, progress)
+    else:
+        if not args.board:
+            raise InputDataError("--board is required (or --simulate)",
+                                 hint="e.g. --board mps2-an386")
+        from tinydeploy.boards import get_board
+        from tinydeploy.flash.runner import Firmware
+        from tinydeploy.kws.device import build_kws_firmware
+        from tinydeploy.link.connect import connect
+
+        board = get_board(args.board)
+        out = args.output or Path("build") / f"kws-{board.id}{'-emulated' if args.emulate else ''}"
+        out = out.resolve()
+        log(f"building the kws app for {board.id} -> {out}")
+        build_kws_firmware(args.model, board, out, _detector(args), choice,
+                           emulate=args.emulate)
+        fw = Firmware.from_build_dir(out)
+        # the emulator's watchdog: generous, a clip takes ~0.2-5 s on a busy host
+        with connect(fw, port=args.port, timeout=120.0 + 20.0 * len(clips)) as conn:
+            pred, _ = device_predictions(conn.session, clips, progress)
+    sc = FolderScore(tuple(names), lf.labels, pred)
+    doc = {**score_json(sc, lf), "mode": "simulate" if args.simulate else "device",
+           "board": None if args.simulate else args.board, "frontend": choice.preset.value}
+    if args.reference:
+        ref, _ = host_predictions(clips, model_bytes, choice, progress, reference=True)
+        doc["reference_top1"] = float((ref == lf.labels).mean())
+        doc["agreement"] = float((ref == pred).mean())
+        doc["disagreements"] = int((ref != pred).sum())
+    if args.json:
+        emit_json(doc)
+        return 0
+    where = "simulated" if args.simulate else f"on {args.board}"
+    stdout.print(f"{sc.n} clips {where}: top-1 {100 * sc.top1:.2f} %")
+    for name, c in sc.per_class().items():
+        stdout.print(f"  {name:12s} {c['n']:6d} clips  {100 * c['top1']:6.2f} %")
+    m = sc.confusion()
+    used = [i for i in range(len(names)) if m[i].sum() or m[:, i].sum()]
+    stdout.print("confusion (rows: true, columns: predicted): "
+                 + " ".join(names[i][:6] for i in used))
+    for i in used:
+        stdout.print(f"  {names[i][:10]:10s} " + " ".join(f"{m[i, j]:6d}" for j in used))
+    if args.reference:
+        stdout.print(f"reference pipeline: top-1 {100 * doc['reference_top1']:.2f} %, same top-1 "
+                     f"as this run on {100 * doc['agreement']:.2f} % of clips "
+                     f"({doc['disagreements']} differ)")
     return 0

@@ -42,6 +42,15 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--stack", type=int, default=None, metavar="BYTES",
                    help="stack the build will reserve (default: the build's default for the "
                         "board); RAM counts the larger of this and the estimated need")
+    p.add_argument("--frontend", default=None, metavar="NAME|FILE.json",
+                   help="--app kws: the front end (default: frontend.json beside the model)")
+    p.add_argument("--infer-every", type=int, default=None, metavar="FRAMES",
+                   help="--app kws: frames (strides) between inferences for the real-time "
+                        "check (default: the kws app's default)")
+    p.add_argument("--kws-instructions", default=None, metavar="FRONTEND,MODEL",
+                   help="--app kws: instructions per front-end frame and per inference "
+                        "(default: measured by running the kws app on the board's emulated "
+                        "stand-in)")
     p.add_argument("--json", action="store_true", help="machine-readable output on stdout")
     p.add_argument("--html", type=Path, metavar="FILE",
                    help="also write an HTML report with the memory timeline")
@@ -54,11 +63,12 @@ def plan_model(model: Path, board_name: str, app: str = "bench", algorithm: str 
     from tinydeploy.boards import get_board
     from tinydeploy.kernels.registry import select_kernels
     from tinydeploy.model.loader import load_tflite
-    from tinydeploy.plan.budget import compute_budget
+    from tinydeploy.plan.budget import check_constants_fit, compute_budget
     from tinydeploy.plan.lifetimes import plan_graph
 
     board = get_board(board_name)
     graph = load_tflite(model)
+    check_constants_fit(graph, board)
     given_stack = stack
     selection = select_kernels(graph, board)
     gplan = plan_graph(graph, selection, None, algorithm, align)
@@ -200,6 +210,10 @@ def run(args: argparse.Namespace) -> int:
         raise InputDataError(f"--stack {args.stack}: must be between 1 and {1 << 24} bytes")
     report, budget = plan_model(args.model, args.board, args.app, args.algorithm, args.align,
                                 args.stack)
+    verdict = None
+    if args.app == "kws" and budget.fits:
+        verdict = _realtime(args)
+        report["realtime"] = verdict.as_dict()
     if args.html:
         from tinydeploy.report.plan_html import render_plan_html
 
@@ -215,8 +229,41 @@ def run(args: argparse.Namespace) -> int:
         emit_json(report)
     else:
         _print(report)
+        if verdict is not None:
+            from tinydeploy.report.output import stdout
+
+            stdout.print(verdict.text())
     if not budget.fits:
         from tinydeploy.plan.budget import check_budget
 
         check_budget(budget)
     return 0
+
+
+def _realtime(args: argparse.Namespace) -> Any:
+    """The kws app's real-time verdict (tinydeploy/kws/realtime.py)."""
+    import tempfile
+
+    from tinydeploy.boards import get_board
+    from tinydeploy.errors import InputDataError
+    from tinydeploy.kws.presets import resolve_frontend
+    from tinydeploy.kws.realtime import KwsLoad, measure_kws_load, realtime_verdict
+
+    board = get_board(args.board)
+    choice = resolve_frontend(args.frontend, args.model)
+    if args.kws_instructions:
+        try:
+            fe, model = (float(v) for v in args.kws_instructions.split(","))
+        except ValueError:
+            raise InputDataError(f"--kws-instructions {args.kws_instructions!r}: expected "
+                                 "FRONTEND,MODEL (two numbers)") from None
+        if fe <= 0 or model <= 0:
+            raise InputDataError("--kws-instructions: both figures must be > 0")
+        load = KwsLoad(fe, model, "given: --kws-instructions")
+    else:
+        with tempfile.TemporaryDirectory(prefix="td-kws-rt-") as tmp:
+            load = measure_kws_load(args.model, board, choice, Path(tmp) / "fw")
+    from tinydeploy.kws.stream import DetectorConfig
+
+    every = DetectorConfig().infer_every if args.infer_every is None else args.infer_every
+    return realtime_verdict(board, load, choice.config, every)

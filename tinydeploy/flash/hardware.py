@@ -40,9 +40,9 @@ def find_serial_port(board: Board) -> str:
 class SerialDevice(Device):
     """A real board that runs on its own; only its serial port is ours."""
 
-    def __init__(self, board: Board, port: str | None) -> None:
+    def __init__(self, board: Board, port: str | None, baud: int | None = None) -> None:
         self.board = board
-        self.baud = board.uart.baud
+        self.baud = baud or board.uart.baud
         self.port = port or find_serial_port(board)
 
     def resume(self) -> None:
@@ -91,7 +91,7 @@ class _HardwareRunner(Runner):
         exe = _require(self.tool, self.install)
         _flash(self.command(firmware, exe), f"{self.name} flashing {firmware.board.id}",
                self.flash_timeout, cwd=firmware.project_dir)
-        return SerialDevice(firmware.board, self.port)
+        return SerialDevice(firmware.board, self.port, firmware.baud)
 
 
 def _image(firmware: Firmware) -> Path:

@@ -33,6 +33,11 @@ class Firmware:
     hex: Path | None = None
     bin: Path | None = None
     project_dir: Path | None = None
+    app: str | None = None          # the application built in (decides the link's rate)
+
+    @property
+    def baud(self) -> int:
+        return self.board.uart.baud_for(self.app)
 
     @classmethod
     def from_elf(cls, elf: Path, board: Board) -> Firmware:
@@ -64,8 +69,10 @@ class Firmware:
         elf = build_dir / "firmware.elf"
         if not elf.is_file():
             raise TinydeployError(f"{elf} is missing", hint="run make in the build folder")
+        app = manifest.get("app")
         return cls(elf, board, _opt(build_dir / "firmware.hex"),
-                   _opt(build_dir / "firmware.bin"), build_dir)
+                   _opt(build_dir / "firmware.bin"), build_dir,
+                   app if isinstance(app, str) else None)
 
 
 def _opt(p: Path) -> Path | None:

@@ -185,23 +185,29 @@ def conv_ref_order(call: KernelCall) -> AccessOrder:
                     lambda px, o: px * out_c + o)
 
 
-def conv_1x1_pairs_order(call: KernelCall) -> AccessOrder:
-    """td_conv2d_1x1_s8_dsp: one step per pair of output pixels (flat order): both input
-    pixels are sign-extended into scratch, then both output pixels are written."""
-    in_c, out_c = _p(call, "in_c"), _p(call, "out_c")
-    return _combine(call, in_c, out_c, lambda lp, c: lp // 2, lambda px, o: px // 2)
+def conv_rows_order(rows: int) -> Callable[[KernelCall], AccessOrder]:
+    """td_conv2d_1x1_s8_dsp and td_conv2d_s8_dsp (also for a one-channel depthwise): one
+    step per group of ``rows`` output pixels (flat order): the group's input windows are
+    widened into scratch, then its output pixels are written."""
+    def order(call: KernelCall) -> AccessOrder:
+        in_c, out_c = _p(call, "in_c"), _p(call, "out_c")
+        return _combine(call, in_c, out_c, lambda lp, c: lp // rows, lambda px, o: px // rows)
+    return order
 
 
-def conv_1x1_back_pairs_order(call: KernelCall) -> AccessOrder:
-    """td_conv2d_1x1_back_s8_dsp: the pairs of td_conv2d_1x1_s8_dsp taken from the last
-    pixel to the first (an odd last pixel alone first), so output pixel ``px`` of ``n`` is
-    written, and its input pixel read, at step (n - 1 - px + n % 2) // 2."""
-    in_c, out_c = _p(call, "in_c"), _p(call, "out_c")
-    n = _p(call, "batches") * _p(call, "out_h") * _p(call, "out_w")
+def conv_rows_back_order(rows: int) -> Callable[[KernelCall], AccessOrder]:
+    """td_conv2d_1x1_back_s8_dsp: groups of ``rows`` output pixels taken from the last pixel
+    to the first (the group of the last ``rows`` pixels first, a partial group of the first
+    pixels last), so output pixel ``px`` of ``n`` is written, and its input pixel read, at
+    step (n - 1 - px) // rows."""
+    def order(call: KernelCall) -> AccessOrder:
+        in_c, out_c = _p(call, "in_c"), _p(call, "out_c")
+        n = _p(call, "batches") * _p(call, "out_h") * _p(call, "out_w")
 
-    def step(px: np.ndarray) -> np.ndarray:
-        return (n - 1 - px + n % 2) // 2
-    return _combine(call, in_c, out_c, lambda lp, c: step(lp), lambda px, o: step(px))
+        def step(px: np.ndarray) -> np.ndarray:
+            return (n - 1 - px) // rows
+        return _combine(call, in_c, out_c, lambda lp, c: step(lp), lambda px, o: step(px))
+    return order
 
 
 def conv_1x1_lanes_order(lanes: int) -> Callable[[KernelCall], AccessOrder]:

@@ -2,26 +2,29 @@
 
 Each variant reuses the reference op's checks and `prepare` (all of TFLite's Prepare-time
 math lives there, once) and extends the resulting `KernelCall`: another symbol and sources,
-the same parameter struct, a scratch buffer, a *folded bias* and the filter packed on the
-host as sign-extended int16 in the lane order the SIMD instructions consume (q15 rows for
-the matrix products, see td_gemm_s8_dsp.h; [group][tap][4 lanes] for the depthwise kernel),
-so that the device never sign-extends a weight. Packed weights take twice the flash of int8.
+the same parameter struct, the reference's int8 filter (in the reference layout, or for the
+3x3 depthwise kernel the same bytes regrouped per four channels), the model's bias, a scratch
+buffer bounded by a small multiple of the kernel size, and ``requant_form``.
 
-Folded bias: the reference accumulates sum((x + input_offset) * w) + bias. The dsp kernels
-accumulate the pure int8 dot product sum(x * w) and add
+Int8 weights stay int8 in flash (no more bytes than the model's): the kernels widen four
+weights per LDR in registers (SXTB16) and the inputs with the input offset added (SXTAB16),
+see td_gemm_s8_dsp.h. Padded taps (im2col columns, depthwise taps outside the image) read the
+input zero point, which widens to 0: what the reference's skipping of those taps contributes.
 
-    bias_folded[o] = bias[o] + input_offset * sum(w[o])        (wrapped to int32)
+``requant_form`` = 1 selects the branch-free rounding form of the requantization
+(td_requant.h), which the host proves exact for the layer: every channel shifts right, and
+the accumulator bound from the weights, the bias and the input range
+(`fixedpoint.accumulator_bound`) keeps every intermediate inside int32
+(`fixedpoint.rounding_form_holds`). Otherwise the kernel uses the general td_requantize.
 
-which is the same value modulo 2^32, hence the same int32 whenever the reference does not
-overflow (and TFLite is undefined when it does). Padded taps (im2col columns, depthwise taps
-outside the image) read the input zero point, whose contribution (zp + input_offset) * w is
-0, exactly what the reference's skipping of those taps contributes. A FULLY_CONNECTED with
-a non-zero filter zero point would add an input-dependent term, so that case stays on the
-reference kernel.
+Each variant declares its cost (`VariantCost`: instructions from a per-MAC and per-output
+model fitted to QEMU icount runs, weight flash bytes, scratch bytes) for selection against a
+board's budget.
 
 Invariants: every variant here has ``impl="dsp"``, requires the board feature ``"dsp"``,
-outranks the reference (``priority`` > 0) and returns a reason from ``accepts`` for any shape
-it does not handle, so that selection falls back to the reference kernel.
+outranks the reference (``priority`` > 0), stores exactly the reference's weight bytes and
+returns a reason from ``accepts`` for any shape it does not handle, so that selection falls
+back to the reference kernel.
 """
 
 from __future__ import annotations
@@ -30,14 +33,17 @@ from dataclasses import replace
 
 import numpy as np
 
+from tinydeploy.fixedpoint import accumulator_bound, rounding_form_holds
 from tinydeploy.kernels.access import (
-    conv_1x1_back_pairs_order,
-    conv_1x1_pairs_order,
+    conv_rows_back_order,
+    conv_rows_order,
     dwconv_lanes_order,
+    dwconv_ref_order,
 )
 from tinydeploy.kernels.conv import CONV2D_S8_REF
 from tinydeploy.kernels.depthwise import DWCONV2D_S8_REF
 from tinydeploy.kernels.fully_connected import FULLY_CONNECTED_S8_REF
+from tinydeploy.kernels.pooling import AVGPOOL2D_S8_REF
 from tinydeploy.kernels.registry import ConstArray, KernelCall, KernelVariant, register
 from tinydeploy.model.ir import DepthwiseConv2DOptions, Graph, Operator
 
@@ -47,9 +53,67 @@ SIMD_HEADER = f"{ARM_DIR}/td_simd.h"
 DW3X3_TAPS_H = f"{ARM_DIR}/td_dw3x3_taps.h"   # 3x3 depthwise tap pointers (private)
 GEMM_HEADER = f"{ARM_DIR}/td_gemm_s8_dsp.h"
 
-# Dot products of int8 values are at most 2^14 in magnitude; the kernels' partial sums stay in
-# int32 for depths below 2^17 (see td_gemm_s8_dsp.h).
-MAX_DEPTH = 1 << 17
+# |x + input_offset| <= 255 and |w| <= 128: a pair of products stays inside int32 and the
+# kernels' sums for depths below 2^16 (the accumulator bound decides the requantization form).
+MAX_DEPTH = 1 << 16
+
+
+def rounding_form(rows: np.ndarray, call: KernelCall) -> int:
+    """1 when the rounding form of the requantization is exact for every channel of ``call``
+    (``rows`` = the filter as [out_c, depth] int8), else 0 (the general td_requantize)."""
+    bias = next((c.values for c in call.consts if c.name == "bias"), None)
+    bound = accumulator_bound(rows, bias, int(call.param("input_offset")))
+    mult = call.const("mult").values
+    shift = call.const("shift").values
+    zp = int(call.param("output_offset"))
+    ok = all(rounding_form_holds(int(a), int(m), int(s), zp)
+             for a, m, s in zip(bound, mult, shift, strict=True))
+    return int(ok)
+
+
+# Instructions per multiply-accumulate, requantization and loop overhead included, measured
+# on QEMU mps2-an386 (-icount, -O2) on the DS-CNN, micro_speech and AD01-shaped layers.
+INSTRUCTIONS_PER_MAC = {
+    "td_conv2d_1x1_s8_dsp": 1.4, "td_conv2d_s8_dsp": 2.1, "td_dwconv2d_3x3_s8_dsp": 5.7,
+    "td_dwconv2d_s8_dsp": 7.0, "td_fully_connected_s8_dsp": 1.85,
+    "td_dwconv2d_c1_s8_dsp": 2.6,
+}
+
+
+def estimated_instructions(symbol: str, rows: np.ndarray, call: KernelCall) -> int:
+    """The cost model: MACs (outputs x depth of ``rows``) x the symbol's measured rate."""
+    outputs = 1
+    for k in ("batches", "out_h", "out_w"):
+        try:
+            outputs *= int(call.param(k))
+        except KeyError:
+            pass
+    macs = outputs * int(rows.size)
+    return int(round(macs * INSTRUCTIONS_PER_MAC.get(symbol, 0.0)))
+
+
+def as_dsp_call(call: KernelCall, symbol: str, rows: np.ndarray, scratch_bytes: int,
+                filter_values: np.ndarray | None = None) -> KernelCall:
+    """The reference ``call`` turned into a call of the dsp kernel ``symbol``: the same
+    constants (``filter_values`` replaces the filter's bytes when the kernel reads them
+    regrouped), ``requant_form`` proven from ``rows`` (the filter as [out_c, depth] int8) and
+    a scratch buffer of ``scratch_bytes`` (none, and no scratch argument, when 0)."""
+    consts = call.consts
+    if filter_values is not None:
+        consts = tuple(ConstArray("filter", "int8_t", filter_values) if c.name == "filter"
+                       else c for c in consts)
+    params = call.params + (("requant_form", rounding_form(rows, call)),)
+    args = call.args + (("scratch",) if scratch_bytes else ())
+    return replace(call, symbol=symbol, params=params, consts=consts, args=args,
+                   scratch_bytes=scratch_bytes,
+                   instructions=estimated_instructions(symbol, rows, call))
+
+
+def as_dsp_gemm_call(call: KernelCall, symbol: str, depth: int, scratch_bytes: int
+                     ) -> KernelCall:
+    """`as_dsp_call` for the matrix-product kernels, whose filter is [out_c, depth] as is."""
+    filt = call.const("filter").values.astype(np.int8)
+    return as_dsp_call(call, symbol, filt.reshape(filt.size // depth, depth), scratch_bytes)
 
 
 def wrap_int32(values: np.ndarray) -> np.ndarray:
@@ -59,76 +123,22 @@ def wrap_int32(values: np.ndarray) -> np.ndarray:
 
 
 def fold_bias(filter_rows: np.ndarray, bias: np.ndarray | None, input_offset: int) -> np.ndarray:
-    """``bias + input_offset * filter_rows.sum(axis=1)``, exact in int64, wrapped to int32.
-
-    ``filter_rows`` is [out_c, depth] int8; ``bias`` [out_c] int32 or None (zeros).
-    """
+    """``bias + input_offset * filter_rows.sum(axis=1)``, exact in int64, wrapped to int32:
+    the same value modulo 2^32 as the reference's accumulation of ``x + input_offset``, so
+    the same int32 wherever the reference does not overflow (``filter_rows`` [out_c, depth]
+    int8, ``bias`` [out_c] int32 or None)."""
     rows = np.asarray(filter_rows, dtype=np.int64)
     b = np.zeros(rows.shape[0], np.int64) if bias is None else np.asarray(bias, np.int64)
     return wrap_int32(b + int(input_offset) * rows.sum(axis=1))
 
 
-def q15_len(depth: int) -> int:
-    """Twin of td_q15_len: int16 values per packed row (depth rounded up to 4)."""
-    return (depth + 3) & ~3
+GEMM_ROWS = 4          # twin of TD_GEMM_ROWS: input rows (pixels) per filter-row pass
+GEMM_ROWS_IM2COL = 4   # twin of TD_GEMM_ROWS_IM2COL (td_conv2d_s8_dsp)
 
 
-def pair_bytes(depth: int) -> int:
-    """Twin of td_pair_bytes: scratch bytes of a q15 pair buffer (two extended rows)."""
-    return 4 * q15_len(depth)
-
-
-def q15_order(depth: int) -> np.ndarray:
-    """The int8 index stored at each int16 position of a q15 row (-1 = zero padding): groups
-    of four as 0, 2, 1, 3 (the lanes SXTB16 and SXTB16 ROR #8 produce), then the tail in
-    order (see td_gemm_s8_dsp.h)."""
-    order = np.full(q15_len(depth), -1, dtype=np.int64)
-    full = depth // 4
-    for q in range(full):
-        order[4 * q:4 * q + 4] = (4 * q, 4 * q + 2, 4 * q + 1, 4 * q + 3)
-    tail = np.arange(4 * full, depth)
-    order[4 * full:4 * full + tail.size] = tail
-    return order
-
-
-def pack_q15_rows(rows: np.ndarray) -> np.ndarray:
-    """[n, depth] int8 -> the bytes (as int8, little-endian int16) of n q15 rows."""
-    rows = np.asarray(rows, dtype=np.int8)
-    n, depth = rows.shape
-    order = q15_order(depth)
-    out = np.zeros((n, order.size), dtype="<i2")
-    valid = order >= 0
-    out[:, valid] = rows[:, order[valid]]
-    return out.reshape(-1).view(np.int8)
-
-
-def with_packed_weights(call: KernelCall, symbol: str, rows: np.ndarray, packed: ConstArray,
-                        scratch_bytes: int) -> KernelCall:
-    """The reference ``call`` turned into a call of the dsp kernel ``symbol``: the int8
-    ``filter`` replaced by ``packed`` (``rows`` = the filter as [out_c, depth] int8), the
-    constant ``bias`` (if any) by ``bias_folded``, which the ``bias`` field points at (never
-    NULL), the other const arrays kept in order, and a scratch buffer of ``scratch_bytes``."""
-    bias = next((c.values for c in call.consts if c.name == "bias"), None)
-    folded = fold_bias(rows, bias, int(call.param("input_offset")))
-    consts = [packed, ConstArray("bias_folded", "int32_t", folded)]
-    consts += [c for c in call.consts if c.name not in ("filter", "bias")]
-    rename = {"filter": f"@{packed.name}", "bias": "@bias_folded"}
-    params = tuple((k, rename.get(k, v)) for k, v in call.params)
-    return replace(call, symbol=symbol, params=params, consts=tuple(consts),
-                   args=call.args + ("scratch",), scratch_bytes=scratch_bytes)
-
-
-def as_dsp_gemm_call(call: KernelCall, symbol: str, depth: int, scratch_bytes: int
-                     ) -> KernelCall:
-    """The reference ``call`` turned into a call of a dsp matrix-product kernel: ``symbol``;
-    the int8 ``filter`` replaced by its q15 rows ``filter_q15``; the constant ``bias`` (if any)
-    replaced by ``bias_folded``, which the ``bias`` field points at (never NULL); and a
-    scratch buffer of ``scratch_bytes``."""
-    filt = call.const("filter").values.astype(np.int8)
-    rows = filt.reshape(filt.size // depth, depth)
-    return with_packed_weights(call, symbol, rows,
-                               ConstArray("filter_q15", "int8_t", pack_q15_rows(rows)),
-                               scratch_bytes)
+def rows_bytes(depth: int, rows: int = GEMM_ROWS) -> int:
+    """Twin of td_rows_bytes: the widened rows buffer of ``rows`` input rows."""
+    return rows * 8 * ((depth + 3) // 4)
 
 
 # --- CONV_2D ------------------------------------------------------------------------------
@@ -160,14 +170,14 @@ def _conv_1x1_prepare(graph: Graph, op: Operator) -> KernelCall:
     call = CONV2D_S8_REF.prepare(graph, op)
     assert call.param("pad_h") == 0 and call.param("pad_w") == 0
     depth = int(call.param("in_c"))
-    return as_dsp_gemm_call(call, "td_conv2d_1x1_s8_dsp", depth, pair_bytes(depth))
+    return as_dsp_gemm_call(call, "td_conv2d_1x1_s8_dsp", depth, rows_bytes(depth))
 
 
 def conv_scratch_bytes(filter_h: int, filter_w: int, in_c: int) -> int:
-    """Twin of td_conv2d_s8_dsp_scratch_size: a q15 pair buffer and two im2col columns of
-    the depth rounded up to 4 bytes."""
+    """Twin of td_conv2d_s8_dsp_scratch_size: the rows buffer and GEMM_ROWS_IM2COL im2col
+    columns of the depth rounded up to 4 bytes."""
     depth = filter_h * filter_w * in_c
-    return pair_bytes(depth) + 2 * ((depth + 3) & ~3)
+    return rows_bytes(depth, GEMM_ROWS_IM2COL) + GEMM_ROWS_IM2COL * ((depth + 3) & ~3)
 
 
 def _conv_prepare(graph: Graph, op: Operator) -> KernelCall:
@@ -185,7 +195,8 @@ CONV2D_1X1_S8_DSP = register(KernelVariant(
     op="CONV_2D", impl="dsp", symbol="td_conv2d_1x1_s8_dsp",
     sources=(f"{ARM_DIR}/td_conv2d_1x1_s8_dsp.c", GEMM_HEADER, SIMD_HEADER), requires=DSP,
     accepts=conv_1x1_accepts, prepare=_conv_1x1_prepare, priority=20,
-    access=conv_1x1_pairs_order, twins=("td_conv2d_1x1_back_s8_dsp",)))
+    access=conv_rows_order(GEMM_ROWS), twins=("td_conv2d_1x1_back_s8_dsp",),
+    code_bytes=3900))
 
 # The same product back to front: never chosen by priority (it only changes the order), put
 # in the forward kernel's place by the planner when its output should trail its input.
@@ -193,17 +204,21 @@ CONV2D_1X1_BACK_S8_DSP = register(KernelVariant(
     op="CONV_2D", impl="dsp", symbol="td_conv2d_1x1_back_s8_dsp",
     sources=(f"{ARM_DIR}/td_conv2d_1x1_back_s8_dsp.c", GEMM_HEADER, SIMD_HEADER),
     requires=DSP, accepts=conv_1x1_accepts, prepare=_conv_1x1_back_prepare, priority=19,
-    access=conv_1x1_back_pairs_order, twins=("td_conv2d_1x1_s8_dsp",)))
+    access=conv_rows_back_order(GEMM_ROWS), twins=("td_conv2d_1x1_s8_dsp",),
+    code_bytes=3900))
 
 CONV2D_S8_DSP = register(KernelVariant(
     op="CONV_2D", impl="dsp", symbol="td_conv2d_s8_dsp",
     sources=(f"{ARM_DIR}/td_conv2d_s8_dsp.c", GEMM_HEADER, SIMD_HEADER), requires=DSP,
-    accepts=_conv_common, prepare=_conv_prepare, priority=10))
+    accepts=_conv_common, prepare=_conv_prepare, priority=10,
+    access=conv_rows_order(GEMM_ROWS_IM2COL),
+    code_bytes=4550))
 
 
 # --- DEPTHWISE_CONV_2D --------------------------------------------------------------------
 
 def dw3x3_accepts(graph: Graph, op: Operator) -> str | None:
+    """The 3x3 depthwise shapes both the dsp and the mve kernels handle (any channel count)."""
     why = DWCONV2D_S8_REF.accepts(graph, op)
     if why is not None:
         return why
@@ -217,40 +232,138 @@ def dw3x3_accepts(graph: Graph, op: Operator) -> str | None:
     return None
 
 
-def pack_dw_filter(taps: np.ndarray) -> np.ndarray:
-    """[9, C] int8 depthwise taps -> the bytes (as int8) of td_dwconv2d_3x3_s8_dsp's filter:
-    int16 [ceil(C/4)][9][4], lanes of group g = channels 4g, 4g+2, 4g+1, 4g+3 (0 if absent)."""
+def _dw3x3_dsp_accepts(graph: Graph, op: Operator) -> str | None:
+    why = dw3x3_accepts(graph, op)
+    if why is not None:
+        return why
+    c = graph.tensor(op.inputs[1]).shape[3]
+    if c % 4:
+        return f"{c} channels, a multiple of 4 required (regrouping would pad the weights)"
+    return None
+
+
+def group_dw_taps(taps: np.ndarray) -> np.ndarray:
+    """[9, C] int8 depthwise taps -> int8 [ceil(C/4)][9][4]: group g, tap t = channels 4g ..
+    4g+3 of tap t (0 where the channel does not exist; no padding when C % 4 == 0)."""
     taps = np.asarray(taps, dtype=np.int8)
     ntaps, c = taps.shape
     groups = (c + 3) // 4
-    padded = np.zeros((ntaps, 4 * groups), dtype=np.int16)
+    padded = np.zeros((ntaps, 4 * groups), dtype=np.int8)
     padded[:, :c] = taps
-    lanes = padded.reshape(ntaps, groups, 4)[:, :, [0, 2, 1, 3]]
-    return np.ascontiguousarray(lanes.transpose(1, 0, 2)).astype("<i2").reshape(-1).view(
-        np.int8)
+    return np.ascontiguousarray(padded.reshape(ntaps, groups, 4).transpose(1, 0, 2)).reshape(-1)
 
 
 def _dw_prepare(graph: Graph, op: Operator) -> KernelCall:
     call = DWCONV2D_S8_REF.prepare(graph, op)
     c = int(call.param("in_c"))
     taps = call.const("filter").values.astype(np.int8).reshape(9, c)
-    # the folded bias wants [out_c, depth] rows: channel c's row is its 9 taps
-    return with_packed_weights(call, "td_dwconv2d_3x3_s8_dsp", taps.T,
-                               ConstArray("filter_packed", "int8_t", pack_dw_filter(taps)),
-                               dw_scratch_bytes(c))
+    # the accumulator bound wants [out_c, depth] rows: channel c's row is its 9 taps
+    return as_dsp_call(call, "td_dwconv2d_3x3_s8_dsp", taps.T, dw_scratch_bytes(c),
+                       group_dw_taps(taps))
 
 
 def dw_scratch_bytes(channels: int) -> int:
-    """Twin of td_dwconv2d_3x3_s8_dsp_scratch_size: one row of the input zero point (the
-    channels rounded up to 4), read by the taps that fall outside the image."""
-    return (channels + 3) & ~3
+    """Twin of td_dwconv2d_3x3_s8_dsp_scratch_size: one row of the input zero point, read by
+    the taps that fall outside the image."""
+    return channels
 
 
 DWCONV2D_3X3_S8_DSP = register(KernelVariant(
     op="DEPTHWISE_CONV_2D", impl="dsp", symbol="td_dwconv2d_3x3_s8_dsp",
     sources=(f"{ARM_DIR}/td_dwconv2d_3x3_s8_dsp.c", SIMD_HEADER, DW3X3_TAPS_H), requires=DSP,
-    accepts=dw3x3_accepts, prepare=_dw_prepare, priority=20,
-    access=dwconv_lanes_order(4)))
+    accepts=_dw3x3_dsp_accepts, prepare=_dw_prepare, priority=20,
+    access=dwconv_lanes_order(4),
+    code_bytes=4000))
+
+
+def _dw_dsp_accepts(graph: Graph, op: Operator) -> str | None:
+    why = DWCONV2D_S8_REF.accepts(graph, op)
+    if why is not None:
+        return why
+    opts = op.options
+    assert isinstance(opts, DepthwiseConv2DOptions)   # checked by the reference's accepts
+    if opts.depth_multiplier != 1:
+        return f"depth multiplier {opts.depth_multiplier}, 1 required"
+    return None
+
+
+def _dw_general_prepare(graph: Graph, op: Operator) -> KernelCall:
+    call = DWCONV2D_S8_REF.prepare(graph, op)
+    c = int(call.param("in_c"))
+    taps = call.const("filter").values.astype(np.int8).reshape(-1, c)
+    return as_dsp_call(call, "td_dwconv2d_s8_dsp", taps.T, 0)
+
+
+DWCONV2D_S8_DSP = register(KernelVariant(
+    op="DEPTHWISE_CONV_2D", impl="dsp", symbol="td_dwconv2d_s8_dsp",
+    sources=(f"{ARM_DIR}/td_dwconv2d_s8_dsp.c", SIMD_HEADER), requires=DSP,
+    accepts=_dw_dsp_accepts, prepare=_dw_general_prepare, priority=10,
+    access=dwconv_lanes_order(1),
+    code_bytes=3400))   # groups of 4 read before written: within lanes(1)
+
+
+def _dw_as_conv_accepts(graph: Graph, op: Operator) -> str | None:
+    why = DWCONV2D_S8_REF.accepts(graph, op)
+    if why is not None:
+        return why
+    c = graph.tensor(op.inputs[0]).shape[3]
+    if c != 1:
+        return f"{c} input channels, 1 required (a depthwise on one channel is a convolution)"
+    fh, fw, m = graph.tensor(op.inputs[1]).shape[1:4]
+    if fh * fw >= MAX_DEPTH:
+        return f"dot-product depth {fh * fw} exceeds {MAX_DEPTH - 1}"
+    return None
+
+
+def dw_as_conv_call(call: KernelCall) -> KernelCall:
+    """A depthwise ``call`` on one input channel as the equal td_conv2d_params_t call: output
+    channel o (of depth_multiplier M = out_c) is a convolution with the kernel taps of o, so
+    the filter [kh][kw][M] is transposed to [M][kh][kw][1] (the same bytes)."""
+    p = dict(call.params)
+    fh, fw, m = (int(p[k]) for k in ("filter_h", "filter_w", "out_c"))
+    filt = call.const("filter").values.astype(np.int8).reshape(fh * fw, m)
+    consts = tuple(ConstArray("filter", "int8_t", np.ascontiguousarray(filt.T).reshape(-1))
+                   if c.name == "filter" else c for c in call.consts)
+    names = ("batches", "in_h", "in_w", "in_c", "out_h", "out_w", "out_c", "filter_h",
+             "filter_w")
+    params = tuple((k, p[k]) for k in names) + (("filter_c", 1),) + tuple(
+        (k, p[k]) for k in ("stride_h", "stride_w", "dilation_h", "dilation_w", "pad_h",
+                            "pad_w", "input_offset", "output_offset", "act_min", "act_max",
+                            "filter", "bias", "mult", "shift"))
+    return replace(call, symbol="td_conv2d_s8_ref", params_type="td_conv2d_params_t",
+                   params=params, consts=consts)
+
+
+def _dw_as_conv_prepare(graph: Graph, op: Operator) -> KernelCall:
+    conv = dw_as_conv_call(DWCONV2D_S8_REF.prepare(graph, op))
+    fh, fw = int(conv.param("filter_h")), int(conv.param("filter_w"))
+    return as_dsp_gemm_call(conv, "td_conv2d_s8_dsp", fh * fw, conv_scratch_bytes(fh, fw, 1))
+
+
+# The matrix-product form (faster, scratch of a few kernel sizes): below the scratch-free
+# kernel, for a selection that weighs the board's budget.
+DWCONV2D_C1_GEMM_S8_DSP = register(KernelVariant(
+    op="DEPTHWISE_CONV_2D", impl="dsp", symbol="td_conv2d_s8_dsp",
+    sources=(f"{ARM_DIR}/td_conv2d_s8_dsp.c", GEMM_HEADER, SIMD_HEADER), requires=DSP,
+    accepts=_dw_as_conv_accepts, prepare=_dw_as_conv_prepare, priority=25,
+    access=conv_rows_order(GEMM_ROWS_IM2COL),
+    code_bytes=4550))
+
+
+def _dw_c1_prepare(graph: Graph, op: Operator) -> KernelCall:
+    call = DWCONV2D_S8_REF.prepare(graph, op)
+    m = int(call.param("out_c"))
+    taps = call.const("filter").values.astype(np.int8).reshape(-1, m)
+    rows = np.ascontiguousarray(taps.T)          # [M][kh * kw]
+    return as_dsp_call(call, "td_dwconv2d_c1_s8_dsp", rows, 0, rows.reshape(-1))
+
+
+DWCONV2D_C1_S8_DSP = register(KernelVariant(
+    op="DEPTHWISE_CONV_2D", impl="dsp", symbol="td_dwconv2d_c1_s8_dsp",
+    sources=(f"{ARM_DIR}/td_dwconv2d_c1_s8_dsp.c", SIMD_HEADER), requires=DSP,
+    accepts=_dw_as_conv_accepts, prepare=_dw_c1_prepare, priority=30,
+    access=dwconv_ref_order,
+    code_bytes=1900))
 
 
 # --- FULLY_CONNECTED ----------------------------------------------------------------------
@@ -272,10 +385,72 @@ def _fc_prepare(graph: Graph, op: Operator) -> KernelCall:
     call = FULLY_CONNECTED_S8_REF.prepare(graph, op)
     assert call.param("filter_offset") == 0
     depth = int(call.param("accum_depth"))
-    return as_dsp_gemm_call(call, "td_fully_connected_s8_dsp", depth, pair_bytes(depth))
+    dsp = as_dsp_gemm_call(call, "td_fully_connected_s8_dsp", depth, 0)
+    if not any(c.name == "bias" for c in dsp.consts):
+        return fc_interleaved(dsp)
+    # With a bias, the input offset is folded into it (the same bytes): the kernel's
+    # unrolled loop then widens the input without an offset register.
+    rows = dsp.const("filter").values.astype(np.int8).reshape(-1, depth)
+    folded = fold_bias(rows, dsp.const("bias").values, int(dsp.param("input_offset")))
+    consts = tuple(ConstArray("bias", "int32_t", folded) if c.name == "bias" else c
+                   for c in dsp.consts)
+    params = tuple((k, 0 if k == "input_offset" else v) for k, v in dsp.params)
+    return fc_interleaved(replace(dsp, consts=consts, params=params))
+
+
+def interleave_fc_rows(rows: np.ndarray) -> np.ndarray:
+    """[out_c, depth] int8 (depth % 4 == 0) -> the dsp FC's layout: whole groups of four rows
+    as [out_c/4][depth/4][4 rows][4 values], then the last out_c % 4 rows as they are."""
+    oc, depth = rows.shape
+    g = oc // 4
+    head = rows[:4 * g].reshape(g, 4, depth // 4, 4).transpose(0, 2, 1, 3).reshape(-1)
+    return np.concatenate([head, rows[4 * g:].reshape(-1)]).astype(np.int8)
+
+
+def fc_interleaved(call: KernelCall) -> KernelCall:
+    """``call`` with its filter interleaved when the kernel reads it so: input_offset 0 and
+    a depth that is a multiple of 4 (td_fully_connected_s8_dsp.c)."""
+    depth = int(call.param("accum_depth"))
+    if int(call.param("input_offset")) != 0 or depth % 4 or depth == 0:
+        return call
+    rows = call.const("filter").values.astype(np.int8).reshape(-1, depth)
+    consts = tuple(ConstArray("filter", "int8_t", interleave_fc_rows(rows))
+                   if c.name == "filter" else c for c in call.consts)
+    return replace(call, consts=consts)
 
 
 FULLY_CONNECTED_S8_DSP = register(KernelVariant(
     op="FULLY_CONNECTED", impl="dsp", symbol="td_fully_connected_s8_dsp",
     sources=(f"{ARM_DIR}/td_fully_connected_s8_dsp.c", GEMM_HEADER, SIMD_HEADER),
-    requires=DSP, accepts=_fc_accepts, prepare=_fc_prepare, priority=20))
+    requires=DSP, accepts=_fc_accepts, prepare=_fc_prepare, priority=20,
+    code_bytes=1150))
+
+
+# --- AVERAGE_POOL_2D over the whole image --------------------------------------------------
+
+def _avgpool_global_accepts(graph: Graph, op: Operator) -> str | None:
+    why = AVGPOOL2D_S8_REF.accepts(graph, op)
+    if why is not None:
+        return why
+    call = AVGPOOL2D_S8_REF.prepare(graph, op)
+    p = dict(call.params)
+    if (p["out_h"], p["out_w"]) != (1, 1) or p["pad_h"] or p["pad_w"]:
+        return "not a global pool (one output pixel, no padding)"
+    if int(p["filter_h"]) < int(p["in_h"]) or int(p["filter_w"]) < int(p["in_w"]):
+        return "the window does not cover the input"
+    return None
+
+
+def _avgpool_global_prepare(graph: Graph, op: Operator) -> KernelCall:
+    call = AVGPOOL2D_S8_REF.prepare(graph, op)
+    pixels = int(call.param("in_h")) * int(call.param("in_w"))
+    return replace(call, symbol="td_avgpool2d_global_s8_dsp",
+                   instructions=pixels * int(call.param("channels")) * int(
+                       call.param("batches")))
+
+
+AVGPOOL2D_GLOBAL_S8_DSP = register(KernelVariant(
+    op="AVERAGE_POOL_2D", impl="dsp", symbol="td_avgpool2d_global_s8_dsp",
+    sources=(f"{ARM_DIR}/td_avgpool2d_global_s8_dsp.c", SIMD_HEADER), requires=DSP,
+    accepts=_avgpool_global_accepts, prepare=_avgpool_global_prepare, priority=20,
+    code_bytes=560))

@@ -32,9 +32,7 @@ from tinydeploy.kernels.arm_dsp import (
     DWCONV2D_3X3_S8_DSP,
     conv_1x1_accepts,
     dw3x3_accepts,
-    dw_scratch_bytes,
     fold_bias,
-    with_packed_weights,
 )
 from tinydeploy.kernels.conv import CONV2D_S8_REF
 from tinydeploy.kernels.depthwise import DWCONV2D_S8_REF
@@ -44,6 +42,12 @@ from tinydeploy.model.ir import Graph, Operator
 ARM_DIR = "kernels/arm"
 MVE = frozenset({"mve"})
 REQUANT_MVE_H = f"{ARM_DIR}/td_requant_mve.h"   # four-lane td_requantize (private)
+
+
+def dw_scratch_bytes(channels: int) -> int:
+    """Twin of td_dwconv2d_3x3_s8_mve_scratch_size: one row of the input zero point (the
+    channels rounded up to 4), read by the taps that fall outside the image."""
+    return (channels + 3) & ~3
 
 
 def with_folded_bias(call: KernelCall, symbol: str, rows: np.ndarray) -> KernelCall:
@@ -96,9 +100,12 @@ def _dw_prepare(graph: Graph, op: Operator) -> KernelCall:
     taps = call.const("filter").values.astype(np.int8).reshape(9, c)
     # the folded bias wants [out_c, depth] rows (channel c's row is its 9 taps); scratch: one
     # row of the input zero point, as for the dsp kernel
-    return with_packed_weights(call, "td_dwconv2d_3x3_s8_mve", taps.T,
-                               ConstArray("filter_groups", "int8_t", pack_dw_filter_mve(taps)),
-                               dw_scratch_bytes(c))
+    call = with_folded_bias(call, "td_dwconv2d_3x3_s8_mve", taps.T)
+    packed = ConstArray("filter_groups", "int8_t", pack_dw_filter_mve(taps))
+    consts = (packed,) + tuple(k for k in call.consts if k.name != "filter")
+    params = tuple((k, "@filter_groups" if k == "filter" else v) for k, v in call.params)
+    return replace(call, params=params, consts=consts, args=call.args + ("scratch",),
+                   scratch_bytes=dw_scratch_bytes(c))
 
 
 DWCONV2D_3X3_S8_MVE = register(KernelVariant(

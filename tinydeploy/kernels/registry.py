@@ -67,6 +67,12 @@ class KernelCall:
     consts: tuple[ConstArray, ...]
     args: tuple[str, ...]
     scratch_bytes: int = 0
+    instructions: int = 0   # estimated instructions per run on a Cortex-M4 (0: no estimate)
+
+    @property
+    def const_bytes(self) -> int:
+        """Flash taken by the op's constant arrays (weights, bias, requantization)."""
+        return sum(int(c.values.nbytes) for c in self.consts)
 
     def const(self, name: str) -> ConstArray:
         for c in self.consts:
@@ -105,6 +111,7 @@ class KernelVariant:
     alias: bool = False
     priority: int = 0
     access: Callable[[KernelCall], Any] | None = field(default=None, compare=False)
+    code_bytes: int = 0   # measured .text of the kernel (-O2, its core) + ~10 %; 0: unknown
     twins: tuple[str, ...] = ()
 
 
@@ -144,7 +151,7 @@ VARIANT_MODULES: list[str] = [
     "reshape",
 ]
 VARIANT_MODULES += ["elementwise", "shape_ops", "activations", "recurrent"]
-VARIANT_MODULES += ["arm_dsp"]
+VARIANT_MODULES += ["portable", "arm_dsp"]
 VARIANT_MODULES += ["arm_mve"]
 VARIANT_MODULES += ["binary", "unary", "layout", "reduction", "resize", "matmul", "log_softmax",
                     "float_ops", "int16"]
@@ -224,7 +231,10 @@ def screen(graph: Graph, op: Operator, features: frozenset[str] | None
         if missing:
             rejected.append((v, f"board lacks {', '.join(sorted(missing))}"))
             continue
-        why = v.accepts(graph, op)
+        try:
+            why = v.accepts(graph, op)
+        except ValueError as e:    # e.g. a per-channel scale where one scale is needed
+            why = str(e)
         if why is not None:
             rejected.append((v, why))
             continue
@@ -258,6 +268,8 @@ def select_kernels(graph: Graph, board: object | None = None) -> Selection:
                 f"op {op.index} ({op.type_name}): no kernel for this op type",
                 hint="supported ops: " + ", ".join(sorted(supported_ops())))
         ok, rejected = screen(graph, op, features)
+        if board is None:   # no board: the reference kernels only
+            ok = [v for v in ok if v.impl == "ref"]
         reasons = [f"{v.symbol}: {why}" for v, why in rejected]
         if not ok:
             raise UnsupportedError(
@@ -265,6 +277,13 @@ def select_kernels(graph: Graph, board: object | None = None) -> Selection:
                 hint="tinydeploy compiles full-INT8 models; quantize the model with "
                      "'tinydeploy quantize' or check the op's options")
         best = sorted(ok, key=lambda v: (-v.priority, v.impl, v.symbol))[0]
-        call = None if best.alias else best.prepare(graph, op)
+        try:
+            call = None if best.alias else best.prepare(graph, op)
+        except (ValueError, OverflowError, ZeroDivisionError) as e:
+            # parameters no fixed-point kernel can represent (a multiplier beyond Q31 from
+            # extreme scales): the model's numbers, not a bug in the kernel
+            raise UnsupportedError(f"op {op.index} ({op.type_name}): {best.symbol} cannot "
+                                   f"represent its parameters: {e}",
+                                   hint="check the op's quantization scales") from None
         choices.append(KernelChoice(op.index, best, call))
     return Selection(tuple(choices))

@@ -40,6 +40,7 @@ def render_kws_header(cfg: DetectorConfig) -> str:
         f"#define TD_KWS_THRESHOLD {float(cfg.threshold).hex()}f",
         f"#define TD_KWS_SUPPRESS_MS {cfg.suppress_ms}u",
         f"#define TD_KWS_FIRST_KEYWORD {cfg.first_keyword}u",
+        f"#define TD_KWS_KEYWORD_END {cfg.keyword_end}u",
         "#endif",
         "",
     ])

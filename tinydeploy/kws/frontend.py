@@ -37,7 +37,7 @@ from tinydeploy.kws.presets import FrontendPreset, PresetSpec
 from tinydeploy.resources import firmware_dir
 
 FIRMWARE_FRONTEND = firmware_dir() / "frontend"
-SOURCES = ("td_frontend.c",)
+SOURCES = ("td_frontend.c", "td_fe_float.h")   # this preset's files besides td_frontend.h
 # The flags that make float arithmetic deterministic: no contraction into FMA, no fast-math,
 # IEEE semantics. -O2 never reassociates float sums without -ffast-math.
 DETERMINISTIC_CFLAGS = ("-std=c99", "-O2", "-ffp-contract=off", "-fno-fast-math",
@@ -60,15 +60,18 @@ def write_frontend_header(cfg: FrontendConfig, directory: Path) -> Path:
     return path
 
 
-def build_host_library(cfg: FrontendConfig, cc: str = "gcc") -> Path:
-    """Compile the front end for the host as a shared library; cached by content digest."""
-    header = render_frontend_header(cfg)
+def build_host_library(cfg: Any, cc: str = "gcc", *, sources: tuple[str, ...] = SOURCES,
+                       render: Any = render_frontend_header, stem: str = "frontend") -> Path:
+    """Compile a front-end preset for the host as a shared library (``sources``: its files
+    under firmware/frontend/, the .c ones compiled, every one hashed; ``render``: its config
+    header); cached by content digest."""
+    header = render(cfg)
     h = hashlib.sha256(header.encode())
-    for src in SOURCES + ("td_frontend.h",):
+    for src in (*sources, "td_frontend.h"):
         h.update((FIRMWARE_FRONTEND / src).read_bytes())
     h.update(" ".join((cc, *HOST_CFLAGS)).encode())
     digest = h.hexdigest()[:20]
-    out_dir = _cache_root() / f"frontend-{digest}"
+    out_dir = _cache_root() / f"{stem}-{digest}"
     lib = out_dir / "libtd_frontend.so"
     if lib.exists():
         return lib
@@ -76,10 +79,11 @@ def build_host_library(cfg: FrontendConfig, cc: str = "gcc") -> Path:
         raise ToolchainError(f"host C compiler '{cc}' not found; it builds the audio front end",
                              hint="install gcc (apt-get install gcc)")
     out_dir.mkdir(parents=True, exist_ok=True)
-    write_frontend_header(cfg, out_dir)
+    (out_dir / "td_frontend_config.h").write_text(header)
     tmp = out_dir / f"libtd_frontend.{os.getpid()}.so"
     cmd = [cc, *HOST_CFLAGS, f"-I{out_dir}", f"-I{FIRMWARE_FRONTEND}",
-           *[str(FIRMWARE_FRONTEND / s) for s in SOURCES], "-o", str(tmp)]
+           *[str(FIRMWARE_FRONTEND / s) for s in sources if s.endswith(".c")],
+           "-lm", "-o", str(tmp)]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:
         raise ToolchainError(f"compiling the audio front end failed ({cc} exit "
@@ -162,6 +166,11 @@ class HostFrontend:
         reset state, as the kws app computes them: [frames, n_out]."""
         return stream_frames_s8(self._lib, self._scratch, self.cfg, audio, quant)
 
+    def stream_windows_s8(self, audio: np.ndarray, quant: Quant, infer_every: int = 1
+                          ) -> tuple[np.ndarray, np.ndarray]:
+        """The model input of every window the kws app runs (see `stream_windows`)."""
+        return stream_windows(self._lib, self._scratch, self.cfg, audio, quant, infer_every)
+
     def quantize(self, feats: np.ndarray, quant: Quant) -> np.ndarray:
         """The C quantizer applied to float features (same bytes as ``features_s8``)."""
         f = np.ascontiguousarray(feats, dtype=np.float32)
@@ -193,6 +202,37 @@ def stream_frames_s8(lib: ctypes.CDLL, scratch: ctypes.Array, cfg: Any, audio: n
         lib.td_frontend_frame_s8(base, x.size, t * cfg.stride, out[t].ctypes.data_as(i8p),
                                  float(quant.scale), int(quant.zero_point), scratch)
     return out
+
+
+def stream_windows(lib: ctypes.CDLL, scratch: ctypes.Array, cfg: Any, audio: np.ndarray,
+                   quant: Quant, infer_every: int = 1, window_hook: bool = False
+                   ) -> tuple[np.ndarray, np.ndarray]:
+    """The model inputs of every inference window the kws app runs on ``audio`` (from a reset
+    state, a window every ``infer_every`` frames once ``cfg.frames`` exist) and the number of
+    frames computed at each: ([windows, frames, n_out] int8, [windows] int64). With
+    ``window_hook``, ``td_frontend_window_s8`` rewrites each window as the app does."""
+    x = np.ascontiguousarray(audio, dtype=np.int16).reshape(-1)
+    if x.size < cfg.window:
+        raise InputDataError(f"stream of {x.size} samples is shorter than one window "
+                             f"({cfg.window})")
+    n = 1 + (x.size - cfg.window) // cfg.stride
+    rows = np.empty((n, cfg.n_out), dtype=np.int8)
+    steps = list(range(cfg.frames, n + 1, infer_every))
+    wins = np.empty((len(steps), cfg.frames, cfg.n_out), dtype=np.int8)
+    i16p, i8p = ctypes.POINTER(ctypes.c_int16), ctypes.POINTER(ctypes.c_int8)
+    base = x.ctypes.data_as(i16p)
+    scale, zp = float(quant.scale), int(quant.zero_point)
+    lib.td_frontend_reset(scratch)
+    w = 0
+    for t in range(n):
+        lib.td_frontend_frame_s8(base, x.size, t * cfg.stride, rows[t].ctypes.data_as(i8p),
+                                 scale, zp, scratch)
+        if w < len(steps) and t + 1 == steps[w]:
+            wins[w] = rows[t + 1 - cfg.frames:t + 1]
+            if window_hook:
+                lib.td_frontend_window_s8(wins[w].ctypes.data_as(i8p), scale, zp, scratch)
+            w += 1
+    return wins, np.asarray(steps, dtype=np.int64)
 
 
 # ---- numpy reference ------------------------------------------------------------------------

@@ -68,3 +68,19 @@ def load_labels(model: Path, labels: Path | None = None) -> list[str]:
                 hint="--labels FILE: one label per line, exactly one per model output, in the "
                      "model's output order")
     return names
+
+
+def keyword_range(names: list[str]) -> tuple[int, int]:
+    """[first, end) of the keyword labels: every label that is not a filler (silence,
+    unknown, ...); the detector needs them contiguous (fillers first or last)."""
+    kw = [i for i, n in enumerate(names) if not is_filler(n)]
+    if not kw:
+        raise InputDataError(f"labels {', '.join(names)}: no keyword among them",
+                             hint="silence/unknown/background/noise are not keywords")
+    first, end = kw[0], kw[-1] + 1
+    if len(kw) != end - first:
+        raise InputDataError(f"labels {', '.join(names)}: the keywords are not contiguous "
+                             f"(fillers at {[i for i in range(first, end) if i not in kw]})",
+                             hint="the detector takes labels [first, end) as keywords: order "
+                                  "the filler labels first or last")
+    return first, end

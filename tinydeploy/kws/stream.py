@@ -34,8 +34,12 @@ class DetectorConfig:
     suppress_ms: int = 1000
     first_keyword: int = 2
     infer_every: int = 1          # frames (strides) between inferences
+    keyword_end: int = 0          # keywords are [first_keyword, keyword_end); 0: to the last
 
     def __post_init__(self) -> None:
+        if self.keyword_end and self.keyword_end <= self.first_keyword:
+            raise InputDataError(f"keyword_end={self.keyword_end} must exceed first_keyword="
+                                 f"{self.first_keyword}")
         if not 1 <= self.avg_windows <= MAX_AVG:
             raise InputDataError(f"avg_windows={self.avg_windows} must be in [1, {MAX_AVG}]")
         if self.infer_every < 1:
@@ -55,10 +59,12 @@ class Detector:
     and the same label again only once its average fell below threshold / 2."""
 
     def __init__(self, n_labels: int, cfg: DetectorConfig) -> None:
-        if not 0 < n_labels <= MAX_LABELS or cfg.first_keyword >= n_labels:
+        if not 0 < n_labels <= MAX_LABELS or cfg.first_keyword >= n_labels or \
+                cfg.keyword_end > n_labels:
             raise InputDataError(f"detector: {n_labels} labels, first keyword "
-                                 f"{cfg.first_keyword}")
+                                 f"{cfg.first_keyword}, keyword end {cfg.keyword_end}")
         self.n = n_labels
+        self.end = cfg.keyword_end or n_labels
         self.cfg = cfg
         self.threshold = np.float32(cfg.threshold)
         self.reset()
@@ -84,7 +90,7 @@ class Detector:
             for slot in order:
                 s = np.float32(s + self.hist[slot, k])
             self.avg[k] = np.float32(s / np.float32(n))
-        kw = self.avg[self.cfg.first_keyword:]
+        kw = self.avg[self.cfg.first_keyword:self.end]
         best = self.cfg.first_keyword + int(np.argmax(kw))     # first maximum, as in the C
         if self.last_event_ms is not None and \
                 self.avg[self.last_label] < np.float32(np.float32(0.5) * self.threshold):
@@ -212,6 +218,22 @@ def stream_features(audio: np.ndarray, fe: HostFeatures, quant: Quant) -> np.nda
     return fe.stream_s8(audio, quant)
 
 
+def stream_windows_of(fe: HostFeatures, audio: np.ndarray, quant: Quant, infer_every: int = 1
+                      ) -> tuple[np.ndarray, np.ndarray]:
+    """The model input of every window the kws app runs, and the frames computed at each:
+    the host front end's own ``stream_windows_s8`` when it has one (a preset whose rows
+    depend on the window), else slices of its frame-by-frame rows."""
+    own = getattr(fe, "stream_windows_s8", None)
+    if own is not None:
+        return own(audio, quant, infer_every)
+    rows = fe.stream_s8(audio, quant)
+    frames = fe.cfg.frames
+    steps = np.arange(frames, rows.shape[0] + 1, infer_every, dtype=np.int64)
+    wins = np.stack([rows[f - frames:f] for f in steps]) if steps.size else \
+        np.empty((0, frames, fe.cfg.n_out), dtype=np.int8)
+    return wins, steps
+
+
 def stream_posteriors(audio: np.ndarray, model_bytes: bytes, fcfg: Any,
                       infer_every: int = 1,
                       progress: Callable[[int, int], None] | None = None
@@ -234,14 +256,12 @@ def stream_posteriors(audio: np.ndarray, model_bytes: bytes, fcfg: Any,
     check_model_input(choice, tuple(g.inputs[0].shape), "model")
     fe = choice.spec.host(fcfg)
     in_shape = tuple(int(d) for d in g.inputs[0].shape)
-    feats = stream_features(audio, fe, input_quant_of(model_bytes))
+    wins, steps = stream_windows_of(fe, audio, input_quant_of(model_bytes), infer_every)
     it = runtime.Interpreter.from_bytes(model_bytes)
-    frames = fcfg.frames
-    steps = list(range(frames, feats.shape[0] + 1, infer_every))    # frames computed so far
     probs = np.empty((len(steps), int(np.prod(out_t.shape))), dtype=np.float32)
     times = np.empty(len(steps), dtype=np.int64)
     for j, f in enumerate(steps):
-        it.set_input(feats[f - frames:f].reshape(in_shape), 0)
+        it.set_input(wins[j].reshape(in_shape), 0)
         it.invoke()
         q = it.get_output(0).reshape(-1).astype(np.int32)
         probs[j] = (q - o_zp).astype(np.float32) * o_scale
@@ -283,6 +303,7 @@ class DeviceStreamResult:
     model_total: int
     unit: str
     seconds: float
+    last_output: bytes | None = None     # model output 0 of the last window (OUTPUT replies)
 
 
 def stream_to_device(session: Any, audio: np.ndarray, *, realtime: bool = False,
@@ -293,10 +314,12 @@ def stream_to_device(session: Any, audio: np.ndarray, *, realtime: bool = False,
     stream); at real time (paced by the wall clock) or as fast as the link allows. EVENT
     frames become detections (``on_detection`` is called as they arrive); DONE/PROFILE
     replies give the per-window counts."""
-    from tinydeploy.link.messages import Audio, Done, Event, MsgType, Profile
+    from tinydeploy.link.messages import Audio, Done, Event, MsgType, Output, Profile
 
     dets: list[Detection] = []
     runs, lo, hi, total, fe, model, unit = 0, -1, 0, 0, 0, 0, ""
+    last: bytes | None = None
+    chunks: dict[int, bytes] = {}
 
     def take(msg: Any) -> None:
         if isinstance(msg, Event):
@@ -325,12 +348,18 @@ def stream_to_device(session: Any, audio: np.ndarray, *, realtime: bool = False,
             replies = session.request(Audio(start, x[start:start + AUDIO_CHUNK].tobytes()),
                                       MsgType.ACK)
             for m in replies:
-                if isinstance(m, Done):
+                if isinstance(m, Output):
+                    if m.tensor == 0:
+                        chunks[m.offset] = m.data
+                elif isinstance(m, Done):
                     runs += m.runs
                     lo = m.min if lo < 0 else min(lo, m.min)
                     hi = max(hi, m.max)
                     total += m.total
                     unit = m.unit
+                    if chunks:
+                        last = b"".join(chunks[k] for k in sorted(chunks))
+                        chunks = {}
                 elif isinstance(m, Profile) and len(m.counts) >= 2:
                     fe += m.counts[0]
                     model += m.counts[1]
@@ -339,4 +368,4 @@ def stream_to_device(session: Any, audio: np.ndarray, *, realtime: bool = False,
     finally:
         session.on_message = prev
     return DeviceStreamResult(tuple(dets), runs, max(lo, 0), hi, total / runs if runs else 0.0,
-                              fe, model, unit, time.monotonic() - t0)
+                              fe, model, unit, time.monotonic() - t0, last)

@@ -167,6 +167,24 @@ def quantize_keras(keras_path: Path, calib: np.ndarray, out: Path) -> None:
                    max_calibration_samples=calib.shape[0], sqnr_samples=0)
 
 
+
+def _tensorflow(tc: TrainConfig, log: Log) -> Any:
+    """TensorFlow set up for a reproducible run: ``tc.threads`` intra-op threads, one inter-op
+    thread, seeded, deterministic ops. The thread counts can only be set before TensorFlow's
+    runtime starts; in a process that already ran TensorFlow they stay as they are (said)."""
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")    # one summation order, reproducible
+    import tensorflow as tf
+
+    try:
+        tf.config.threading.set_intra_op_parallelism_threads(tc.threads)
+        tf.config.threading.set_inter_op_parallelism_threads(1)
+    except RuntimeError:
+        log("TensorFlow already running in this process: its thread counts are kept")
+    tf.keras.utils.set_random_seed(tc.seed)
+    tf.config.experimental.enable_op_determinism()
+    return tf
+
 def train_kws(ds: Dataset, out_dir: Path, cfg: TrainConfig | None = None,
               log: Log = print) -> TrainResult:
     """Train, quantize and evaluate; writes ``dscnn_int8.tflite``, ``labels.txt`` and
@@ -177,14 +195,7 @@ def train_kws(ds: Dataset, out_dir: Path, cfg: TrainConfig | None = None,
     fcfg, feats = make_features(ds)
     secs["features"] = time.time() - t0
     log(f"features: {feats.shape} in {secs['features']:.1f} s")
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-    os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")    # one summation order, reproducible
-    import tensorflow as tf
-
-    tf.config.threading.set_intra_op_parallelism_threads(tc.threads)
-    tf.config.threading.set_inter_op_parallelism_threads(1)
-    tf.keras.utils.set_random_seed(tc.seed)
-    tf.config.experimental.enable_op_determinism()
+    tf = _tensorflow(tc, log)
 
     x = feats[..., None].astype(np.float32)
     y = ds.labels.astype(np.int64)
@@ -632,14 +643,7 @@ def train_kws_mix(synth: Dataset | None, corpus: RealCorpus | None, out_dir: Pat
                  for i, lab in enumerate(LABELS)}
     log(f"training set: {len(cache)} clips, {int(cache.real.sum())} from real recordings "
         f"(incl. augmented copies and noise), {int((cache.real == 0).sum())} synthetic")
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-    os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")
-    import tensorflow as tf
-
-    tf.config.threading.set_intra_op_parallelism_threads(tc.threads)
-    tf.config.threading.set_inter_op_parallelism_threads(1)
-    tf.keras.utils.set_random_seed(tc.seed)
-    tf.config.experimental.enable_op_determinism()
+    tf = _tensorflow(tc, log)
 
     host_raw = HostFrontend(base)
     val_audio = val_y = None

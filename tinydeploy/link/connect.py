@@ -44,7 +44,7 @@ def connect(firmware: Firmware, *, port: str | None = None, runner: str | None =
     """Start (or reach) the device, say HELLO, check it runs this firmware's model."""
     device: Device | None = None
     if port is not None:
-        ser = open_port(port, baud or firmware.board.uart.baud)
+        ser = open_port(port, baud or firmware.baud)
     else:
         if not firmware.board.emulated:
             raise TinydeployError(

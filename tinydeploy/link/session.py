@@ -103,6 +103,12 @@ class _Transient(LinkError):
     """A failure a resend may cure: no reply in time, or the device saw our frame damaged."""
 
 
+class _InputLost(LinkError):
+    """The device refused INVOKE because its inputs are not loaded since its last inference
+    (which may have overwritten them: the arena reuses input bytes) or since it restarted.
+    INVOKE is not idempotent: a resend must load the inputs again."""
+
+
 _FRAME_FAULTS = frozenset({ErrorCode.CRC, ErrorCode.COBS, ErrorCode.TRUNCATED,
                            ErrorCode.LENGTH, ErrorCode.OVERSIZED})
 
@@ -187,7 +193,9 @@ class Session:
                 continue
             if isinstance(msg, Error):
                 self.stats.errors.append(msg)
-                err = _Transient if msg.code in _FRAME_FAULTS else LinkError
+                err = (_Transient if msg.code in _FRAME_FAULTS else
+                       _InputLost if msg.code == ErrorCode.STATE and what == "INVOKE" else
+                       LinkError)
                 raise err(f"device rejected {what}: {msg.code_name} "
                           f"({msg.text or 'no detail'})")
             yield msg
@@ -261,7 +269,9 @@ class Session:
 
     def invoke(self, profile: bool = True) -> InvokeResult:
         """Run one inference; the outputs arrive as OUTPUT chunks, then PROFILE, then DONE.
-        A damaged OUTPUT chunk makes the whole inference run again (see ``retries``)."""
+        A damaged OUTPUT chunk makes the whole inference run again (see ``retries``): the
+        device refuses that resend (ERROR STATE) when the inference consumed its inputs, and
+        `run` loads them again."""
         dev = self.device or self.hello()
         return self._retrying(  # type: ignore[no-any-return]
             "INVOKE", lambda: self._invoke_once(dev, profile))
@@ -299,13 +309,28 @@ class Session:
         dev = self.device or self.hello()
         if len(inputs) != len(dev.inputs):
             raise LinkError(f"model has {len(dev.inputs)} inputs, {len(inputs)} given")
+        raws = []
         for d, arr in zip(dev.inputs, inputs, strict=True):
             raw = np.ascontiguousarray(arr).tobytes()
             if len(raw) != d.bytes:
                 raise LinkError(f"input {d.index} '{d.name}' takes {d.bytes} bytes "
                                 f"(shape {list(d.shape)}), got {len(raw)}")
-            self.load_input(d.index, raw)
-        res = self.invoke(profile)
+            raws.append((d.index, raw))
+        for attempt in range(self.retries + 1):
+            for index, raw in raws:
+                self.load_input(index, raw)
+            try:
+                res = self.invoke(profile)
+                break
+            except _InputLost as e:
+                # a damaged reply made invoke() resend INVOKE, or the device restarted while
+                # we loaded: the inputs are gone, load them again
+                self.stats.retries += 1
+                if attempt == self.retries:
+                    raise LinkError(f"{e.message}: lost the inputs {attempt + 1} times (damaged "
+                                    "replies or device restarts); no result was computed",
+                                    hint="check the cable, the baud rate and the board's "
+                                         "power") from None
         outs = []
         for d, raw in zip(dev.outputs, res.outputs, strict=True):
             dt = _NUMPY_OF_DTYPE.get(d.dtype, np.uint8)

@@ -18,6 +18,7 @@ from tinydeploy.errors import ModelError
 from tinydeploy.model import ir
 from tinydeploy.model.flatbuf import Buffer, FlatBufferError, Table
 from tinydeploy.model.opcodes import BUILTIN_OPS
+from tinydeploy.model.structure import MAX_OPERATORS, check_subgraph, check_tensor_size
 
 FILE_IDENTIFIER = b"TFL3"
 MAX_MODEL_BYTES = 1 << 31
@@ -183,6 +184,10 @@ def _read_quant(t: Table | None, where: str, rank: int) -> ir.Quantization | Non
     if scale is None or len(scale) == 0:
         return None
     scales = tuple(float(x) for x in scale)
+    bad = next((s for s in scales if not np.isfinite(s) or s < 0), None)
+    if bad is not None:
+        raise FlatBufferError(f"{where}: quantization scale {bad!r} (scales must be finite and "
+                              "not negative)")
     zps = _ints(zp) if zp is not None and len(zp) else (0,) * len(scales)
     if len(zps) == 1 and len(scales) > 1:
         zps = zps * len(scales)
@@ -214,9 +219,15 @@ def _read_tensor(i: int, t: Table, buffers: list[bytes | None], sg: int) -> ir.T
     name = t.string(3, f"{where} name") or f"tensor_{i}"
     # A dynamic batch dimension (-1 in the signature, or in the shape itself) is fixed to 1:
     # the firmware runs one inference at a time on static shapes.
+    if any(d < -1 for d in shape):
+        raise FlatBufferError(f"{where} ('{name[:80]}'): negative dimension in shape {shape}")
     shape = tuple(1 if d < 0 else d for d in shape)
     if any(d > (1 << 24) for d in shape):
-        raise FlatBufferError(f"{where} ('{name}'): implausible shape {shape}")
+        raise FlatBufferError(f"{where} ('{name[:80]}'): implausible shape {shape}")
+    try:
+        check_tensor_size(where, name[:80], shape, dtype.itemsize)
+    except ValueError as e:
+        raise FlatBufferError(str(e)) from None
     bidx = int(t.scalar(2, "I", 0))
     if bidx >= len(buffers) and bidx != 0:
         raise FlatBufferError(f"{where} ('{name}'): buffer index {bidx} but the model has "
@@ -248,6 +259,10 @@ def _read_tensor(i: int, t: Table, buffers: list[bytes | None], sg: int) -> ir.T
 
 def _read_subgraph(sg: int, t: Table, opcodes: list[tuple[str, str | None, int]],
                    buffers: list[bytes | None]) -> ir.Subgraph:
+    op_tables = t.tables(3, f"subgraph {sg} operators")
+    if len(op_tables) > MAX_OPERATORS:    # before reading anything else: fail fast
+        raise FlatBufferError(f"subgraph {sg} has {len(op_tables):,} operators; tinydeploy "
+                              f"compiles at most {MAX_OPERATORS:,}")
     tensors = tuple(_read_tensor(i, tt, buffers, sg)
                     for i, tt in enumerate(t.tables(0, f"subgraph {sg} tensors")))
     n = len(tensors)
@@ -261,7 +276,7 @@ def _read_subgraph(sg: int, t: Table, opcodes: list[tuple[str, str | None, int]]
         return vals
 
     ops = []
-    for k, o in enumerate(t.tables(3, f"subgraph {sg} operators")):
+    for k, o in enumerate(op_tables):
         where = f"subgraph {sg} operator {k}"
         oc = int(o.scalar(0, "I", 0))
         if oc >= len(opcodes):
@@ -312,6 +327,10 @@ def _parse(data: bytes) -> ir.Graph:
                 for i, t in enumerate(model.tables(2, "subgraphs")))
     if not sgs:
         raise FlatBufferError("the model has no subgraph")
+    try:
+        check_subgraph(sgs[0], "subgraph 0")
+    except ValueError as e:
+        raise FlatBufferError(str(e)) from None
     metadata: dict[str, bytes] = {}
     for i, m in enumerate(model.tables(6, "metadata")):
         mname = m.string(0, f"metadata {i} name") or f"metadata_{i}"

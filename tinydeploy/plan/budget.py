@@ -25,6 +25,7 @@ from tinydeploy.apps import App
 from tinydeploy.boards import Board
 from tinydeploy.errors import BudgetError
 from tinydeploy.kernels.registry import Selection
+from tinydeploy.model.ir import Graph
 
 CONST_ALIGN = 16
 APPS: tuple[str, ...] = tuple(App)
@@ -193,7 +194,9 @@ def code_estimate(selection: Selection, app: str, family: str) -> int:
         v = c.variant
         if v.alias:
             continue
-        if v.impl == "dsp" and v.op in KERNEL_CODE_DSP:
+        if v.code_bytes:
+            size = float(v.code_bytes)
+        elif v.impl == "dsp" and v.op in KERNEL_CODE_DSP:
             size = float(KERNEL_CODE_DSP[v.op])
         else:
             size = KERNEL_CODE.get(v.op, KERNEL_CODE_DEFAULT) * IMPL_CODE_FACTOR.get(v.impl, 2.2)
@@ -298,3 +301,24 @@ def check_budget(budget: Budget, boards: Iterable[Board] | None = None) -> None:
         hint += "; stack and code are estimates until built"
     raise BudgetError(f"model does not fit board '{budget.board}' with app "
                       f"'{budget.app}': {describe(budget)}", hint=hint)
+
+
+def check_constants_fit(graph: Graph, board: Board) -> None:
+    """Fail before kernel selection when the model's constant data alone exceeds the board's
+    flash: preparing kernels transforms every weight, which for a model far too large (a
+    100 MB constant) costs seconds of work whose only outcome is this same verdict."""
+    if board.is_host:
+        return
+    used: set[int] = set()
+    total = 0
+    for op in graph.operators:
+        for i in op.inputs:
+            if i >= 0 and i not in used and graph.tensor(i).data is not None:
+                used.add(i)
+                total += graph.tensor(i).nbytes
+    flash = board.region("flash").size
+    if total > flash:
+        raise BudgetError(f"model does not fit board '{board.id}': its constants are "
+                          f"{total:,} B, the board has {flash:,} B of flash",
+                          hint="shrink the model (fewer channels, smaller layers), or pick a "
+                               "board with more flash (tinydeploy boards)")

@@ -24,8 +24,9 @@ the numbers; every failure is a `TinydeployError`.
 
 from __future__ import annotations
 
-import contextlib
-import io
+import importlib.util
+import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -37,6 +38,7 @@ from tinydeploy.quantize.calibration import CalibrationData
 
 ONNX_SUFFIX = ".onnx"
 MIN_OPSET = 13
+CHILD_IMPORT_FAILED = 3      # the exit status of onnx2tf_child when onnx2tf cannot be imported
 EXTRA_HINT = ("pip install 'tinydeploy[onnx]' and then pip install --no-deps onnx2tf==1.29.24 "
               "(scripts/setup.sh does both; onnx2tf pins an older TensorFlow than tinydeploy's)")
 
@@ -123,35 +125,31 @@ def calibration_layout(data: CalibrationData, inp: OnnxInput) -> tuple[Calibrati
 
 
 def convert_onnx(path: Path, inp: OnnxInput, samples_nhwc: np.ndarray, workdir: Path) -> Path:
-    """Convert ``path`` to a SavedModel under ``workdir`` with onnx2tf; returns its folder."""
+    """Convert ``path`` to a SavedModel under ``workdir`` with onnx2tf; returns its folder.
+
+    onnx2tf runs in a child process (`tinydeploy.quantize.onnx2tf_child`): importing it sets
+    ``TF_USE_LEGACY_KERAS=1`` in ``os.environ`` and seeds the random generators, which would
+    turn the caller's later ``tf.keras`` into the legacy Keras. The child's output is read back
+    only through the SavedModel folder and its exit status."""
     _import_onnx()
-    try:
-        import onnx2tf
-        import onnx2tf.onnx2tf as o2t
-    except ImportError:
-        raise ToolchainError("importing ONNX models needs onnx2tf", hint=EXTRA_HINT) from None
-    except Exception as e:  # noqa: BLE001 - a broken install raises anything at import
-        raise ToolchainError(f"onnx2tf cannot be imported: {type(e).__name__}: {e}",
-                             hint=EXTRA_HINT) from None
+    if importlib.util.find_spec("onnx2tf") is None:
+        raise ToolchainError("importing ONNX models needs onnx2tf", hint=EXTRA_HINT)
     out = workdir / "saved_model"
-    sample = np.asarray(samples_nhwc[: max(1, inp.shape[0])], dtype=np.float32)
-    saved = o2t.download_test_image_data
-    o2t.download_test_image_data = lambda: sample   # offline: the user's own samples
-    log = io.StringIO()
+    sample_file = workdir / "onnx2tf_sample.npy"
+    np.save(sample_file, np.asarray(samples_nhwc[: max(1, inp.shape[0])], dtype=np.float32))
+    shape = f"{inp.name}:{','.join(str(d) for d in inp.shape)}"
+    cmd = [sys.executable, "-m", "tinydeploy.quantize.onnx2tf_child", str(path), str(out),
+           str(sample_file), shape]
     try:
-        with contextlib.redirect_stdout(log):
-            onnx2tf.convert(input_onnx_file_path=str(path), output_folder_path=str(out),
-                            non_verbose=True, overwrite_input_shape=[
-                                f"{inp.name}:{','.join(str(d) for d in inp.shape)}"])
-    except SystemExit as e:   # onnx2tf exits on some unsupported graphs
-        raise UnsupportedError(f"{path}: onnx2tf could not convert the model (exit {e.code}): "
-                               + log.getvalue().strip()[-1500:]) from None
-    except Exception as e:  # noqa: BLE001 - the converter raises anything
-        raise UnsupportedError(f"{path}: onnx2tf could not convert the model: "
-                               f"{type(e).__name__}: {str(e)[-1500:]}") from None
-    finally:
-        o2t.download_test_image_data = saved
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=1800)
+    except subprocess.TimeoutExpired:
+        raise UnsupportedError(f"{path}: onnx2tf did not finish within 30 minutes") from None
+    log = (r.stdout + r.stderr).strip()
+    if r.returncode == CHILD_IMPORT_FAILED:
+        raise ToolchainError(f"onnx2tf cannot be imported: {log[-1500:]}", hint=EXTRA_HINT)
+    if r.returncode != 0:
+        raise UnsupportedError(f"{path}: onnx2tf could not convert the model "
+                               f"(exit {r.returncode}): {log[-1500:]}")
     if not (out / "saved_model.pb").exists():
-        raise UnsupportedError(f"{path}: onnx2tf wrote no SavedModel: "
-                               + log.getvalue().strip()[-1500:])
+        raise UnsupportedError(f"{path}: onnx2tf wrote no SavedModel: {log[-1500:]}")
     return out

@@ -12,6 +12,7 @@ import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -19,11 +20,10 @@ from tinydeploy.errors import ToolchainError
 from tinydeploy.kws.frontend import (
     DETERMINISTIC_CFLAGS,
     FIRMWARE_FRONTEND,
-    SOURCES,
     Quant,
-    write_frontend_header,
 )
 from tinydeploy.kws.frontend_config import FrontendConfig
+from tinydeploy.kws.presets import PresetSpec, choice_of
 from tinydeploy.toolchain import Core, core_flags, ldflags, ldlibs
 
 
@@ -41,7 +41,11 @@ class QemuTarget:
 TARGETS = {
     "mps2-an386": QemuTarget("mps2-an386", Core.CORTEX_M4F),
     "mps2-an385": QemuTarget("mps2-an385", Core.CORTEX_M3),
+    # an ARMv6-M binary (no FPU, no divider: libgcc soft float) executes the same instructions
+    # on the M3 machine: its instruction count is the Cortex-M0's
+    "mps2-an385-m0": QemuTarget("mps2-an385", Core.CORTEX_M0),
 }
+SYSTICK_HZ = 25_000_000      # mps2 machines' processor clock as QEMU models it
 
 
 def _need(tool: str) -> None:
@@ -51,14 +55,22 @@ def _need(tool: str) -> None:
                                   "qemu-system-arm")
 
 
-def build_frontend_harness(cfg: FrontendConfig, target: QemuTarget, out_dir: Path) -> Path:
+def _spec_of(cfg: Any) -> PresetSpec:
+    return choice_of(cfg).spec
+
+
+def build_frontend_harness(cfg: Any, target: QemuTarget, out_dir: Path) -> Path:
+    """The harness for any float preset's config (it calls td_frontend_clip_f32 and
+    td_frontend_clip_s8)."""
     _need("arm-none-eabi-gcc")
-    write_frontend_header(cfg, out_dir)
+    spec = _spec_of(cfg)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / "td_frontend_config.h").write_text(spec.render_header(cfg))
     test_dir = Path(__file__).resolve().parent / "frontend_harness"
     elf = out_dir / f"fe_{target.machine}.elf"
     cmd = ["arm-none-eabi-gcc", *target.cflags, *DETERMINISTIC_CFLAGS, "-ffreestanding",
            f"-I{out_dir}", f"-I{FIRMWARE_FRONTEND}",
-           *[str(FIRMWARE_FRONTEND / s) for s in SOURCES],
+           *[str(FIRMWARE_FRONTEND / s) for s in spec.sources if s.endswith(".c")],
            str(test_dir / "fe_semihost_main.c"),
            *ldflags(target.core, str(test_dir / "fe_semihost.ld")),
            *ldlibs(target.core), "-o", str(elf)]
@@ -69,14 +81,24 @@ def build_frontend_harness(cfg: FrontendConfig, target: QemuTarget, out_dir: Pat
     return elf
 
 
-def run_frontend_on_qemu(clips: np.ndarray, quant: Quant, cfg: FrontendConfig | None = None,
+def run_frontend_on_qemu(clips: np.ndarray, quant: Quant, cfg: Any = None,
                          machine: str = "mps2-an386",
                          timeout: float = 120.0) -> tuple[np.ndarray, np.ndarray]:
+    f, q, _ = run_frontend_on_qemu_timed(clips, quant, cfg, machine, timeout)
+    return f, q
+
+
+def run_frontend_on_qemu_timed(clips: np.ndarray, quant: Quant, cfg: Any = None,
+                               machine: str = "mps2-an386", timeout: float = 120.0
+                               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """As `run_frontend_on_qemu`, plus the instructions ``td_frontend_clip_s8`` took per clip
+    (SysTick under -icount shift=0, 40 instructions a tick on mps2)."""
     """Features of ``clips`` [n, clip_samples] int16 computed on the emulated board:
     (float32 [n, frames, n_out], int8 [n, frames, n_out])."""
     cfg = cfg or FrontendConfig()
     _need("qemu-system-arm")
     target = TARGETS[machine]
+    machine = target.machine
     clips = np.ascontiguousarray(clips, dtype=np.int16).reshape(-1, cfg.clip_samples)
     n = clips.shape[0]
     with tempfile.TemporaryDirectory(prefix="td-fe-") as tmp:
@@ -84,7 +106,8 @@ def run_frontend_on_qemu(clips: np.ndarray, quant: Quant, cfg: FrontendConfig | 
         elf = build_frontend_harness(cfg, target, d)
         (d / "fe_in.bin").write_bytes(struct.pack("<ifi", n, quant.scale, quant.zero_point)
                                       + clips.astype("<i2").tobytes())
-        cmd = ["qemu-system-arm", "-M", machine, "-nographic", "-monitor", "none",
+        cmd = ["qemu-system-arm", "-M", machine, "-icount", "shift=0", "-nographic",
+               "-monitor", "none",
                "-serial", "null", "-semihosting-config", "enable=on,target=native",
                "-kernel", str(elf)]
         try:
@@ -96,8 +119,9 @@ def run_frontend_on_qemu(clips: np.ndarray, quant: Quant, cfg: FrontendConfig | 
             raise ToolchainError(f"front-end harness on {machine} exited {proc.returncode}: "
                                  f"{proc.stderr.decode(errors='replace').strip()}")
         raw = (d / "fe_out.bin").read_bytes()
+        ticks = np.frombuffer((d / "fe_ticks.bin").read_bytes(), dtype="<u4").astype(np.int64)
     per = cfg.frames * cfg.n_out
     rec = np.frombuffer(raw, dtype=np.uint8).reshape(n, per * 5)
     f = rec[:, :per * 4].copy().view("<f4").reshape(n, *cfg.shape)
     q = rec[:, per * 4:].copy().view(np.int8).reshape(n, *cfg.shape)
-    return f, q
+    return f, q, ticks * (1_000_000_000 // SYSTICK_HZ)

@@ -10,6 +10,7 @@
  *
  * Replies to AUDIO (request sequence number), before its ACK:
  *   EVENT (unsolicited, seq 0)  label, averaged score, audio time in ms of the window end
+ *   OUTPUT                      the model output of the last window completed in this frame
  *   DONE  req=AUDIO             runs = windows completed in this frame; min / max / total
  *                               count (td_cycles_unit) per window: the front end of the
  *                               frames since the previous window + inference + smoothing
@@ -52,6 +53,9 @@
 #endif
 #ifndef TD_KWS_FIRST_KEYWORD
 #define TD_KWS_FIRST_KEYWORD 2u /* labels 0 and 1 are silence and unknown */
+#endif
+#ifndef TD_KWS_KEYWORD_END
+#define TD_KWS_KEYWORD_END 0u /* keywords end here (0: at the last label) */
 #endif
 
 #if TD_KWS_RING_SAMPLES < TD_FE_WINDOW
@@ -100,6 +104,10 @@ static void run_window(void)
     for (t = 0; t < TD_FE_FRAMES; t++) {
         memcpy(&in[t * TD_FE_OUT], rows[(oldest + t) % TD_FE_FRAMES], TD_FE_OUT);
     }
+#ifdef TD_FE_HAS_WINDOW_S8
+    td_frontend_window_s8((int8_t *)in, td_model_inputs[0].scale, td_model_inputs[0].zero_point,
+                          &fe_scratch);
+#endif
     td_model_invoke();
     out = (const int8_t *)td_model_output(0);
     for (k = 0; k < n_out; k++) {
@@ -176,6 +184,7 @@ static void handle_audio(const td_frame_t *f)
     }
     if (win_runs) {
         uint32_t split[2];
+        td_link_send_outputs(f->seq); /* the last window's model output */
         split[0] = (uint32_t)win_fe;
         split[1] = (uint32_t)win_model;
         td_link_send_profile(f->seq, split, 2u);
@@ -209,7 +218,9 @@ int main(void)
                          td_model_outputs[0].bytes > TD_KWS_FIRST_KEYWORD);
     if (!model_ok ||
         td_kws_detect_init(&detector, td_model_outputs[0].bytes, TD_KWS_AVG_WINDOWS,
-                           TD_KWS_FIRST_KEYWORD, TD_KWS_THRESHOLD, TD_KWS_SUPPRESS_MS) != 0) {
+                           TD_KWS_FIRST_KEYWORD, TD_KWS_THRESHOLD, TD_KWS_SUPPRESS_MS) != 0 ||
+        (TD_KWS_KEYWORD_END != 0u &&
+         td_kws_detect_set_keywords(&detector, TD_KWS_FIRST_KEYWORD, TD_KWS_KEYWORD_END) != 0)) {
         model_ok = 0u;
         td_link_log(TD_LOG_ERROR, "kws: model I/O does not match the front end");
     } else {

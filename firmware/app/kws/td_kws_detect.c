@@ -15,6 +15,7 @@ int td_kws_detect_init(td_kws_detector_t *d, uint32_t n_labels, uint32_t avg_win
     d->n_labels = n_labels;
     d->avg_windows = avg_windows;
     d->first_keyword = first_keyword;
+    d->keyword_end = n_labels;
     d->threshold = threshold;
     d->suppress_ms = suppress_ms;
     td_kws_detect_reset(d);
@@ -40,6 +41,16 @@ void td_kws_detect_reset(td_kws_detector_t *d)
     d->released = 0u;
 }
 
+int td_kws_detect_set_keywords(td_kws_detector_t *d, uint32_t first, uint32_t end)
+{
+    if (first >= end || end > d->n_labels) {
+        return -1;
+    }
+    d->first_keyword = first;
+    d->keyword_end = end;
+    return 0;
+}
+
 int td_kws_detect_push(td_kws_detector_t *d, const float *probs, uint32_t time_ms,
                        uint16_t *label, float *score)
 {
@@ -62,7 +73,7 @@ int td_kws_detect_push(td_kws_detector_t *d, const float *probs, uint32_t time_m
         d->avg[k] = sum / (float)n;
     }
     best = d->first_keyword;
-    for (k = d->first_keyword + 1u; k < d->n_labels; k++) {
+    for (k = d->first_keyword + 1u; k < d->keyword_end; k++) {
         if (d->avg[k] > d->avg[best]) {
             best = k;
         }

@@ -3,8 +3,10 @@
  *
  * Each inference window gives class probabilities p[0..n_labels). The detector keeps the
  * last `avg_windows` of them and averages (moving average, oldest first, float32). A
- * decision fires when the averaged score of a keyword (label index >= first_keyword, so
- * silence and unknown never fire) reaches `threshold` and at least `avg_windows` windows
+ * decision fires when the averaged score of a keyword (label index in [first_keyword,
+ * keyword_end), so silence and unknown never fire; keyword_end is n_labels unless
+ * td_kws_detect_set_keywords moved it, for models whose filler labels come last) reaches
+ * `threshold` and at least `avg_windows` windows
  * have been seen. After an event every label is quiet for `suppress_ms` of audio time, and
  * the same label fires again only after its averaged score has fallen below threshold / 2
  * (a word stays in the 1 s model window for up to a second and more: one spoken word gives
@@ -23,6 +25,7 @@ typedef struct {
     uint32_t n_labels;        /* <= TD_KWS_MAX_LABELS */
     uint32_t avg_windows;     /* 1..TD_KWS_MAX_AVG */
     uint32_t first_keyword;   /* labels below this never fire */
+    uint32_t keyword_end;     /* nor do labels from this one on */
     float threshold;          /* on the averaged probability, 0..1 */
     uint32_t suppress_ms;     /* quiet time after an event */
     /* state */
@@ -42,6 +45,9 @@ int td_kws_detect_init(td_kws_detector_t *d, uint32_t n_labels, uint32_t avg_win
 
 /* Forget all windows and the last event (e.g. a new audio stream). */
 void td_kws_detect_reset(td_kws_detector_t *d);
+
+/* The keywords are labels [first, end): 0 on success, -1 unless first < end <= n_labels. */
+int td_kws_detect_set_keywords(td_kws_detector_t *d, uint32_t first, uint32_t end);
 
 /* Push one window's probabilities (n_labels values) ending at time_ms of audio. Returns 1 and
  * sets *label and *score when a keyword fires, else 0. */

@@ -29,10 +29,13 @@ static int handle(td_link_t *l, const td_frame_t *f, void *ctx)
             td_link_error(f->seq, TD_ERR_BAD_ARG, f->type, "INVOKE takes one flags byte");
             return 0;
         }
+        if (!td_link_inputs_loaded(f->seq, f->type))
+            return 0;
         profile = (uint8_t)(f->payload[0] & 1u);
         t0 = td_cycles_now();
         td_model_invoke_profiled(profile ? per_op : 0);
         dt = td_cycles_now() - t0;
+        td_link_inputs_consumed();
         td_link_send_outputs(f->seq);
         if (profile)
             td_link_send_profile(f->seq, per_op, TD_MODEL_NUM_OPS);

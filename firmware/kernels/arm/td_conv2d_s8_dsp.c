@@ -1,19 +1,18 @@
 /*
- * td_conv2d_s8_dsp.c - int8 2-D convolution (any kernel size, stride, dilation, padding; no
- * groups) as im2col + a SIMD matrix product, bit-exact with td_conv2d_s8_ref.
+ * td_conv2d_s8_dsp.c - int8 2-D convolution (any kernel size, stride, dilation, padding and
+ * channel count, one input channel included; no groups) as im2col + a SIMD matrix product,
+ * bit-exact with td_conv2d_s8_ref.
  *
- * For each pair of output pixels (flat batch, y, x order) the receptive fields are copied into
- * two scratch columns of k = filter_h * filter_w * in_c bytes, in the filter's [ky][kx][i]
- * order, sign-extended into a q15 pair buffer, and multiplied with every pair of packed filter
- * rows, 2 pixels x 2 channels per inner loop (see td_gemm_s8_dsp.h).
- * Taps outside the image are filled with the input zero point (-input_offset): with the
- * folded bias that contributes (zp + input_offset) * w = 0, exactly what the reference's
- * skipping of padded taps contributes.
+ * For each group of TD_GEMM_ROWS_IM2COL (4) output pixels (flat batch, y, x order) the
+ * receptive fields are copied into four int8 scratch columns of k = filter_h * filter_w *
+ * in_c bytes, in the filter's [ky][kx][i] order, widened with the input offset into the rows
+ * buffer and multiplied with every int8 filter row (see td_gemm_s8_dsp.h). Taps outside the
+ * image are filled with the input zero point (-input_offset), which widens to 0: exactly what
+ * the reference's skipping of padded taps contributes. Scratch is a small multiple of k,
+ * never of the input.
  *
- * Parameters: td_conv2d_params_t as for td_conv2d_s8_ref with filter_c = in_c (no groups) and
- * two differences prepared on the host: `filter` points to the q15 rows of the filter
- * ([out_c][td_q15_len(k)] int16, little-endian, 4-byte aligned) and `bias` is never NULL and
- * holds bias[o] + input_offset * sum(filter[o]) (mod 2^32).
+ * Parameters: td_conv2d_params_t as for td_conv2d_s8_ref with filter_c = in_c (no groups);
+ * filter, bias, mult and shift are the reference's; requant_form as chosen on the host.
  * scratch: td_conv2d_s8_dsp_scratch_size(p) bytes, 4-byte aligned, contents not preserved.
  */
 #include "td_kernels.h"
@@ -28,7 +27,8 @@ static int32_t td_col_pitch(const td_conv2d_params_t *p)
 
 int32_t td_conv2d_s8_dsp_scratch_size(const td_conv2d_params_t *p)
 {
-    return td_pair_bytes(p->filter_h * p->filter_w * p->in_c) + 2 * td_col_pitch(p);
+    return td_rows_bytes(TD_GEMM_ROWS_IM2COL, p->filter_h * p->filter_w * p->in_c)
+           + TD_GEMM_ROWS_IM2COL * td_col_pitch(p);
 }
 
 /* the next output pixel in flat (batch, y, x) order */
@@ -108,22 +108,22 @@ void td_conv2d_s8_dsp(const td_conv2d_params_t *p, const int8_t *in0, int8_t *ou
     const int32_t k = p->filter_h * p->filter_w * p->in_c;
     const int32_t oc = p->out_c;
     const int32_t pixels = p->batches * p->out_h * p->out_w;
-    td_word_t *pair = (td_word_t *)scratch;
-    int8_t *col0 = (int8_t *)scratch + td_pair_bytes(k);
-    int8_t *col1 = col0 + td_col_pitch(p);
+    td_word_t *buf = (td_word_t *)scratch;
+    int8_t *col0 = (int8_t *)scratch + td_rows_bytes(TD_GEMM_ROWS_IM2COL, k);
+    const int32_t pitch = td_col_pitch(p);
     int32_t b = 0, oy = 0, ox = 0;
-    for (int32_t px = 0; px < pixels; px += 2) {
-        const int32_t two = px + 1 < pixels;
-        int8_t *d0 = out0 + px * oc;
-        td_im2col(p, in0, b, oy, ox, col0);
-        td_advance(p, &b, &oy, &ox);
-        if (two) {
-            td_im2col(p, in0, b, oy, ox, col1);
+    for (int32_t px = 0; px < pixels; px += TD_GEMM_ROWS_IM2COL) {
+        const int32_t n = pixels - px < TD_GEMM_ROWS_IM2COL ? pixels - px : TD_GEMM_ROWS_IM2COL;
+        const int8_t *cols[TD_GEMM_ROWS];
+        for (int32_t j = 0; j < n; ++j) {
+            int8_t *col = col0 + j * pitch;
+            td_im2col(p, in0, b, oy, ox, col);
             td_advance(p, &b, &oy, &ox);
+            cols[j] = col;
         }
-        td_extend_pair(col0, two ? col1 : 0, k, pair);
-        td_pair_times_filter(pair, p->filter, k, oc, p->bias, p->mult, p->shift,
-                             p->output_offset, p->act_min, p->act_max, d0,
-                             two ? d0 + oc : 0);
+        td_extend_rows(cols, n, k, p->input_offset, buf, TD_GEMM_ROWS_IM2COL);
+        td_rows_times_filter(buf, n, p->filter, k, oc, p->bias, p->mult, p->shift,
+                             p->output_offset, p->act_min, p->act_max, out0 + px * oc, oc,
+                             p->requant_form, TD_GEMM_ROWS_IM2COL);
     }
 }

@@ -1,28 +1,24 @@
 /*
- * td_gemm_s8_dsp.h - int8 dot-product building blocks shared by the dsp CONV_2D and
- * FULLY_CONNECTED kernels (static inline, no symbols of its own).
+ * td_gemm_s8_dsp.h - int8 matrix-product building blocks shared by the dsp CONV_2D kernels
+ * (static inline, no symbols of its own).
  *
- * Bias folding: the blocks compute pure int8 x int8 dot products into int32 accumulators; the
- * input offset is not applied because the host folded input_offset * sum(filter row) into the
- * bias ("bias_folded", see tinydeploy/kernels/arm_dsp.py). That is exact: modulo 2^32
- * sum((x + off) * w) + bias == sum(x * w) + (bias + off * sum(w)), and the reference's int32
- * result is that value whenever it does not overflow (where TFLite itself is undefined).
+ * Weights stay int8 in flash, in the reference layout ([out_c][k], k = the dot-product depth):
+ * four of them are read with one LDR and widened in registers by SXTB16 / SXTB16 ROR #8 into
+ * the int16 lanes (w0, w2) and (w1, w3). Inputs are widened the same way, once per input row,
+ * with the input offset added by SXTAB16 (so no bias folding: the bias is the model's), into
+ * a "rows" buffer in scratch: for every block of four values, for each of TD_GEMM_ROWS rows,
+ * the two words (x0+off, x2+off) and (x1+off, x3+off). SMLAD of matching words is then the
+ * dot product of four values. The last, partial block holds whatever the input had there:
+ * the weight bytes past k are read as 0, so it contributes nothing.
  *
- * "q15 rows": a vector v of k int8 values stored as int16 in the order the SXTB16 instruction
- * produces them, so that a 32-bit word holds two lanes that SMLAD multiplies with the matching
- * word of another q15 row. For each full group of four, v[4q], v[4q+2], v[4q+1], v[4q+3]
- * (SXTB16 gives bytes 0 and 2, SXTB16 ROR #8 bytes 1 and 3); then the k % 4 remaining values
- * in natural order; then zeros up to td_q15_len(k) = k rounded up to a multiple of 4. Filters
- * are packed this way on the host (tinydeploy/kernels/arm_dsp.py: pack_q15_rows); inputs are
- * extended on the device (td_extend_pair). Two q15 rows of the same k have the same dot
- * product as the int8 vectors, and the zero padding makes every row a whole number of
- * two-word blocks: no scalar tail.
+ * One weight word is multiplied with TD_GEMM_ROWS (4) input rows (so the widening of a weight
+ * is shared by four output pixels, and the rows' words come from one pointer): 15 instructions
+ * for 16 multiply-accumulates (the inner loop is unrolled twice). Accumulators start at the
+ * bias; |x + off| <= 255 and |w| <= 128 keep every SMLAD inside int32 for depths below 2^16.
  *
- * A "pair" buffer holds two input rows a and b interleaved per block: a[w0] a[w1] b[w0] b[w1]
- * for every 4 values, so one pointer walks both. Buffers and packed filters must be 4-byte
- * aligned (arena and constants are 16-byte aligned; every row is a multiple of 8 bytes).
- *
- * |x * w| <= 2^14, so k < 2^17 keeps every partial sum inside int32.
+ * Requantization: per layer the host chose either the general td_requantize or the rounding
+ * form (td_requant.h), which it proved exact for every accumulator the layer can produce.
+ * Buffers are 4-byte aligned (arena and scratch are 16-byte aligned).
  */
 #ifndef TD_GEMM_S8_DSP_H
 #define TD_GEMM_S8_DSP_H
@@ -32,124 +28,171 @@
 #include "td_requant.h"
 #include "td_simd.h"
 
-/* int16 values in a q15 row of k values (k rounded up to a multiple of 4) */
-static inline int32_t td_q15_len(int32_t k)
+/* Input rows multiplied together: the body handles up to TD_GEMM_ROWS_MAX (6: 21
+ * instructions per 24 MACs, 13 registers); the kernels use 4 (15 per 16), whose rows buffer
+ * (32 bytes per 4 values of depth) keeps the arena of a DS-CNN within 9,000 B. */
+#define TD_GEMM_ROWS_MAX 6
+#define TD_GEMM_ROWS 4
+#define TD_GEMM_ROWS_IM2COL 4
+
+/* blocks of four values in a row of k values (the last may be partial) */
+static inline int32_t td_blocks(int32_t k)
 {
-    return (k + 3) & ~3;
+    return (k + 3) >> 2;
 }
 
-/* Bytes of a pair buffer for rows of k values. */
-static inline int32_t td_pair_bytes(int32_t k)
+/* Bytes of a rows buffer for `rows` rows of k values. */
+static inline int32_t td_rows_bytes(int32_t rows, int32_t k)
 {
-    return 4 * td_q15_len(k);
+    return rows * 8 * td_blocks(k);
 }
 
-/* Extends the int8 rows a and b (k values each) into the pair buffer `pair`. b may be NULL:
- * its lanes are then zero (a lone last row; its results are discarded). */
-static inline void td_extend_pair(const int8_t *a, const int8_t *b, int32_t k, td_word_t *pair)
+/* The four bytes at p, of which only the first n (1..3) are read; the others are 0. */
+static inline int32_t td_read_partial_s8(const int8_t *p, int32_t n)
 {
+    uint32_t v = 0;
+    for (int32_t i = 0; i < n; ++i) {
+        v |= (uint32_t)(uint8_t)p[i] << (8 * i);
+    }
+    return (int32_t)v;
+}
+
+/* Widens rows[0..n-1] (1 <= n <= nrows, k values each) with the input offset into buf, a
+ * buffer of nrows rows; the rows n.. of buf repeat row n-1 (their outputs are written to row
+ * n-1's place again, with the same values), so the matrix product needs no per-row tests. */
+static inline __attribute__((always_inline)) void
+td_extend_rows(const int8_t *const rows[], int32_t n, int32_t k, int32_t input_offset,
+               td_word_t *buf, const int32_t nrows)
+{
+    const int32_t off2 = td_pack_off(input_offset);
     const int32_t full = k >> 2;
-    for (int32_t q = 0; q < full; ++q, pair += 4) {
-        const int32_t x = td_read_s8x4(a + 4 * q);
-        pair[0] = td_sxtb16(x);
-        pair[1] = td_sxtb16_ror8(x);
-        if (b != 0) {
-            const int32_t y = td_read_s8x4(b + 4 * q);
-            pair[2] = td_sxtb16(y);
-            pair[3] = td_sxtb16_ror8(y);
-        } else {
-            pair[2] = 0;
-            pair[3] = 0;
+    for (int32_t j = 0; j < nrows; ++j) {
+        const int8_t *src = rows[j < n ? j : n - 1];
+        td_word_t *dst = buf + 2 * j;
+        for (int32_t q = 0; q < full; ++q, src += 4, dst += 2 * nrows) {
+            const int32_t x = td_read_s8x4(src);
+            dst[0] = td_sxtab16(off2, x);
+            dst[1] = td_sxtab16_ror8(off2, x);
         }
-    }
-    if (k & 3) {
-        int16_t ta[4] = { 0, 0, 0, 0 }, tb[4] = { 0, 0, 0, 0 };
-        for (int32_t i = 0; i < (k & 3); ++i) {
-            ta[i] = a[4 * full + i];
-            tb[i] = b != 0 ? b[4 * full + i] : 0;
+        if (k & 3) {
+            const int32_t x = td_read_partial_s8(src, k & 3);
+            dst[0] = td_sxtab16(off2, x);
+            dst[1] = td_sxtab16_ror8(off2, x);
         }
-        memcpy((int32_t *)pair, ta, sizeof ta);
-        memcpy((int32_t *)pair + 2, tb, sizeof tb);
     }
 }
 
-/* acc[0] = a.w0, acc[1] = a.w1, acc[2] = b.w0, acc[3] = b.w1 for the pair buffer `pair`
- * (rows a, b) and the q15 filter rows w0, w1; `blocks` = td_q15_len(k) / 4. */
-static inline void td_dot_2x2_q15(const td_word_t *pair, const td_word_t *w0,
-                                  const td_word_t *w1, int32_t blocks, int32_t acc[4])
+/* The output value of an accumulator before the clamp, in the chosen requantization form
+ * (e_or_shift: e = -shift for the rounding form, else the shift). */
+static inline __attribute__((always_inline)) int32_t
+td_gemm_value(int32_t acc, int32_t m, int32_t e_or_shift, int32_t r, int32_t out_off,
+              const int round_form)
 {
-    int32_t s00 = 0, s01 = 0, s10 = 0, s11 = 0;
-    const td_word_t *end = pair + 4 * blocks;
-    while (pair != end) {
-        int32_t a0, a1, b0, b1, u0, u1;
-        pair = td_load2(pair, &a0, &a1);
-        pair = td_load2(pair, &b0, &b1);
-        w0 = td_load2(w0, &u0, &u1);
-        s00 = td_smlad(a0, u0, s00);
-        s00 = td_smlad(a1, u1, s00);
-        s10 = td_smlad(b0, u0, s10);
-        s10 = td_smlad(b1, u1, s10);
-        w1 = td_load2(w1, &u0, &u1);
-        s01 = td_smlad(a0, u0, s01);
-        s01 = td_smlad(a1, u1, s01);
-        s11 = td_smlad(b0, u0, s11);
-        s11 = td_smlad(b1, u1, s11);
-    }
-    acc[0] = s00;
-    acc[1] = s01;
-    acc[2] = s10;
-    acc[3] = s11;
+    return round_form ? td_requant_round_form(acc, m, e_or_shift, r)
+                      : td_requantize(acc, m, e_or_shift) + out_off;
 }
 
-/* The int8 output of one accumulator: + folded bias (mod 2^32), the one requantize primitive,
- * + output zero point, clamp to the activation range. */
-static inline int8_t td_output_s8(int32_t acc, int32_t bias, int32_t mult, int32_t shift,
-                                  int32_t output_offset, int32_t act_min, int32_t act_max)
+/* clamp to [lo, hi]; full_range: the range is all of int8 (one SSAT) */
+static inline __attribute__((always_inline)) int8_t
+td_gemm_clamp(int32_t v, int32_t lo, int32_t hi, const int full_range)
 {
-    const int32_t v = td_requantize(td_add_wrap(acc, bias), mult, shift) + output_offset;
-    return (int8_t)td_clamp_s32(v, act_min, act_max);
+    return full_range ? (int8_t)td_ssat8(v) : (int8_t)td_clamp_s32(v, lo, hi);
 }
 
-/* Multiplies the pair buffer (rows written to d0 and, if d1 is not NULL, d1) with every
- * q15 filter row and writes the requantized int8 outputs d0[o], d1[o] for o < out_c.
- * An odd last filter row is paired with itself and its duplicate result dropped. */
-static inline void td_pair_times_filter(const td_word_t *pair, const int8_t *filter_q15,
-                                        int32_t k, int32_t out_c, const int32_t *bias,
-                                        const int32_t *mult, const int32_t *shift,
-                                        int32_t out_off, int32_t lo, int32_t hi, int8_t *d0,
-                                        int8_t *d1)
+/* The matrix product of the rows buffer with every int8 filter row: output o of row j goes
+ * to d[j][o]. Specialised by the compiler per requantization form and clamp kind. */
+static inline __attribute__((always_inline)) void
+td_rows_times_filter_body(const td_word_t *buf, const int8_t *filter, int32_t k,
+                          int32_t out_c, const int32_t *bias, const int32_t *mult,
+                          const int32_t *shift, int32_t out_off, int32_t lo, int32_t hi,
+                          int8_t *const d[TD_GEMM_ROWS_MAX], const int round_form,
+                          const int full_range, const int32_t nrows)
 {
-    const int32_t blocks = td_q15_len(k) >> 2;
-    const int32_t row_words = 2 * blocks;
-    const td_word_t *w = (const td_word_t *)(const void *)filter_q15;
-    int32_t acc[4];
-    int32_t o = 0;
-    if (d1 != 0) { /* the common case, without per-output tests */
-        for (; o + 1 < out_c; o += 2, w += 2 * row_words) {
-            td_dot_2x2_q15(pair, w, w + row_words, blocks, acc);
-            d0[o] = td_output_s8(acc[0], bias[o], mult[o], shift[o], out_off, lo, hi);
-            d1[o] = td_output_s8(acc[2], bias[o], mult[o], shift[o], out_off, lo, hi);
-            d0[o + 1] = td_output_s8(acc[1], bias[o + 1], mult[o + 1], shift[o + 1], out_off,
-                                     lo, hi);
-            d1[o + 1] = td_output_s8(acc[3], bias[o + 1], mult[o + 1], shift[o + 1], out_off,
-                                     lo, hi);
-        }
-    }
-    for (; o < out_c; o += 2, w += 2 * row_words) {
-        const int32_t two = o + 1 < out_c;
-        td_dot_2x2_q15(pair, w, two ? w + row_words : w, blocks, acc);
-        d0[o] = td_output_s8(acc[0], bias[o], mult[o], shift[o], out_off, lo, hi);
-        if (d1 != 0) {
-            d1[o] = td_output_s8(acc[2], bias[o], mult[o], shift[o], out_off, lo, hi);
-        }
-        if (two) {
-            d0[o + 1] = td_output_s8(acc[1], bias[o + 1], mult[o + 1], shift[o + 1], out_off,
-                                     lo, hi);
-            if (d1 != 0) {
-                d1[o + 1] = td_output_s8(acc[3], bias[o + 1], mult[o + 1], shift[o + 1],
-                                         out_off, lo, hi);
+    const int32_t full = k >> 2, tail = k & 3;
+    const int32_t zp2p1 = 2 * out_off + 1;
+    int8_t *d0 = d[0], *d1 = d[1], *d2 = d[2], *d3 = d[3];
+    int8_t *d4 = nrows > 4 ? d[4] : d0, *d5 = nrows > 4 ? d[5] : d0;
+    const int8_t *w = filter;
+    for (int32_t o = 0; o < out_c; ++o) {
+        const int32_t b = bias != 0 ? bias[o] : 0;
+        int32_t a0 = b, a1 = b, a2 = b, a3 = b, a4 = b, a5 = b;
+        const td_word_t *x = buf;
+#pragma GCC unroll 2
+        for (int32_t q = 0; q < full; ++q) {
+            const int32_t wv = td_read_s8x4(w);
+            w += 4;
+            const int32_t we = td_sxtb16(wv), wo = td_sxtb16_ror8(wv);
+            int32_t x0, x1;
+            x = td_load2(x, &x0, &x1);
+            a0 = td_smlad(x1, wo, td_smlad(x0, we, a0));
+            x = td_load2(x, &x0, &x1);
+            a1 = td_smlad(x1, wo, td_smlad(x0, we, a1));
+            x = td_load2(x, &x0, &x1);
+            a2 = td_smlad(x1, wo, td_smlad(x0, we, a2));
+            x = td_load2(x, &x0, &x1);
+            a3 = td_smlad(x1, wo, td_smlad(x0, we, a3));
+            if (nrows > 4) {
+                x = td_load2(x, &x0, &x1);
+                a4 = td_smlad(x1, wo, td_smlad(x0, we, a4));
+                x = td_load2(x, &x0, &x1);
+                a5 = td_smlad(x1, wo, td_smlad(x0, we, a5));
             }
         }
+        if (tail) {
+            const int32_t wv = td_read_partial_s8(w, tail);
+            w += tail;
+            const int32_t we = td_sxtb16(wv), wo = td_sxtb16_ror8(wv);
+            a0 = td_smlad(x[1], wo, td_smlad(x[0], we, a0));
+            a1 = td_smlad(x[3], wo, td_smlad(x[2], we, a1));
+            a2 = td_smlad(x[5], wo, td_smlad(x[4], we, a2));
+            a3 = td_smlad(x[7], wo, td_smlad(x[6], we, a3));
+            if (nrows > 4) {
+                a4 = td_smlad(x[9], wo, td_smlad(x[8], we, a4));
+                a5 = td_smlad(x[11], wo, td_smlad(x[10], we, a5));
+            }
+        }
+        const int32_t m = mult[o];
+        const int32_t es = round_form ? -shift[o] : shift[o];
+        const int32_t r = round_form ? td_requant_rnd(zp2p1, es) : 0;
+        if (nrows > 4) {
+            d5[o] = td_gemm_clamp(td_gemm_value(a5, m, es, r, out_off, round_form), lo, hi,
+                                  full_range);
+            d4[o] = td_gemm_clamp(td_gemm_value(a4, m, es, r, out_off, round_form), lo, hi,
+                                  full_range);
+        }
+        d3[o] = td_gemm_clamp(td_gemm_value(a3, m, es, r, out_off, round_form), lo, hi,
+                              full_range);
+        d2[o] = td_gemm_clamp(td_gemm_value(a2, m, es, r, out_off, round_form), lo, hi,
+                              full_range);
+        d1[o] = td_gemm_clamp(td_gemm_value(a1, m, es, r, out_off, round_form), lo, hi,
+                              full_range);
+        d0[o] = td_gemm_clamp(td_gemm_value(a0, m, es, r, out_off, round_form), lo, hi,
+                              full_range);
+    }
+}
+
+/* Multiplies the rows buffer (nrows rows: TD_GEMM_ROWS or TD_GEMM_ROWS_IM2COL, a constant
+ * at each call) with every filter row and writes the int8 outputs of row j (j < n) to
+ * dst + j * dst_stride; rows past n repeat row n-1 (see td_extend_rows). */
+static inline __attribute__((always_inline)) void
+td_rows_times_filter(const td_word_t *buf, int32_t n, const int8_t *filter, int32_t k,
+                     int32_t out_c, const int32_t *bias, const int32_t *mult,
+                     const int32_t *shift, int32_t out_off, int32_t lo, int32_t hi,
+                     int8_t *dst, int32_t dst_stride, int32_t round_form, const int32_t nrows)
+{
+    int8_t *d[TD_GEMM_ROWS_MAX];
+    for (int32_t j = 0; j < TD_GEMM_ROWS_MAX; ++j) {
+        d[j] = dst + (j < n ? j : n - 1) * dst_stride;
+    }
+    if (!round_form) {
+        td_rows_times_filter_body(buf, filter, k, out_c, bias, mult, shift, out_off, lo, hi,
+                                  d, 0, 0, nrows);
+    } else if (lo == INT8_MIN && hi == INT8_MAX) {
+        td_rows_times_filter_body(buf, filter, k, out_c, bias, mult, shift, out_off, lo, hi,
+                                  d, 1, 1, nrows);
+    } else {
+        td_rows_times_filter_body(buf, filter, k, out_c, bias, mult, shift, out_off, lo, hi,
+                                  d, 1, 0, nrows);
     }
 }
 

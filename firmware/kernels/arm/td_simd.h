@@ -58,6 +58,26 @@ static inline int32_t td_sxtb16_ror8(int32_t x)
     return r;
 }
 
+/* acc + bytes 0 and 2 of x, lane-wise (each int16 lane wraps modulo 2^16) */
+static inline int32_t td_sxtab16(int32_t acc, int32_t x)
+{
+    return __sxtab16(acc, x);
+}
+
+/* acc + bytes 1 and 3 of x, lane-wise (SXTAB16 with ROR #8) */
+static inline int32_t td_sxtab16_ror8(int32_t acc, int32_t x)
+{
+    int32_t r;
+    __asm__("sxtab16 %0, %1, %2, ror #8" : "=r"(r) : "r"(acc), "r"(x));
+    return r;
+}
+
+/* x saturated to int8 (SSAT #8) */
+static inline int32_t td_ssat8(int32_t x)
+{
+    return __ssat(x, 8);
+}
+
 /* acc + bot(x) * bot(y) + top(x) * top(y) */
 static inline int32_t td_smlad(int32_t x, int32_t y, int32_t acc)
 {
@@ -134,6 +154,23 @@ static inline int32_t td_sxtb16_ror8(int32_t x)
     return td_pack16(td_byte(x, 1), td_byte(x, 3));
 }
 
+static inline int32_t td_ssat8(int32_t x)
+{
+    return x < -128 ? -128 : (x > 127 ? 127 : x);
+}
+
+static inline int32_t td_sxtab16(int32_t acc, int32_t x)
+{
+    return td_pack16((int32_t)(int16_t)(uint16_t)(td_lane_bot(acc) + td_byte(x, 0)),
+                     (int32_t)(int16_t)(uint16_t)(td_lane_top(acc) + td_byte(x, 2)));
+}
+
+static inline int32_t td_sxtab16_ror8(int32_t acc, int32_t x)
+{
+    return td_pack16((int32_t)(int16_t)(uint16_t)(td_lane_bot(acc) + td_byte(x, 1)),
+                     (int32_t)(int16_t)(uint16_t)(td_lane_top(acc) + td_byte(x, 3)));
+}
+
 static inline int32_t td_smlad(int32_t x, int32_t y, int32_t acc)
 {
     uint32_t s = (uint32_t)acc + (uint32_t)(td_lane_bot(x) * td_lane_bot(y))
@@ -163,6 +200,12 @@ static inline int32_t td_sadd16(int32_t x, int32_t y)
 static inline int32_t td_add_wrap(int32_t a, int32_t b)
 {
     return (int32_t)((uint32_t)a + (uint32_t)b);
+}
+
+/* v in both int16 lanes (the input offset that SXTAB16 adds while widening) */
+static inline int32_t td_pack_off(int32_t v)
+{
+    return (int32_t)(((uint32_t)v << 16) | ((uint32_t)v & 0xFFFFu));
 }
 
 #endif /* TD_SIMD_H */

@@ -54,12 +54,24 @@ static int16_t clip[TD_FE_CLIP_SAMPLES];
 static float feat_f[TD_FE_FRAMES * TD_FE_OUT];
 static int8_t feat_q[TD_FE_FRAMES * TD_FE_OUT];
 static td_frontend_scratch_t scratch;
+static uint32_t ticks[1];
+
+/* SysTick at the processor clock, free-running down from 2^24 - 1 (QEMU -icount shift=0
+ * makes its ticks instructions * clock / 1 GHz) */
+#define TD_SYST_CSR (*(volatile uint32_t *)0xE000E010u)
+#define TD_SYST_RVR (*(volatile uint32_t *)0xE000E014u)
+#define TD_SYST_CVR (*(volatile uint32_t *)0xE000E018u)
 
 int main(void)
 {
     int32_t header[3];
     int32_t fin, fout, i;
     float scale;
+    int32_t ftick;
+    TD_SYST_RVR = 0x00FFFFFFu;
+    TD_SYST_CVR = 0u;
+    TD_SYST_CSR = 5u; /* enable, processor clock, no interrupt */
+    ftick = td_open("fe_ticks.bin", 12, 5);
     fin = td_open("fe_in.bin", 9, 1);   /* "rb" */
     fout = td_open("fe_out.bin", 10, 5); /* "wb" */
     if (fin < 0 || fout < 0 || !td_xfer(SYS_READ, fin, header, sizeof header)) {
@@ -75,13 +87,23 @@ int main(void)
             td_exit(0);
         }
         td_frontend_clip_f32(clip, feat_f, &scratch);
-        td_frontend_clip_s8(clip, feat_q, scale, header[2], &scratch);
+        {
+            uint32_t t0 = TD_SYST_CVR;
+            td_frontend_clip_s8(clip, feat_q, scale, header[2], &scratch);
+            ticks[0] = (t0 - TD_SYST_CVR) & 0x00FFFFFFu; /* counts down */
+        }
+        if (ftick >= 0 && !td_xfer(SYS_WRITE, ftick, ticks, sizeof ticks)) {
+            td_exit(0);
+        }
         if (!td_xfer(SYS_WRITE, fout, feat_f, sizeof feat_f) ||
             !td_xfer(SYS_WRITE, fout, feat_q, sizeof feat_q)) {
             td_exit(0);
         }
     }
     td_semihost(SYS_CLOSE, &fout);
+    if (ftick >= 0) {
+        td_semihost(SYS_CLOSE, &ftick);
+    }
     td_exit(1);
     return 0;
 }

@@ -2,11 +2,15 @@
  * td_simd_check.c - runs every td_simd.h function on the same operands and prints the results
  * as hex, one line per function. Built for the host (portable C twins, with sanitizers) and for
  * the Cortex-M4 (the DSP instructions) by tests/golden/test_dsp_target.py, which requires the
- * two outputs to be identical.
+ * two outputs to be identical. The last two lines are the rounding form of the requantization
+ * (td_requant.h: SMMULR on the device) on operands inside its preconditions, including exact
+ * ties of both roundings, and the number of them where it differs from td_requantize + zp
+ * (which must be 0).
  */
 #include <stdint.h>
 #include <string.h>
 
+#include "td_requant.h"
 #include "td_simd.h"
 
 #ifdef TD_SIMD_CHECK_HOST
@@ -52,6 +56,59 @@ int main(void)
         results[2 * N_OPS + i] = td_read_s8x4(b);
     }
     put_hex(results, sizeof(int32_t) * 3 * N_OPS);
+    for (int f = 4; f < 6; ++f) {
+        for (int i = 0; i < N_OPS; ++i) {
+            for (int j = 0; j < N_OPS; ++j) {
+                results[i * N_OPS + j] = f == 4 ? td_sxtab16(ops[i], ops[j])
+                                                : td_sxtab16_ror8(ops[i], ops[j]);
+            }
+        }
+        put_hex(results, sizeof results);
+    }
+    {
+        int32_t mismatches = 0;
+        for (int i = 0; i < N_OPS * N_OPS; ++i) {
+            s = s * 1664525u + 1013904223u;
+            int32_t e = 1 + (int32_t)(s % 31u);
+            const int32_t zp = (int32_t)((s >> 8) & 0xFFu) - 128;
+            while ((int64_t)(zp < 0 ? -(2 * zp + 1) : 2 * zp + 1) << e > INT32_MAX) {
+                --e;
+            }
+            const int32_t r = td_requant_rnd(2 * zp + 1, e);
+            const int64_t lim = (int64_t)INT32_MAX - 2 - (r < 0 ? -(int64_t)r : r);
+            const int32_t a = (int32_t)(lim < (1 << 30) - 1 ? lim : (1 << 30) - 1);
+            const uint32_t t = s * 1664525u + 1013904223u;
+            s = t;
+            int32_t m, acc;
+            switch (i % 4) {
+            case 0: /* m = 2^30: every odd accumulator is a tie of the doubling high multiply */
+                m = 1 << 30;
+                acc = (int32_t)(t % (2u * (uint32_t)a + 1u)) - a;
+                break;
+            case 1: /* a tie of the divide by 2^e: x = q * 2^e +- 2^(e-1), acc = 2x, m = 2^30 */
+                m = 1 << 30;
+                acc = 2 * ((int32_t)((t >> 4) % ((uint32_t)(a / 2 >> e) + 1u)) << e);
+                acc += (t & 1u) ? (1 << e) : -(1 << e);
+                acc = (t & 2u) ? -acc : acc;
+                if (acc > a || acc < -a) {
+                    acc = 0;
+                }
+                break;
+            case 2: /* the largest multiplier, accumulators at the bound */
+                m = INT32_MAX;
+                acc = (t & 1u) ? a : -a;
+                break;
+            default:
+                m = (int32_t)((1u << 30) | (t >> 2));
+                acc = (int32_t)((t * 2654435761u) % (2u * (uint32_t)a + 1u)) - a;
+                break;
+            }
+            results[i] = td_requant_round_form(acc, m, e, r);
+            mismatches += results[i] != td_requantize(acc, m, -e) + zp;
+        }
+        put_hex(results, sizeof results);
+        put_hex(&mismatches, sizeof mismatches);
+    }
     for (int f = 0; f < 4; ++f) {
         for (int i = 0; i < N_OPS; ++i) {
             for (int j = 0; j < N_OPS; ++j) {

@@ -1,0 +1,81 @@
+"""Golden tier of the portable optimised kernels (tinydeploy/kernels/portable.py), on the host.
+
+The CONV_2D and DEPTHWISE_CONV_2D cases of the dsp tier (odd channels and pixel counts, any
+kernel, 1 input channel, depth multipliers > 1, dilation, SAME/VALID, stride > kernel, zero
+points at the int8 ends, extreme multipliers and shifts, huge biases) are selected for the
+Cortex-M0 micro:bit (no DSP extension), where the ``opt`` variant must be chosen, compiled on
+the host with sanitizers and compared byte for byte with the tflite-micro oracle. Plus one
+case per form of the host's decisions: the input offset folded (windows inside the image)
+or not, the rounding form of the requantization or the general one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+from test_dsp_host import (  # noqa: F401 (harness_cache is a fixture)
+    SPECS,
+    Spec,
+    build_model,
+    harness_cache,
+    host_selection,
+    input_sets,
+    mismatch,
+)
+
+from tinydeploy.boards import get_board
+from tinydeploy.kernels.registry import select_kernels
+from tinydeploy.model.ir import Padding
+from tinydeploy.model.loader import load_tflite
+from tinydeploy.oracle import run_oracle
+from tinydeploy.testing.harness import HostCase, run_host
+
+M0_BOARD = get_board("microbit-v1")
+OPT = {"conv": "td_conv2d_s8_opt", "dw": "td_dwconv2d_s8_opt"}
+
+EXTRA = (
+    Spec("opt_dw_mult3_c4", "dw", (1, 6, 5, 4), 12, k=(3, 2), stride=(2, 1), zp=(9, -3)),
+    Spec("opt_dw_mult2_valid", "dw", (2, 5, 5, 3), 6, k=(3, 3), padding=Padding.VALID,
+         zp=(-128, 0)),
+    Spec("opt_pw_folded", "conv", (1, 4, 4, 9), 5, zp=(77, -5)),
+)
+CASES = tuple(s for s in SPECS if s.kind in OPT) + EXTRA
+
+
+@pytest.fixture(scope="module")
+def outputs(harness_cache: Path  # noqa: F811 (the dsp tier's fixture)
+            ) -> Iterator[dict[str, list[tuple[str, np.ndarray, np.ndarray]]]]:
+    flat = []
+    for s in CASES:
+        model = build_model(s)
+        g = load_tflite(model)
+        sel = select_kernels(g, M0_BOARD)
+        assert sel.choices[0].variant.symbol == OPT[s.kind], (s.id, sel.choices[0].variant)
+        for name, arr in input_sets(g, s.seed):
+            flat.append((s, model, name, arr, HostCase(g, (arr,), host_selection(sel))))
+    outs = run_host([f[4] for f in flat])
+    res: dict[str, list[tuple[str, np.ndarray, np.ndarray]]] = {}
+    for (s, model, name, arr, _), o in zip(flat, outs, strict=True):
+        res.setdefault(s.id, []).append((name, o[0], run_oracle(model, [arr])[0]))
+    yield res
+
+
+@pytest.mark.parametrize("spec", CASES, ids=[s.id for s in CASES])
+def test_opt_kernel_matches_oracle(spec: Spec, outputs: dict) -> None:  # type: ignore[type-arg]
+    failures = [f"input set '{name}': {mismatch(got, want)}"
+                for name, got, want in outputs[spec.id] if not np.array_equal(got, want)]
+    assert not failures, f"{spec.id} ({spec})\n" + "\n".join(failures)
+
+
+def test_opt_decisions_cover_both_forms() -> None:
+    """The cases exercise folded and unfolded input offsets and both requantization forms."""
+    folded = form = 0
+    for s in CASES:
+        call = select_kernels(load_tflite(build_model(s)), M0_BOARD).choices[0].call
+        assert call is not None
+        folded |= 1 << int(call.param("input_offset") == 0)
+        form |= 1 << int(call.param("requant_form"))
+    assert folded == 3 and form == 3

@@ -1,0 +1,74 @@
+"""Every test model's generated code and kernels under AddressSanitizer and UBSan.
+
+Each model is built for the ``host`` board with ``-fsanitize=address,undefined`` (and no
+recovery: the first finding aborts the firmware) and runs, over its serial port, on extreme
+and random inputs: all minimum (-128), all maximum (127), alternating minimum/maximum, and
+random. Every output must equal the tflite-micro reference, the firmware must still be
+running afterwards and its stderr must hold no sanitizer report. The default run covers the
+two op models (every supported op among them); ``--sweep`` adds every fixture model and the
+KWS model.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from opmodels import OP_MODELS
+
+from tinydeploy.boards import get_board
+from tinydeploy.build.firmware import build_firmware
+from tinydeploy.flash.runner import Firmware
+from tinydeploy.link.connect import connect
+from tinydeploy.link.validate import random_inputs, validate_cases
+from tinydeploy.model.loader import load_tflite
+
+ROOT = Path(__file__).resolve().parent.parent
+FIX = ROOT / "tests" / "fixtures"
+MODELS = {**{n: None for n in sorted(OP_MODELS)},
+          "mlp": FIX / "mlp.tflite", "residual": FIX / "residual.tflite",
+          "dscnn_small": FIX / "dscnn_small.tflite", "dscnn_kws": FIX / "dscnn_kws.tflite",
+          "kws": ROOT / "models" / "kws" / "dscnn_int8.tflite"}
+DEFAULT = set(OP_MODELS)
+REPORTS = ("AddressSanitizer", "runtime error", "LeakSanitizer", "UndefinedBehaviorSanitizer")
+
+
+def extreme_inputs(graph, seed: int = 3) -> list[list[np.ndarray]]:  # type: ignore[no-untyped-def]
+    """All minimum, all maximum, alternating minimum/maximum, then two random cases."""
+    lo_hi = random_inputs(graph, 4, seed=seed)       # [min, max, random, random]
+    alternating = []
+    for t in graph.inputs:
+        if np.issubdtype(t.dtype.numpy, np.integer):
+            info = np.iinfo(t.dtype.numpy)
+            a = np.where(np.arange(int(np.prod(t.shape))) % 2 == 0, info.min, info.max)
+            alternating.append(a.astype(t.dtype.numpy).reshape(t.shape))
+        else:
+            a = np.where(np.arange(int(np.prod(t.shape))) % 2 == 0, -1e3, 1e3)
+            alternating.append(a.astype(t.dtype.numpy).reshape(t.shape))
+    return [lo_hi[0], lo_hi[1], alternating, lo_hi[2], lo_hi[3]]
+
+
+@pytest.mark.target
+@pytest.mark.parametrize("name", [pytest.param(n, marks=() if n in DEFAULT else
+                                               (pytest.mark.slow,)) for n in MODELS])
+def test_model_under_asan_and_ubsan_on_extreme_inputs(name: str, tmp_path: Path) -> None:
+    path = MODELS[name]
+    model = OP_MODELS[name]() if path is None else path.read_bytes()
+    graph = load_tflite(model)
+    out = tmp_path / "fw"
+    build_firmware(model, get_board("host"), "validate", out, graph=graph, sanitize=True)
+    fw = Firmware.from_build_dir(out)
+    cases = extreme_inputs(graph)
+    with connect(fw, timeout=300) as conn:
+        report = validate_cases(conn.session.run, model, cases)
+        assert conn.device is not None
+        alive = conn.device.poll() is None
+        log = conn.device.log
+    findings = [line for line in log.splitlines() if any(r in line for r in REPORTS)]
+    assert not findings, "\n".join(findings[:20])
+    assert alive, f"the sanitized firmware exited:\n{log[-3000:]}"
+    m = report.first_mismatch
+    assert report.bit_exact_cases == report.cases == len(cases), (
+        f"{name}: case {m.case} output {m.output} position {list(m.position)}: device "
+        f"{m.actual}, reference {m.expected}" if m else name)

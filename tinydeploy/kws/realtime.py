@@ -1,0 +1,160 @@
+"""Does a board keep up with live keyword spotting? Compute and link, from measured figures.
+
+Compute: every stride the front end computes one frame; every ``infer_every`` frames the model
+runs once. The load per second is ``frames/s * frontend_per_frame + windows/s *
+model_per_window`` instructions, measured by running the kws app on the board's emulated
+stand-in (QEMU ``-icount shift=0``: SysTick ticks are instructions, docs in EMULATION.md) and
+reading the counts the app reports per window (front end and model, protocol DONE/PROFILE).
+Instructions are a lower bound on cycles (one cycle per instruction at best; flash wait
+states and multi-cycle instructions add more), so a utilisation near 1 does not keep up on
+the real chip: the verdict asks for at most `MAX_UTILISATION`.
+
+Link: the host streams 16-bit PCM in AUDIO frames of `AUDIO_CHUNK` samples; each frame is
+4 header + 4 first_sample + 2 * 126 PCM + 2 CRC bytes, COBS-encoded (+1 per 254 bytes, +1
+delimiter), 10 bits per byte on a UART (8N1): 16 kHz needs 336.5 kbit/s, more than 115,200.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from tinydeploy.errors import InputDataError
+
+AUDIO_CHUNK = 126                 # samples per AUDIO frame (tinydeploy.kws.stream)
+MAX_UTILISATION = 0.8             # instructions / clock; cycles exceed instructions
+
+
+def audio_frame_bytes(samples: int = AUDIO_CHUNK) -> int:
+    """Wire bytes of one AUDIO frame: COBS(type, seq, length, payload, CRC) + delimiter."""
+    body = 4 + 4 + 2 * samples + 2
+    return body + 1 + body // 254 + 1
+
+
+def link_bits_per_second(sample_rate: int = 16000, samples: int = AUDIO_CHUNK) -> float:
+    """UART bit rate (8N1: 10 bits a byte) that carries ``sample_rate`` int16 samples/s."""
+    return sample_rate / samples * audio_frame_bytes(samples) * 10.0
+
+
+@dataclass(frozen=True)
+class KwsLoad:
+    """Measured instructions: one front-end frame, one model inference."""
+
+    frontend_per_frame: float
+    model_per_window: float
+    source: str
+
+
+@dataclass(frozen=True)
+class RealtimeVerdict:
+    board: str
+    clock_hz: int
+    stride_ms: float
+    infer_every: int
+    interval_ms: float
+    instructions_per_second: float
+    utilisation: float
+    keeps_up_compute: bool
+    link_baud: int
+    link_needed_baud: float
+    keeps_up_link: bool
+    frontend_per_frame: float
+    model_per_window: float
+    source: str
+
+    @property
+    def keeps_up(self) -> bool:
+        return self.keeps_up_compute and self.keeps_up_link
+
+    def as_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "keeps_up": self.keeps_up,
+                "max_utilisation": MAX_UTILISATION}
+
+    def text(self) -> str:
+        cpu = (f"{self.instructions_per_second / 1e6:.1f} M instructions/s of "
+               f"{self.clock_hz / 1e6:.0f} MHz ({100 * self.utilisation:.0f} %, limit "
+               f"{100 * MAX_UTILISATION:.0f} %)")
+        link = (f"link {self.link_baud:,} baud for {self.link_needed_baud / 1e3:.1f} kbit/s "
+                "of 16-bit PCM")
+        verdict = "keeps up" if self.keeps_up else "does NOT keep up"
+        why = []
+        if not self.keeps_up_compute:
+            n = min_infer_every(self)
+            why.append("compute" + (f" (it would with --infer-every {n})" if n else ""))
+        if not self.keeps_up_link:
+            why.append("link rate (set uart.kws_baud in the board file)")
+        return (f"real time: {self.board} {verdict} with an inference every "
+                f"{self.interval_ms:.0f} ms: {cpu}; {link}"
+                + (f" -- short on {' and '.join(why)}" if why else "")
+                + f" [{self.source}]")
+
+
+def realtime_verdict(board: Any, load: KwsLoad, cfg: Any, infer_every: int) -> RealtimeVerdict:
+    if infer_every < 1:
+        raise InputDataError(f"--infer-every must be >= 1, got {infer_every}")
+    frames_per_s = cfg.sample_rate / cfg.stride
+    ips = frames_per_s * load.frontend_per_frame + frames_per_s / infer_every * \
+        load.model_per_window
+    util = ips / board.clock_hz
+    baud = board.uart.baud_for("kws")
+    need = link_bits_per_second(cfg.sample_rate)
+    v = RealtimeVerdict(board.id, board.clock_hz, 1000.0 * cfg.stride / cfg.sample_rate,
+                        infer_every, 1000.0 * cfg.stride * infer_every / cfg.sample_rate,
+                        ips, util, util <= MAX_UTILISATION, baud, need,
+                        baud >= need or board.family == "host", load.frontend_per_frame,
+                        load.model_per_window, load.source)
+    return v
+
+
+def min_infer_every(v: RealtimeVerdict) -> int | None:
+    """The smallest inference interval (in frames) at which compute keeps up, if any."""
+    frames_per_s = 1000.0 / v.stride_ms
+    spare = MAX_UTILISATION * v.clock_hz - frames_per_s * v.frontend_per_frame
+    if spare <= 0:
+        return None
+    return max(1, math.ceil(frames_per_s * v.model_per_window / spare))
+
+
+def to_instructions(count: float, unit: str, board: Any) -> float:
+    """SysTick at the processor clock under ``-icount shift=0`` advances clock / 1 GHz ticks
+    per instruction (EMULATION.md): instructions = ticks * 1e9 / clock."""
+    if board.qemu_machine and unit == "cycles":
+        return count * 1e9 / board.clock_hz
+    return count
+
+
+def measure_kws_load(model: Path, board: Any, choice: Any, out_dir: Path,
+                     seconds: float = 1.5) -> KwsLoad:
+    """Run the kws app on ``board``'s emulated stand-in, streaming ``seconds`` of noise with an
+    inference every frame; the counts it reports per window give the two figures."""
+    from tinydeploy.boards import emulation_target
+    from tinydeploy.flash.runner import Firmware
+    from tinydeploy.kws.device import build_kws_firmware
+    from tinydeploy.kws.stream import DetectorConfig, stream_to_device
+    from tinydeploy.link.connect import connect
+
+    emulate = not board.qemu_machine
+    if emulate and not board.emulate:
+        raise InputDataError(f"board '{board.id}' has no emulated stand-in to measure the kws "
+                             f"app on",
+                             hint="give the figures: --kws-instructions FRONTEND,MODEL")
+    target = emulation_target(board) if emulate else board
+    build_kws_firmware(Path(model), board, out_dir, DetectorConfig(infer_every=1), choice,
+                       emulate=emulate)
+    cfg = choice.config
+    n = int(seconds * cfg.sample_rate)
+    audio = (np.random.default_rng(0).standard_normal(n) * 2000).astype(np.int16)
+    with connect(Firmware.from_build_dir(out_dir)) as conn:
+        res = stream_to_device(conn.session, audio)
+    if res.windows < 2:
+        raise InputDataError(f"measuring the kws app: {res.windows} windows in {seconds} s")
+    frames = cfg.frames + res.windows - 1          # frames computed up to the last window
+    fe = to_instructions(res.frontend_total / frames, res.unit, target)
+    model_i = to_instructions(res.model_total / res.windows, res.unit, target)
+    return KwsLoad(fe, model_i, f"measured: kws app on {target.id} (QEMU icount), "
+                                f"{fe:,.0f} instructions per front-end frame, "
+                                f"{model_i:,.0f} per inference")
