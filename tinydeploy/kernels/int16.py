@@ -455,7 +455,8 @@ for _src, _dst in ((DType.INT16, DType.INT8), (DType.INT8, DType.INT16),
                          headers=("kernels/ref/td_requant_body.h",)))
 register(ref_variant("ADD", "td_add_s16_ref", _accepts_add16, _prepare_add16, inplace=True,
                      headers=("kernels/ref/td_bcast_rows.h",)))
-register(ref_variant("SOFTMAX", "td_softmax_s8_s16_ref", _accepts_softmax16, _prepare_softmax16))
+register(ref_variant("SOFTMAX", "td_softmax_s8_s16_ref", _accepts_softmax16, _prepare_softmax16,
+                     headers=("kernels/ref/td_softmax_body.h", "kernels/ref/td_gemmlowp.h")))
 register(ref_variant("DEQUANTIZE", "td_dequantize_s16_ref", _accepts_dequant16,
                      _prepare_dequant16))
 

@@ -24,7 +24,7 @@ from tinydeploy.fixedpoint import (
     multiply_by_quantized_multiplier_greater_than_one,
     preprocess_softmax_scaling,
 )
-from tinydeploy.kernels.common import check_int8_tensor, f32, first_reason, ref_variant
+from tinydeploy.kernels.common import REF_DIR, check_int8_tensor, f32, first_reason, ref_variant
 from tinydeploy.kernels.registry import ConstArray, KernelCall, register
 from tinydeploy.model.ir import Graph, Operator, SoftmaxOptions
 
@@ -74,4 +74,7 @@ def _prepare(graph: Graph, op: Operator) -> KernelCall:
                       (ConstArray("exp_lut", "int32_t", table),), ("in0", "out0"))
 
 
-SOFTMAX_S8_REF = register(ref_variant("SOFTMAX", "td_softmax_s8_ref", _accepts, _prepare))
+SOFTMAX_HEADERS = (f"{REF_DIR}/td_softmax_body.h", f"{REF_DIR}/td_gemmlowp.h")
+
+SOFTMAX_S8_REF = register(ref_variant("SOFTMAX", "td_softmax_s8_ref", _accepts, _prepare,
+                                      headers=SOFTMAX_HEADERS))
