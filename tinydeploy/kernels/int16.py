@@ -445,7 +445,8 @@ register(ref_variant("DEPTHWISE_CONV_2D", "td_dwconv2d_s16_ref", _accepts_dw, _p
 for _op, _sym in (("AVERAGE_POOL_2D", "td_avgpool2d_s16_ref"),
                   ("MAX_POOL_2D", "td_maxpool2d_s16_ref")):
     register(ref_variant(_op, _sym, _accepts_pool, _prepare_pool(_sym),
-                         headers=("kernels/ref/td_pool2d_window.h",)))
+                         headers=("kernels/ref/td_pool2d_body.h",
+                                  "kernels/ref/td_pool2d_window.h")))
 for _src, _dst in ((DType.INT16, DType.INT8), (DType.INT8, DType.INT16),
                    (DType.INT16, DType.INT16), (DType.INT16, DType.INT32),
                    (DType.INT8, DType.INT32)):
