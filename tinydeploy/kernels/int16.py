@@ -362,12 +362,9 @@ def _accepts_softmax16(graph: Graph, op: Operator) -> str | None:
     if out.zero_point != INT16_MIN or abs(out.scale - 1 / 65536) > 0.001 / 65536:
         return (f"output '{out.name}' has scale {out.scale:g} and zero point {out.zero_point}; "
                 "TFLM requires 1/65536 and -32768 for int8 -> int16 softmax")
-    if not x.shape or x.shape != out.shape:
-        return f"input shape {list(x.shape)} and output shape {list(out.shape)} differ"
-    beta = op.options.beta
-    if not beta > 0 or not f32(beta) * f32(x.scale) * (1 << 26) > 1.0:
-        return f"beta {beta} times input scale {x.scale} is too small"
-    return None
+    from tinydeploy.kernels.softmax import softmax_shape_beta_reason
+
+    return softmax_shape_beta_reason(x, out, op.options.beta)
 
 
 def _prepare_softmax16(graph: Graph, op: Operator) -> KernelCall:
