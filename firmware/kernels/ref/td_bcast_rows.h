@@ -1,7 +1,8 @@
 /*
  * td_bcast_rows.h - private to the broadcasting reference kernels (td_add_s8_ref.c,
- * td_add_s16_ref.c, td_mul_s8_ref.c, td_binary_walk.h): the walk over the rows of a TD_BCAST_DIMS-D broadcast (see
- * td_add_params_t in td_kernels.h).
+ * td_add_s16_ref.c, td_mul_s8_ref.c, td_binary_walk.h) and the reductions (td_mean_s8_ref.c,
+ * td_reduce_max_s8_ref.c, whose output strides are 0 along the reduced axes): the walk over
+ * the rows of a TD_BCAST_DIMS-D broadcast (see td_add_params_t in td_kernels.h).
  *
  * A row is one index (i0..i4) of the five outer dimensions; the caller loops over the last
  * dimension itself. Rows come in row-major order, so the output is written densely; for each

@@ -6,6 +6,7 @@
  * that folds 1/count in (computed on the host). Sums wrap in two's complement as TFLite's.
  * scratch: int32_t[num_outputs], 4-byte aligned.
  */
+#include "td_bcast_rows.h"
 #include "td_kernels.h"
 
 void td_mean_s8_ref(const td_mean_params_t *p, const int8_t *in0, int8_t *out0,
@@ -17,22 +18,18 @@ void td_mean_s8_ref(const td_mean_params_t *p, const int8_t *in0, int8_t *out0,
     for (int32_t i = 0; i < p->num_outputs; ++i) {
         acc[i] = 0;
     }
+    /* every input element in row-major order, onto its output's sum (out_strides are 0
+     * along the reduced axes, the walk of td_bcast_rows.h) */
     const int8_t *src = in0;
-    for (int32_t i0 = 0; i0 < d[0]; ++i0) {
-        for (int32_t i1 = 0; i1 < d[1]; ++i1) {
-            for (int32_t i2 = 0; i2 < d[2]; ++i2) {
-                for (int32_t i3 = 0; i3 < d[3]; ++i3) {
-                    for (int32_t i4 = 0; i4 < d[4]; ++i4) {
-                        int32_t *a = acc + i0 * os[0] + i1 * os[1] + i2 * os[2]
-                                     + i3 * os[3] + i4 * os[4];
-                        for (int32_t i5 = 0; i5 < d[5]; ++i5) {
-                            int32_t *t = a + i5 * os[5];
-                            *t = (int32_t)((uint32_t)*t + (uint32_t)(int32_t)*src++);
-                        }
-                    }
-                }
+    td_bcast_rows_t row;
+    if (td_bcast_rows_begin(&row, d)) {
+        do {
+            int32_t *a = acc + row.off0;
+            for (int32_t i5 = 0; i5 < d[5]; ++i5) {
+                int32_t *t = a + i5 * os[5];
+                *t = (int32_t)((uint32_t)*t + (uint32_t)(int32_t)*src++);
             }
-        }
+        } while (td_bcast_rows_next(&row, d, os, os));
     }
     for (int32_t i = 0; i < p->num_outputs; ++i) {
         const int32_t shifted = (int32_t)((uint32_t)acc[i] + (uint32_t)p->sum_offset);
