@@ -24,7 +24,7 @@ import numpy as np
 
 from tinydeploy.fixedpoint import quantize_multiplier
 from tinydeploy.kernels.activations import int8_io_reason, int8_per_tensor_reason
-from tinydeploy.kernels.common import f32, ref_variant
+from tinydeploy.kernels.common import const_ints, f32, i32, ref_variant
 from tinydeploy.kernels.registry import ConstArray, KernelCall, register
 from tinydeploy.model.ir import (
     Activation,
@@ -42,21 +42,6 @@ SLICE_DIMS = 5
 TFLM_SLICE_MAX_RANK = 4
 MEAN_DIMS = 6
 CONCAT_MAX_INPUTS = 10
-
-
-def _i32(values: list[int]) -> np.ndarray:
-    return np.array(values, dtype=np.int32)
-
-
-def _const_ints(t: Tensor | None, role: str) -> tuple[list[int] | None, str | None]:
-    """The values of a constant int32 index tensor, or the reason it is unusable."""
-    if t is None:
-        return None, f"{role} is missing"
-    if t.data is None:
-        return None, f"{role} '{t.name}' is not constant (TFLM requires it)"
-    if t.dtype is not DType.INT32:
-        return None, f"{role} '{t.name}' is {t.dtype.name}, int32 required"
-    return [int(v) for v in np.asarray(t.data).reshape(-1)], None
 
 
 def _io_reason(ins: tuple[Tensor | None, ...], outs: tuple[Tensor, ...],
@@ -81,7 +66,7 @@ def _pad_plan(graph: Graph, op: Operator) -> tuple[dict[str, object] | None, str
     rank = len(x.shape)
     if rank > PAD_DIMS:
         return None, f"input rank {rank} above {PAD_DIMS} (TFLM's PAD limit)"
-    pads, why = _const_ints(ins[1], "paddings")
+    pads, why = const_ints(ins[1], "paddings")
     if why:
         return None, why
     assert pads is not None
@@ -123,10 +108,10 @@ def _prepare_pad(graph: Graph, op: Operator) -> KernelCall:
         params=(("pad_value", int(plan["pad_value"])),  # type: ignore[call-overload]
                 ("in_dims", "@in_dims"), ("out_dims", "@out_dims"),
                 ("pad_before", "@pad_before")),
-        consts=(ConstArray("in_dims", "int32_t", _i32(plan["in_dims"])),  # type: ignore[arg-type]
-                ConstArray("out_dims", "int32_t", _i32(plan["out_dims"])),  # type: ignore[arg-type]
+        consts=(ConstArray("in_dims", "int32_t", i32(plan["in_dims"])),  # type: ignore[arg-type]
+                ConstArray("out_dims", "int32_t", i32(plan["out_dims"])),  # type: ignore[arg-type]
                 ConstArray("pad_before", "int32_t",
-                           _i32(plan["pad_before"]))),  # type: ignore[arg-type]
+                           i32(plan["pad_before"]))),  # type: ignore[arg-type]
         args=("in0", "out0"))
 
 
@@ -184,7 +169,7 @@ def _prepare_concat(graph: Graph, op: Operator) -> KernelCall:
         symbol="td_concatenation_s8_ref", params_type="td_concatenation_params_t",
         params=(("num_inputs", len(chunks)), ("outer", outer),
                 ("out_chunk", out.shape[axis] * inner), ("chunks", "@chunks")),
-        consts=(ConstArray("chunks", "int32_t", _i32(chunks)),),
+        consts=(ConstArray("chunks", "int32_t", i32(chunks)),),
         args=tuple(f"in{k}" for k in range(len(chunks))) + ("out0",))
 
 
@@ -263,7 +248,7 @@ def _slice_plan(graph: Graph, op: Operator
         return None, f"input rank {rank} (TFLM supports 1..{TFLM_SLICE_MAX_RANK})"
     vals = []
     for k, role in ((1, "begin"), (2, "end"), (3, "strides")):
-        v, why = _const_ints(ins[k], role)
+        v, why = const_ints(ins[k], role)
         if why:
             return None, why
         assert v is not None
@@ -295,8 +280,8 @@ def _prepare_slice(graph: Graph, op: Operator) -> KernelCall:
     return KernelCall(
         symbol="td_strided_slice_s8_ref", params_type="td_strided_slice_params_t",
         params=(("start", start), ("counts", "@counts"), ("steps", "@steps")),
-        consts=(ConstArray("counts", "int32_t", _i32(counts)),
-                ConstArray("steps", "int32_t", _i32(steps))),
+        consts=(ConstArray("counts", "int32_t", i32(counts)),
+                ConstArray("steps", "int32_t", i32(steps))),
         args=("in0", "out0"))
 
 
@@ -325,7 +310,7 @@ def _mean_plan(graph: Graph, op: Operator) -> tuple[dict[str, object] | None, st
         return None, f"input rank {rank} (supported: 1..{MEAN_DIMS})"
     if 0 in x.shape:
         return None, "empty input"
-    axes, why = _const_ints(ins[1], "axis")
+    axes, why = const_ints(ins[1], "axis")
     if why:
         return None, why
     assert axes is not None
@@ -380,9 +365,9 @@ def _prepare_mean(graph: Graph, op: Operator) -> KernelCall:
                      for k in ("num_outputs", "sum_offset", "out_mult", "out_shift",
                                "out_offset")) + (("in_dims", "@in_dims"),
                                                  ("out_strides", "@out_strides")),
-        consts=(ConstArray("in_dims", "int32_t", _i32(plan["in_dims"])),  # type: ignore[arg-type]
+        consts=(ConstArray("in_dims", "int32_t", i32(plan["in_dims"])),  # type: ignore[arg-type]
                 ConstArray("out_strides", "int32_t",
-                           _i32(plan["out_strides"]))),  # type: ignore[arg-type]
+                           i32(plan["out_strides"]))),  # type: ignore[arg-type]
         args=("in0", "out0", "scratch"),
         scratch_bytes=4 * n)
 
