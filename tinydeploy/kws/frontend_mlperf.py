@@ -52,7 +52,12 @@ from tinydeploy.kws.frontend import (
     stream_frames_s8,
     stream_windows,
 )
-from tinydeploy.kws.frontend_config import _array, _hexf
+from tinydeploy.kws.frontend_config import (
+    _array,
+    _hexf,
+    float_preset_macros,
+    float_preset_tables,
+)
 from tinydeploy.kws.presets import PRESET_KEY, FrontendPreset, PresetSpec
 
 SOURCES = ("td_frontend_mlperf.c", "td_fe_float.h")
@@ -221,17 +226,7 @@ def render_header(cfg: MlperfConfig) -> str:
         "#define TD_FRONTEND_CONFIG_H",
         "",
         "#define TD_FE_PRESET_MLPERF_KWS 1",
-        f"#define TD_FE_SAMPLE_RATE {cfg.sample_rate}",
-        f"#define TD_FE_CLIP_SAMPLES {cfg.clip_samples}",
-        f"#define TD_FE_WINDOW {cfg.window}",
-        f"#define TD_FE_STRIDE {cfg.stride}",
-        f"#define TD_FE_FRAMES {cfg.frames}",
-        f"#define TD_FE_FFT {cfg.fft}",
-        f"#define TD_FE_FFT_LOG2 {cfg.fft.bit_length() - 1}",
-        f"#define TD_FE_MEL_BANDS {cfg.mel_bands}",
-        f"#define TD_FE_BIN_FIRST {t.bin_first}",
-        f"#define TD_FE_BIN_LAST {t.bin_last}",
-        f"#define TD_FE_OUT {cfg.n_out}",
+        *float_preset_macros(cfg, t),
         f"#define TD_FE_LOG_FLOOR {_hexf(cfg.log_floor)}",
         f"#define TD_FE_PEAK_NORMALISE {1 if cfg.peak_normalise else 0}",
         f"#define TD_FE_PEAKS {peaks}",
@@ -252,12 +247,7 @@ def render_header(cfg: MlperfConfig) -> str:
         "} td_frontend_scratch_t;",
         "",
         "#ifdef TD_FRONTEND_DEFINE_TABLES",
-        *_array("float", "td_fe_window", t.window),
-        *_array("float", "td_fe_cos", t.cos),
-        *_array("float", "td_fe_sin", t.sin),
-        *_array("int8_t", "td_fe_bin_band", t.bin_band, per_line=16),
-        *_array("float", "td_fe_w_lower", t.w_lower),
-        *_array("float", "td_fe_w_upper", t.w_upper),
+        *float_preset_tables(t),
         *_array("float", "td_fe_dct", t.dct),
         "#endif /* TD_FRONTEND_DEFINE_TABLES */",
         "",
