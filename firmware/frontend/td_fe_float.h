@@ -16,6 +16,14 @@
 
 #define TD_FE_HALF (TD_FE_FFT / 2)
 
+/* what td_fe_window_fft and td_fe_bin_power rely on */
+#if TD_FE_WINDOW > TD_FE_FFT
+#error "TD_FE_WINDOW must not exceed TD_FE_FFT"
+#endif
+#if TD_FE_BIN_LAST > TD_FE_HALF
+#error "TD_FE_BIN_LAST out of range"
+#endif
+
 typedef union {
     float f;
     uint32_t u;

@@ -30,13 +30,6 @@
 
 #include "td_fe_float.h"
 
-#if TD_FE_WINDOW > TD_FE_FFT
-#error "TD_FE_WINDOW must not exceed TD_FE_FFT"
-#endif
-#if TD_FE_BIN_LAST > TD_FE_HALF
-#error "TD_FE_BIN_LAST out of range"
-#endif
-
 float td_frontend_logf(float x)
 {
     return td_fe_logf(x);
