@@ -29,6 +29,21 @@ from tinydeploy.errors import InputDataError
 from tinydeploy.resources import firmware_dir
 
 
+def framing_reason(fft: int, window: int, stride: int, clip_samples: int) -> str | None:
+    """Why a float preset's framing cannot work (td_fe_float.h's FFT is radix 2 and each
+    window must fit it; frames may overlap but not skip samples; a clip holds a window at
+    least), else None."""
+    if fft & (fft - 1) or not 16 <= fft <= 4096:
+        return f"fft={fft} must be a power of two in [16, 4096]"
+    if not 0 < window <= fft:
+        return f"window={window} must be in (0, fft={fft}]"
+    if not 0 < stride <= window:
+        return f"stride={stride} must be in (0, window={window}]"
+    if clip_samples < window:
+        return f"clip_samples={clip_samples} is shorter than one window"
+    return None
+
+
 class FeatureKind(StrEnum):
     MFCC = "mfcc"
     LOG_MEL = "log_mel"
@@ -57,14 +72,9 @@ class FrontendConfig:
         def bad(msg: str) -> InputDataError:
             return InputDataError(f"front-end config: {msg}",
                                   hint="see docs/frontend.md for the parameters")
-        if self.fft & (self.fft - 1) or not 16 <= self.fft <= 4096:
-            raise bad(f"fft={self.fft} must be a power of two in [16, 4096]")
-        if not 0 < self.window <= self.fft:
-            raise bad(f"window={self.window} must be in (0, fft={self.fft}]")
-        if not 0 < self.stride <= self.window:
-            raise bad(f"stride={self.stride} must be in (0, window={self.window}]")
-        if self.clip_samples < self.window:
-            raise bad(f"clip_samples={self.clip_samples} is shorter than one window")
+        why = framing_reason(self.fft, self.window, self.stride, self.clip_samples)
+        if why:
+            raise bad(why)
         if not 0 < self.mel_low_hz < self.mel_high_hz <= self.sample_rate / 2:
             raise bad(f"mel range {self.mel_low_hz}..{self.mel_high_hz} Hz must lie in "
                       f"(0, {self.sample_rate / 2}]")

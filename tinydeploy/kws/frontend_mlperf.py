@@ -48,6 +48,7 @@ from tinydeploy.errors import InputDataError
 from tinydeploy.kws.frontend import (
     Quant,
     build_host_library,
+    clip_batch,
     reference_quantize,
     stream_frames_s8,
     stream_windows,
@@ -57,6 +58,7 @@ from tinydeploy.kws.frontend_config import (
     _hexf,
     float_preset_macros,
     float_preset_tables,
+    framing_reason,
 )
 from tinydeploy.kws.presets import PRESET_KEY, FrontendPreset, PresetSpec
 
@@ -83,14 +85,9 @@ class MlperfConfig:
         def bad(msg: str) -> InputDataError:
             return InputDataError(f"mlperf-kws front end: {msg}",
                                   hint="see docs/frontend.md (presets)")
-        if self.fft & (self.fft - 1) or not 16 <= self.fft <= 4096:
-            raise bad(f"fft={self.fft} must be a power of two in [16, 4096]")
-        if not 0 < self.window <= self.fft:
-            raise bad(f"window={self.window} must be in (0, fft={self.fft}]")
-        if not 0 < self.stride <= self.window:
-            raise bad(f"stride={self.stride} must be in (0, window={self.window}]")
-        if self.clip_samples < self.window:
-            raise bad(f"clip_samples={self.clip_samples} is shorter than one window")
+        why = framing_reason(self.fft, self.window, self.stride, self.clip_samples)
+        if why:
+            raise bad(why)
         if not 0 <= self.mel_low_hz < self.mel_high_hz <= self.sample_rate / 2:
             raise bad(f"mel range {self.mel_low_hz}..{self.mel_high_hz} Hz must lie in "
                       f"[0, {self.sample_rate / 2}]")
@@ -290,14 +287,7 @@ class MlperfHost:
         self._scratch = ctypes.create_string_buffer(scratch_bytes(self.cfg) + 64)
 
     def _clips(self, audio: np.ndarray) -> np.ndarray:
-        a = np.asarray(audio)
-        if a.dtype != np.int16:
-            raise InputDataError(f"front end: audio must be int16 PCM, got {a.dtype}")
-        a = a[None, :] if a.ndim == 1 else a
-        if a.ndim != 2 or a.shape[1] != self.cfg.clip_samples:
-            raise InputDataError(f"front end: audio shape {tuple(np.shape(audio))} is not "
-                                 f"[n,] {self.cfg.clip_samples} samples")
-        return np.ascontiguousarray(a)
+        return clip_batch(audio, self.cfg.clip_samples)
 
     def features(self, audio: np.ndarray) -> np.ndarray:
         """Float MFCCs [n, frames, n_mfcc] (or [frames, n_mfcc] for one 1-D clip)."""
