@@ -26,6 +26,7 @@ from typing import Protocol
 import numpy as np
 
 from tinydeploy.errors import InputDataError
+from tinydeploy.kws.presets import PresetConfig
 from tinydeploy.resources import firmware_dir
 
 
@@ -227,32 +228,14 @@ def _array(ctype: str, name: str, values: np.ndarray, per_line: int = 4) -> list
     return out
 
 
-class FloatPresetSizes(Protocol):
-    """The sizes every float preset's config (FrontendConfig, MlperfConfig) has."""
-
-    @property
-    def sample_rate(self) -> int: ...
-
-    @property
-    def clip_samples(self) -> int: ...
-
-    @property
-    def window(self) -> int: ...
-
-    @property
-    def stride(self) -> int: ...
-
-    @property
-    def frames(self) -> int: ...
+class FloatPresetSizes(PresetConfig, Protocol):
+    """A float preset's config (FrontendConfig, MlperfConfig): any preset's sizes plus the
+    FFT and mel band counts."""
 
     @property
     def fft(self) -> int: ...
-
     @property
     def mel_bands(self) -> int: ...
-
-    @property
-    def n_out(self) -> int: ...
 
 
 class FloatPresetTables(Protocol):
@@ -261,25 +244,18 @@ class FloatPresetTables(Protocol):
 
     @property
     def bin_first(self) -> int: ...
-
     @property
     def bin_last(self) -> int: ...
-
     @property
     def window(self) -> np.ndarray: ...
-
     @property
     def cos(self) -> np.ndarray: ...
-
     @property
     def sin(self) -> np.ndarray: ...
-
     @property
     def bin_band(self) -> np.ndarray: ...
-
     @property
     def w_lower(self) -> np.ndarray: ...
-
     @property
     def w_upper(self) -> np.ndarray: ...
 
