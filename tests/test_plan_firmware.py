@@ -67,16 +67,15 @@ def test_budget_estimates_bracket_the_built_firmware(board_id: str, tmp_path: Pa
     """Before a build the budget estimates stack, code and static data; they must not be
     below what the linker and -fstack-usage then measure (or 'fits' would lie), nor so far
     above that they refuse models that fit."""
-    from tinydeploy.kernels.registry import select_kernels
     from tinydeploy.model.loader import load_tflite
     from tinydeploy.plan.budget import compute_budget
-    from tinydeploy.plan.lifetimes import plan_graph
+    from tinydeploy.plan.choose import choose_kernels
 
     board = get_board(board_id)
     result = build_firmware(MODEL, board, "bench", tmp_path / "fw")
     graph = load_tflite(MODEL)
-    sel = select_kernels(graph, board)
-    gp = plan_graph(graph, sel)
+    choice = choose_kernels(graph, board)   # what the build chose (default: balanced)
+    sel, gp = choice.selection, choice.plan
     budget = compute_budget(sel, gp.arena_bytes, board, "bench")
     assert gp.arena_bytes == result.arena_bytes
     measured_stack = result.stack_bytes

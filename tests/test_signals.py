@@ -127,7 +127,8 @@ def _has(name: str) -> Callable[[dict[int, str]], bool]:
 @pytest.fixture(scope="module")
 def builds(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     out = {}
-    for app, model in (("bench", MLP), ("eembc", FIX / "dscnn_small.tflite")):
+    for app, model in (("bench", MLP), ("eembc", FIX / "dscnn_small.tflite"),
+                       ("validate", MLP)):
         d = tmp_path_factory.mktemp(f"sig-{app}")
         build_firmware(model, get_board(BOARD), app, d,
                        cflags_extra=("-DTD_BENCH_RUNS=1000000u",) if app == "bench" else ())
@@ -153,10 +154,9 @@ CASES: list[tuple[str, Callable[[dict[str, Path], Path], list[str]], Callable]] 
     ("build", lambda b, t: ["build", str(KWS), "--board", BOARD, "--app", "kws",
                             "-o", str(t / "m")], _has("make")),
 ]
-# the default run sends one signal to each command (alternating); --sweep sends both
-DEFAULT = {("flash", INT), ("flash", TERM), ("flash-monitor", TERM), ("eembc", INT),
-           ("validate", TERM), ("bench", INT), ("run", TERM), ("kws-stream", INT),
-           ("build", TERM), ("build", INT)}
+# the default run sends one signal to six of the commands; --sweep sends both to all
+DEFAULT = {("flash", INT), ("flash", TERM), ("eembc", INT), ("validate", TERM),
+           ("kws-stream", INT), ("build", TERM)}
 
 
 def _params() -> list:
@@ -179,3 +179,23 @@ def test_stop_signal_leaves_no_child(name: str, argv: Callable, ready: Callable,
         assert rc in (0, 128 + sig), err
     else:
         assert rc == 128 + sig, err  # the shell's status for a command stopped by a signal
+
+
+def test_an_error_inside_a_session_stops_the_emulator(builds: dict[str, Path]) -> None:
+    """A command's own error (here any exception inside the connection) stops its QEMU."""
+    from tinydeploy.flash import Firmware
+    from tinydeploy.link.connect import connect
+
+    fw = Firmware.from_build_dir(builds["validate"])
+    pid = None
+    with pytest.raises(RuntimeError, match="the command failed"):
+        with connect(fw, timeout=60) as conn:
+            assert conn.device is not None
+            pid = conn.device.proc.pid  # type: ignore[attr-defined]
+            assert _procs()[pid][3].startswith("qemu-system")
+            raise RuntimeError("the command failed")
+    assert pid is not None
+    deadline = time.monotonic() + 5
+    while pid in _procs() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert pid not in _procs(), "QEMU still running after the error"

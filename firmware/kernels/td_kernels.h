@@ -106,6 +106,8 @@ typedef struct {
 } td_softmax_params_t;
 
 void td_conv2d_s8_ref(const td_conv2d_params_t *p, const int8_t *in0, int8_t *out0);
+/* 1x1 without groups, output pixels from the last to the first (may trail its input) */
+void td_conv2d_1x1_back_s8_ref(const td_conv2d_params_t *p, const int8_t *in0, int8_t *out0);
 void td_dwconv2d_s8_ref(const td_dwconv2d_params_t *p, const int8_t *in0, int8_t *out0);
 void td_fully_connected_s8_ref(const td_fully_connected_params_t *p, const int8_t *in0,
                                int8_t *out0);
@@ -519,6 +521,17 @@ void td_dwconv2d_s16_ref(const td_dwconv2d_s16_params_t *p, const int16_t *in0,
 /* ADD int16 with broadcasting: td_add_params_t (left_shift 15, in1_const NULL) */
 void td_add_s16_ref(const td_add_params_t *p, const int16_t *in0, const int16_t *in1,
                     int16_t *out0);
+/* SUB int16 with broadcasting: td_add_params_t (left_shift 15, in1_const NULL) */
+void td_sub_s16_ref(const td_add_params_t *p, const int16_t *in0, const int16_t *in1,
+                    int16_t *out0);
+/* MUL int16 with broadcasting: td_mul_params_t (offsets 0, in1_const NULL) */
+void td_mul_s16_ref(const td_mul_params_t *p, const int16_t *in0, const int16_t *in1,
+                    int16_t *out0);
+/* MEAN / SUM int16: td_mean_params_t, int16 data, int32 scratch [num_outputs] */
+void td_mean_s16_ref(const td_mean_params_t *p, const int16_t *in0, int16_t *out0,
+                     void *scratch);
+/* CONCATENATION int16: td_concatenation_params_t (chunks in elements), variadic */
+void td_concatenation_s16_ref(const td_concatenation_params_t *p, ...);
 /* SOFTMAX int8 -> int16 (output 1/65536, -32768): td_softmax_params_t, int16 output */
 void td_softmax_s8_s16_ref(const td_softmax_params_t *p, const int8_t *in0, int16_t *out0);
 /* int16 pooling: td_pool2d_params_t with an int16 clamp (input/output quantization equal) */

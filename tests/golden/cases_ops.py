@@ -728,12 +728,12 @@ class Int16AddCase:
     scales: tuple[float, float, float]
     act: str = "NONE"
     seed: int = 0
-
-    op = "ADD"
+    op: str = "ADD"
 
     @property
     def name(self) -> str:
-        return f"int16 ADD {list(self.shape0)}x{list(self.shape1)} {self.scales} {self.act}"
+        return (f"int16 {self.op} {list(self.shape0)}x{list(self.shape1)} {self.scales} "
+                f"{self.act}")
 
     def build(self) -> Built:
         from tinydeploy.model import ir
@@ -744,7 +744,7 @@ class Int16AddCase:
         x1 = b.tensor("x1", self.shape1, "int16", scale=self.scales[1], zero_point=0)
         out = tuple(np.broadcast_shapes(self.shape0, self.shape1))
         y = b.tensor("y", out, "int16", scale=self.scales[2], zero_point=0)
-        b.op("ADD", [x0, x1], [y], ir.ActivationOptions(ir.Activation[self.act]), version=3)
+        b.op(self.op, [x0, x1], [y], ir.ActivationOptions(ir.Activation[self.act]), version=3)
         feeds = tuple(rng.integers(-32768, 32768, s).astype(np.int16)
                       for s in (self.shape0, self.shape1))
         return Built(self.name, b.build([x0, x1], [y]), feeds)
@@ -754,4 +754,58 @@ def int16_add_cases() -> list[Int16AddCase]:
     return [Int16AddCase((2, 3, 5), (2, 3, 5), (0.0004, 0.0007, 0.001), seed=1),
             Int16AddCase((1, 4, 4, 6), (6,), (0.0005, 0.0002, 0.0006), "RELU", seed=2),
             Int16AddCase((3, 1, 7), (1, 4, 1), (0.001, 0.001, 0.0015), "RELU6", seed=3),
-            Int16AddCase((64,), (64,), (0.00025, 0.000125, 0.0005), seed=4)]
+            Int16AddCase((64,), (64,), (0.00025, 0.000125, 0.0005), seed=4),
+            Int16AddCase((2, 3, 5), (5,), (0.0004, 0.0007, 0.001), "RELU", seed=5, op="SUB"),
+            Int16AddCase((3, 1, 7), (1, 4, 1), (0.001, 0.0005, 0.0012), seed=6, op="SUB"),
+            Int16AddCase((2, 3, 5), (2, 3, 5), (0.004, 0.003, 0.0003), seed=7, op="MUL"),
+            Int16AddCase((1, 4, 4, 6), (6,), (0.002, 0.005, 0.0004), "RELU", seed=8, op="MUL"),
+            Int16AddCase((3, 1, 7), (1, 4, 1), (0.01, 0.01, 0.004), "RELU6", seed=9, op="MUL")]
+
+
+@dataclass(frozen=True)
+class Int16ShapeCase:
+    """int16 MEAN / SUM over axes, or CONCATENATION of int16 inputs sharing one scale."""
+
+    op: str
+    shapes: tuple[tuple[int, ...], ...]
+    axes: tuple[int, ...] = ()
+    keep_dims: bool = False
+    q_out: float = 0.0007
+    seed: int = 0
+
+    @property
+    def name(self) -> str:
+        return f"int16 {self.op} {[list(s) for s in self.shapes]} axes={list(self.axes)}"
+
+    def build(self) -> Built:
+        from tinydeploy.model import ir
+
+        rng = np.random.default_rng(self.seed)
+        b = ModelBuilder()
+        xs = [b.tensor(f"x{k}", s, "int16", scale=0.0005, zero_point=0)
+              for k, s in enumerate(self.shapes)]
+        feeds = tuple(rng.integers(-32768, 32768, s).astype(np.int16) for s in self.shapes)
+        if self.op == "CONCATENATION":
+            ax = self.axes[0] % len(self.shapes[0])
+            out = list(self.shapes[0])
+            out[ax] = sum(s[ax] for s in self.shapes)
+            y = b.tensor("y", tuple(out), "int16", scale=0.0005, zero_point=0)
+            b.op(self.op, xs, [y], ir.ConcatenationOptions(self.axes[0]))
+        else:
+            shape = self.shapes[0]
+            red = {a % len(shape) for a in self.axes}
+            out_shape = tuple(1 if d in red else n for d, n in enumerate(shape)) \
+                if self.keep_dims else tuple(n for d, n in enumerate(shape) if d not in red)
+            axes = b.tensor("axes", (len(self.axes),), "int32", data=list(self.axes))
+            y = b.tensor("y", out_shape or (1,), "int16", scale=self.q_out, zero_point=0)
+            b.op(self.op, [xs[0], axes], [y], ir.ReducerOptions(self.keep_dims), version=2)
+        return Built(self.name, b.build(xs, [y]), feeds)
+
+
+def int16_shape_cases() -> list[Int16ShapeCase]:
+    return [Int16ShapeCase("MEAN", ((1, 5, 7, 3),), (1, 2), True, seed=1),
+            Int16ShapeCase("MEAN", ((2, 3, 4),), (-1,), False, 0.0002, seed=2),
+            Int16ShapeCase("SUM", ((1, 4, 6, 2),), (1, 2), True, 0.02, seed=3),
+            Int16ShapeCase("SUM", ((3, 5),), (0,), False, 0.003, seed=4),
+            Int16ShapeCase("CONCATENATION", ((2, 3), (2, 5), (2, 1)), (1,), seed=5),
+            Int16ShapeCase("CONCATENATION", ((1, 2, 2, 3), (1, 3, 2, 3)), (-3,), seed=6)]

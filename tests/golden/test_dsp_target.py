@@ -133,9 +133,9 @@ def test_dsp_kernel_on_cortex_m4(index: int, device_run: tuple[list, list]) -> N
 
 
 def test_dscnn_end_to_end_with_dsp_kernels(tmp_path: Path) -> None:
-    """DS-CNN built by `tinydeploy build` for mps2-an386 uses the dsp kernels for every
-    convolution and the classifier, and validates bit-exact against tflite-micro over the
-    serial protocol."""
+    """DS-CNN built by `tinydeploy build` (default: --optimize balanced) for mps2-an386 uses
+    the dsp kernels for every convolution, depthwise and the classifier, within balanced's
+    arena limit, and validates bit-exact against tflite-micro over the serial protocol."""
     from tinydeploy.boards import get_board
     from tinydeploy.build.firmware import build_firmware
     from tinydeploy.flash.runner import Firmware
@@ -151,6 +151,9 @@ def test_dscnn_end_to_end_with_dsp_kernels(tmp_path: Path) -> None:
     # the pointwise layers: the forward kernel or its back-to-front twin (the planner's pick)
     assert {"td_conv2d_1x1_s8_dsp", "td_conv2d_1x1_back_s8_dsp"} & symbols, symbols
     assert not {"td_conv2d_s8_ref", "td_dwconv2d_s8_ref"} & symbols
+    sel = result.manifest["selection"]
+    assert sel["optimize"] == "balanced"
+    assert result.arena_bytes <= sel["arena_limit_bytes"], sel
     with connect(Firmware.from_build_dir(tmp_path / "fw"), timeout=120) as conn:
         report = validate_cases(conn.session.run, model.read_bytes(),
                                 random_inputs(graph, 4, seed=3))

@@ -10,7 +10,8 @@ declared) must change the result, which shows the check can fail. Inputs are ran
 The MVE variants declare orders too but run only on the Cortex-M55; their overlaps are
 covered by the target tier's DS-CNN validation on mps3-an547 (the plan overlaps every
 depthwise and pointwise layer). The back-to-front pointwise kernel (the forward one's twin,
-put in by the planner) runs here too, with separate and with overlapping buffers.
+put in by the planner) and the reference one's run here too, with separate and with
+overlapping buffers.
 """
 
 from __future__ import annotations
@@ -64,15 +65,15 @@ def harness_cache() -> Iterator[Path]:
 
 def _cases() -> list[tuple[Spec, str]]:
     return ([(s, b) for s in SPECS for b in ("ref", "dsp")]
-            + [(s, "twin") for s in SPECS if s.kind == "conv"]
+            + [(s, t) for s in SPECS if s.kind == "conv" for t in ("twin", "reftwin")]
             + [(s, "ref") for s in REF_ONLY])
 
 
 def _selection(g: Graph, impl: str) -> Selection:
-    """The board's selection; "twin": the selected dsp variant's twin put in its place (the
-    back-to-front pointwise kernel), as the planner does."""
-    sel = select_kernels(g, DSP_BOARD if impl != "ref" else None)
-    if impl == "twin":
+    """The board's selection; "twin" / "reftwin": the selected dsp / reference variant's twin
+    put in its place (the back-to-front pointwise kernels), as the planner does."""
+    sel = select_kernels(g, DSP_BOARD if impl in ("dsp", "twin") else None)
+    if impl in ("twin", "reftwin"):
         c = sel.choices[0]
         (name,) = c.variant.twins
         twin = variant_by_symbol(c.variant.op, name)
@@ -86,13 +87,14 @@ def test_overlapping_buffers_match_oracle(spec: Spec, impl: str) -> None:
     g = load_tflite(model)
     sel = _selection(g, impl)
     choice = sel.choices[0]
-    assert choice.variant.impl == ("dsp" if impl == "twin" else impl), choice.variant.symbol
+    want = {"twin": "dsp", "reftwin": "ref"}.get(impl, impl)
+    assert choice.variant.impl == want, choice.variant.symbol
     assert choice.variant.access is not None and choice.call is not None
     order = choice.variant.access(choice.call)
     x = np.random.default_rng(spec.seed + 77).integers(-128, 128, g.inputs[0].shape)
     x = x.astype(np.int8)
     expected = run_oracle(model, [x])[0]
-    if impl == "twin":   # and with separate buffers, through the ordinary harness
+    if impl in ("twin", "reftwin"):   # and with separate buffers, through the harness
         (sep,) = run_host([HostCase(g, (x,), sel)])[0]
         assert np.array_equal(sep, expected), f"{spec.id} {choice.variant.symbol}"
     lead, trail = tolerated_shifts(order, 1)

@@ -18,6 +18,7 @@ try:
         float_cases,
         int16_add_cases,
         int16_cases,
+        int16_shape_cases,
         int16_window_cases,
         layout_cases,
         log_softmax_cases,
@@ -85,7 +86,8 @@ NEW_SOURCES = [
     "kernels/ref/td_quantize_s8_s32_ref.c", "kernels/ref/td_dequantize_s16_ref.c",
     "kernels/ref/td_dwconv2d_s16_ref.c", "kernels/ref/td_avgpool2d_s16_ref.c",
     "kernels/ref/td_maxpool2d_s16_ref.c", "kernels/ref/td_softmax_s8_s16_ref.c",
-    "kernels/ref/td_add_s16_ref.c",
+    "kernels/ref/td_add_s16_ref.c", "kernels/ref/td_sub_s16_ref.c", "kernels/ref/td_mul_s16_ref.c",
+    "kernels/ref/td_mean_s16_ref.c", "kernels/ref/td_concatenation_s16_ref.c",
 ]
 
 
@@ -167,4 +169,5 @@ def test_float_op_is_refused_on_a_core_without_fpu() -> None:
 
 
 def test_16x8_ops_match_tflite_micro() -> None:
-    check([c.build() for c in int16_cases() + int16_window_cases() + int16_add_cases()])
+    check([c.build() for c in int16_cases() + int16_window_cases() + int16_add_cases()
+           + int16_shape_cases()])

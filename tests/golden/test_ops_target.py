@@ -23,6 +23,7 @@ try:
         float_cases,
         int16_add_cases,
         int16_cases,
+        int16_shape_cases,
         int16_window_cases,
         kws16_chain,
         ops_chain,
@@ -35,6 +36,7 @@ except ImportError:  # pragma: no cover - when tests/golden is a package
         float_cases,
         int16_add_cases,
         int16_cases,
+        int16_shape_cases,
         int16_window_cases,
         kws16_chain,
         ops_chain,
@@ -59,7 +61,7 @@ def test_every_new_op_is_bit_exact_on_the_emulated_core(machine: str) -> None:
     from tinydeploy.kernels.registry import select_kernels
 
     cases = (all_cases() + float_cases() + int16_cases() + int16_window_cases()
-             + int16_add_cases())
+             + int16_add_cases() + int16_shape_cases())
     built = [c.build() for c in cases]
     ops = {c.op for c in cases}
     assert len(ops) >= 20, sorted(ops)

@@ -148,9 +148,9 @@ def build_firmware(model: Path | bytes, board: Board, app: App | str, out_dir: P
                    extra_context: dict[str, Any] | None = None,
                    generated_headers: dict[str, str] | None = None,
                    part_files: dict[str, tuple[str, ...]] | None = None,
-                   cflags_extra: tuple[str, ...] = ()) -> BuildResult:
+                   cflags_extra: tuple[str, ...] = (),
+                   optimize: str = "balanced") -> BuildResult:
     from tinydeploy.codegen.project import render_project
-    from tinydeploy.kernels.registry import select_kernels
     from tinydeploy.model.loader import load_tflite
     from tinydeploy.plan.budget import (
         check_budget,
@@ -159,6 +159,7 @@ def build_firmware(model: Path | bytes, board: Board, app: App | str, out_dir: P
         sized_stack_reserve,
         stack_estimate,
     )
+    from tinydeploy.plan.choose import choose_kernels, layers_json
     from tinydeploy.plan.lifetimes import plan_graph
 
     requested = board
@@ -179,9 +180,12 @@ def build_firmware(model: Path | bytes, board: Board, app: App | str, out_dir: P
 
     g = graph if graph is not None else load_tflite(model)
     check_constants_fit(g, board)
-    selection = select_kernels(g, board)
-    plan = plan_graph(g, selection, board=board, algorithm=algorithm)
-    selection = plan.selection or selection   # the layout is proved for this one (twins)
+    # Selection weighed against the board's budget (--optimize), planned; the layout is
+    # proved for choice.selection (twins put in), which is what gets rendered.
+    choice = choose_kernels(g, board, optimize, algorithm=algorithm, app=app)
+    selection, plan = choice.selection, choice.plan
+    if not board.is_host and plan.arena_bytes > board.ram_bytes:
+        plan_graph(g, selection, board=board, algorithm=algorithm)   # the arena's BudgetError
     if sized:
         stack_bytes = sized_stack_reserve(stack_estimate(selection, app))
     assert stack_bytes is not None
@@ -272,6 +276,10 @@ def build_firmware(model: Path | bytes, board: Board, app: App | str, out_dir: P
     )
     manifest = make_manifest(result, g, plan, project.files, stack_bytes)
     manifest["budget"] = budget_json(budget, pre)
+    manifest["selection"] = {"optimize": choice.optimize.value, "fallback": choice.fallback,
+                             "reference_arena_bytes": choice.reference_arena_bytes,
+                             "arena_limit_bytes": choice.arena_limit_bytes,
+                             "layers": layers_json(choice)}
     manifest["stack_reserve"] = {
         "bytes": stack_bytes,
         "rule": ("measured bound + max(256 B, bound / 8), rounded up to 64 B (board RAM "

@@ -22,6 +22,10 @@ examples:
 def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("model", type=Path, help="a full-INT8 .tflite file")
     p.add_argument("--board", required=True, help="board id or alias")
+    p.add_argument("--optimize", choices=("balanced", "speed", "size"), default="balanced",
+                   help="kernel trade-off: balanced (default: fastest without more flash "
+                        "for weights or a larger arena than the reference kernels), speed, "
+                        "size")
     p.add_argument("--runs", type=int, default=5, help="inferences to time (default 5)")
     p.add_argument("--emulate", action="store_true",
                    help="run a real board's build on its emulated stand-in")
@@ -114,7 +118,7 @@ def run(args: argparse.Namespace) -> int:
     if not args.json:
         stderr.print(f"building the bench app for {board.id} -> {out}")
     build_firmware(args.model, board, "bench", out, emulate=args.emulate, opt=args.opt,
-                   cflags_extra=(f"-DTD_BENCH_RUNS={args.runs}u",))
+                   cflags_extra=(f"-DTD_BENCH_RUNS={args.runs}u",), optimize=args.optimize)
     r = bench_build(out, args.runs, args.port, args.runner)
     if args.json:
         emit_json(r)

@@ -26,6 +26,10 @@ def configure(p: argparse.ArgumentParser) -> None:
 
     p.add_argument("model", type=Path, help="a full-INT8 .tflite file")
     p.add_argument("--board", required=True, help="board id or alias (see: tinydeploy boards)")
+    p.add_argument("--optimize", choices=("balanced", "speed", "size"), default="balanced",
+                   help="kernel trade-off: balanced (default: fastest without more flash "
+                        "for weights or a larger arena than the reference kernels), speed, "
+                        "size")
     p.add_argument("-o", "--output", type=Path, default=None,
                    help="project folder (default: build/<model>-<board>-<app>)")
     p.add_argument("--app", choices=APPS, default="validate",
@@ -81,6 +85,7 @@ def result_json(r: Any) -> dict[str, Any]:
         "kernels": [{"op_index": k.op_index, "type": k.type, "symbol": k.symbol,
                      "impl": k.impl, "weights_bytes": k.weights_bytes,
                      "code_bytes": k.code_bytes} for k in r.kernels],
+        "selection": r.manifest.get("selection"),
     }
 
 
@@ -100,6 +105,11 @@ def print_report(r: Any) -> None:
         t.add_row(str(k.op_index), k.type, k.symbol,
                   f"{k.weights_bytes:,}" if k.weights_bytes else "", code)
     stdout.print(t)
+    sel = r.manifest.get("selection")
+    if sel:
+        from tinydeploy.commands.plan import print_selection
+
+        print_selection(sel)
     m = Table(title="memory", title_justify="left")
     for col in ("", "used", "available", ""):
         m.add_column(col, justify="right")
@@ -132,7 +142,8 @@ def run(args: argparse.Namespace) -> int:
         stderr.print(f"building {args.model} for {board.id}"
                      f"{' (emulated)' if args.emulate else ''}, app {args.app} -> {out}")
     r = build_app(args.model, board, args.app, out, emulate=args.emulate,
-                  algorithm=args.algorithm, opt=args.opt, stack_bytes=args.stack)
+                  algorithm=args.algorithm, opt=args.opt, stack_bytes=args.stack,
+                  optimize=args.optimize)
     if args.json:
         emit_json(result_json(r))
     else:

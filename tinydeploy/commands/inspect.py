@@ -68,7 +68,9 @@ def blocking_ops(graph: Any, board: Any = None) -> list[dict[str, Any]]:
         if accepting:
             if features is None or any(v.requires <= features for v in accepting):
                 continue
-            need = sorted(min((v.requires - features for v in accepting), key=len))
+            missing: list[frozenset[str]] = [frozenset(v.requires - features) for v in accepting]
+            fewest = min(len(m) for m in missing)
+            need = sorted(next(m for m in missing if len(m) == fewest))
             fits = sorted(b.id for b in list_boards()
                           if any(v.requires <= b.features for v in accepting))
             out.append({**entry, "reason": f"board {board.id} lacks {', '.join(need)}",

@@ -260,9 +260,13 @@ def _run_audio(args: argparse.Namespace, audio: Any, on_detection: Any) -> tuple
 def _frontend(args: argparse.Namespace) -> Any:
     """The front end chosen by --frontend (or frontend.json beside the model), resolved once
     and before any audio is read, so a bad choice fails first."""
+    from tinydeploy.errors import InputDataError
     from tinydeploy.kws.device import frontend_for
 
     if getattr(args, "_frontend_choice", None) is None:
+        if not args.model.exists():    # before its frontend.json is looked for beside it
+            raise InputDataError(f"{args.model}: no such model",
+                                 hint="--model takes an INT8 keyword-spotting .tflite")
         args._frontend_choice = frontend_for(args.model, args.frontend)
     return args._frontend_choice
 

@@ -33,6 +33,10 @@ def _align(text: str) -> int:
 def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("model", type=Path, help="a full-INT8 .tflite file")
     p.add_argument("--board", required=True, help="board id or alias (see 'tinydeploy boards')")
+    p.add_argument("--optimize", choices=("balanced", "speed", "size"), default="balanced",
+                   help="kernel trade-off: balanced (default: fastest without more flash "
+                        "for weights or a larger arena than the reference kernels), speed, "
+                        "size")
     p.add_argument("--app", choices=APPS, default="bench",
                    help="the application whose buffers count towards RAM (default: bench)")
     p.add_argument("--algorithm", choices=ALGORITHMS, default="auto",
@@ -57,22 +61,21 @@ def configure(p: argparse.ArgumentParser) -> None:
 
 
 def plan_model(model: Path, board_name: str, app: str = "bench", algorithm: str = "auto",
-               align: int = 16, stack: int | None = None) -> tuple[dict[str, Any], Any]:
+               align: int = 16, stack: int | None = None, optimize: str = "balanced"
+               ) -> tuple[dict[str, Any], Any]:
     """Load, select kernels, plan and budget: the report as plain data (JSON-ready) and the
     `Budget`."""
     from tinydeploy.boards import get_board
-    from tinydeploy.kernels.registry import select_kernels
     from tinydeploy.model.loader import load_tflite
     from tinydeploy.plan.budget import check_constants_fit, compute_budget
-    from tinydeploy.plan.lifetimes import plan_graph
+    from tinydeploy.plan.choose import choose_kernels, layers_json
 
     board = get_board(board_name)
     graph = load_tflite(model)
     check_constants_fit(graph, board)
     given_stack = stack
-    selection = select_kernels(graph, board)
-    gplan = plan_graph(graph, selection, None, algorithm, align)
-    selection = gplan.selection
+    choice = choose_kernels(graph, board, optimize, algorithm=algorithm, align=align, app=app)
+    selection, gplan = choice.selection, choice.plan
     from tinydeploy.build.firmware import default_stack_bytes, stack_sized_from_bound
 
     if stack is None and not board.is_host:
@@ -85,6 +88,10 @@ def plan_model(model: Path, board_name: str, app: str = "bench", algorithm: str 
                             input_bytes=sum(t.nbytes for t in graph.inputs),
                             stack_reserved=stack)
     report = plan_report(model, graph, gplan, budget)
+    report["selection"] = {"optimize": choice.optimize.value, "fallback": choice.fallback,
+                           "reference_arena_bytes": choice.reference_arena_bytes,
+                           "arena_limit_bytes": choice.arena_limit_bytes,
+                           "layers": layers_json(choice)}
     if given_stack is not None:
         report["stack_rule"] = "given (--stack)"
     elif not board.is_host:
@@ -150,6 +157,31 @@ def plan_report(model: Path, graph: Any, gplan: Any, budget: Any) -> dict[str, A
     }
 
 
+def print_selection(sel: dict[str, Any]) -> None:
+    """The kernel chosen per layer (marked *) and, below it, what each alternative would
+    cost and why it was passed over."""
+    from rich.table import Table
+
+    from tinydeploy.report.output import stdout
+
+    title = f"kernels per layer (--optimize {sel['optimize']}"
+    title += f"; {sel['fallback']})" if sel.get("fallback") else ")"
+    t = Table(title=title, title_justify="left")
+    for col, just in (("#", "right"), ("op", "left"), ("kernel", "left"), ("instr.", "right"),
+                      ("flash", "right"), ("scratch", "right"), ("why not", "left")):
+        t.add_column(col, justify=just)  # type: ignore[arg-type]
+    for layer in sel["layers"]:
+        alts = sorted(layer["alternatives"], key=lambda a: a["passed_over"] is not None)
+        for n, a in enumerate(alts):
+            mark = "*" if a["passed_over"] is None else " "
+            t.add_row(str(layer["op_index"]) if n == 0 else "",
+                      layer["type"] if n == 0 else "",
+                      mark + (layer["chosen"] if a["passed_over"] is None else a["symbol"]),
+                      f"{a['instructions']:,}", f"{a['const_bytes'] + a['code_bytes']:,}",
+                      f"{a['scratch_bytes']:,}", a["passed_over"] or "")
+    stdout.print(t)
+
+
 def _print(report: dict[str, Any]) -> None:
     from rich.table import Table
 
@@ -183,6 +215,13 @@ def _print(report: dict[str, Any]) -> None:
     row(t, "  code", f["code"], note="estimate" if "code" in est else "measured")
     row(t, "flash", f["total"], f["available"], f["over"])
     stdout.print(t)
+    if report.get("selection"):
+        print_selection(report["selection"])
+        sel = report["selection"]
+        limit = sel["arena_limit_bytes"]
+        stdout.print(f"reference kernels' arena {sel['reference_arena_bytes']:,} B; "
+                     f"--optimize {sel['optimize']} may use "
+                     + (f"{limit:,} B" if limit is not None else "the board's RAM"))
     bound = ("= lower bound (optimal)" if report["optimal"]
              else f"lower bound {report['lower_bound_bytes']:,}")
     tried = ", ".join(f"{x['algorithm']} {x['arena_bytes']:,}"
@@ -209,7 +248,7 @@ def run(args: argparse.Namespace) -> int:
 
         raise InputDataError(f"--stack {args.stack}: must be between 1 and {1 << 24} bytes")
     report, budget = plan_model(args.model, args.board, args.app, args.algorithm, args.align,
-                                args.stack)
+                                args.stack, args.optimize)
     verdict = None
     if args.app == "kws" and budget.fits:
         verdict = _realtime(args)

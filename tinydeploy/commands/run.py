@@ -24,6 +24,10 @@ def configure(p: argparse.ArgumentParser) -> None:
 
     p.add_argument("model", type=Path, help="a full-INT8 .tflite file")
     p.add_argument("--board", required=True, help="board id or alias")
+    p.add_argument("--optimize", choices=("balanced", "speed", "size"), default="balanced",
+                   help="kernel trade-off: balanced (default: fastest without more flash "
+                        "for weights or a larger arena than the reference kernels), speed, "
+                        "size")
     p.add_argument("--app", choices=APPS, default="bench", help="device app (default bench)")
     p.add_argument("--emulate", action="store_true",
                    help="run a real board's build on its emulated stand-in")
@@ -47,7 +51,8 @@ def run(args: argparse.Namespace) -> int:
     out = args.output or default_output(args.model, board.id, args.app, args.emulate)
     if not args.json:
         stderr.print(f"building {args.model} for {board.id}, app {args.app} -> {out}")
-    r = build_app(args.model, board, args.app, out, emulate=args.emulate)
+    r = build_app(args.model, board, args.app, out, emulate=args.emulate,
+                  optimize=args.optimize)
     if not args.json:
         print_report(r)
     return flash.run(argparse.Namespace(build_dir=out, runner=args.runner, port=args.port,

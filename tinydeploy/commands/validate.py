@@ -22,6 +22,10 @@ examples:
 def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("model", type=Path, help="a full-INT8 .tflite file")
     p.add_argument("--board", required=True, help="board id or alias")
+    p.add_argument("--optimize", choices=("balanced", "speed", "size"), default="balanced",
+                   help="kernel trade-off: balanced (default: fastest without more flash "
+                        "for weights or a larger arena than the reference kernels), speed, "
+                        "size")
     src = p.add_mutually_exclusive_group()
     src.add_argument("--inputs", type=Path, help=".npz/.npy with input tensors (N x shape)")
     src.add_argument("--random", type=int, metavar="N", default=None,
@@ -65,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
     if not args.json:
         stderr.print(f"building the validate app for {board.id} -> {out}")
     built = build_firmware(args.model, board, "validate", out, emulate=args.emulate,
-                           graph=graph)
+                           graph=graph, optimize=args.optimize)
     fw = Firmware.from_build_dir(out)
     with connect(fw, port=args.port, runner=args.runner) as conn:
         if conn.info.info.model_sha256 != graph.sha256:

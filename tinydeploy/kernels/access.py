@@ -210,6 +210,16 @@ def conv_rows_back_order(rows: int) -> Callable[[KernelCall], AccessOrder]:
     return order
 
 
+def conv_1x1_back_ref_order(call: KernelCall) -> AccessOrder:
+    """td_conv2d_1x1_back_s8_ref: one step per output element, pixels from the last to the
+    first, channels in order; each step reads the whole input pixel, so an input pixel's
+    last read is its output pixel's last channel."""
+    in_c, out_c = _p(call, "in_c"), _p(call, "out_c")
+    n = _p(call, "batches") * _p(call, "out_h") * _p(call, "out_w")
+    return _combine(call, in_c, out_c, lambda lp, c: (n - 1 - lp) * out_c + out_c - 1,
+                    lambda px, o: (n - 1 - px) * out_c + o)
+
+
 def conv_1x1_lanes_order(lanes: int) -> Callable[[KernelCall], AccessOrder]:
     """td_conv2d_1x1_s8_mve: one step per (pixel, group of ``lanes`` output channels); each
     step reads the whole input pixel, so its last read is at the pixel's last group."""

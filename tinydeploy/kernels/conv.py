@@ -9,7 +9,9 @@ the filter's) is supported as TFLM does.
 
 from __future__ import annotations
 
-from tinydeploy.kernels.access import conv_ref_order
+from dataclasses import replace
+
+from tinydeploy.kernels.access import conv_1x1_back_ref_order, conv_ref_order
 from tinydeploy.kernels.common import (
     check_activation,
     check_conv_tensors,
@@ -68,5 +70,30 @@ def _prepare(graph: Graph, op: Operator) -> KernelCall:
     return KernelCall("td_conv2d_s8_ref", "td_conv2d_params_t", params, consts, ("in0", "out0"))
 
 
-CONV2D_S8_REF = register(ref_variant("CONV_2D", "td_conv2d_s8_ref", _accepts, _prepare,
-                                     access=conv_ref_order))
+CONV2D_S8_REF = register(replace(
+    ref_variant("CONV_2D", "td_conv2d_s8_ref", _accepts, _prepare, access=conv_ref_order),
+    twins=("td_conv2d_1x1_back_s8_ref",)))
+
+
+def _accepts_1x1(graph: Graph, op: Operator) -> str | None:
+    why = _accepts(graph, op)
+    if why is not None:
+        return why
+    inp, filt = graph.tensor(op.inputs[0]), graph.tensor(op.inputs[1])
+    if filt.shape[1:3] != (1, 1):
+        return f"filter is {filt.shape[1]}x{filt.shape[2]}, 1x1 required"
+    if filt.shape[3] != inp.shape[3]:
+        return f"grouped convolution ({inp.shape[3] // filt.shape[3]} groups)"
+    return None
+
+
+def _prepare_1x1_back(graph: Graph, op: Operator) -> KernelCall:
+    return replace(_prepare(graph, op), symbol="td_conv2d_1x1_back_s8_ref")
+
+
+# The same sums for a 1x1 layer, pixels back to front: never chosen by priority, put in the
+# reference kernel's place by the planner when a pointwise output should trail its input.
+CONV2D_1X1_BACK_S8_REF = register(replace(
+    ref_variant("CONV_2D", "td_conv2d_1x1_back_s8_ref", _accepts_1x1, _prepare_1x1_back,
+                access=conv_1x1_back_ref_order),
+    priority=-1, twins=("td_conv2d_s8_ref",)))

@@ -291,6 +291,7 @@ ADD16_LEFT_SHIFT = 15
 
 
 def _accepts_add16(graph: Graph, op: Operator) -> str | None:
+    """ADD and SUB (TFLM computes both in this scheme for int16)."""
     from tinydeploy.kernels.elementwise import BCAST_DIMS, broadcast_shape
 
     ins, outs = graph.op_inputs(op), graph.op_outputs(op)
@@ -341,11 +342,141 @@ def _prepare_add16(graph: Graph, op: Operator) -> KernelCall:
         ("out_offset", 0), ("out_mult", mo), ("out_shift", sho), ("act_min", rng[0]),
         ("act_max", rng[1]), ("out_dims", "@out_dims"), ("in0_strides", "@in0_strides"),
         ("in1_strides", "@in1_strides"), ("in1_const", "NULL"))
-    return KernelCall("td_add_s16_ref", "td_add_params_t", params,
+    symbol = "td_sub_s16_ref" if op.opcode == "SUB" else "td_add_s16_ref"
+    return KernelCall(symbol, "td_add_params_t", params,
                       (ConstArray("out_dims", "int32_t", np.array(dims, np.int32)),
                        ConstArray("in0_strides", "int32_t", np.array(st0, np.int32)),
                        ConstArray("in1_strides", "int32_t", np.array(st1, np.int32))),
                       ("in0", "in1", "out0"))
+
+
+def _accepts_mul16(graph: Graph, op: Operator) -> str | None:
+    ins, outs = graph.op_inputs(op), graph.op_outputs(op)
+    if len(ins) != 2 or len(outs) != 1:
+        return f"expects 2 inputs and 1 output, has {len(ins)} and {len(outs)}"
+    a, b, out = ins[0], ins[1], outs[0]
+    why = int16_reason(a, "input 0") or int16_reason(b, "input 1") or int16_reason(out, "output")
+    if why:
+        return why
+    assert a is not None and b is not None
+    if a.is_constant or b.is_constant:
+        return "a constant int16 operand is not supported (both operands in the arena)"
+    if max(len(a.shape), len(b.shape), len(out.shape)) > 4 and a.shape != b.shape:
+        return "TFLM broadcasts int16 MUL up to 4-D"
+    from tinydeploy.kernels.elementwise import broadcast_shape
+
+    bs = broadcast_shape(a.shape, b.shape)
+    if bs is None or int(np.prod(bs)) != out.size:
+        return f"shapes {list(a.shape)} and {list(b.shape)} do not broadcast to the output"
+    act = op.options.activation if isinstance(op.options, ActivationOptions) else \
+        Activation.NONE
+    if activation_range16(act, out) is None:
+        return f"fused activation {act.name} is not supported"
+    return None
+
+
+def _prepare_mul16(graph: Graph, op: Operator) -> KernelCall:
+    from tinydeploy.kernels.elementwise import broadcast_shape, broadcast_strides
+
+    a, b = graph.op_inputs(op)
+    out = graph.op_outputs(op)[0]
+    assert a is not None and b is not None
+    mult, shift = quantize_multiplier(f32(a.scale) * f32(b.scale) / f32(out.scale))
+    act = op.options.activation if isinstance(op.options, ActivationOptions) else \
+        Activation.NONE
+    rng = activation_range16(act, out)
+    assert rng is not None
+    bs = broadcast_shape(a.shape, b.shape)
+    assert bs is not None
+    dims, st0, st1 = broadcast_strides(a.shape, b.shape, bs)
+    params: tuple[tuple[str, int | float | str], ...] = (
+        ("in0_offset", 0), ("in1_offset", 0), ("out_offset", 0), ("out_mult", mult),
+        ("out_shift", shift), ("act_min", rng[0]), ("act_max", rng[1]),
+        ("out_dims", "@out_dims"), ("in0_strides", "@in0_strides"),
+        ("in1_strides", "@in1_strides"), ("in1_const", "NULL"))
+    return KernelCall("td_mul_s16_ref", "td_mul_params_t", params,
+                      (ConstArray("out_dims", "int32_t", np.array(dims, np.int32)),
+                       ConstArray("in0_strides", "int32_t", np.array(st0, np.int32)),
+                       ConstArray("in1_strides", "int32_t", np.array(st1, np.int32))),
+                      ("in0", "in1", "out0"))
+
+
+# --- MEAN / SUM, CONCATENATION int16 ----------------------------------------------------
+
+
+def _io16(x: Tensor | None, y: Tensor) -> str | None:
+    return int16_reason(x, "input") or int16_reason(y, "output")
+
+
+def _accepts_mean16(graph: Graph, op: Operator) -> str | None:
+    from tinydeploy.kernels.shape_ops import _mean_plan
+
+    _, why = _mean_plan(graph, op, _io16, INT16_MAX)
+    return why
+
+
+def _prepare_mean16(graph: Graph, op: Operator) -> KernelCall:
+    from tinydeploy.kernels.shape_ops import _mean_plan, mean_multiplier
+
+    plan, why = _mean_plan(graph, op, _io16, INT16_MAX)
+    assert plan is not None, why
+    x, y = graph.op_inputs(op)[0], graph.op_outputs(op)[0]
+    assert x is not None
+    count = x.size // int(plan["num_outputs"])  # type: ignore[call-overload]
+    if op.opcode == "SUM":
+        mult, shift = quantize_multiplier(f32(x.scale) / f32(y.scale))
+    else:
+        mult, shift = mean_multiplier(x.scale, y.scale, count)
+    n = int(plan["num_outputs"])  # type: ignore[call-overload]
+    return KernelCall(
+        "td_mean_s16_ref", "td_mean_params_t",
+        (("num_outputs", n), ("sum_offset", int(plan["sum_offset"])),  # type: ignore[call-overload]
+         ("out_mult", mult), ("out_shift", shift), ("out_offset", y.zero_point),
+         ("in_dims", "@in_dims"), ("out_strides", "@out_strides")),
+        (ConstArray("in_dims", "int32_t", np.array(plan["in_dims"], np.int32)),
+         ConstArray("out_strides", "int32_t", np.array(plan["out_strides"], np.int32))),
+        ("in0", "out0", "scratch"), scratch_bytes=4 * n)
+
+
+def _accepts_concat16(graph: Graph, op: Operator) -> str | None:
+    from tinydeploy.kernels.shape_ops import CONCAT_MAX_INPUTS, _concat_axis
+
+    ins, outs = graph.op_inputs(op), graph.op_outputs(op)
+    if not 1 <= len(ins) <= CONCAT_MAX_INPUTS or len(outs) != 1:
+        return f"expects 1..{CONCAT_MAX_INPUTS} inputs and 1 output, has {len(ins)}"
+    out = outs[0]
+    why = int16_reason(out, "output")
+    if why:
+        return why
+    rank = len(out.shape)
+    axis = _concat_axis(op, rank)
+    if not 0 <= axis < rank:
+        return f"axis {axis} out of range for rank {rank}"
+    total = 0
+    for k, t in enumerate(ins):
+        why = int16_reason(t, f"input {k}")
+        if why:
+            return why
+        assert t is not None
+        if t.is_constant:
+            return f"input {k} '{t.name}' is constant (only arena inputs are supported)"
+        if f32(t.scale) != f32(out.scale):
+            return f"input {k} '{t.name}' has scale {t.scale:g}, the output {out.scale:g}"
+        if len(t.shape) != rank or any(t.shape[d] != out.shape[d] for d in range(rank)
+                                       if d != axis):
+            return f"input {k} shape {list(t.shape)} does not fit output {list(out.shape)}"
+        total += t.shape[axis]
+    if total != out.shape[axis]:
+        return f"inputs add up to {total} along axis {axis}, output has {out.shape[axis]}"
+    return None
+
+
+def _prepare_concat16(graph: Graph, op: Operator) -> KernelCall:
+    from dataclasses import replace
+
+    from tinydeploy.kernels.shape_ops import _prepare_concat
+
+    return replace(_prepare_concat(graph, op), symbol="td_concatenation_s16_ref")
 
 
 # --- SOFTMAX int8 -> int16 --------------------------------------------------------------
@@ -453,6 +584,14 @@ for _src, _dst in ((DType.INT16, DType.INT8), (DType.INT8, DType.INT16),
                          headers=("kernels/ref/td_requant_body.h",)))
 register(ref_variant("ADD", "td_add_s16_ref", _accepts_add16, _prepare_add16, inplace=True,
                      headers=("kernels/ref/td_bcast_rows.h",)))
+register(ref_variant("SUB", "td_sub_s16_ref", _accepts_add16, _prepare_add16, inplace=True,
+                     headers=("kernels/ref/td_bcast_rows.h",)))
+register(ref_variant("MUL", "td_mul_s16_ref", _accepts_mul16, _prepare_mul16, inplace=True,
+                     headers=("kernels/ref/td_bcast_rows.h",)))
+register(ref_variant("MEAN", "td_mean_s16_ref", _accepts_mean16, _prepare_mean16))
+register(ref_variant("SUM", "td_mean_s16_ref", _accepts_mean16, _prepare_mean16))
+register(ref_variant("CONCATENATION", "td_concatenation_s16_ref", _accepts_concat16,
+                     _prepare_concat16))
 register(ref_variant("SOFTMAX", "td_softmax_s8_s16_ref", _accepts_softmax16, _prepare_softmax16,
                      headers=("kernels/ref/td_softmax_body.h", "kernels/ref/td_gemmlowp.h")))
 register(ref_variant("DEQUANTIZE", "td_dequantize_s16_ref", _accepts_dequant16,

@@ -268,8 +268,8 @@ def select_kernels(graph: Graph, board: object | None = None) -> Selection:
                 f"op {op.index} ({op.type_name}): no kernel for this op type",
                 hint="supported ops: " + ", ".join(sorted(supported_ops())))
         ok, rejected = screen(graph, op, features)
-        if board is None:   # no board: the reference kernels only
-            ok = [v for v in ok if v.impl == "ref"]
+        if board is None:   # no board: the reference kernels (and aliases) only
+            ok = [v for v in ok if v.impl != "opt"]
         reasons = [f"{v.symbol}: {why}" for v, why in rejected]
         if not ok:
             raise UnsupportedError(

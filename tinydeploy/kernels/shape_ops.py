@@ -20,6 +20,8 @@ precomputed extents and strides:
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from tinydeploy.fixedpoint import quantize_multiplier
@@ -298,9 +300,18 @@ def mean_multiplier(in_scale: float, out_scale: float, count: int) -> tuple[int,
     return mult, shift - s
 
 
-def _mean_plan(graph: Graph, op: Operator) -> tuple[dict[str, object] | None, str | None]:
+def _mean_plan(graph: Graph, op: Operator,
+               io_reason: Callable[[Tensor | None, Tensor], str | None] | None = None,
+               max_abs: int = 255) -> tuple[dict[str, object] | None, str | None]:
+    """MEAN's (and SUM's) plan; ``io_reason`` replaces the int8 checks of the input and
+    output (the int16 variants pass theirs, with ``max_abs`` 32767 for the sum bound)."""
     ins, outs = graph.op_inputs(op), graph.op_outputs(op)
-    why = _io_reason(ins, outs, (2,), "2 inputs")
+    if io_reason is None:
+        why = _io_reason(ins, outs, (2,), "2 inputs")
+    elif len(ins) != 2 or len(outs) != 1:
+        why = f"expects 2 inputs and 1 output, has {len(ins)} and {len(outs)}"
+    else:
+        why = io_reason(ins[0], outs[0])
     if why:
         return None, why
     x, out = ins[0], outs[0]
@@ -327,7 +338,7 @@ def _mean_plan(graph: Graph, op: Operator) -> tuple[dict[str, object] | None, st
     if out.size != num_out:
         return None, f"output has {out.size} elements, the mean {num_out}"
     sum_offset = -x.zero_point * count
-    if not -(1 << 31) <= sum_offset < (1 << 31) or count * 255 >= (1 << 31):
+    if not -(1 << 31) <= sum_offset < (1 << 31) or count * max_abs >= (1 << 31):
         return None, f"{count} elements per mean overflow int32 sums"
     lead = MEAN_DIMS - rank
     dims = [1] * lead + list(x.shape)

@@ -22,6 +22,7 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import functools
+from collections.abc import Callable
 
 import numpy as np
 
@@ -39,6 +40,7 @@ from tinydeploy.kernels.activations import (
 )
 from tinydeploy.kernels.common import ref_variant
 from tinydeploy.kernels.registry import register
+from tinydeploy.model.ir import Operator, Tensor
 
 RSQRT_SHIFT = 20
 
@@ -109,7 +111,13 @@ def elu_lut(in_scale: float, in_zp: int, out_scale: float, out_zp: int) -> np.nd
     return np.array(vals, dtype=np.int8)
 
 
+def _table_of(make: Callable[[float, int, float, int], np.ndarray]
+              ) -> Callable[[Tensor, Tensor, Operator], np.ndarray]:
+    def table(x: Tensor, y: Tensor, op: Operator) -> np.ndarray:
+        return make(x.scale, x.zero_point, y.scale, y.zero_point)
+    return table
+
+
 for _op, _make in (("ABS", abs_lut), ("RSQRT", rsqrt_lut), ("ELU", elu_lut)):
-    register(ref_variant(_op, LUT_SYMBOL, unary_int8_reason, lut_prepare(
-        lambda x, y, op, make=_make: make(x.scale, x.zero_point, y.scale, y.zero_point)),
-        inplace=True, source=LUT_SOURCE))
+    register(ref_variant(_op, LUT_SYMBOL, unary_int8_reason, lut_prepare(_table_of(_make)),
+                         inplace=True, source=LUT_SOURCE))

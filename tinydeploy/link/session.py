@@ -113,6 +113,13 @@ _FRAME_FAULTS = frozenset({ErrorCode.CRC, ErrorCode.COBS, ErrorCode.TRUNCATED,
                            ErrorCode.LENGTH, ErrorCode.OVERSIZED})
 
 
+def _check_profile(counts: dict[int, int], total: int | None, what: str) -> None:
+    """A per-op profile must cover ops 0..total-1: a PROFILE frame lost to a damaged byte
+    would otherwise shift every later op's count onto the wrong op."""
+    if total is not None and sorted(counts) != list(range(total)):
+        raise _Transient(f"PROFILE of {what}: counts for {len(counts)} of {total} ops arrived")
+
+
 class Session:
     """Typed requests over one port. ``timeout`` bounds the wait for each reply frame;
     ``retries`` is how many times a request is resent after a timeout, a damaged reply or
@@ -280,15 +287,20 @@ class Session:
         bufs = [bytearray(d.bytes) for d in dev.outputs]
         got = [0] * len(bufs)
         counts: dict[int, int] = {}
+        total: int | None = None
         done: Done | None = None
         for m in self.request(Invoke(profile), MsgType.DONE):
             if isinstance(m, Output):
                 self._place(bufs, got, m)
             elif isinstance(m, Profile):
                 counts.update({m.first + i: c for i, c in enumerate(m.counts)})
+                total = m.total
             elif isinstance(m, Done):
                 done = m
         assert done is not None
+        # a profiled INVOKE owes one count per op, even when every PROFILE frame was lost
+        _check_profile(counts, dev.info.num_ops if profile and dev.info.num_ops else total,
+                       "INVOKE")
         for i, (b, n) in enumerate(zip(bufs, got, strict=True)):
             if n != len(b):
                 raise _Transient(f"output {i}: received {n} of {len(b)} bytes")
@@ -341,14 +353,25 @@ class Session:
         return outs, res
 
     def bench(self, runs: int) -> BenchResult:
+        """Time ``runs`` inferences. A damaged PROFILE frame makes the whole BENCH run again
+        (it is idempotent): a per-op profile is complete or not returned."""
+        return self._retrying(  # type: ignore[no-any-return]
+            "BENCH", lambda: self._bench_once(runs))
+
+    def _bench_once(self, runs: int) -> BenchResult:
         counts: dict[int, int] = {}
+        total: int | None = None
         done: Done | None = None
         for m in self.request(Bench(runs), MsgType.DONE):
             if isinstance(m, Profile):
                 counts.update({m.first + i: c for i, c in enumerate(m.counts)})
+                total = m.total
             elif isinstance(m, Done):
                 done = m
         assert done is not None
+        # BENCH always ends with the per-op means (docs/protocol.md): one count per op owed
+        n_ops = self.device.info.num_ops if self.device is not None else 0
+        _check_profile(counts, n_ops or total, "BENCH")
         return BenchResult(done, tuple(counts[k] for k in sorted(counts)))
 
     def send_audio(self, first_sample: int, pcm: bytes) -> None:

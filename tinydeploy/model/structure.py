@@ -5,6 +5,7 @@ A model file is untrusted. After these checks (run by the loader on the main sub
 * the subgraph has at most `MAX_OPERATORS` operators;
 * every tensor has fewer than 2^31 elements and 2^31 bytes (all sizes fit the int32 fields
   of TFLite and of the generated C);
+* strides, dilations and pooling windows are at least 1;
 * every operator of a known op type has the inputs and outputs the op needs (`ARITY`), with
   its required inputs present (not -1), so a kernel never indexes past ``op.inputs``;
 * ops run in order: every input is a constant, a graph input, a variable (state) tensor, or
@@ -76,6 +77,11 @@ ARITY: dict[str, Arity] = {
 }
 
 
+# option fields that are divisors or window sizes: 0 or negative is never a valid model
+_POSITIVE_OPTIONS = ("stride_w", "stride_h", "dilation_w", "dilation_h", "filter_w",
+                     "filter_h")
+
+
 def check_tensor_size(where: str, name: str, shape: tuple[int, ...], itemsize: int) -> None:
     n = 1
     for d in shape:
@@ -110,6 +116,10 @@ def check_subgraph(sg: ir.Subgraph, where: str) -> None:
             for k in ar.required_inputs():
                 if k < n_in and op.inputs[k] < 0:
                     raise ValueError(f"{at}: required input {k} is absent (-1)")
+        for field_name in _POSITIVE_OPTIONS:
+            value = getattr(op.options, field_name, None)
+            if isinstance(value, int) and value < 1:
+                raise ValueError(f"{at}: option {field_name} is {value}; it must be at least 1")
         for i in op.inputs:
             if i < 0:
                 continue

@@ -207,9 +207,9 @@ def _inplace_choice(choice: Any, graph: Graph, op: Any, src: Tensor, dst: Tensor
     ps = -(-src.nbytes // align) * align
     pd = -(-dst.nbytes // align) * align
     lo, hi = chain
-    candidates = [choice] + [
-        replace(choice, variant=t, call=t.prepare(graph, op))
-        for t in (variant_by_symbol(variant.op, name) for name in variant.twins)]
+    twins = (variant_by_symbol(variant.op, name) for name in variant.twins)
+    candidates = [choice] + [replace(choice, variant=t, call=t.prepare(graph, op))
+                             for t in twins if t.accepts(graph, op) is None]
     best: tuple[tuple[int, int, int, int, int], Any, int] | None = None
     for vrank, cand in enumerate(candidates):
         order = cand.variant.access(cand.call)

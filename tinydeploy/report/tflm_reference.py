@@ -38,3 +38,25 @@ def mega(n: int) -> str:
     """Instructions in millions as the tables print them: 7.70 M, 43.1 M."""
     m = n / 1e6
     return f"{m:.2f} M" if m < 10 else f"{m:.1f} M"
+
+
+@dataclass(frozen=True)
+class TflmModelFigure:
+    """TFLM + CMSIS-NN (int8-only op registrations, -O2) on mps2-an386 for one model shape:
+    instructions per inference, flash of the application, arena, total RAM (arena + stack +
+    static data). Provenance: docs/benchmarks.md."""
+
+    model: str
+    instructions: int
+    flash_bytes: int
+    arena_bytes: int
+    ram_bytes: int
+
+
+TFLM_CMSIS_NN_M4_MODELS: dict[str, TflmModelFigure] = {
+    "dscnn": TflmModelFigure("MLPerf KWS DS-CNN", 7_697_160, 111_532, 22_820, 24_332),
+    "micro_speech": TflmModelFigure("TFLM micro_speech", 1_495_440, 80_400, 6_836, 8_660),
+    "ad01": TflmModelFigure("MLPerf AD01 autoencoder", 582_920, 312_468, 2_580, 4_148),
+    "vww": TflmModelFigure("MLPerf VWW MobileNet-v1 0.25", 24_101_480, 390_884, 100_708,
+                           102_220),
+}

@@ -1,0 +1,31 @@
+"""Smoke test of benchmarks/bench_vs_tflm.py on one small model and one board (the full
+run, four models on four cores, takes minutes: `python -m benchmarks.bench_vs_tflm`)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from benchmarks import bench_vs_tflm
+
+FIX = Path(__file__).parent / "fixtures"
+
+
+@pytest.mark.target
+def test_bench_script_on_the_fixture_dscnn(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    # the fixture DS-CNN stands in for the built one (no TensorFlow in the default run)
+    monkeypatch.setattr(bench_vs_tflm, "build_model", lambda name: FIX / "dscnn_kws.tflite")
+    out = tmp_path / "b.json"
+    assert bench_vs_tflm.main(["--models", "dscnn", "--boards", "mps2-an386,microbit-v1",
+                               "--json", str(out)]) == 0
+    doc = json.loads(out.read_text())
+    m4 = doc["results"]["dscnn"]["mps2-an386"]
+    assert m4["fits"] and m4["instructions"] > 1_000_000
+    tflm = doc["tflm"]["dscnn"]
+    assert m4["vs_tflm"]["arena"] == pytest.approx(m4["arena_bytes"] / tflm["arena_bytes"])
+    assert doc["results"]["dscnn"]["microbit-v1"]["fits"]
+    text = capsys.readouterr().out
+    assert "mps2-an386" in text and "microbit-v1" in text and "x " in text
