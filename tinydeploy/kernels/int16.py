@@ -588,8 +588,10 @@ register(ref_variant("SUB", "td_sub_s16_ref", _accepts_add16, _prepare_add16, in
                      headers=("kernels/ref/td_bcast_rows.h",)))
 register(ref_variant("MUL", "td_mul_s16_ref", _accepts_mul16, _prepare_mul16, inplace=True,
                      headers=("kernels/ref/td_bcast_rows.h",)))
-register(ref_variant("MEAN", "td_mean_s16_ref", _accepts_mean16, _prepare_mean16))
-register(ref_variant("SUM", "td_mean_s16_ref", _accepts_mean16, _prepare_mean16))
+register(ref_variant("MEAN", "td_mean_s16_ref", _accepts_mean16, _prepare_mean16,
+                     headers=("kernels/ref/td_mean_body.h", "kernels/ref/td_bcast_rows.h")))
+register(ref_variant("SUM", "td_mean_s16_ref", _accepts_mean16, _prepare_mean16,
+                     headers=("kernels/ref/td_mean_body.h", "kernels/ref/td_bcast_rows.h")))
 register(ref_variant("CONCATENATION", "td_concatenation_s16_ref", _accepts_concat16,
                      _prepare_concat16))
 register(ref_variant("SOFTMAX", "td_softmax_s8_s16_ref", _accepts_softmax16, _prepare_softmax16,

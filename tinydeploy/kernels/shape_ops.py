@@ -390,4 +390,4 @@ register(ref_variant("CONCATENATION", "td_concatenation_s8_ref", _accepts_concat
 register(ref_variant("STRIDED_SLICE", "td_strided_slice_s8_ref", _accepts_slice,
                      _prepare_slice))
 register(ref_variant("MEAN", "td_mean_s8_ref", _accepts_mean, _prepare_mean,
-                     headers=("kernels/ref/td_bcast_rows.h",)))
+                     headers=("kernels/ref/td_mean_body.h", "kernels/ref/td_bcast_rows.h")))

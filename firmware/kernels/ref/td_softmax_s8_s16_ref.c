@@ -2,7 +2,8 @@
  * td_softmax_s8_s16_ref.c - int8 in, int16 out SOFTMAX (output scale 1/65536, zero point
  * -32768), bit-exact with TFLite Micro: the int8 kernel's gemmlowp path (td_softmax_body.h:
  * host exp table, Q12.19 sum, reciprocal), with the final shift for a 16-bit output
- * (num_bits_over_unit + 15) and the int16 offset. Used by keyword models such as TFLM's keyword_scrambled. No scratch.
+ * (num_bits_over_unit + 15) and the int16 offset. Used by keyword models such as TFLM's
+ * keyword_scrambled. No scratch.
  */
 #include "td_kernels.h"
 #include "td_softmax_body.h"
