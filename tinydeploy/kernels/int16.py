@@ -179,6 +179,21 @@ def _accepts_conv(graph: Graph, op: Operator) -> str | None:
                                (opts.dilation_h, opts.dilation_w), oc)
 
 
+def _window_act_params(opts: Conv2DOptions | DepthwiseConv2DOptions, out: Tensor,
+                       in_hw: tuple[int, int], filter_hw: tuple[int, int]
+                       ) -> tuple[tuple[str, int], ...]:
+    """The stride, dilation, padding and clamp fields shared by the 16x8 convolution params
+    structs, in their declaration order (padding as TFLite computes it for ``out``)."""
+    act = activation_range16(opts.activation, out)
+    assert act is not None
+    (h, w), (fh, fw), (oh, ow) = in_hw, filter_hw, out.shape[1:3]
+    return (("stride_h", opts.stride_h), ("stride_w", opts.stride_w),
+            ("dilation_h", opts.dilation_h), ("dilation_w", opts.dilation_w),
+            ("pad_h", compute_padding(opts.stride_h, opts.dilation_h, h, fh, oh)),
+            ("pad_w", compute_padding(opts.stride_w, opts.dilation_w, w, fw, ow)),
+            ("act_min", act[0]), ("act_max", act[1]))
+
+
 def _prepare_conv(graph: Graph, op: Operator) -> KernelCall:
     opts = op.options
     assert isinstance(opts, Conv2DOptions)
@@ -188,15 +203,9 @@ def _prepare_conv(graph: Graph, op: Operator) -> KernelCall:
     oc, fh, fw, fc = filt.shape
     _, oh, ow, _ = out.shape
     consts, pointers = _requant_consts(x, filt, optional_input(graph, op, 2), out, oc)
-    act = activation_range16(opts.activation, out)
-    assert act is not None
     params = (("batches", n), ("in_h", h), ("in_w", w), ("in_c", c), ("out_h", oh),
               ("out_w", ow), ("out_c", oc), ("filter_h", fh), ("filter_w", fw),
-              ("filter_c", fc), ("stride_h", opts.stride_h), ("stride_w", opts.stride_w),
-              ("dilation_h", opts.dilation_h), ("dilation_w", opts.dilation_w),
-              ("pad_h", compute_padding(opts.stride_h, opts.dilation_h, h, fh, oh)),
-              ("pad_w", compute_padding(opts.stride_w, opts.dilation_w, w, fw, ow)),
-              ("act_min", act[0]), ("act_max", act[1]), *pointers)
+              ("filter_c", fc), *_window_act_params(opts, out, (h, w), (fh, fw)), *pointers)
     return KernelCall("td_conv2d_s16_ref", "td_conv2d_s16_params_t", params, consts,
                       ("in0", "out0"))
 
@@ -237,15 +246,9 @@ def _prepare_dw(graph: Graph, op: Operator) -> KernelCall:
     _, fh, fw, oc = filt.shape
     _, oh, ow, _ = out.shape
     consts, pointers = _requant_consts(x, filt, optional_input(graph, op, 2), out, oc)
-    act = activation_range16(opts.activation, out)
-    assert act is not None
     params = (("batches", n), ("in_h", h), ("in_w", w), ("in_c", c), ("out_h", oh),
               ("out_w", ow), ("out_c", oc), ("depth_multiplier", oc // c), ("filter_h", fh),
-              ("filter_w", fw), ("stride_h", opts.stride_h), ("stride_w", opts.stride_w),
-              ("dilation_h", opts.dilation_h), ("dilation_w", opts.dilation_w),
-              ("pad_h", compute_padding(opts.stride_h, opts.dilation_h, h, fh, oh)),
-              ("pad_w", compute_padding(opts.stride_w, opts.dilation_w, w, fw, ow)),
-              ("act_min", act[0]), ("act_max", act[1]), *pointers)
+              ("filter_w", fw), *_window_act_params(opts, out, (h, w), (fh, fw)), *pointers)
     return KernelCall("td_dwconv2d_s16_ref", "td_dwconv2d_s16_params_t", params, consts,
                       ("in0", "out0"))
 
