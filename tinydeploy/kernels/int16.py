@@ -441,37 +441,16 @@ def _prepare_mean16(graph: Graph, op: Operator) -> KernelCall:
         ("in0", "out0", "scratch"), scratch_bytes=4 * n)
 
 
-def _accepts_concat16(graph: Graph, op: Operator) -> str | None:
-    from tinydeploy.kernels.shape_ops import CONCAT_MAX_INPUTS, _concat_axis
-
-    ins, outs = graph.op_inputs(op), graph.op_outputs(op)
-    if not 1 <= len(ins) <= CONCAT_MAX_INPUTS or len(outs) != 1:
-        return f"expects 1..{CONCAT_MAX_INPUTS} inputs and 1 output, has {len(ins)}"
-    out = outs[0]
-    why = int16_reason(out, "output")
-    if why:
-        return why
-    rank = len(out.shape)
-    axis = _concat_axis(op, rank)
-    if not 0 <= axis < rank:
-        return f"axis {axis} out of range for rank {rank}"
-    total = 0
-    for k, t in enumerate(ins):
-        why = int16_reason(t, f"input {k}")
-        if why:
-            return why
-        assert t is not None
-        if t.is_constant:
-            return f"input {k} '{t.name}' is constant (only arena inputs are supported)"
-        if f32(t.scale) != f32(out.scale):
-            return f"input {k} '{t.name}' has scale {t.scale:g}, the output {out.scale:g}"
-        if len(t.shape) != rank or any(t.shape[d] != out.shape[d] for d in range(rank)
-                                       if d != axis):
-            return f"input {k} shape {list(t.shape)} does not fit output {list(out.shape)}"
-        total += t.shape[axis]
-    if total != out.shape[axis]:
-        return f"inputs add up to {total} along axis {axis}, output has {out.shape[axis]}"
+def _concat_quant16(k: int, t: Tensor, out: Tensor) -> str | None:
+    if f32(t.scale) != f32(out.scale):
+        return f"input {k} '{t.name}' has scale {t.scale:g}, the output {out.scale:g}"
     return None
+
+
+def _accepts_concat16(graph: Graph, op: Operator) -> str | None:
+    from tinydeploy.kernels.shape_ops import concat_reason
+
+    return concat_reason(graph, op, int16_reason, _concat_quant16)
 
 
 def _prepare_concat16(graph: Graph, op: Operator) -> KernelCall:

@@ -125,12 +125,18 @@ def _concat_axis(op: Operator, rank: int) -> int:
     return axis + rank if axis < 0 else axis
 
 
-def _accepts_concat(graph: Graph, op: Operator) -> str | None:
+def concat_reason(graph: Graph, op: Operator,
+                  tensor_reason: Callable[[Tensor | None, str], str | None],
+                  quant_reason: Callable[[int, Tensor, Tensor], str | None]) -> str | None:
+    """TFLM's CONCATENATION checks for any element type: arity, every tensor by
+    ``tensor_reason``, no fused activation, the axis, arena inputs only, each input's
+    quantization against the output by ``quant_reason(k, input, output)``, and shapes that
+    agree off the axis and add up along it."""
     ins, outs = graph.op_inputs(op), graph.op_outputs(op)
     if not 1 <= len(ins) <= CONCAT_MAX_INPUTS or len(outs) != 1:
         return f"expects 1..{CONCAT_MAX_INPUTS} inputs and 1 output, has {len(ins)}"
     out = outs[0]
-    why = int8_per_tensor_reason(out, "output")
+    why = tensor_reason(out, "output")
     if why:
         return why
     if isinstance(op.options, ConcatenationOptions) and \
@@ -142,16 +148,15 @@ def _accepts_concat(graph: Graph, op: Operator) -> str | None:
         return f"axis {axis} out of range for rank {rank}"
     total = 0
     for k, t in enumerate(ins):
-        why = int8_per_tensor_reason(t, f"input {k}")
+        why = tensor_reason(t, f"input {k}")
         if why:
             return why
         assert t is not None
         if t.is_constant:
             return f"input {k} '{t.name}' is constant (only arena inputs are supported)"
-        if f32(t.scale) != f32(out.scale) or t.zero_point != out.zero_point:
-            return (f"input {k} '{t.name}' has scale {t.scale:g}, zero point {t.zero_point}, "
-                    f"the output {out.scale:g}, {out.zero_point}: TFLM's int8 CONCATENATION "
-                    "requires identical quantization (requantize the inputs first)")
+        why = quant_reason(k, t, out)
+        if why:
+            return why
         if len(t.shape) != rank or any(t.shape[d] != out.shape[d]
                                        for d in range(rank) if d != axis):
             return f"input {k} shape {list(t.shape)} does not fit output {list(out.shape)}"
@@ -159,6 +164,18 @@ def _accepts_concat(graph: Graph, op: Operator) -> str | None:
     if total != out.shape[axis]:
         return f"inputs add up to {total} along axis {axis}, output has {out.shape[axis]}"
     return None
+
+
+def _concat_quant8(k: int, t: Tensor, out: Tensor) -> str | None:
+    if f32(t.scale) != f32(out.scale) or t.zero_point != out.zero_point:
+        return (f"input {k} '{t.name}' has scale {t.scale:g}, zero point {t.zero_point}, "
+                f"the output {out.scale:g}, {out.zero_point}: TFLM's int8 CONCATENATION "
+                "requires identical quantization (requantize the inputs first)")
+    return None
+
+
+def _accepts_concat(graph: Graph, op: Operator) -> str | None:
+    return concat_reason(graph, op, int8_per_tensor_reason, _concat_quant8)
 
 
 def _prepare_concat(graph: Graph, op: Operator) -> KernelCall:
