@@ -293,10 +293,9 @@ def _prepare_pool(symbol: str) -> Callable[[Graph, Operator], KernelCall]:
 ADD16_LEFT_SHIFT = 15
 
 
-def _accepts_add16(graph: Graph, op: Operator) -> str | None:
-    """ADD and SUB (TFLM computes both in this scheme for int16)."""
-    from tinydeploy.kernels.elementwise import BCAST_DIMS, broadcast_shape
-
+def _operands16_reason(graph: Graph, op: Operator) -> str | None:
+    """The operand checks of the int16 binary ops (ADD, SUB, MUL): two int16 inputs and one
+    output, per-tensor quantized, both inputs in the arena."""
     ins, outs = graph.op_inputs(op), graph.op_outputs(op)
     if len(ins) != 2 or len(outs) != 1:
         return f"expects 2 inputs and 1 output, has {len(ins)} and {len(outs)}"
@@ -307,6 +306,18 @@ def _accepts_add16(graph: Graph, op: Operator) -> str | None:
     assert a is not None and b is not None
     if a.is_constant or b.is_constant:
         return "a constant int16 operand is not supported (both operands in the arena)"
+    return None
+
+
+def _accepts_add16(graph: Graph, op: Operator) -> str | None:
+    """ADD and SUB (TFLM computes both in this scheme for int16)."""
+    from tinydeploy.kernels.elementwise import BCAST_DIMS, broadcast_shape
+
+    why = _operands16_reason(graph, op)
+    if why:
+        return why
+    (a, b), out = graph.op_inputs(op), graph.op_outputs(op)[0]
+    assert a is not None and b is not None
     if max(len(a.shape), len(b.shape), len(out.shape)) > BCAST_DIMS:
         return f"rank above {BCAST_DIMS}"
     bs = broadcast_shape(a.shape, b.shape)
@@ -354,16 +365,11 @@ def _prepare_add16(graph: Graph, op: Operator) -> KernelCall:
 
 
 def _accepts_mul16(graph: Graph, op: Operator) -> str | None:
-    ins, outs = graph.op_inputs(op), graph.op_outputs(op)
-    if len(ins) != 2 or len(outs) != 1:
-        return f"expects 2 inputs and 1 output, has {len(ins)} and {len(outs)}"
-    a, b, out = ins[0], ins[1], outs[0]
-    why = int16_reason(a, "input 0") or int16_reason(b, "input 1") or int16_reason(out, "output")
+    why = _operands16_reason(graph, op)
     if why:
         return why
+    (a, b), out = graph.op_inputs(op), graph.op_outputs(op)[0]
     assert a is not None and b is not None
-    if a.is_constant or b.is_constant:
-        return "a constant int16 operand is not supported (both operands in the arena)"
     if max(len(a.shape), len(b.shape), len(out.shape)) > 4 and a.shape != b.shape:
         return "TFLM broadcasts int16 MUL up to 4-D"
     from tinydeploy.kernels.elementwise import broadcast_shape
