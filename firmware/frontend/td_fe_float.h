@@ -1,8 +1,11 @@
 /*
  * td_fe_float.h: the float arithmetic the float front-end presets share (tinydeploy,
- * mlperf-kws): a natural logarithm from + - * / only, and an in-place radix-2 complex FFT.
- * Private to firmware/frontend/; included by exactly one preset source per build, after the
- * preset's config header (it reads TD_FE_FFT, TD_FE_FFT_LOG2, td_fe_cos, td_fe_sin).
+ * mlperf-kws): a natural logarithm from + - * / only, an in-place radix-2 complex FFT, the
+ * windowed transform of one frame, the real spectrum's bin power, the mel accumulation and
+ * the final matrix product. Private to firmware/frontend/; included by exactly one preset
+ * source per build, after the preset's config header (it reads TD_FE_FFT, TD_FE_FFT_LOG2,
+ * TD_FE_WINDOW, TD_FE_MEL_BANDS, td_fe_window, td_fe_cos, td_fe_sin, td_fe_bin_band,
+ * td_fe_w_lower, td_fe_w_upper).
  * IEEE single precision in the order written, no FMA (the including file forces
  * -ffp-contract=off), so every target gives the same bits.
  */
@@ -12,6 +15,14 @@
 #include <stdint.h>
 
 #define TD_FE_HALF (TD_FE_FFT / 2)
+
+/* what td_fe_window_fft and td_fe_bin_power rely on */
+#if TD_FE_WINDOW > TD_FE_FFT
+#error "TD_FE_WINDOW must not exceed TD_FE_FFT"
+#endif
+#if TD_FE_BIN_LAST > TD_FE_HALF
+#error "TD_FE_BIN_LAST out of range"
+#endif
 
 typedef union {
     float f;
@@ -79,6 +90,69 @@ static void td_fe_cfft(float *z)
                 a[1] = a[1] + ti;
             }
         }
+    }
+}
+
+/* z[0..TD_FE_FFT) = the TD_FE_WINDOW samples of the ring buffer from index start (wrapping
+ * at ring_len) times the window, zero-padded, then transformed in place by td_fe_cfft.
+ * z[n] holds x[n], i.e. z[2m] + i z[2m+1] = x[2m] + i x[2m+1]. Reads td_fe_window. */
+static void td_fe_window_fft(const int16_t *ring, uint32_t ring_len, uint32_t start, float *z)
+{
+    uint32_t i, pos = start % ring_len;
+    for (i = 0; i < TD_FE_WINDOW; i++) {
+        z[i] = (float)ring[pos] * td_fe_window[i];
+        pos = pos + 1;
+        if (pos == ring_len) {
+            pos = 0;
+        }
+    }
+    for (; i < TD_FE_FFT; i++) {
+        z[i] = 0.0f;
+    }
+    td_fe_cfft(z);
+}
+
+/* |X[k]|^2 of the real signal, k <= N/2, from the half-size complex spectrum Z in z:
+ * X[k] = (Z[k] + conj Z[M-k]) / 2 + W^k (Z[k] - conj Z[M-k]) / 2i,  W = exp(-2 pi i / N) */
+static float td_fe_bin_power(const float *z, uint32_t k)
+{
+    uint32_t ka = k % TD_FE_HALF, kb = (TD_FE_HALF - k) % TD_FE_HALF;
+    float ar = z[2 * ka], ai = z[2 * ka + 1];
+    float br = z[2 * kb], bi = z[2 * kb + 1];
+    float er = 0.5f * (ar + br), ei = 0.5f * (ai - bi);
+    float or_ = 0.5f * (ai + bi), oi = 0.5f * (br - ar);
+    float c = (k < TD_FE_HALF) ? td_fe_cos[k] : -1.0f;
+    float s = (k < TD_FE_HALF) ? td_fe_sin[k] : 0.0f;
+    float xr = er + (c * or_ + s * oi);
+    float xi = ei + (c * oi - s * or_);
+    return xr * xr + xi * xi;
+}
+
+/* Adds v, the value of bin TD_FE_BIN_FIRST + t, to its two triangular mel bands
+ * (td_fe_bin_band, td_fe_w_lower, td_fe_w_upper; band -1 and band TD_FE_MEL_BANDS are the
+ * absent outer halves). */
+static void td_fe_mel_add(float *mel, uint32_t t, float v)
+{
+    int32_t j = td_fe_bin_band[t];
+    if (j >= 0) {
+        mel[j] = mel[j] + td_fe_w_lower[t] * v;
+    }
+    if (j + 1 < TD_FE_MEL_BANDS) {
+        mel[j + 1] = mel[j + 1] + td_fe_w_upper[t] * v;
+    }
+}
+
+/* out[i] = sum over k of m[i][k] * x[k], k in [0, TD_FE_MEL_BANDS), in order of k. */
+static void td_fe_matvec(const float *m, const float *x, float *out, uint32_t rows)
+{
+    uint32_t i, k;
+    for (i = 0; i < rows; i++) {
+        const float *row = &m[i * TD_FE_MEL_BANDS];
+        float acc = 0.0f;
+        for (k = 0; k < TD_FE_MEL_BANDS; k++) {
+            acc = acc + row[k] * x[k];
+        }
+        out[i] = acc;
     }
 }
 

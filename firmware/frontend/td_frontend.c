@@ -20,13 +20,6 @@
 
 #include "td_fe_float.h"
 
-#if TD_FE_WINDOW > TD_FE_FFT
-#error "TD_FE_WINDOW must not exceed TD_FE_FFT"
-#endif
-#if TD_FE_BIN_LAST > TD_FE_HALF
-#error "TD_FE_BIN_LAST out of range"
-#endif
-
 float td_frontend_logf(float x)
 {
     return td_fe_logf(x);
@@ -37,58 +30,21 @@ void td_frontend_frame_f32(const int16_t *ring, uint32_t ring_len, uint32_t star
 {
     float *z = scratch->fft;
     float *mel = scratch->mel;
-    uint32_t i, k, pos;
-    int32_t j;
+    uint32_t i, k;
 
-    /* window: z[n] holds x[n], i.e. z[2m] + i z[2m+1] = x[2m] + i x[2m+1] */
-    pos = start % ring_len;
-    for (i = 0; i < TD_FE_WINDOW; i++) {
-        z[i] = (float)ring[pos] * td_fe_window[i];
-        pos = pos + 1;
-        if (pos == ring_len) {
-            pos = 0;
-        }
-    }
-    for (; i < TD_FE_FFT; i++) {
-        z[i] = 0.0f;
-    }
-    td_fe_cfft(z);
-
+    td_fe_window_fft(ring, ring_len, start, z);
     for (i = 0; i < TD_FE_MEL_BANDS; i++) {
         mel[i] = 0.0f;
     }
-    /* split the half-size complex spectrum Z into the real signal's spectrum X, k <= N/2:
-     * X[k] = (Z[k] + conj Z[M-k]) / 2 + W^k (Z[k] - conj Z[M-k]) / 2i,  W = exp(-2 pi i / N) */
     for (k = TD_FE_BIN_FIRST; k <= TD_FE_BIN_LAST; k++) {
-        uint32_t ka = k % TD_FE_HALF, kb = (TD_FE_HALF - k) % TD_FE_HALF;
-        float ar = z[2 * ka], ai = z[2 * ka + 1];
-        float br = z[2 * kb], bi = z[2 * kb + 1];
-        float er = 0.5f * (ar + br), ei = 0.5f * (ai - bi);
-        float or_ = 0.5f * (ai + bi), oi = 0.5f * (br - ar);
-        float c = (k < TD_FE_HALF) ? td_fe_cos[k] : -1.0f;
-        float s = (k < TD_FE_HALF) ? td_fe_sin[k] : 0.0f;
-        float xr = er + (c * or_ + s * oi);
-        float xi = ei + (c * oi - s * or_);
-        float power = xr * xr + xi * xi;
-        uint32_t t = k - TD_FE_BIN_FIRST;
-        j = td_fe_bin_band[t];
-        if (j >= 0) {
-            mel[j] = mel[j] + td_fe_w_lower[t] * power;
-        }
-        if (j + 1 < TD_FE_MEL_BANDS) {
-            mel[j + 1] = mel[j + 1] + td_fe_w_upper[t] * power;
-        }
+        td_fe_mel_add(mel, k - TD_FE_BIN_FIRST, td_fe_bin_power(z, k));
     }
     for (i = 0; i < TD_FE_MEL_BANDS; i++) {
         mel[i] = td_frontend_logf(mel[i] + TD_FE_LOG_FLOOR);
     }
+    td_fe_matvec(td_fe_out_matrix, mel, out, TD_FE_OUT);
     for (i = 0; i < TD_FE_OUT; i++) {
-        const float *row = &td_fe_out_matrix[i * TD_FE_MEL_BANDS];
-        float acc = 0.0f;
-        for (k = 0; k < TD_FE_MEL_BANDS; k++) {
-            acc = acc + row[k] * mel[k];
-        }
-        out[i] = acc + td_fe_out_bias[i];
+        out[i] = out[i] + td_fe_out_bias[i];
     }
 }
 

@@ -83,6 +83,8 @@ def test_selection_lists_only_the_selected_sources() -> None:
                                                    "SOFTMAX"]
     assert sel.sources == ("kernels/ref/td_conv2d_s8_ref.c",
                            "kernels/ref/td_fully_connected_s8_ref.c",
+                           "kernels/ref/td_gemmlowp.h",
+                           "kernels/ref/td_softmax_body.h",
                            "kernels/ref/td_softmax_s8_ref.c")
     assert sel.choices[1].call is None and sel.choices[1].variant.alias
     for s in sel.sources:

@@ -168,6 +168,21 @@ def test_float_op_is_refused_on_a_core_without_fpu() -> None:
         select_kernels(graph, get_board("microbit-v1"))
 
 
+def test_concatenation_with_a_fused_activation_is_refused_for_int8_and_int16() -> None:
+    """TFLM's CONCATENATION accepts no fused activation whatever the element type."""
+    from tinydeploy.model.ir import Activation, ConcatenationOptions
+    from tinydeploy.testing.builder import ModelBuilder
+
+    for dtype in ("int8", "int16"):
+        b = ModelBuilder()
+        x0 = b.tensor("x0", (2, 3), dtype, scale=0.01, zero_point=0)
+        x1 = b.tensor("x1", (2, 5), dtype, scale=0.01, zero_point=0)
+        y = b.tensor("y", (2, 8), dtype, scale=0.01, zero_point=0)
+        b.op("CONCATENATION", [x0, x1], [y], ConcatenationOptions(1, Activation.RELU))
+        with pytest.raises(UnsupportedError, match=r"fused activation RELU \(TFLM requires NONE"):
+            select_kernels(load_tflite(b.build([x0, x1], [y])))
+
+
 def test_16x8_ops_match_tflite_micro() -> None:
     check([c.build() for c in int16_cases() + int16_window_cases() + int16_add_cases()
            + int16_shape_cases()])

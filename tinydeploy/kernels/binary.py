@@ -25,52 +25,21 @@ from collections.abc import Callable
 import numpy as np
 
 from tinydeploy.fixedpoint import quantize_multiplier
-from tinydeploy.kernels.activations import int8_per_tensor_reason
 from tinydeploy.kernels.common import REF_DIR, activation_range, f32, ref_variant
-from tinydeploy.kernels.elementwise import broadcast_shape, broadcast_strides
+from tinydeploy.kernels.elementwise import (
+    binary_reason,
+    broadcast_shape,
+    broadcast_strides,
+    fused_activation,
+)
 from tinydeploy.kernels.registry import ConstArray, KernelCall, register
-from tinydeploy.model.ir import Activation, ActivationOptions, Graph, Operator, Tensor
+from tinydeploy.model.ir import Graph, Operator, Tensor
 
 HEADERS = (f"{REF_DIR}/td_binary_walk.h", f"{REF_DIR}/td_bcast_rows.h")
 SUB_LEFT_SHIFT = 20
 SQDIFF_LEFT_SHIFT = 7
 
 Params = dict[str, int]
-
-
-def _activation(op: Operator) -> Activation:
-    return op.options.activation if isinstance(op.options, ActivationOptions) else \
-        Activation.NONE
-
-
-def _shapes_reason(a: Tensor, b: Tensor, out: Tensor, max_rank: int) -> str | None:
-    for t in (a, b, out):
-        if len(t.shape) > max_rank:
-            return (f"'{t.name}' has rank {len(t.shape)}; TFLM broadcasts this op up to "
-                    f"{max_rank}-D")
-    bs = broadcast_shape(a.shape, b.shape)
-    if bs is None:
-        return f"shapes {list(a.shape)} and {list(b.shape)} do not broadcast"
-    if int(np.prod(bs)) != out.size or tuple(d for d in bs if d != 1) != tuple(
-            d for d in out.shape if d != 1):
-        return f"output shape {list(out.shape)} is not the broadcast {list(bs)}"
-    return None
-
-
-def binary_reason(graph: Graph, op: Operator, max_rank: int) -> str | None:
-    """Arity, int8 per-tensor operands, at most one constant, broadcastable shapes."""
-    ins, outs = graph.op_inputs(op), graph.op_outputs(op)
-    if len(ins) != 2 or len(outs) != 1:
-        return f"expects 2 inputs and 1 output, has {len(ins)} and {len(outs)}"
-    for t, role in ((ins[0], "input 0"), (ins[1], "input 1"), (outs[0], "output")):
-        why = int8_per_tensor_reason(t, role)
-        if why:
-            return why
-    a, b = ins
-    assert a is not None and b is not None
-    if a.is_constant and b.is_constant:
-        return "both inputs are constant (fold the op before compiling)"
-    return _shapes_reason(a, b, outs[0], max_rank)
 
 
 def _operands(graph: Graph, op: Operator) -> tuple[Tensor, Tensor, Tensor]:
@@ -158,7 +127,7 @@ def _accepts_sub(graph: Graph, op: Operator) -> str | None:
     if why:
         return why
     a, b, out = _operands(graph, op)
-    act = _activation(op)
+    act = fused_activation(op)
     if activation_range(act, out) is None:
         return f"fused activation {act.name} is not supported for int8"
     p = sub_params(a.scale, a.zero_point, b.scale, b.zero_point, out.scale, out.zero_point)
@@ -172,7 +141,7 @@ def _accepts_sub(graph: Graph, op: Operator) -> str | None:
 def _prepare_sub(graph: Graph, op: Operator) -> KernelCall:
     a, b, out = _operands(graph, op)
     p = sub_params(a.scale, a.zero_point, b.scale, b.zero_point, out.scale, out.zero_point)
-    rng = activation_range(_activation(op), out)
+    rng = activation_range(fused_activation(op), out)
     assert rng is not None
     p["act_min"], p["act_max"] = rng
     return _call("td_sub_s8_ref", graph, op, p)

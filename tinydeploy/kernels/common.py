@@ -27,6 +27,27 @@ INT8_MIN, INT8_MAX = -128, 127
 REF_DIR = "kernels/ref"
 
 
+def i32(values: Sequence[int]) -> np.ndarray:
+    """An int32 constant array for a KernelCall (dims, strides, offsets)."""
+    return np.array(values, dtype=np.int32)
+
+
+def const_ints(t: Tensor | None, role: str, *, int64: bool = False
+               ) -> tuple[list[int] | None, str | None]:
+    """(values, None) of a constant integer index tensor (axis, permutation, begin/end,
+    paddings), or (None, the reason it is unusable). It must be constant because the
+    output shape may depend on it and every shape is planned statically; int32, or also
+    int64 where TFLM accepts both (``int64``)."""
+    if t is None:
+        return None, f"{role} is missing"
+    if t.data is None:
+        return None, (f"{role} '{t.name}' is not constant: the output shape would depend on "
+                      "data, and tinydeploy plans static shapes")
+    if t.dtype.name not in (("INT32", "INT64") if int64 else ("INT32",)):
+        return None, f"{role} '{t.name}' is {t.dtype.name}, int32 required"
+    return [int(v) for v in np.asarray(t.data).reshape(-1)], None
+
+
 def f32(x: float | np.floating) -> float:
     """The double TFLite sees for a float32 value stored in the model."""
     return float(np.float32(x))

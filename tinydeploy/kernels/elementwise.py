@@ -98,10 +98,23 @@ def broadcast_strides(shape0: tuple[int, ...], shape1: tuple[int, ...],
     return dims, st0, st1
 
 
-def _binary_reason(graph: Graph, op: Operator) -> str | None:
-    """Common checks of ADD and MUL."""
-    ins = graph.op_inputs(op)
-    outs = graph.op_outputs(op)
+def _shapes_reason(a: Tensor, b: Tensor, out: Tensor, max_rank: int) -> str | None:
+    for t in (a, b, out):
+        if len(t.shape) > max_rank:
+            return (f"'{t.name}' has rank {len(t.shape)}; TFLM broadcasts this op up to "
+                    f"{max_rank}-D")
+    bs = broadcast_shape(a.shape, b.shape)
+    if bs is None:
+        return f"shapes {list(a.shape)} and {list(b.shape)} do not broadcast"
+    if int(np.prod(bs)) != out.size or tuple(d for d in bs if d != 1) != tuple(
+            d for d in out.shape if d != 1):
+        return f"output shape {list(out.shape)} is not the broadcast {list(bs)}"
+    return None
+
+
+def binary_reason(graph: Graph, op: Operator, max_rank: int) -> str | None:
+    """Arity, int8 per-tensor operands, at most one constant, broadcastable shapes."""
+    ins, outs = graph.op_inputs(op), graph.op_outputs(op)
     if len(ins) != 2 or len(outs) != 1:
         return f"expects 2 inputs and 1 output, has {len(ins)} and {len(outs)}"
     for t, role in ((ins[0], "input 0"), (ins[1], "input 1"), (outs[0], "output")):
@@ -112,22 +125,23 @@ def _binary_reason(graph: Graph, op: Operator) -> str | None:
     assert a is not None and b is not None
     if a.is_constant and b.is_constant:
         return "both inputs are constant (fold the op before compiling)"
-    out = outs[0]
-    if len(out.shape) > BCAST_DIMS or len(a.shape) > BCAST_DIMS or len(b.shape) > BCAST_DIMS:
-        return f"rank above {BCAST_DIMS} (TFLM broadcasts up to {BCAST_DIMS}-D)"
-    bs = broadcast_shape(a.shape, b.shape)
-    if bs is None:
-        return f"shapes {list(a.shape)} and {list(b.shape)} do not broadcast"
-    if int(np.prod(bs)) != out.size or tuple(d for d in bs if d != 1) != tuple(
-            d for d in out.shape if d != 1):
-        return f"output shape {list(out.shape)} is not the broadcast {list(bs)}"
-    act = _activation(op)
+    return _shapes_reason(a, b, outs[0], max_rank)
+
+
+def _binary_reason(graph: Graph, op: Operator) -> str | None:
+    """Common checks of ADD and MUL: binary_reason up to BCAST_DIMS, a supported activation."""
+    why = binary_reason(graph, op, BCAST_DIMS)
+    if why:
+        return why
+    out = graph.op_outputs(op)[0]
+    act = fused_activation(op)
     if activation_range(act, out) is None:
         return f"fused activation {act.name} is not supported for int8"
     return None
 
 
-def _activation(op: Operator) -> Activation:
+def fused_activation(op: Operator) -> Activation:
+    """The op's fused activation, NONE for options without one."""
     return op.options.activation if isinstance(op.options, ActivationOptions) else \
         Activation.NONE
 
@@ -197,7 +211,7 @@ def _accepts_add(graph: Graph, op: Operator) -> str | None:
 def _prepare_add(graph: Graph, op: Operator) -> KernelCall:
     a, b, out, swapped = _operands(graph, op)
     p = add_params(a.scale, a.zero_point, b.scale, b.zero_point, out.scale, out.zero_point)
-    rng = activation_range(_activation(op), out)
+    rng = activation_range(fused_activation(op), out)
     assert rng is not None
     consts, in1_const = _const_operand(b)
     params: list[tuple[str, int | float | str]] = list(p.items())
@@ -215,7 +229,7 @@ def _prepare_add(graph: Graph, op: Operator) -> KernelCall:
 def _prepare_mul(graph: Graph, op: Operator) -> KernelCall:
     a, b, out, swapped = _operands(graph, op)
     mult, shift = quantize_multiplier(f32(a.scale) * f32(b.scale) / f32(out.scale))
-    rng = activation_range(_activation(op), out)
+    rng = activation_range(fused_activation(op), out)
     assert rng is not None
     consts, in1_const = _const_operand(b)
     params: tuple[tuple[str, int | float | str], ...] = (

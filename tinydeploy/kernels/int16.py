@@ -179,6 +179,21 @@ def _accepts_conv(graph: Graph, op: Operator) -> str | None:
                                (opts.dilation_h, opts.dilation_w), oc)
 
 
+def _window_act_params(opts: Conv2DOptions | DepthwiseConv2DOptions, out: Tensor,
+                       in_hw: tuple[int, int], filter_hw: tuple[int, int]
+                       ) -> tuple[tuple[str, int], ...]:
+    """The stride, dilation, padding and clamp fields shared by the 16x8 convolution params
+    structs, in their declaration order (padding as TFLite computes it for ``out``)."""
+    act = activation_range16(opts.activation, out)
+    assert act is not None
+    (h, w), (fh, fw), (oh, ow) = in_hw, filter_hw, out.shape[1:3]
+    return (("stride_h", opts.stride_h), ("stride_w", opts.stride_w),
+            ("dilation_h", opts.dilation_h), ("dilation_w", opts.dilation_w),
+            ("pad_h", compute_padding(opts.stride_h, opts.dilation_h, h, fh, oh)),
+            ("pad_w", compute_padding(opts.stride_w, opts.dilation_w, w, fw, ow)),
+            ("act_min", act[0]), ("act_max", act[1]))
+
+
 def _prepare_conv(graph: Graph, op: Operator) -> KernelCall:
     opts = op.options
     assert isinstance(opts, Conv2DOptions)
@@ -188,15 +203,9 @@ def _prepare_conv(graph: Graph, op: Operator) -> KernelCall:
     oc, fh, fw, fc = filt.shape
     _, oh, ow, _ = out.shape
     consts, pointers = _requant_consts(x, filt, optional_input(graph, op, 2), out, oc)
-    act = activation_range16(opts.activation, out)
-    assert act is not None
     params = (("batches", n), ("in_h", h), ("in_w", w), ("in_c", c), ("out_h", oh),
               ("out_w", ow), ("out_c", oc), ("filter_h", fh), ("filter_w", fw),
-              ("filter_c", fc), ("stride_h", opts.stride_h), ("stride_w", opts.stride_w),
-              ("dilation_h", opts.dilation_h), ("dilation_w", opts.dilation_w),
-              ("pad_h", compute_padding(opts.stride_h, opts.dilation_h, h, fh, oh)),
-              ("pad_w", compute_padding(opts.stride_w, opts.dilation_w, w, fw, ow)),
-              ("act_min", act[0]), ("act_max", act[1]), *pointers)
+              ("filter_c", fc), *_window_act_params(opts, out, (h, w), (fh, fw)), *pointers)
     return KernelCall("td_conv2d_s16_ref", "td_conv2d_s16_params_t", params, consts,
                       ("in0", "out0"))
 
@@ -237,15 +246,9 @@ def _prepare_dw(graph: Graph, op: Operator) -> KernelCall:
     _, fh, fw, oc = filt.shape
     _, oh, ow, _ = out.shape
     consts, pointers = _requant_consts(x, filt, optional_input(graph, op, 2), out, oc)
-    act = activation_range16(opts.activation, out)
-    assert act is not None
     params = (("batches", n), ("in_h", h), ("in_w", w), ("in_c", c), ("out_h", oh),
               ("out_w", ow), ("out_c", oc), ("depth_multiplier", oc // c), ("filter_h", fh),
-              ("filter_w", fw), ("stride_h", opts.stride_h), ("stride_w", opts.stride_w),
-              ("dilation_h", opts.dilation_h), ("dilation_w", opts.dilation_w),
-              ("pad_h", compute_padding(opts.stride_h, opts.dilation_h, h, fh, oh)),
-              ("pad_w", compute_padding(opts.stride_w, opts.dilation_w, w, fw, ow)),
-              ("act_min", act[0]), ("act_max", act[1]), *pointers)
+              ("filter_w", fw), *_window_act_params(opts, out, (h, w), (fh, fw)), *pointers)
     return KernelCall("td_dwconv2d_s16_ref", "td_dwconv2d_s16_params_t", params, consts,
                       ("in0", "out0"))
 
@@ -290,10 +293,9 @@ def _prepare_pool(symbol: str) -> Callable[[Graph, Operator], KernelCall]:
 ADD16_LEFT_SHIFT = 15
 
 
-def _accepts_add16(graph: Graph, op: Operator) -> str | None:
-    """ADD and SUB (TFLM computes both in this scheme for int16)."""
-    from tinydeploy.kernels.elementwise import BCAST_DIMS, broadcast_shape
-
+def _operands16_reason(graph: Graph, op: Operator) -> str | None:
+    """The operand checks of the int16 binary ops (ADD, SUB, MUL): two int16 inputs and one
+    output, per-tensor quantized, both inputs in the arena."""
     ins, outs = graph.op_inputs(op), graph.op_outputs(op)
     if len(ins) != 2 or len(outs) != 1:
         return f"expects 2 inputs and 1 output, has {len(ins)} and {len(outs)}"
@@ -304,6 +306,18 @@ def _accepts_add16(graph: Graph, op: Operator) -> str | None:
     assert a is not None and b is not None
     if a.is_constant or b.is_constant:
         return "a constant int16 operand is not supported (both operands in the arena)"
+    return None
+
+
+def _accepts_add16(graph: Graph, op: Operator) -> str | None:
+    """ADD and SUB (TFLM computes both in this scheme for int16)."""
+    from tinydeploy.kernels.elementwise import BCAST_DIMS, broadcast_shape
+
+    why = _operands16_reason(graph, op)
+    if why:
+        return why
+    (a, b), out = graph.op_inputs(op), graph.op_outputs(op)[0]
+    assert a is not None and b is not None
     if max(len(a.shape), len(b.shape), len(out.shape)) > BCAST_DIMS:
         return f"rank above {BCAST_DIMS}"
     bs = broadcast_shape(a.shape, b.shape)
@@ -351,16 +365,11 @@ def _prepare_add16(graph: Graph, op: Operator) -> KernelCall:
 
 
 def _accepts_mul16(graph: Graph, op: Operator) -> str | None:
-    ins, outs = graph.op_inputs(op), graph.op_outputs(op)
-    if len(ins) != 2 or len(outs) != 1:
-        return f"expects 2 inputs and 1 output, has {len(ins)} and {len(outs)}"
-    a, b, out = ins[0], ins[1], outs[0]
-    why = int16_reason(a, "input 0") or int16_reason(b, "input 1") or int16_reason(out, "output")
+    why = _operands16_reason(graph, op)
     if why:
         return why
+    (a, b), out = graph.op_inputs(op), graph.op_outputs(op)[0]
     assert a is not None and b is not None
-    if a.is_constant or b.is_constant:
-        return "a constant int16 operand is not supported (both operands in the arena)"
     if max(len(a.shape), len(b.shape), len(out.shape)) > 4 and a.shape != b.shape:
         return "TFLM broadcasts int16 MUL up to 4-D"
     from tinydeploy.kernels.elementwise import broadcast_shape
@@ -438,37 +447,16 @@ def _prepare_mean16(graph: Graph, op: Operator) -> KernelCall:
         ("in0", "out0", "scratch"), scratch_bytes=4 * n)
 
 
-def _accepts_concat16(graph: Graph, op: Operator) -> str | None:
-    from tinydeploy.kernels.shape_ops import CONCAT_MAX_INPUTS, _concat_axis
-
-    ins, outs = graph.op_inputs(op), graph.op_outputs(op)
-    if not 1 <= len(ins) <= CONCAT_MAX_INPUTS or len(outs) != 1:
-        return f"expects 1..{CONCAT_MAX_INPUTS} inputs and 1 output, has {len(ins)}"
-    out = outs[0]
-    why = int16_reason(out, "output")
-    if why:
-        return why
-    rank = len(out.shape)
-    axis = _concat_axis(op, rank)
-    if not 0 <= axis < rank:
-        return f"axis {axis} out of range for rank {rank}"
-    total = 0
-    for k, t in enumerate(ins):
-        why = int16_reason(t, f"input {k}")
-        if why:
-            return why
-        assert t is not None
-        if t.is_constant:
-            return f"input {k} '{t.name}' is constant (only arena inputs are supported)"
-        if f32(t.scale) != f32(out.scale):
-            return f"input {k} '{t.name}' has scale {t.scale:g}, the output {out.scale:g}"
-        if len(t.shape) != rank or any(t.shape[d] != out.shape[d] for d in range(rank)
-                                       if d != axis):
-            return f"input {k} shape {list(t.shape)} does not fit output {list(out.shape)}"
-        total += t.shape[axis]
-    if total != out.shape[axis]:
-        return f"inputs add up to {total} along axis {axis}, output has {out.shape[axis]}"
+def _concat_quant16(k: int, t: Tensor, out: Tensor) -> str | None:
+    if f32(t.scale) != f32(out.scale):
+        return f"input {k} '{t.name}' has scale {t.scale:g}, the output {out.scale:g}"
     return None
+
+
+def _accepts_concat16(graph: Graph, op: Operator) -> str | None:
+    from tinydeploy.kernels.shape_ops import concat_reason
+
+    return concat_reason(graph, op, int16_reason, _concat_quant16)
 
 
 def _prepare_concat16(graph: Graph, op: Operator) -> KernelCall:
@@ -493,12 +481,9 @@ def _accepts_softmax16(graph: Graph, op: Operator) -> str | None:
     if out.zero_point != INT16_MIN or abs(out.scale - 1 / 65536) > 0.001 / 65536:
         return (f"output '{out.name}' has scale {out.scale:g} and zero point {out.zero_point}; "
                 "TFLM requires 1/65536 and -32768 for int8 -> int16 softmax")
-    if not x.shape or x.shape != out.shape:
-        return f"input shape {list(x.shape)} and output shape {list(out.shape)} differ"
-    beta = op.options.beta
-    if not beta > 0 or not f32(beta) * f32(x.scale) * (1 << 26) > 1.0:
-        return f"beta {beta} times input scale {x.scale} is too small"
-    return None
+    from tinydeploy.kernels.softmax import softmax_shape_beta_reason
+
+    return softmax_shape_beta_reason(x, out, op.options.beta)
 
 
 def _prepare_softmax16(graph: Graph, op: Operator) -> KernelCall:
@@ -576,7 +561,8 @@ register(ref_variant("DEPTHWISE_CONV_2D", "td_dwconv2d_s16_ref", _accepts_dw, _p
 for _op, _sym in (("AVERAGE_POOL_2D", "td_avgpool2d_s16_ref"),
                   ("MAX_POOL_2D", "td_maxpool2d_s16_ref")):
     register(ref_variant(_op, _sym, _accepts_pool, _prepare_pool(_sym),
-                         headers=("kernels/ref/td_pool2d_window.h",)))
+                         headers=("kernels/ref/td_pool2d_body.h",
+                                  "kernels/ref/td_pool2d_window.h")))
 for _src, _dst in ((DType.INT16, DType.INT8), (DType.INT8, DType.INT16),
                    (DType.INT16, DType.INT16), (DType.INT16, DType.INT32),
                    (DType.INT8, DType.INT32)):
@@ -590,11 +576,14 @@ register(ref_variant("SUB", "td_sub_s16_ref", _accepts_add16, _prepare_add16, in
                      headers=("kernels/ref/td_bcast_rows.h",)))
 register(ref_variant("MUL", "td_mul_s16_ref", _accepts_mul16, _prepare_mul16, inplace=True,
                      headers=("kernels/ref/td_bcast_rows.h",)))
-register(ref_variant("MEAN", "td_mean_s16_ref", _accepts_mean16, _prepare_mean16))
-register(ref_variant("SUM", "td_mean_s16_ref", _accepts_mean16, _prepare_mean16))
+register(ref_variant("MEAN", "td_mean_s16_ref", _accepts_mean16, _prepare_mean16,
+                     headers=("kernels/ref/td_mean_body.h", "kernels/ref/td_bcast_rows.h")))
+register(ref_variant("SUM", "td_mean_s16_ref", _accepts_mean16, _prepare_mean16,
+                     headers=("kernels/ref/td_mean_body.h", "kernels/ref/td_bcast_rows.h")))
 register(ref_variant("CONCATENATION", "td_concatenation_s16_ref", _accepts_concat16,
                      _prepare_concat16))
-register(ref_variant("SOFTMAX", "td_softmax_s8_s16_ref", _accepts_softmax16, _prepare_softmax16))
+register(ref_variant("SOFTMAX", "td_softmax_s8_s16_ref", _accepts_softmax16, _prepare_softmax16,
+                     headers=("kernels/ref/td_softmax_body.h", "kernels/ref/td_gemmlowp.h")))
 register(ref_variant("DEQUANTIZE", "td_dequantize_s16_ref", _accepts_dequant16,
                      _prepare_dequant16))
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from tinydeploy.kernels.activations import int8_per_tensor_reason
-from tinydeploy.kernels.common import ref_variant
+from tinydeploy.kernels.common import const_ints, i32, ref_variant
 from tinydeploy.kernels.registry import ConstArray, KernelCall, register
 from tinydeploy.model.ir import BlockSizeOptions, Graph, Operator, PackOptions, Tensor
 
@@ -29,21 +29,6 @@ TRANSPOSE_DIMS = 6
 TFLM_TRANSPOSE_MAX_RANK = 5
 SPLIT_MAX_OUTPUTS = 16
 CONCAT_MAX_INPUTS = 10
-
-
-def _i32(values: list[int]) -> np.ndarray:
-    return np.array(values, dtype=np.int32)
-
-
-def _const_ints(t: Tensor | None, role: str) -> tuple[list[int] | None, str | None]:
-    if t is None:
-        return None, f"{role} is missing"
-    if t.data is None:
-        return None, (f"{role} '{t.name}' is not constant: the output shape would depend on "
-                      "data, and tinydeploy plans static shapes")
-    if t.dtype.name not in ("INT32", "INT64"):
-        return None, f"{role} '{t.name}' is {t.dtype.name}, int32 required"
-    return [int(v) for v in np.asarray(t.data).reshape(-1)], None
 
 
 def permutation_strides(in_shape: tuple[int, ...], perm: list[int]
@@ -73,8 +58,8 @@ def _transpose_call(in_shape: tuple[int, ...], perm: list[int]) -> KernelCall:
     dims, strides = permutation_strides(in_shape, perm)
     return KernelCall(symbol="td_transpose_s8_ref", params_type="td_transpose_params_t",
                       params=(("out_dims", "@out_dims"), ("in_strides", "@in_strides")),
-                      consts=(ConstArray("out_dims", "int32_t", _i32(dims)),
-                              ConstArray("in_strides", "int32_t", _i32(strides))),
+                      consts=(ConstArray("out_dims", "int32_t", i32(dims)),
+                              ConstArray("in_strides", "int32_t", i32(strides))),
                       args=("in0", "out0"))
 
 
@@ -103,7 +88,7 @@ def _transpose_plan(graph: Graph, op: Operator) -> tuple[Tensor, list[int]] | st
     rank = len(x.shape)
     if rank > TFLM_TRANSPOSE_MAX_RANK:
         return f"input rank {rank}; TFLM transposes up to {TFLM_TRANSPOSE_MAX_RANK}-D"
-    perm, why = _const_ints(graph.op_inputs(op)[1], "permutation")
+    perm, why = const_ints(graph.op_inputs(op)[1], "permutation", int64=True)
     if why:
         return why
     assert perm is not None
@@ -185,7 +170,7 @@ def _split_plan(graph: Graph, op: Operator) -> tuple[int, list[int]] | str:
     assert x is not None
     if x.is_constant:
         return f"input '{x.name}' is constant (fold the op before compiling)"
-    axes, why = _const_ints(axis_t, "axis")
+    axes, why = const_ints(axis_t, "axis", int64=True)
     if why:
         return why
     assert axes is not None
@@ -205,7 +190,7 @@ def _split_plan(graph: Graph, op: Operator) -> tuple[int, list[int]] | str:
     if total != x.shape[axis]:
         return f"outputs add up to {total} along axis {axis}, the input has {x.shape[axis]}"
     if op.opcode == "SPLIT_V":
-        sizes, why = _const_ints(ins[1], "size_splits")
+        sizes, why = const_ints(ins[1], "size_splits", int64=True)
         if why:
             return why
         assert sizes is not None
@@ -230,7 +215,7 @@ def _prepare_split(graph: Graph, op: Operator) -> KernelCall:
     return KernelCall(symbol="td_split_s8_ref", params_type="td_split_params_t",
                       params=(("num_outputs", len(chunks)), ("outer", outer),
                               ("chunks", "@chunks")),
-                      consts=(ConstArray("chunks", "int32_t", _i32(chunks)),),
+                      consts=(ConstArray("chunks", "int32_t", i32(chunks)),),
                       args=(data_input,) + tuple(f"out{k}" for k in range(len(chunks))))
 
 
@@ -283,7 +268,7 @@ def _prepare_pack(graph: Graph, op: Operator) -> KernelCall:
         symbol="td_concatenation_s8_ref", params_type="td_concatenation_params_t",
         params=(("num_inputs", count), ("outer", outer), ("out_chunk", chunk * count),
                 ("chunks", "@chunks")),
-        consts=(ConstArray("chunks", "int32_t", _i32([chunk] * count)),),
+        consts=(ConstArray("chunks", "int32_t", i32([chunk] * count)),),
         args=tuple(f"in{k}" for k in range(count)) + ("out0",))
 
 

@@ -83,4 +83,5 @@ def _prepare(graph: Graph, op: Operator) -> KernelCall:
         args=("in0", "out0"))
 
 
-register(ref_variant("LOG_SOFTMAX", "td_log_softmax_s8_ref", _accepts, _prepare, inplace=True))
+register(ref_variant("LOG_SOFTMAX", "td_log_softmax_s8_ref", _accepts, _prepare, inplace=True,
+                     headers=("kernels/ref/td_gemmlowp.h",)))

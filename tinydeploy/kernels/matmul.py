@@ -267,4 +267,5 @@ register(ref_variant("BATCH_MATMUL", "td_batch_matmul_s8_ref", _accepts_matmul,
 register(ref_variant("TRANSPOSE_CONV", "td_transpose_conv_s8_ref", _accepts_tconv,
                      _prepare_tconv))
 register(ref_variant("L2_NORMALIZATION", "td_l2norm_s8_ref", _accepts_l2norm, _prepare_l2norm,
-                     inplace=True, headers=("kernels/ref/td_inv_sqrt.h",)))
+                     inplace=True,
+                     headers=("kernels/ref/td_inv_sqrt.h", "kernels/ref/td_gemmlowp.h")))

@@ -61,12 +61,12 @@ def _prepare_for(symbol: str):  # type: ignore[no-untyped-def]
     return prepare
 
 
-# private header of the two pooling kernels (window bounds), copied next to their sources
-WINDOW_HEADER = f"{REF_DIR}/td_pool2d_window.h"
+# private headers of the pooling kernels (loop body, window bounds), copied with their sources
+WINDOW_HEADERS = (f"{REF_DIR}/td_pool2d_body.h", f"{REF_DIR}/td_pool2d_window.h")
 
 AVGPOOL2D_S8_REF = register(ref_variant("AVERAGE_POOL_2D", "td_avgpool2d_s8_ref",
                                         _accepts, _prepare_for("td_avgpool2d_s8_ref"),
-                                        headers=(WINDOW_HEADER,)))
+                                        headers=WINDOW_HEADERS))
 MAXPOOL2D_S8_REF = register(ref_variant("MAX_POOL_2D", "td_maxpool2d_s8_ref",
                                         _accepts, _prepare_for("td_maxpool2d_s8_ref"),
-                                        headers=(WINDOW_HEADER,)))
+                                        headers=WINDOW_HEADERS))

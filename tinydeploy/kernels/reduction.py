@@ -45,6 +45,7 @@ def _prepare_reduce_max(graph: Graph, op: Operator) -> KernelCall:
     return replace(call, symbol="td_reduce_max_s8_ref", args=("in0", "out0"), scratch_bytes=0)
 
 
-register(ref_variant("SUM", "td_mean_s8_ref", _accepts_mean, _prepare_sum))
+register(ref_variant("SUM", "td_mean_s8_ref", _accepts_mean, _prepare_sum,
+                     headers=("kernels/ref/td_mean_body.h", "kernels/ref/td_bcast_rows.h")))
 register(ref_variant("REDUCE_MAX", "td_reduce_max_s8_ref", _accepts_reduce_max,
-                     _prepare_reduce_max))
+                     _prepare_reduce_max, headers=("kernels/ref/td_bcast_rows.h",)))

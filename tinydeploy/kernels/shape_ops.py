@@ -26,7 +26,7 @@ import numpy as np
 
 from tinydeploy.fixedpoint import quantize_multiplier
 from tinydeploy.kernels.activations import int8_io_reason, int8_per_tensor_reason
-from tinydeploy.kernels.common import f32, ref_variant
+from tinydeploy.kernels.common import const_ints, f32, i32, ref_variant
 from tinydeploy.kernels.registry import ConstArray, KernelCall, register
 from tinydeploy.model.ir import (
     Activation,
@@ -44,21 +44,6 @@ SLICE_DIMS = 5
 TFLM_SLICE_MAX_RANK = 4
 MEAN_DIMS = 6
 CONCAT_MAX_INPUTS = 10
-
-
-def _i32(values: list[int]) -> np.ndarray:
-    return np.array(values, dtype=np.int32)
-
-
-def _const_ints(t: Tensor | None, role: str) -> tuple[list[int] | None, str | None]:
-    """The values of a constant int32 index tensor, or the reason it is unusable."""
-    if t is None:
-        return None, f"{role} is missing"
-    if t.data is None:
-        return None, f"{role} '{t.name}' is not constant (TFLM requires it)"
-    if t.dtype is not DType.INT32:
-        return None, f"{role} '{t.name}' is {t.dtype.name}, int32 required"
-    return [int(v) for v in np.asarray(t.data).reshape(-1)], None
 
 
 def _io_reason(ins: tuple[Tensor | None, ...], outs: tuple[Tensor, ...],
@@ -83,7 +68,7 @@ def _pad_plan(graph: Graph, op: Operator) -> tuple[dict[str, object] | None, str
     rank = len(x.shape)
     if rank > PAD_DIMS:
         return None, f"input rank {rank} above {PAD_DIMS} (TFLM's PAD limit)"
-    pads, why = _const_ints(ins[1], "paddings")
+    pads, why = const_ints(ins[1], "paddings")
     if why:
         return None, why
     assert pads is not None
@@ -125,10 +110,10 @@ def _prepare_pad(graph: Graph, op: Operator) -> KernelCall:
         params=(("pad_value", int(plan["pad_value"])),  # type: ignore[call-overload]
                 ("in_dims", "@in_dims"), ("out_dims", "@out_dims"),
                 ("pad_before", "@pad_before")),
-        consts=(ConstArray("in_dims", "int32_t", _i32(plan["in_dims"])),  # type: ignore[arg-type]
-                ConstArray("out_dims", "int32_t", _i32(plan["out_dims"])),  # type: ignore[arg-type]
+        consts=(ConstArray("in_dims", "int32_t", i32(plan["in_dims"])),  # type: ignore[arg-type]
+                ConstArray("out_dims", "int32_t", i32(plan["out_dims"])),  # type: ignore[arg-type]
                 ConstArray("pad_before", "int32_t",
-                           _i32(plan["pad_before"]))),  # type: ignore[arg-type]
+                           i32(plan["pad_before"]))),  # type: ignore[arg-type]
         args=("in0", "out0"))
 
 
@@ -140,12 +125,18 @@ def _concat_axis(op: Operator, rank: int) -> int:
     return axis + rank if axis < 0 else axis
 
 
-def _accepts_concat(graph: Graph, op: Operator) -> str | None:
+def concat_reason(graph: Graph, op: Operator,
+                  tensor_reason: Callable[[Tensor | None, str], str | None],
+                  quant_reason: Callable[[int, Tensor, Tensor], str | None]) -> str | None:
+    """TFLM's CONCATENATION checks for any element type: arity, every tensor by
+    ``tensor_reason``, no fused activation, the axis, arena inputs only, each input's
+    quantization against the output by ``quant_reason(k, input, output)``, and shapes that
+    agree off the axis and add up along it."""
     ins, outs = graph.op_inputs(op), graph.op_outputs(op)
     if not 1 <= len(ins) <= CONCAT_MAX_INPUTS or len(outs) != 1:
         return f"expects 1..{CONCAT_MAX_INPUTS} inputs and 1 output, has {len(ins)}"
     out = outs[0]
-    why = int8_per_tensor_reason(out, "output")
+    why = tensor_reason(out, "output")
     if why:
         return why
     if isinstance(op.options, ConcatenationOptions) and \
@@ -157,16 +148,15 @@ def _accepts_concat(graph: Graph, op: Operator) -> str | None:
         return f"axis {axis} out of range for rank {rank}"
     total = 0
     for k, t in enumerate(ins):
-        why = int8_per_tensor_reason(t, f"input {k}")
+        why = tensor_reason(t, f"input {k}")
         if why:
             return why
         assert t is not None
         if t.is_constant:
             return f"input {k} '{t.name}' is constant (only arena inputs are supported)"
-        if f32(t.scale) != f32(out.scale) or t.zero_point != out.zero_point:
-            return (f"input {k} '{t.name}' has scale {t.scale:g}, zero point {t.zero_point}, "
-                    f"the output {out.scale:g}, {out.zero_point}: TFLM's int8 CONCATENATION "
-                    "requires identical quantization (requantize the inputs first)")
+        why = quant_reason(k, t, out)
+        if why:
+            return why
         if len(t.shape) != rank or any(t.shape[d] != out.shape[d]
                                        for d in range(rank) if d != axis):
             return f"input {k} shape {list(t.shape)} does not fit output {list(out.shape)}"
@@ -174,6 +164,18 @@ def _accepts_concat(graph: Graph, op: Operator) -> str | None:
     if total != out.shape[axis]:
         return f"inputs add up to {total} along axis {axis}, output has {out.shape[axis]}"
     return None
+
+
+def _concat_quant8(k: int, t: Tensor, out: Tensor) -> str | None:
+    if f32(t.scale) != f32(out.scale) or t.zero_point != out.zero_point:
+        return (f"input {k} '{t.name}' has scale {t.scale:g}, zero point {t.zero_point}, "
+                f"the output {out.scale:g}, {out.zero_point}: TFLM's int8 CONCATENATION "
+                "requires identical quantization (requantize the inputs first)")
+    return None
+
+
+def _accepts_concat(graph: Graph, op: Operator) -> str | None:
+    return concat_reason(graph, op, int8_per_tensor_reason, _concat_quant8)
 
 
 def _prepare_concat(graph: Graph, op: Operator) -> KernelCall:
@@ -186,7 +188,7 @@ def _prepare_concat(graph: Graph, op: Operator) -> KernelCall:
         symbol="td_concatenation_s8_ref", params_type="td_concatenation_params_t",
         params=(("num_inputs", len(chunks)), ("outer", outer),
                 ("out_chunk", out.shape[axis] * inner), ("chunks", "@chunks")),
-        consts=(ConstArray("chunks", "int32_t", _i32(chunks)),),
+        consts=(ConstArray("chunks", "int32_t", i32(chunks)),),
         args=tuple(f"in{k}" for k in range(len(chunks))) + ("out0",))
 
 
@@ -265,7 +267,7 @@ def _slice_plan(graph: Graph, op: Operator
         return None, f"input rank {rank} (TFLM supports 1..{TFLM_SLICE_MAX_RANK})"
     vals = []
     for k, role in ((1, "begin"), (2, "end"), (3, "strides")):
-        v, why = _const_ints(ins[k], role)
+        v, why = const_ints(ins[k], role)
         if why:
             return None, why
         assert v is not None
@@ -297,8 +299,8 @@ def _prepare_slice(graph: Graph, op: Operator) -> KernelCall:
     return KernelCall(
         symbol="td_strided_slice_s8_ref", params_type="td_strided_slice_params_t",
         params=(("start", start), ("counts", "@counts"), ("steps", "@steps")),
-        consts=(ConstArray("counts", "int32_t", _i32(counts)),
-                ConstArray("steps", "int32_t", _i32(steps))),
+        consts=(ConstArray("counts", "int32_t", i32(counts)),
+                ConstArray("steps", "int32_t", i32(steps))),
         args=("in0", "out0"))
 
 
@@ -336,7 +338,7 @@ def _mean_plan(graph: Graph, op: Operator,
         return None, f"input rank {rank} (supported: 1..{MEAN_DIMS})"
     if 0 in x.shape:
         return None, "empty input"
-    axes, why = _const_ints(ins[1], "axis")
+    axes, why = const_ints(ins[1], "axis")
     if why:
         return None, why
     assert axes is not None
@@ -391,9 +393,9 @@ def _prepare_mean(graph: Graph, op: Operator) -> KernelCall:
                      for k in ("num_outputs", "sum_offset", "out_mult", "out_shift",
                                "out_offset")) + (("in_dims", "@in_dims"),
                                                  ("out_strides", "@out_strides")),
-        consts=(ConstArray("in_dims", "int32_t", _i32(plan["in_dims"])),  # type: ignore[arg-type]
+        consts=(ConstArray("in_dims", "int32_t", i32(plan["in_dims"])),  # type: ignore[arg-type]
                 ConstArray("out_strides", "int32_t",
-                           _i32(plan["out_strides"]))),  # type: ignore[arg-type]
+                           i32(plan["out_strides"]))),  # type: ignore[arg-type]
         args=("in0", "out0", "scratch"),
         scratch_bytes=4 * n)
 
@@ -404,4 +406,5 @@ register(ref_variant("CONCATENATION", "td_concatenation_s8_ref", _accepts_concat
                      _prepare_concat))
 register(ref_variant("STRIDED_SLICE", "td_strided_slice_s8_ref", _accepts_slice,
                      _prepare_slice))
-register(ref_variant("MEAN", "td_mean_s8_ref", _accepts_mean, _prepare_mean))
+register(ref_variant("MEAN", "td_mean_s8_ref", _accepts_mean, _prepare_mean,
+                     headers=("kernels/ref/td_mean_body.h", "kernels/ref/td_bcast_rows.h")))

@@ -24,9 +24,9 @@ from tinydeploy.fixedpoint import (
     multiply_by_quantized_multiplier_greater_than_one,
     preprocess_softmax_scaling,
 )
-from tinydeploy.kernels.common import check_int8_tensor, f32, first_reason, ref_variant
+from tinydeploy.kernels.common import REF_DIR, check_int8_tensor, f32, first_reason, ref_variant
 from tinydeploy.kernels.registry import ConstArray, KernelCall, register
-from tinydeploy.model.ir import Graph, Operator, SoftmaxOptions
+from tinydeploy.model.ir import Graph, Operator, SoftmaxOptions, Tensor
 
 SCALED_DIFF_INTEGER_BITS = 5
 
@@ -45,6 +45,17 @@ def softmax_exp_table(beta: float, input_scale: float) -> tuple[np.ndarray, int]
     return table, diff_min
 
 
+def softmax_shape_beta_reason(inp: Tensor, out: Tensor, beta: float) -> str | None:
+    """Why TFLM's int8-input softmax (either output type) cannot run this op, else None:
+    the output must have the input's non-empty shape, and beta * input_scale must leave a
+    Q5.26 scaled difference above one unit (``PreprocessSoftmaxScaling``'s multiplier)."""
+    if not inp.shape or inp.shape != out.shape:
+        return f"input shape {list(inp.shape)} and output shape {list(out.shape)} differ"
+    if not beta > 0 or not f32(beta) * f32(inp.scale) * (1 << 26) > 1.0:
+        return f"beta {beta} times input scale {inp.scale} is too small"
+    return None
+
+
 def _accepts(graph: Graph, op: Operator) -> str | None:
     if not isinstance(op.options, SoftmaxOptions):
         return "missing SoftmaxOptions"
@@ -55,12 +66,7 @@ def _accepts(graph: Graph, op: Operator) -> str | None:
     if out.zero_point != -128 or np.float32(out.scale) != np.float32(1.0 / 256):
         return (f"output '{out.name}' has scale {out.scale} and zero point {out.zero_point}; "
                 "TFLite requires 1/256 and -128 for int8 softmax")
-    if not inp.shape or inp.shape != out.shape:
-        return f"input shape {inp.shape} and output shape {out.shape} differ"
-    beta = op.options.beta
-    if not beta > 0 or not f32(beta) * f32(inp.scale) * (1 << 26) > 1.0:
-        return f"beta {beta} times input scale {inp.scale} is too small"
-    return None
+    return softmax_shape_beta_reason(inp, out, op.options.beta)
 
 
 def _prepare(graph: Graph, op: Operator) -> KernelCall:
@@ -74,4 +80,7 @@ def _prepare(graph: Graph, op: Operator) -> KernelCall:
                       (ConstArray("exp_lut", "int32_t", table),), ("in0", "out0"))
 
 
-SOFTMAX_S8_REF = register(ref_variant("SOFTMAX", "td_softmax_s8_ref", _accepts, _prepare))
+SOFTMAX_HEADERS = (f"{REF_DIR}/td_softmax_body.h", f"{REF_DIR}/td_gemmlowp.h")
+
+SOFTMAX_S8_REF = register(ref_variant("SOFTMAX", "td_softmax_s8_ref", _accepts, _prepare,
+                                      headers=SOFTMAX_HEADERS))

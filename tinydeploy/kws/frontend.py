@@ -92,6 +92,20 @@ def build_host_library(cfg: Any, cc: str = "gcc", *, sources: tuple[str, ...] = 
     return lib
 
 
+def clip_batch(audio: np.ndarray, clip_samples: int) -> np.ndarray:
+    """``audio`` as a C-contiguous int16 [n, clip_samples] batch (one 1-D clip becomes n = 1),
+    the layout the host libraries' clip functions read; InputDataError for anything else."""
+    a = np.asarray(audio)
+    if a.dtype != np.int16:
+        raise InputDataError(f"front end: audio must be int16 PCM, got {a.dtype}")
+    if a.ndim == 1:
+        a = a[None, :]
+    if a.ndim != 2 or a.shape[1] != clip_samples:
+        raise InputDataError(f"front end: audio shape {tuple(np.shape(audio))} is not "
+                             f"[n,] {clip_samples} samples")
+    return np.ascontiguousarray(a)
+
+
 @dataclass(frozen=True)
 class Quant:
     """The model input's quantization: q = round(x / scale) + zero_point."""
@@ -126,15 +140,7 @@ class HostFrontend:
         self._scratch = ctypes.create_string_buffer(4 * (self.cfg.fft + self.cfg.mel_bands))
 
     def _clips(self, audio: np.ndarray) -> np.ndarray:
-        a = np.asarray(audio)
-        if a.dtype != np.int16:
-            raise InputDataError(f"front end: audio must be int16 PCM, got {a.dtype}")
-        if a.ndim == 1:
-            a = a[None, :]
-        if a.ndim != 2 or a.shape[1] != self.cfg.clip_samples:
-            raise InputDataError(f"front end: audio shape {tuple(np.shape(audio))} is not "
-                                 f"[n,] {self.cfg.clip_samples} samples")
-        return np.ascontiguousarray(a)
+        return clip_batch(audio, self.cfg.clip_samples)
 
     def features(self, audio: np.ndarray) -> np.ndarray:
         """Float features: [n, frames, n_out] (or [frames, n_out] for one 1-D clip)."""

@@ -21,11 +21,28 @@ import math
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from pathlib import Path
+from typing import Protocol
 
 import numpy as np
 
 from tinydeploy.errors import InputDataError
+from tinydeploy.kws.presets import PresetConfig
 from tinydeploy.resources import firmware_dir
+
+
+def framing_reason(fft: int, window: int, stride: int, clip_samples: int) -> str | None:
+    """Why a float preset's framing cannot work (td_fe_float.h's FFT is radix 2 and each
+    window must fit it; frames may overlap but not skip samples; a clip holds a window at
+    least), else None."""
+    if fft & (fft - 1) or not 16 <= fft <= 4096:
+        return f"fft={fft} must be a power of two in [16, 4096]"
+    if not 0 < window <= fft:
+        return f"window={window} must be in (0, fft={fft}]"
+    if not 0 < stride <= window:
+        return f"stride={stride} must be in (0, window={window}]"
+    if clip_samples < window:
+        return f"clip_samples={clip_samples} is shorter than one window"
+    return None
 
 
 class FeatureKind(StrEnum):
@@ -56,14 +73,9 @@ class FrontendConfig:
         def bad(msg: str) -> InputDataError:
             return InputDataError(f"front-end config: {msg}",
                                   hint="see docs/frontend.md for the parameters")
-        if self.fft & (self.fft - 1) or not 16 <= self.fft <= 4096:
-            raise bad(f"fft={self.fft} must be a power of two in [16, 4096]")
-        if not 0 < self.window <= self.fft:
-            raise bad(f"window={self.window} must be in (0, fft={self.fft}]")
-        if not 0 < self.stride <= self.window:
-            raise bad(f"stride={self.stride} must be in (0, window={self.window}]")
-        if self.clip_samples < self.window:
-            raise bad(f"clip_samples={self.clip_samples} is shorter than one window")
+        why = framing_reason(self.fft, self.window, self.stride, self.clip_samples)
+        if why:
+            raise bad(why)
         if not 0 < self.mel_low_hz < self.mel_high_hz <= self.sample_rate / 2:
             raise bad(f"mel range {self.mel_low_hz}..{self.mel_high_hz} Hz must lie in "
                       f"(0, {self.sample_rate / 2}]")
@@ -216,6 +228,68 @@ def _array(ctype: str, name: str, values: np.ndarray, per_line: int = 4) -> list
     return out
 
 
+class FloatPresetSizes(PresetConfig, Protocol):
+    """A float preset's config (FrontendConfig, MlperfConfig): any preset's sizes plus the
+    FFT and mel band counts."""
+
+    @property
+    def fft(self) -> int: ...
+    @property
+    def mel_bands(self) -> int: ...
+
+
+class FloatPresetTables(Protocol):
+    """The tables every float preset computes for td_fe_float.h (FrontendTables,
+    MlperfTables)."""
+
+    @property
+    def bin_first(self) -> int: ...
+    @property
+    def bin_last(self) -> int: ...
+    @property
+    def window(self) -> np.ndarray: ...
+    @property
+    def cos(self) -> np.ndarray: ...
+    @property
+    def sin(self) -> np.ndarray: ...
+    @property
+    def bin_band(self) -> np.ndarray: ...
+    @property
+    def w_lower(self) -> np.ndarray: ...
+    @property
+    def w_upper(self) -> np.ndarray: ...
+
+
+def float_preset_macros(cfg: FloatPresetSizes, t: FloatPresetTables) -> list[str]:
+    """The size macros of a float preset's config header, in this order in every preset
+    (td_fe_float.h and both preset sources read them)."""
+    return [
+        f"#define TD_FE_SAMPLE_RATE {cfg.sample_rate}",
+        f"#define TD_FE_CLIP_SAMPLES {cfg.clip_samples}",
+        f"#define TD_FE_WINDOW {cfg.window}",
+        f"#define TD_FE_STRIDE {cfg.stride}",
+        f"#define TD_FE_FRAMES {cfg.frames}",
+        f"#define TD_FE_FFT {cfg.fft}",
+        f"#define TD_FE_FFT_LOG2 {cfg.fft.bit_length() - 1}",
+        f"#define TD_FE_MEL_BANDS {cfg.mel_bands}",
+        f"#define TD_FE_BIN_FIRST {t.bin_first}",
+        f"#define TD_FE_BIN_LAST {t.bin_last}",
+        f"#define TD_FE_OUT {cfg.n_out}",
+    ]
+
+
+def float_preset_tables(t: FloatPresetTables) -> list[str]:
+    """The tables td_fe_float.h reads (window, FFT twiddles, mel bands and weights)."""
+    return [
+        *_array("float", "td_fe_window", t.window),
+        *_array("float", "td_fe_cos", t.cos),
+        *_array("float", "td_fe_sin", t.sin),
+        *_array("int8_t", "td_fe_bin_band", t.bin_band, per_line=16),
+        *_array("float", "td_fe_w_lower", t.w_lower),
+        *_array("float", "td_fe_w_upper", t.w_upper),
+    ]
+
+
 def config_digest(cfg: FrontendConfig) -> str:
     return hashlib.sha256(cfg.to_json().encode()).hexdigest()
 
@@ -224,24 +298,13 @@ def render_frontend_header(cfg: FrontendConfig) -> str:
     """``td_frontend_config.h`` for ``cfg``: macros for the sizes, and (when the including
     file defines ``TD_FRONTEND_DEFINE_TABLES``, which only td_frontend.c does) the tables."""
     t = compute_tables(cfg)
-    log2 = cfg.fft.bit_length() - 1
     lines = [
         f"/* generated by tinydeploy from front-end config {config_digest(cfg)}, do not edit */",
         "/* " + cfg.to_json().replace("\n", " ").replace("  ", "").strip() + " */",
         "#ifndef TD_FRONTEND_CONFIG_H",
         "#define TD_FRONTEND_CONFIG_H",
         "",
-        f"#define TD_FE_SAMPLE_RATE {cfg.sample_rate}",
-        f"#define TD_FE_CLIP_SAMPLES {cfg.clip_samples}",
-        f"#define TD_FE_WINDOW {cfg.window}",
-        f"#define TD_FE_STRIDE {cfg.stride}",
-        f"#define TD_FE_FRAMES {cfg.frames}",
-        f"#define TD_FE_FFT {cfg.fft}",
-        f"#define TD_FE_FFT_LOG2 {log2}",
-        f"#define TD_FE_MEL_BANDS {cfg.mel_bands}",
-        f"#define TD_FE_BIN_FIRST {t.bin_first}",
-        f"#define TD_FE_BIN_LAST {t.bin_last}",
-        f"#define TD_FE_OUT {cfg.n_out}",
+        *float_preset_macros(cfg, t),
         f"#define TD_FE_KIND_MFCC {1 if cfg.kind is FeatureKind.MFCC else 0}",
         f"#define TD_FE_LOG_FLOOR {_hexf(cfg.log_floor)}",
         "#define TD_FE_PRESET_TINYDEPLOY 1",
@@ -254,12 +317,7 @@ def render_frontend_header(cfg: FrontendConfig) -> str:
         "} td_frontend_scratch_t;",
         "",
         "#ifdef TD_FRONTEND_DEFINE_TABLES",
-        *_array("float", "td_fe_window", t.window),
-        *_array("float", "td_fe_cos", t.cos),
-        *_array("float", "td_fe_sin", t.sin),
-        *_array("int8_t", "td_fe_bin_band", t.bin_band, per_line=16),
-        *_array("float", "td_fe_w_lower", t.w_lower),
-        *_array("float", "td_fe_w_upper", t.w_upper),
+        *float_preset_tables(t),
         *_array("float", "td_fe_out_matrix", t.out_matrix),
         *_array("float", "td_fe_out_bias", t.out_bias),
         "#endif /* TD_FRONTEND_DEFINE_TABLES */",

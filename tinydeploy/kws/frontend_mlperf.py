@@ -48,11 +48,18 @@ from tinydeploy.errors import InputDataError
 from tinydeploy.kws.frontend import (
     Quant,
     build_host_library,
+    clip_batch,
     reference_quantize,
     stream_frames_s8,
     stream_windows,
 )
-from tinydeploy.kws.frontend_config import _array, _hexf
+from tinydeploy.kws.frontend_config import (
+    _array,
+    _hexf,
+    float_preset_macros,
+    float_preset_tables,
+    framing_reason,
+)
 from tinydeploy.kws.presets import PRESET_KEY, FrontendPreset, PresetSpec
 
 SOURCES = ("td_frontend_mlperf.c", "td_fe_float.h")
@@ -78,14 +85,9 @@ class MlperfConfig:
         def bad(msg: str) -> InputDataError:
             return InputDataError(f"mlperf-kws front end: {msg}",
                                   hint="see docs/frontend.md (presets)")
-        if self.fft & (self.fft - 1) or not 16 <= self.fft <= 4096:
-            raise bad(f"fft={self.fft} must be a power of two in [16, 4096]")
-        if not 0 < self.window <= self.fft:
-            raise bad(f"window={self.window} must be in (0, fft={self.fft}]")
-        if not 0 < self.stride <= self.window:
-            raise bad(f"stride={self.stride} must be in (0, window={self.window}]")
-        if self.clip_samples < self.window:
-            raise bad(f"clip_samples={self.clip_samples} is shorter than one window")
+        why = framing_reason(self.fft, self.window, self.stride, self.clip_samples)
+        if why:
+            raise bad(why)
         if not 0 <= self.mel_low_hz < self.mel_high_hz <= self.sample_rate / 2:
             raise bad(f"mel range {self.mel_low_hz}..{self.mel_high_hz} Hz must lie in "
                       f"[0, {self.sample_rate / 2}]")
@@ -221,17 +223,7 @@ def render_header(cfg: MlperfConfig) -> str:
         "#define TD_FRONTEND_CONFIG_H",
         "",
         "#define TD_FE_PRESET_MLPERF_KWS 1",
-        f"#define TD_FE_SAMPLE_RATE {cfg.sample_rate}",
-        f"#define TD_FE_CLIP_SAMPLES {cfg.clip_samples}",
-        f"#define TD_FE_WINDOW {cfg.window}",
-        f"#define TD_FE_STRIDE {cfg.stride}",
-        f"#define TD_FE_FRAMES {cfg.frames}",
-        f"#define TD_FE_FFT {cfg.fft}",
-        f"#define TD_FE_FFT_LOG2 {cfg.fft.bit_length() - 1}",
-        f"#define TD_FE_MEL_BANDS {cfg.mel_bands}",
-        f"#define TD_FE_BIN_FIRST {t.bin_first}",
-        f"#define TD_FE_BIN_LAST {t.bin_last}",
-        f"#define TD_FE_OUT {cfg.n_out}",
+        *float_preset_macros(cfg, t),
         f"#define TD_FE_LOG_FLOOR {_hexf(cfg.log_floor)}",
         f"#define TD_FE_PEAK_NORMALISE {1 if cfg.peak_normalise else 0}",
         f"#define TD_FE_PEAKS {peaks}",
@@ -252,12 +244,7 @@ def render_header(cfg: MlperfConfig) -> str:
         "} td_frontend_scratch_t;",
         "",
         "#ifdef TD_FRONTEND_DEFINE_TABLES",
-        *_array("float", "td_fe_window", t.window),
-        *_array("float", "td_fe_cos", t.cos),
-        *_array("float", "td_fe_sin", t.sin),
-        *_array("int8_t", "td_fe_bin_band", t.bin_band, per_line=16),
-        *_array("float", "td_fe_w_lower", t.w_lower),
-        *_array("float", "td_fe_w_upper", t.w_upper),
+        *float_preset_tables(t),
         *_array("float", "td_fe_dct", t.dct),
         "#endif /* TD_FRONTEND_DEFINE_TABLES */",
         "",
@@ -300,14 +287,7 @@ class MlperfHost:
         self._scratch = ctypes.create_string_buffer(scratch_bytes(self.cfg) + 64)
 
     def _clips(self, audio: np.ndarray) -> np.ndarray:
-        a = np.asarray(audio)
-        if a.dtype != np.int16:
-            raise InputDataError(f"front end: audio must be int16 PCM, got {a.dtype}")
-        a = a[None, :] if a.ndim == 1 else a
-        if a.ndim != 2 or a.shape[1] != self.cfg.clip_samples:
-            raise InputDataError(f"front end: audio shape {tuple(np.shape(audio))} is not "
-                                 f"[n,] {self.cfg.clip_samples} samples")
-        return np.ascontiguousarray(a)
+        return clip_batch(audio, self.cfg.clip_samples)
 
     def features(self, audio: np.ndarray) -> np.ndarray:
         """Float MFCCs [n, frames, n_mfcc] (or [frames, n_mfcc] for one 1-D clip)."""

@@ -14,7 +14,7 @@ import dataclasses
 import enum
 import struct
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import ClassVar, Self
 
 from tinydeploy.errors import LinkError
 from tinydeploy.link.frame import MAX_PAYLOAD, Frame
@@ -142,10 +142,11 @@ class Hello:
 
 
 @dataclass(frozen=True)
-class LoadInput:
-    """Bytes ``data`` written at ``offset`` into input tensor ``tensor``."""
+class _Chunk:
+    """A tensor chunk, both directions: u8 tensor, u32 byte offset, then the data bytes.
+    Subclasses differ only in TYPE (and so in direction)."""
 
-    TYPE: ClassVar[MsgType] = MsgType.LOAD_INPUT
+    TYPE: ClassVar[MsgType]
     tensor: int
     offset: int
     data: bytes
@@ -154,10 +155,17 @@ class LoadInput:
         return struct.pack("<BI", self.tensor, self.offset) + self.data
 
     @classmethod
-    def unpack(cls, payload: bytes) -> LoadInput:
-        r = _Reader("LOAD_INPUT", payload)
+    def unpack(cls, payload: bytes) -> Self:
+        r = _Reader(cls.TYPE.name, payload)
         t, off = r.take("<BI")
         return cls(t, off, r.rest())
+
+
+@dataclass(frozen=True)
+class LoadInput(_Chunk):
+    """Bytes ``data`` written at ``offset`` into input tensor ``tensor``."""
+
+    TYPE: ClassVar[MsgType] = MsgType.LOAD_INPUT
 
 
 @dataclass(frozen=True)
@@ -324,20 +332,10 @@ class TensorDesc:
 
 
 @dataclass(frozen=True)
-class Output:
+class Output(_Chunk):
+    """Bytes ``data`` of output tensor ``tensor`` from byte ``offset`` on."""
+
     TYPE: ClassVar[MsgType] = MsgType.OUTPUT
-    tensor: int
-    offset: int
-    data: bytes
-
-    def pack(self) -> bytes:
-        return struct.pack("<BI", self.tensor, self.offset) + self.data
-
-    @classmethod
-    def unpack(cls, payload: bytes) -> Output:
-        r = _Reader("OUTPUT", payload)
-        t, off = r.take("<BI")
-        return cls(t, off, r.rest())
 
 
 @dataclass(frozen=True)

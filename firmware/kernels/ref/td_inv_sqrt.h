@@ -3,43 +3,15 @@
  * (1/sqrt(x) as a Q31 multiplier and a left-positive shift) by five Newton-Raphson steps in
  * Q3.28, the same steps as the Python twin get_inv_sqrt_quantized_multiplier_exp in
  * tinydeploy/quantize/fixedpoint.py (checked against the interpreter through RSQRT and
- * L2_NORMALIZATION golden tests).
+ * L2_NORMALIZATION golden tests), on the primitives of td_gemmlowp.h.
  */
 #ifndef TD_INV_SQRT_H
 #define TD_INV_SQRT_H
 
 #include <stdint.h>
 
+#include "td_gemmlowp.h"
 #include "td_requant.h"
-
-/* gemmlowp SaturatingRoundingMultiplyByPOT: x * 2^e saturated (e > 0) or rounded (e <= 0). */
-static inline int32_t td_sat_rounding_mul_pot(int32_t x, int32_t e)
-{
-    if (e <= 0) {
-        return td_rounding_divide_by_pot(x, -e);
-    }
-    const int32_t threshold = (int32_t)(((int64_t)1 << (31 - e)) - 1);
-    if (x > threshold) {
-        return INT32_MAX;
-    }
-    if (x < -threshold) {
-        return INT32_MIN;
-    }
-    return (int32_t)((uint32_t)x << e);
-}
-
-static inline int32_t td_clz32(uint32_t x)
-{
-    int32_t n = 0;
-    if (x == 0u) {
-        return 32;
-    }
-    while ((x & 0x80000000u) == 0u) {
-        x <<= 1;
-        ++n;
-    }
-    return n;
-}
 
 /* *mult, *shift such that 1/sqrt(x) ~ mult * 2^(shift - 31); x <= 1 gives INT32_MAX, 0. */
 static inline void td_inv_sqrt_multiplier(int32_t x, int32_t *mult, int32_t *shift)

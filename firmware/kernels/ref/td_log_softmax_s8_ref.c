@@ -11,35 +11,7 @@
  * No scratch; safe in place (each output is written after its input is read).
  */
 #include "td_kernels.h"
-
-static int32_t td_lsm_clz32(uint32_t x)
-{
-    int32_t n = 0;
-    if (x == 0u) {
-        return 32;
-    }
-    while ((x & 0x80000000u) == 0u) {
-        x <<= 1;
-        ++n;
-    }
-    return n;
-}
-
-/* saturating x * 2^e for 0 <= e <= 31 (SaturatingRoundingMultiplyByPOTParam, e >= 0) */
-static int32_t td_lsm_sat_shl(int32_t x, int32_t e)
-{
-    if (e == 0) {
-        return x;
-    }
-    const int32_t threshold = (int32_t)(((int64_t)1 << (31 - e)) - 1);
-    if (x > threshold) {
-        return INT32_MAX;
-    }
-    if (x < -threshold) {
-        return INT32_MIN;
-    }
-    return (int32_t)((uint32_t)x << e);
-}
+#include "td_gemmlowp.h"
 
 static int32_t td_lsm_sat64(int64_t v)
 {
@@ -56,20 +28,6 @@ static int32_t td_lsm_mul(int32_t a, int32_t b)
     return td_sat_rounding_doubling_high_mul(a, b);
 }
 
-/* gemmlowp one_over_one_plus_x_for_x_in_0_1 (Q0.31 in [0, 1) -> Q0.31). */
-static int32_t td_lsm_one_over_one_plus_x(int32_t a)
-{
-    const int64_t s = (int64_t)a + INT32_MAX;
-    const int32_t half_den = (int32_t)((s + (s >= 0 ? 1 : -1)) / 2);
-    int32_t x = td_lsm_add(1515870810, td_lsm_mul(half_den, -1010580540));
-    for (int i = 0; i < 3; ++i) {
-        const int32_t one_minus = (int32_t)((uint32_t)(1 << 29)
-                                            - (uint32_t)td_lsm_mul(half_den, x));
-        x = td_lsm_add(x, td_lsm_sat_shl(td_lsm_mul(x, one_minus), 2));
-    }
-    return td_lsm_sat_shl(x, 1);
-}
-
 /* ln(x) for a Q12.19 x >= 1, as Q5.26 (log_x_for_x_greater_than_or_equal_to_1<5, 12>). */
 static int32_t td_log_q12_to_q5(int32_t z_a)
 {
@@ -79,15 +37,15 @@ static int32_t td_log_q12_to_q5(int32_t z_a)
     const int32_t shifted_quarter = 536870912 >> 6; /* Rescale<6>(1/4), exact */
     const int32_t in_bits = 12, accum_frac = 31 - 6;
 
-    const int32_t hr_a = td_lsm_clz32((uint32_t)z_a);
-    const int32_t r_a_tmp = td_lsm_sat_shl(z_a, hr_a - 1);
-    const int32_t r_a = td_lsm_sat_shl(td_lsm_mul(r_a_tmp, sqrt_half), 1);
-    const int32_t za_pow = td_lsm_sat64((int64_t)td_lsm_sat_shl(in_bits - hr_a, accum_frac)
+    const int32_t hr_a = td_clz32((uint32_t)z_a);
+    const int32_t r_a_tmp = td_sat_rounding_mul_pot(z_a, hr_a - 1);
+    const int32_t r_a = td_sat_rounding_mul_pot(td_lsm_mul(r_a_tmp, sqrt_half), 1);
+    const int32_t za_pow = td_lsm_sat64((int64_t)td_sat_rounding_mul_pot(in_bits - hr_a, accum_frac)
                                         + shifted_quarter);
     const int32_t z_b = td_lsm_mul(z_a, sqrt_half);
-    const int32_t hr_b = td_lsm_clz32((uint32_t)z_b) - 1;
-    const int32_t r_b = td_lsm_sat_shl(z_a, hr_b);
-    const int32_t zb_pow = td_lsm_sat64((int64_t)td_lsm_sat_shl(in_bits - hr_b, accum_frac)
+    const int32_t hr_b = td_clz32((uint32_t)z_b) - 1;
+    const int32_t r_b = td_sat_rounding_mul_pot(z_a, hr_b);
+    const int32_t zb_pow = td_lsm_sat64((int64_t)td_sat_rounding_mul_pot(in_bits - hr_b, accum_frac)
                                         - shifted_quarter);
     const int32_t r = r_a < r_b ? r_a : r_b;
     const int32_t z_pow = za_pow > zb_pow ? za_pow : zb_pow;
@@ -102,10 +60,10 @@ static int32_t td_log_q12_to_q5(int32_t z_a)
     const int32_t den = td_lsm_add(
         td_lsm_mul(p, td_lsm_add(td_lsm_add(alpha_i, q), td_lsm_mul(alpha_d, common_sq))),
         td_lsm_mul(alpha_f, q));
-    const int32_t recip = td_lsm_one_over_one_plus_x(den);
+    const int32_t recip = td_one_over_one_plus_x(den);
     const int32_t num_scaled = td_rounding_divide_by_pot(num, 6);
     const int32_t sum = td_lsm_add(td_lsm_mul(z_pow, log_2), td_lsm_mul(num_scaled, recip));
-    return td_lsm_sat_shl(sum, 1);
+    return td_sat_rounding_mul_pot(sum, 1);
 }
 
 void td_log_softmax_s8_ref(const td_log_softmax_params_t *p, const int8_t *in0,

@@ -20,20 +20,5 @@ static inline int8_t td_mul_one(const td_mul_params_t *p, int32_t a, int32_t b)
 void td_mul_s8_ref(const td_mul_params_t *p, const int8_t *in0, const int8_t *in1,
                    int8_t *out0)
 {
-    const int32_t *d = p->out_dims;
-    const int32_t *s0 = p->in0_strides;
-    const int32_t *s1 = p->in1_strides;
-    const int8_t *in1_data = p->in1_const != NULL ? p->in1_const : in1;
-    int8_t *out = out0;
-    td_bcast_rows_t row;
-    if (!td_bcast_rows_begin(&row, d)) {
-        return;
-    }
-    do {
-        const int8_t *a = in0 + row.off0;
-        const int8_t *b = in1_data + row.off1;
-        for (int32_t i5 = 0; i5 < d[5]; ++i5) {
-            *out++ = td_mul_one(p, a[i5 * s0[5]], b[i5 * s1[5]]);
-        }
-    } while (td_bcast_rows_next(&row, d, s0, s1));
+    TD_BCAST_WALK(int8_t, p, in0, p->in1_const != NULL ? p->in1_const : in1, out0, td_mul_one);
 }

@@ -4,6 +4,7 @@
  * equal and never rescales). Dims and output strides as td_mean_s8_ref (td_mean_params_t;
  * only num_outputs, in_dims and out_strides are used). No scratch.
  */
+#include "td_bcast_rows.h"
 #include "td_kernels.h"
 
 void td_reduce_max_s8_ref(const td_mean_params_t *p, const int8_t *in0, int8_t *out0)
@@ -13,24 +14,19 @@ void td_reduce_max_s8_ref(const td_mean_params_t *p, const int8_t *in0, int8_t *
     for (int32_t i = 0; i < p->num_outputs; ++i) {
         out0[i] = INT8_MIN;
     }
+    /* every input element in row-major order against its output (td_bcast_rows.h walk) */
     const int8_t *src = in0;
-    for (int32_t i0 = 0; i0 < d[0]; ++i0) {
-        for (int32_t i1 = 0; i1 < d[1]; ++i1) {
-            for (int32_t i2 = 0; i2 < d[2]; ++i2) {
-                for (int32_t i3 = 0; i3 < d[3]; ++i3) {
-                    for (int32_t i4 = 0; i4 < d[4]; ++i4) {
-                        int8_t *o = out0 + i0 * os[0] + i1 * os[1] + i2 * os[2]
-                                    + i3 * os[3] + i4 * os[4];
-                        for (int32_t i5 = 0; i5 < d[5]; ++i5) {
-                            int8_t *t = o + i5 * os[5];
-                            const int8_t v = *src++;
-                            if (v > *t) {
-                                *t = v;
-                            }
-                        }
-                    }
+    td_bcast_rows_t row;
+    if (td_bcast_rows_begin(&row, d)) {
+        do {
+            int8_t *o = out0 + row.off0;
+            for (int32_t i5 = 0; i5 < d[5]; ++i5) {
+                int8_t *t = o + i5 * os[5];
+                const int8_t v = *src++;
+                if (v > *t) {
+                    *t = v;
                 }
             }
-        }
+        } while (td_bcast_rows_next(&row, d, os, os));
     }
 }

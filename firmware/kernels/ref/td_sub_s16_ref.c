@@ -20,20 +20,6 @@ static inline int16_t td_sub16_one(const td_add_params_t *p, int32_t a, int32_t 
 void td_sub_s16_ref(const td_add_params_t *p, const int16_t *in0, const int16_t *in1,
                     int16_t *out0)
 {
-    const int32_t *d = p->out_dims;
-    const int32_t *s0 = p->in0_strides;
-    const int32_t *s1 = p->in1_strides;
-    const int16_t *in1_data = in1; /* both operands in the arena (in1_const is NULL) */
-    int16_t *out = out0;
-    td_bcast_rows_t row;
-    if (!td_bcast_rows_begin(&row, d)) {
-        return;
-    }
-    do {
-        const int16_t *a = in0 + row.off0;
-        const int16_t *b = in1_data + row.off1;
-        for (int32_t i5 = 0; i5 < d[5]; ++i5) {
-            *out++ = td_sub16_one(p, a[i5 * s0[5]], b[i5 * s1[5]]);
-        }
-    } while (td_bcast_rows_next(&row, d, s0, s1));
+    /* both operands in the arena (in1_const is NULL) */
+    TD_BCAST_WALK(int16_t, p, in0, in1, out0, td_sub16_one);
 }
