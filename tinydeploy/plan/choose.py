@@ -26,10 +26,10 @@ does not fit the board's RAM or flash, ``speed`` falls back to ``balanced`` and 
 to ``size`` (reported in `Choice.fallback`). Every `Choice` reports R and its limit.
 
 Costs: a variant's call may carry an ``instructions`` estimate (measured per-MAC models of
-the optimised kernels); otherwise a per-MAC and per-output model by implementation
-(`PER_MAC`, `PER_OUTPUT`, from QEMU icount measurements of the DS-CNN's layers on the
-Cortex-M4). Flash is the op's constants (byte-identical arrays counted once, as codegen
-stores them) plus the code-size table of `tinydeploy.plan.budget`.
+the optimised kernels); otherwise a per-MAC, per-output and per-input-element model by
+implementation (`PER_MAC`, `PER_OUTPUT`, `PER_INPUT`, from QEMU icount measurements of the
+DS-CNN's layers on the Cortex-M4). Flash is the op's constants (byte-identical arrays
+counted once, as codegen stores them) plus the code-size table of `tinydeploy.plan.budget`.
 """
 
 from __future__ import annotations
@@ -56,6 +56,10 @@ from tinydeploy.plan.lifetimes import GraphPlan, plan_graph
 # instructions per multiply-accumulate and per output element, by implementation
 PER_MAC: dict[str, float] = {"ref": 14.0, "dsp": 1.4, "mve": 0.45}
 PER_OUTPUT: dict[str, float] = {"ref": 40.0, "dsp": 30.0, "mve": 12.0, "alias": 0.0}
+# ... and per element read from a non-constant input: what ops without multiply-accumulates
+# (pooling, elementwise) cost; the reference average pool reads ~12 instructions per input
+# element on the Cortex-M4 (DS-CNN: 98,400 for 8,000 inputs, QEMU icount)
+PER_INPUT: dict[str, float] = {"ref": 12.0, "opt": 6.0, "dsp": 3.0, "mve": 1.0, "alias": 0.0}
 
 
 class Optimize(enum.Enum):
@@ -124,8 +128,11 @@ def variant_cost(graph: Graph, op: Operator, variant: KernelVariant, call: Any) 
     instructions = int(getattr(call, "instructions", 0) or 0)
     if instructions <= 0:
         outputs = sum(graph.tensor(i).size for i in op.outputs if i >= 0)
+        inputs = sum(graph.tensor(i).size for i in op.inputs
+                     if i >= 0 and not graph.tensor(i).is_constant)
         instructions = round(op_macs(graph, op) * PER_MAC.get(variant.impl, PER_MAC["ref"])
-                             + outputs * PER_OUTPUT.get(variant.impl, PER_OUTPUT["ref"]))
+                             + outputs * PER_OUTPUT.get(variant.impl, PER_OUTPUT["ref"])
+                             + inputs * PER_INPUT.get(variant.impl, PER_INPUT["ref"]))
     if variant.impl == "dsp" and variant.op in KERNEL_CODE_DSP:
         code = KERNEL_CODE_DSP[variant.op]
     else:
