@@ -268,29 +268,40 @@ def choose_kernels(graph: Graph, board: Any, optimize: Optimize | str = Optimize
 def _demote_to_reference(graph: Graph, cands: list[Any], sel: Selection, picks: list[Any],
                          bound: int, algorithm: str, align: int
                          ) -> tuple[Selection, GraphPlan, list[Any]]:
-    """Put reference kernels back, one op at a time (the one that shrinks the arena most
-    first), until the arena is within ``bound`` (the mode's `arena_limit`): a variant without the
-    reference's in-place twins can cost more arena than its scratch (e.g. its output cannot
-    trail its input). Trial plans use the greedy planner; the result uses ``algorithm``."""
+    """Replace variants, one op at a time, until the arena is within ``bound`` (the mode's
+    `arena_limit`): a variant without the reference's in-place twins can cost more arena than
+    its scratch (e.g. its output cannot trail its input). Each step tries every other
+    candidate of every op and takes the replacement that shrinks the arena for the fewest
+    added instructions (e.g. the M55's pointwise mve kernel, which has no back-to-front twin,
+    gives way to the dsp one, which has), else the one that shrinks it most; the reference
+    kernels' own plan is within the bound, so this ends. Trial plans use the greedy planner;
+    the result uses ``algorithm``."""
     choices = list(sel.choices)
     picks = list(picks)
     gp = plan_graph(graph, sel, None, algorithm, align)
     while gp.arena_bytes > bound:
+        arena_now = plan_graph(graph, Selection(tuple(choices)), None, "greedy-size",
+                               align).arena_bytes
         trials = []
         for k, ch in enumerate(choices):
             if ch.variant.impl == "ref" or ch.variant.alias:
                 continue
-            j = next((j for j, (v, _, _) in enumerate(cands[k]) if v.impl == "ref"), None)
-            if j is None:
-                continue
-            trial = list(choices)
-            trial[k] = KernelChoice(k, cands[k][j][0], cands[k][j][1])
-            arena = plan_graph(graph, Selection(tuple(trial)), None, "greedy-size",
-                               align).arena_bytes
-            trials.append((arena, k, j))
+            now = next(c for v, _, c in cands[k] if v.symbol == ch.variant.symbol
+                       or ch.variant.symbol in v.twins)
+            for j, (v, call, c) in enumerate(cands[k]):
+                if v.symbol == now.symbol:
+                    continue
+                trial = list(choices)
+                trial[k] = KernelChoice(k, v, call)
+                arena = plan_graph(graph, Selection(tuple(trial)), None, "greedy-size",
+                                   align).arena_bytes
+                trials.append((arena < arena_now, c.instructions - now.instructions, arena,
+                               k, j))
         if not trials:
             break
-        _, k, j = min(trials)
+        shrinking = [t for t in trials if t[0]]
+        _, _, _, k, j = (min(shrinking, key=lambda t: (t[1], t[2], t[3], t[4])) if shrinking
+                         else min(trials, key=lambda t: (t[2], t[3], t[4])))
         choices[k] = KernelChoice(k, cands[k][j][0], cands[k][j][1])
         picks[k] = (j, {**picks[k][1], cands[k][picks[k][0]][0].symbol:
                         "its layout would raise the arena above the mode's limit"})
