@@ -262,16 +262,10 @@ def _pct(x: float) -> str:
     return f"{100 * x:.2f} %"
 
 
-def readme_text(res: TrainResult, command: str, synth: SynthConfig | None,
-                tcfg: TrainConfig) -> str:
-    """models/kws/README.md: how the model was made, its accuracy and its digest."""
-    c = res.counts
-    rows = "\n".join(
-        f"| {lab} | {c['train'][lab]} | {c['validation'][lab]} | {c['test'][lab]} | "
-        f"{100 * res.per_class_int8.get(lab, float('nan')):.1f} % |" for lab in LABELS)
-    data = (f"synthetic espeak-ng set, {synth.per_class} clips per label, seed {synth.seed}, "
-            f"speakers split {synth.fractions} (test speakers unseen in training)"
-            if synth else "Speech Commands tree")
+
+def _readme_head(res: Any, command: str) -> str:
+    """The part of ``models/kws/README.md`` both recipes write alike: the model, its files and
+    how it was made (``res`` is a `TrainResult` or the mixed recipe's result)."""
     return f"""# DS-CNN keyword spotter (INT8)
 
 `dscnn_int8.tflite`: MLPerf Tiny DS-CNN (Conv 64 10x4/2, 4 x [DW 3x3 + Conv 1x1 64], average
@@ -289,7 +283,19 @@ pool, Dense 12, softmax), {res.params:,} parameters, full-INT8 (int8 input and o
 ```
 {command}
 ```
+"""
 
+def readme_text(res: TrainResult, command: str, synth: SynthConfig | None,
+                tcfg: TrainConfig) -> str:
+    """models/kws/README.md: how the model was made, its accuracy and its digest."""
+    c = res.counts
+    rows = "\n".join(
+        f"| {lab} | {c['train'][lab]} | {c['validation'][lab]} | {c['test'][lab]} | "
+        f"{100 * res.per_class_int8.get(lab, float('nan')):.1f} % |" for lab in LABELS)
+    data = (f"synthetic espeak-ng set, {synth.per_class} clips per label, seed {synth.seed}, "
+            f"speakers split {synth.fractions} (test speakers unseen in training)"
+            if synth else "Speech Commands tree")
+    return _readme_head(res, command) + f"""
 Data: {data}. Training: {tcfg.epochs} epochs, batch {tcfg.batch}, Adam with cosine decay from
 {tcfg.learning_rate}, BatchNormalization momentum {tcfg.bn_momentum}, seed {tcfg.seed},
 deterministic TensorFlow ops. Quantization: `tinydeploy.quantize.quantize_model` with
@@ -861,24 +867,7 @@ is dominated by the many real "unknown" clips. Words with 3-5 validation clips m
             f" of the training clips spoken by flite/festival voices" if synth else
             "no synthetic set")
     a = mix.augment
-    return f"""# DS-CNN keyword spotter (INT8)
-
-`dscnn_int8.tflite`: MLPerf Tiny DS-CNN (Conv 64 10x4/2, 4 x [DW 3x3 + Conv 1x1 64], average
-pool, Dense 12, softmax), {res.params:,} parameters, full-INT8 (int8 input and output),
-{res.size_bytes:,} bytes.
-
-- sha256: `{res.sha256}`
-- labels: `labels.txt` ({len(LABELS)} lines, output index order)
-- front end: `frontend.json` (49 x 10 MFCC, per-coefficient normalisation folded into the
-  front end; `firmware/frontend/td_frontend_config.h` is rendered from it)
-- input quantization: scale {res.input_quant.scale:.8g}, zero point {res.input_quant.zero_point}
-
-## How it was made
-
-```
-{command}
-```
-
+    return _readme_head(res, command) + f"""
 Data: {data}. Real clips: each training clip of a keyword with at least
 {mix.scarce_target} clips {mix.real_copies} times, rarer keywords repeated up to about
 {mix.scarce_target} clips (first copy unaugmented, the rest freshly augmented); at most
