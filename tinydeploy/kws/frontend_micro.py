@@ -188,40 +188,37 @@ def _msb(x: int) -> int:
     return x.bit_length()
 
 
-def _sqrt32(num: int) -> int:
+def _isqrt(num: int, bits: int) -> int:
+    """The microfrontend's rounding integer square root of a ``bits``-wide unsigned value
+    (its Sqrt32 / Sqrt64: bit by bit from the top, rounded up unless that would overflow
+    ``bits / 2`` bits); a 64-bit value whose high word is 0 takes the 32-bit path, as the C
+    does."""
     if num == 0:
         return 0
+    if bits == 64 and num >> 32 == 0:
+        return _isqrt(num, 32)
+    top_value = (1 << (bits // 2)) - 1
     res = 0
-    top = (32 - _msb(num)) | 1
-    bit = 1 << (31 - top)
-    for _ in range((31 - top) // 2 + 1):
+    top = (bits - _msb(num)) | 1
+    bit = 1 << (bits - 1 - top)
+    for _ in range((bits - 1 - top) // 2 + 1):
         if num >= res + bit:
             num -= res + bit
             res = (res >> 1) + bit
         else:
             res >>= 1
         bit >>= 2
-    if num > res and res != 0xFFFF:
+    if num > res and res != top_value:
         res += 1
-    return res & 0xFFFF
+    return res & top_value
+
+
+def _sqrt32(num: int) -> int:
+    return _isqrt(num, 32)
 
 
 def _sqrt64(num: int) -> int:
-    if num >> 32 == 0:
-        return _sqrt32(num)
-    res = 0
-    top = (64 - _msb(num)) | 1
-    bit = 1 << (63 - top)
-    for _ in range((63 - top) // 2 + 1):
-        if num >= res + bit:
-            num -= res + bit
-            res = (res >> 1) + bit
-        else:
-            res >>= 1
-        bit >>= 2
-    if num > res and res != 0xFFFFFFFF:
-        res += 1
-    return res & 0xFFFFFFFF
+    return _isqrt(num, 64)
 
 
 def _wdf(x: int, lut: np.ndarray) -> int:
