@@ -19,6 +19,7 @@
 #include "td_kernels.h"
 
 #include "td_simd.h"
+#include "td_tap_range.h"
 
 int32_t td_dwconv2d_c1_s8_dsp_scratch_size(const td_dwconv2d_params_t *p)
 {
@@ -51,22 +52,12 @@ void td_dwconv2d_c1_s8_dsp(const td_dwconv2d_params_t *p, const int8_t *in0, int
         const int8_t *image = in0 + b * in_h * in_w;
         for (int32_t oy = 0; oy < p->out_h; ++oy) {
             const int32_t iy0 = oy * p->stride_h - p->pad_h;
-            int32_t ky0 = 0, ky1 = fh;
-            while (ky0 < fh && iy0 + ky0 * dh < 0) {
-                ++ky0;
-            }
-            while (ky1 > ky0 && iy0 + (ky1 - 1) * dh >= in_h) {
-                --ky1;
-            }
+            int32_t ky0, ky1;
+            td_tap_range(iy0, dh, fh, in_h, &ky0, &ky1);
             for (int32_t ox = 0; ox < p->out_w; ++ox, dst += m_count) {
                 const int32_t ix0 = ox * p->stride_w - p->pad_w;
-                int32_t kx0 = 0, kx1 = fw;
-                while (kx0 < fw && ix0 + kx0 * dw < 0) {
-                    ++kx0;
-                }
-                while (kx1 > kx0 && ix0 + (kx1 - 1) * dw >= in_w) {
-                    --kx1;
-                }
+                int32_t kx0, kx1;
+                td_tap_range(ix0, dw, fw, in_w, &kx0, &kx1);
                 const int32_t n = kx1 - kx0, full = n >> 2, tail = n & 3;
                 for (int32_t m = 0; m < m_count; m += 4) {
                     /* four channels at once (the last group repeats its last channel) */

@@ -36,11 +36,11 @@ void td_dwconv2d_s8_opt(const td_dwconv2d_params_t *p, const int8_t *in0, int8_t
         for (int32_t oy = 0; oy < p->out_h; ++oy) {
             const int32_t iy0 = oy * p->stride_h - p->pad_h;
             int32_t ky0, ky1;
-            td_opt_range(iy0, dh, fh, in_h, &ky0, &ky1);
+            td_tap_range(iy0, dh, fh, in_h, &ky0, &ky1);
             for (int32_t ox = 0; ox < p->out_w; ++ox) {
                 const int32_t ix0 = ox * p->stride_w - p->pad_w;
                 int32_t kx0, kx1;
-                td_opt_range(ix0, dw, fw, in_w, &kx0, &kx1);
+                td_tap_range(ix0, dw, fw, in_w, &kx0, &kx1);
                 const int32_t inside = ky1 > ky0 && kx1 > kx0;
                 const int8_t *src0 =
                     inside ? image + ((iy0 + ky0 * dh) * in_w + ix0 + kx0 * dw) * c : image;

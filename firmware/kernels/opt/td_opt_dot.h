@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "td_requant.h"
+#include "td_tap_range.h"
 
 /* acc + sum_{i<n} (x[i] + off) * w[i] */
 static inline int32_t td_opt_dot(const int8_t *x, const int8_t *w, int32_t n, int32_t off,
@@ -48,22 +49,6 @@ static inline int8_t td_opt_out(int32_t acc, int32_t m, int32_t shift, int32_t o
         v = td_requantize(acc, m, shift) + out_off;
     }
     return (int8_t)td_clamp_s32(v, lo, hi);
-}
-
-/* The taps k in [0, size) whose position origin + k * dilation lies in [0, limit): first
- * and end (end <= first when none). */
-static inline void td_opt_range(int32_t origin, int32_t dilation, int32_t size, int32_t limit,
-                                int32_t *first, int32_t *end)
-{
-    int32_t a = 0, b = size;
-    while (a < size && origin + a * dilation < 0) {
-        ++a;
-    }
-    while (b > a && origin + (b - 1) * dilation >= limit) {
-        --b;
-    }
-    *first = a;
-    *end = b;
 }
 
 #endif /* TD_OPT_DOT_H */
