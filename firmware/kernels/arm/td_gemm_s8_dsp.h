@@ -35,6 +35,13 @@
 #define TD_GEMM_ROWS 4
 #define TD_GEMM_ROWS_IM2COL 4
 
+/* The pointwise kernels keep their rows buffer in their stack frame, a fixed
+ * TD_GEMM_STACK_BYTES (measured by -fstack-usage like any frame), so the arena holds no
+ * scratch for them: depths up to TD_GEMM_STACK_DEPTH (64) values. Deeper pointwise layers
+ * go to td_conv2d_s8_dsp, whose rows buffer is arena scratch. */
+#define TD_GEMM_STACK_DEPTH 64
+#define TD_GEMM_STACK_BYTES (TD_GEMM_ROWS * 8 * TD_GEMM_STACK_DEPTH / 4)
+
 /* blocks of four values in a row of k values (the last may be partial) */
 static inline int32_t td_blocks(int32_t k)
 {
@@ -194,6 +201,13 @@ td_rows_times_filter(const td_word_t *buf, int32_t n, const int8_t *filter, int3
         td_rows_times_filter_body(buf, filter, k, out_c, bias, mult, shift, out_off, lo, hi,
                                   d, 1, 0, nrows);
     }
+}
+
+/* 1 when the branch-free requantization needs no clamp but SSAT: the rounding form proven on
+ * the host (requant_form) and an activation range that is all of int8. */
+static inline int td_fast_requant(int32_t requant_form, int32_t act_min, int32_t act_max)
+{
+    return requant_form && act_min == INT8_MIN && act_max == INT8_MAX;
 }
 
 #endif /* TD_GEMM_S8_DSP_H */
