@@ -136,7 +136,8 @@ void td_fully_connected_s8_dsp(const td_fully_connected_params_t *p, const int8_
     const int32_t oc = p->out_c;
     const int32_t off2 = td_pack_off(p->input_offset);
     const int32_t zp2p1 = 2 * p->output_offset + 1;
-    const int32_t *bias = p->bias, *mult = p->mult, *shift = p->shift;
+    const int32_t *bias = p->bias, *mult = p->mult;
+    const int8_t *shift = p->shift;
     const int32_t interleaved = p->input_offset == 0 && (k & 3) == 0 && k > 0;
     for (int32_t r = 0; r < p->batches; ++r) {
         const int8_t *x = in0 + r * k;
