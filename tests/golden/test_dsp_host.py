@@ -277,6 +277,13 @@ SPECS: tuple[Spec, ...] = (
     Spec("fc_batch2_relu", "fc", (2, 8), 4, zp=(-128, -128), act=Activation.RELU, expect=FC),
     Spec("fc_depth1", "fc", (4, 1), 3, zp=(10, 0), expect=FC),
     Spec("fc_nobias", "fc", (1, 300), 2, bias=False, zp=(-100, 0), expect=FC),
+    # no bias (the offset stays in the kernel's widening) with whole groups of four rows,
+    # batches, a partial group and extreme zero points; a bias near the int32 limits
+    Spec("fc_nobias_groups", "fc", (2, 64), 10, bias=False, zp=(127, 5), expect=FC),
+    Spec("fc_nobias_zp_min", "fc", (1, 128), 8, bias=False, zp=(-128, -128),
+         act=Activation.RELU, expect=FC),
+    Spec("fc_bigbias_groups", "fc", (1, 96), 8, zp=(-128, 0), bias_scale=1 << 24,
+         octaves=12, expect=FC),
 )
 
 

@@ -436,10 +436,10 @@ def interleave_fc_rows(rows: np.ndarray) -> np.ndarray:
 
 
 def fc_interleaved(call: KernelCall) -> KernelCall:
-    """``call`` with its filter interleaved when the kernel reads it so: input_offset 0 and
-    a depth that is a multiple of 4 (td_fully_connected_s8_dsp.c)."""
+    """``call`` with its filter interleaved when the kernel reads it so: a depth that is a
+    multiple of 4 (td_fully_connected_s8_dsp.c)."""
     depth = int(call.param("accum_depth"))
-    if int(call.param("input_offset")) != 0 or depth % 4 or depth == 0:
+    if depth % 4 or depth == 0:
         return call
     rows = call.const("filter").values.astype(np.int8).reshape(-1, depth)
     consts = tuple(ConstArray("filter", "int8_t", interleave_fc_rows(rows))
