@@ -339,6 +339,8 @@ int32_t td_conv2d_1x1_s8_mve_scratch_size(const td_conv2d_params_t *p);
 void td_dwconv2d_3x3_s8_mve(const td_dwconv2d_params_t *p, const int8_t *in0, int8_t *out0,
                             void *scratch);
 int32_t td_dwconv2d_3x3_s8_mve_scratch_size(const td_dwconv2d_params_t *p);
+void td_conv2d_1x1_back_s8_mve(const td_conv2d_params_t *p, const int8_t *in0, int8_t *out0);
+int32_t td_conv2d_1x1_back_s8_mve_scratch_size(const td_conv2d_params_t *p);
 
 /* ---- SUB, MAXIMUM, MINIMUM, SQUARED_DIFFERENCE, PRELU with broadcasting ----------------- *
  * (td_sub_s8_ref, td_maximum_s8_ref, td_minimum_s8_ref, td_squared_difference_s8_ref,
