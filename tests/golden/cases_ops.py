@@ -72,17 +72,19 @@ class OpCase:
             if spec.values is not None:
                 ids.append(b.tensor(f"idx{k}", spec.shape, spec.dtype, data=spec.values))
                 continue
-            if spec.data == "range":
+            if spec.dtype == "int16":
+                arr = rng.integers(-32768, 32768, size=spec.shape).astype(np.int16)
+            elif spec.data == "range":
                 arr = rng.integers(spec.lo, spec.hi + 1, size=spec.shape).astype(np.int8)
             else:
                 zp = spec.q[1] if spec.q else 0
                 arr = int8_inputs(spec.shape, spec.data, rng, zp)
             q = spec.q or (1.0, 0)
             if spec.const:
-                ids.append(b.tensor(f"c{k}", spec.shape, "int8", scale=q[0], zero_point=q[1],
-                                    data=arr, axis=spec.axis))
+                ids.append(b.tensor(f"c{k}", spec.shape, spec.dtype, scale=q[0],
+                                    zero_point=q[1], data=arr, axis=spec.axis))
             else:
-                t = b.tensor(f"x{k}", spec.shape, "int8", scale=q[0], zero_point=q[1])
+                t = b.tensor(f"x{k}", spec.shape, spec.dtype, scale=q[0], zero_point=q[1])
                 ids.append(t)
                 graph_inputs.append(t)
                 feeds.append(arr)
@@ -809,3 +811,25 @@ def int16_shape_cases() -> list[Int16ShapeCase]:
             Int16ShapeCase("SUM", ((3, 5),), (0,), False, 0.003, seed=4),
             Int16ShapeCase("CONCATENATION", ((2, 3), (2, 5), (2, 1)), (1,), seed=5),
             Int16ShapeCase("CONCATENATION", ((1, 2, 2, 3), (1, 3, 2, 3)), (-3,), seed=6)]
+
+
+def _as_int16(case: OpCase) -> OpCase:
+    """``case`` on int16 data (16x8 tensors: its scales, zero points 0; index inputs
+    unchanged), labelled as such."""
+    from dataclasses import replace
+
+    ins = tuple(replace(i, dtype="int16", q=(i.q[0], 0)) if i.values is None and i.q else i
+                for i in case.ins)
+    outs = tuple(replace(o, dtype="int16", q=(o.q[0], 0)) if o.q else o for o in case.outs)
+    return replace(case, ins=ins, outs=outs, label=f"int16 {case.label}".strip())
+
+
+INT16_COPY_OPS = ("TRANSPOSE", "SPLIT", "SPLIT_V", "PACK", "RESIZE_NEAREST_NEIGHBOR")
+
+
+def int16_copy_cases() -> list[OpCase]:
+    """The layout and nearest-resize cases whose op TFLM also runs on int16 (TRANSPOSE up to
+    5-D, SPLIT/SPLIT_V with negative axes, PACK, RESIZE_NEAREST_NEIGHBOR with
+    align_corners / half_pixel_centers), on int16 data."""
+    return [_as_int16(c) for c in layout_cases() + reduce_resize_cases()
+            if c.op in INT16_COPY_OPS]

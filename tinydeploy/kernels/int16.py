@@ -581,7 +581,7 @@ register(ref_variant("MEAN", "td_mean_s16_ref", _accepts_mean16, _prepare_mean16
 register(ref_variant("SUM", "td_mean_s16_ref", _accepts_mean16, _prepare_mean16,
                      headers=("kernels/ref/td_mean_body.h", "kernels/ref/td_bcast_rows.h")))
 register(ref_variant("CONCATENATION", "td_concatenation_s16_ref", _accepts_concat16,
-                     _prepare_concat16))
+                     _prepare_concat16, headers=("kernels/ref/td_concatenation_body.h",)))
 register(ref_variant("SOFTMAX", "td_softmax_s8_s16_ref", _accepts_softmax16, _prepare_softmax16,
                      headers=("kernels/ref/td_softmax_body.h", "kernels/ref/td_gemmlowp.h")))
 register(ref_variant("DEQUANTIZE", "td_dequantize_s16_ref", _accepts_dequant16,
