@@ -72,7 +72,9 @@ class OpCase:
             if spec.values is not None:
                 ids.append(b.tensor(f"idx{k}", spec.shape, spec.dtype, data=spec.values))
                 continue
-            if spec.dtype == "int16":
+            if spec.dtype == "int16" and spec.data == "all":
+                arr = np.resize(np.arange(-32768, 32768), spec.shape).astype(np.int16)
+            elif spec.dtype == "int16":
                 arr = rng.integers(-32768, 32768, size=spec.shape).astype(np.int16)
             elif spec.data == "range":
                 arr = rng.integers(spec.lo, spec.hi + 1, size=spec.shape).astype(np.int8)
@@ -833,3 +835,19 @@ def int16_copy_cases() -> list[OpCase]:
     align_corners / half_pixel_centers), on int16 data."""
     return [_as_int16(c) for c in layout_cases() + reduce_resize_cases()
             if c.op in INT16_COPY_OPS]
+
+
+def int16_sigmoid_cases() -> list[OpCase]:
+    """int16 LOGISTIC and TANH (output 2^-15): every int16 input once, at the power-of-two
+    input scales of TFLM's shortcut (2^-12, and 2^-11 for TANH), power-of-two scales off it,
+    and arbitrary small and large scales (the multiplier's doubling loop, its upper end)."""
+    cases = []
+    for k, scale in enumerate((2.0 ** -12, 2.0 ** -11, 2.0 ** -10, 2.0 ** -15, 0.0004,
+                               1 / 3000, 3e-6, 0.05, 2.5)):
+        for op in ("LOGISTIC", "TANH"):
+            shape = (65536,) if k < 5 else (3, 7, 5)
+            data = "all" if k < 5 else "random"
+            cases.append(OpCase(op, (In(shape, (scale, 0), data=data, dtype="int16"),),
+                                (Out(shape, (1 / 32768, 0), dtype="int16"),), seed=110 + k,
+                                label=f"int16 scale={scale:g}"))
+    return cases

@@ -20,6 +20,7 @@ try:
         int16_cases,
         int16_copy_cases,
         int16_shape_cases,
+        int16_sigmoid_cases,
         int16_window_cases,
         layout_cases,
         log_softmax_cases,
@@ -40,6 +41,7 @@ except ImportError:  # pragma: no cover - when tests/golden is a package
         int16_cases,
         int16_copy_cases,
         int16_shape_cases,
+        int16_sigmoid_cases,
         int16_window_cases,
         layout_cases,
         log_softmax_cases,
@@ -98,6 +100,7 @@ NEW_SOURCES = [
     "kernels/ref/td_pad_s16_ref.c", "kernels/ref/td_strided_slice_s16_ref.c",
     "kernels/ref/td_resize_nearest_s16_ref.c", "kernels/ref/td_pad_s8_ref.c",
     "kernels/ref/td_strided_slice_s8_ref.c", "kernels/ref/td_concatenation_s8_ref.c",
+    "kernels/ref/td_logistic_s16_ref.c", "kernels/ref/td_tanh_s16_ref.c",
 ]
 
 
@@ -211,3 +214,29 @@ def test_int16_data_movement_matches_tflite_micro() -> None:
     assert ops == {"TRANSPOSE", "SPLIT", "SPLIT_V", "PACK", "RESIZE_NEAREST_NEIGHBOR", "PAD",
                    "PADV2", "STRIDED_SLICE"}
     check(cases)
+
+
+def test_int16_logistic_and_tanh_match_tflite_micro() -> None:
+    """Every int16 input at five input scales (TFLM's power-of-two shortcuts and its general
+    multiplier), and random inputs at four more."""
+    cases = int16_sigmoid_cases()
+    assert {c.op for c in cases} == {"LOGISTIC", "TANH"}
+    check([c.build() for c in cases])
+
+
+def test_the_sigmoid_table_is_the_interpreters() -> None:
+    """Measure TFLite's sigmoid table from the interpreter again (see SIGMOID16_TABLE): at
+    input scale 2^-11 / 3 the int16 TANH of 128 k is exactly entry k minus 32768."""
+    import numpy as np
+
+    from tinydeploy.kernels.int16 import SIGMOID16_TABLE
+    from tinydeploy.oracle import run_oracle
+    from tinydeploy.testing.builder import ModelBuilder
+
+    b = ModelBuilder()
+    x = b.tensor("x", (255,), "int16", scale=2.0 ** -11 / 3, zero_point=0)
+    y = b.tensor("y", (255,), "int16", scale=1 / 32768, zero_point=0)
+    b.op("TANH", [x], [y])
+    got = run_oracle(b.build([x], [y]), [np.arange(255, dtype=np.int16) * 128])[0]
+    assert (got.astype(np.int64) + 32768).tolist() == list(SIGMOID16_TABLE[:255])
+    assert len(SIGMOID16_TABLE) == 256 and SIGMOID16_TABLE[255] == 65535

@@ -25,6 +25,7 @@ try:
         int16_cases,
         int16_copy_cases,
         int16_shape_cases,
+        int16_sigmoid_cases,
         int16_window_cases,
         kws16_chain,
         ops_chain,
@@ -40,6 +41,7 @@ except ImportError:  # pragma: no cover - when tests/golden is a package
         int16_cases,
         int16_copy_cases,
         int16_shape_cases,
+        int16_sigmoid_cases,
         int16_window_cases,
         kws16_chain,
         ops_chain,
@@ -66,7 +68,7 @@ def test_every_new_op_is_bit_exact_on_the_emulated_core(machine: str) -> None:
 
     cases = (all_cases() + float_cases() + int16_cases() + int16_window_cases()
              + int16_add_cases() + int16_shape_cases() + int16_copy_cases()
-             + int16_pad_slice_cases())
+             + int16_pad_slice_cases() + int16_sigmoid_cases())
     built = [c.build() for c in cases]
     ops = {c.op for c in cases}
     assert len(ops) >= 20, sorted(ops)
