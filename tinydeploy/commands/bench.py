@@ -6,6 +6,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from tinydeploy.commands.target import add_device_arguments, add_target_arguments, resolve_target
+
 NAME = "bench"
 HELP = "measure cycles (real board) or instructions (emulated) per inference and per op"
 DESCRIPTION = """\
@@ -20,20 +22,11 @@ examples:
 
 
 def configure(p: argparse.ArgumentParser) -> None:
-    p.add_argument("model", type=Path, help="a full-INT8 .tflite file")
-    p.add_argument("--board", required=True, help="board id or alias")
-    p.add_argument("--optimize", choices=("balanced", "speed", "size"), default="balanced",
-                   help="kernel trade-off: balanced (default: fastest without more flash "
-                        "for weights or a larger arena than the reference kernels), speed, "
-                        "size")
+    add_target_arguments(p)
     p.add_argument("--runs", type=int, default=5, help="inferences to time (default 5)")
-    p.add_argument("--emulate", action="store_true",
-                   help="run a real board's build on its emulated stand-in")
-    p.add_argument("--port", help="serial port of a real, flashed board")
-    p.add_argument("--runner", help="runner to start the device with (default: the board's)")
+    add_device_arguments(p)
     p.add_argument("--opt", default="-O2", choices=["-O2", "-O3", "-Os", "-O1"],
                    help="compiler optimisation (default -O2)")
-    p.add_argument("-o", "--output", type=Path, default=None, help="build folder")
     p.add_argument("--json", action="store_true", help="machine-readable output on stdout")
 
 
@@ -102,19 +95,13 @@ def bench_build(build_dir: Path, runs: int, port: str | None = None,
 
 
 def run(args: argparse.Namespace) -> int:
-    from tinydeploy.boards import get_board
     from tinydeploy.build.firmware import build_firmware
-    from tinydeploy.commands.build import default_output
     from tinydeploy.errors import InputDataError
     from tinydeploy.report.output import emit_json, stderr, stdout
 
     if args.runs < 1:
         raise InputDataError(f"--runs must be at least 1, got {args.runs}")
-    board = get_board(args.board)
-    from tinydeploy.link.connect import require_reachable
-
-    require_reachable(board, args.port, args.emulate)
-    out = args.output or default_output(args.model, board.id, "bench", args.emulate)
+    board, out = resolve_target(args, "bench", reachable=True)
     if not args.json:
         stderr.print(f"building the bench app for {board.id} -> {out}")
     build_firmware(args.model, board, "bench", out, emulate=args.emulate, opt=args.opt,
