@@ -149,8 +149,7 @@ class FrontendTables:
     """Every constant the C front end reads, as float32 (int32 for indices)."""
 
     window: np.ndarray        # [window] periodic Hann, scaled by 1/32768 (int16 -> [-1, 1))
-    cos: np.ndarray           # [fft/2] cos(2 pi k / fft)
-    sin: np.ndarray           # [fft/2] sin(2 pi k / fft)
+    cos: np.ndarray           # [fft/2] cos(2 pi k / fft); the sines are read from it too
     bin_first: int            # first FFT bin with a nonzero mel weight
     bin_last: int             # last one (inclusive)
     bin_band: np.ndarray      # [bins] int: lower band index (-1 = the bin feeds band 0 only)
@@ -160,13 +159,38 @@ class FrontendTables:
     out_bias: np.ndarray      # [n_out] -mean / std
 
 
+def sines_from_cosines(cos: np.ndarray) -> np.ndarray:
+    """sin(2 pi k / N), k < N/2, as td_fe_float.h's ``td_fe_sin`` reads it from the cosine
+    table ``cos`` (N/2 entries): ``cos[|N/4 - k|]``, and 0 at k = 0."""
+    n = 2 * len(cos)
+    sin = cos[np.abs(n // 4 - np.arange(n // 2))].copy()
+    sin[0] = 0.0
+    return sin
+
+
+def fft_cosines(fft: int) -> np.ndarray:
+    """The float presets' twiddle table: cos(2 pi k / fft) for k < fft/2, float32.
+
+    Invariant: the sines the C code derives from it (``sines_from_cosines``) are, bit for
+    bit, sin(2 pi k / fft) rounded to float32, so one table serves both; this holds for
+    every power of two in 16..4096 and is checked here for the size asked for."""
+    k = np.arange(fft // 2, dtype=np.float64)
+    cos = np.cos(2.0 * np.pi * k / fft).astype(np.float32)
+    sin = np.sin(2.0 * np.pi * k / fft).astype(np.float32)
+    derived = sines_from_cosines(cos)
+    if not np.array_equal(derived.view(np.uint32), sin.view(np.uint32)):
+        bad = int(np.nonzero(derived.view(np.uint32) != sin.view(np.uint32))[0][0])
+        raise InputDataError(f"front-end config: fft={fft}: sin(2 pi {bad} / {fft}) is not "
+                             f"the cosine table's entry {abs(fft // 4 - bad)} in float32",
+                             hint="use a power of two in [16, 4096] for fft")
+    return cos
+
+
 def compute_tables(cfg: FrontendConfig) -> FrontendTables:
     n = np.arange(cfg.window, dtype=np.float64)
     hann = 0.5 - 0.5 * np.cos(2.0 * np.pi * n / cfg.window)        # periodic Hann
     window = (hann / 32768.0).astype(np.float32)
-    k = np.arange(cfg.fft // 2, dtype=np.float64)
-    cos = np.cos(2.0 * np.pi * k / cfg.fft).astype(np.float32)
-    sin = np.sin(2.0 * np.pi * k / cfg.fft).astype(np.float32)
+    cos = fft_cosines(cfg.fft)
 
     lo, hi = hz_to_mel(cfg.mel_low_hz), hz_to_mel(cfg.mel_high_hz)
     edges = np.linspace(lo, hi, cfg.mel_bands + 2)        # edges[j+1] is band j's centre
@@ -200,7 +224,7 @@ def compute_tables(cfg: FrontendConfig) -> FrontendTables:
     mean = np.asarray(cfg.mean or [0.0] * cfg.n_out, dtype=np.float64)
     std = np.asarray(cfg.std or [1.0] * cfg.n_out, dtype=np.float64)
     return FrontendTables(
-        window=window, cos=cos, sin=sin, bin_first=first, bin_last=last,
+        window=window, cos=cos, bin_first=first, bin_last=last,
         bin_band=np.asarray(bands, dtype=np.int32),
         w_lower=np.asarray(wl, dtype=np.float32), w_upper=np.asarray(wu, dtype=np.float32),
         out_matrix=(mat / std[:, None]).astype(np.float32),
@@ -251,8 +275,6 @@ class FloatPresetTables(Protocol):
     @property
     def cos(self) -> np.ndarray: ...
     @property
-    def sin(self) -> np.ndarray: ...
-    @property
     def bin_band(self) -> np.ndarray: ...
     @property
     def w_lower(self) -> np.ndarray: ...
@@ -283,7 +305,6 @@ def float_preset_tables(t: FloatPresetTables) -> list[str]:
     return [
         *_array("float", "td_fe_window", t.window),
         *_array("float", "td_fe_cos", t.cos),
-        *_array("float", "td_fe_sin", t.sin),
         *_array("int8_t", "td_fe_bin_band", t.bin_band, per_line=16),
         *_array("float", "td_fe_w_lower", t.w_lower),
         *_array("float", "td_fe_w_upper", t.w_upper),

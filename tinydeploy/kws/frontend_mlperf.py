@@ -56,6 +56,7 @@ from tinydeploy.kws.frontend import (
 from tinydeploy.kws.frontend_config import (
     _array,
     _hexf,
+    fft_cosines,
     float_preset_macros,
     float_preset_tables,
     framing_reason,
@@ -157,8 +158,7 @@ def dct_matrix(cfg: MlperfConfig) -> np.ndarray:
 @dataclass(frozen=True)
 class MlperfTables:
     window: np.ndarray        # [window] float32 periodic Hann (unscaled)
-    cos: np.ndarray           # [fft/2] float32
-    sin: np.ndarray
+    cos: np.ndarray           # [fft/2] float32 (frontend_config.fft_cosines)
     bin_first: int
     bin_last: int
     bin_band: np.ndarray      # [bins] int: band of w_lower (-1: none)
@@ -170,7 +170,6 @@ class MlperfTables:
 def compute_tables(cfg: MlperfConfig) -> MlperfTables:
     n = np.arange(cfg.window, dtype=np.float64)
     hann = 0.5 - 0.5 * np.cos(2.0 * np.pi * n / cfg.window)
-    k = np.arange(cfg.fft // 2, dtype=np.float64)
     w = mel_weight_matrix(cfg).astype(np.float32)
     used = np.nonzero(w.max(axis=1) > 0)[0]
     if used.size == 0:
@@ -200,8 +199,7 @@ def compute_tables(cfg: MlperfConfig) -> MlperfTables:
             wu.append(float(w[b, j]))
     return MlperfTables(
         window=hann.astype(np.float32),
-        cos=np.cos(2.0 * np.pi * k / cfg.fft).astype(np.float32),
-        sin=np.sin(2.0 * np.pi * k / cfg.fft).astype(np.float32),
+        cos=fft_cosines(cfg.fft),
         bin_first=first, bin_last=last, bin_band=np.asarray(bands, dtype=np.int32),
         w_lower=np.asarray(wl, dtype=np.float32), w_upper=np.asarray(wu, dtype=np.float32),
         dct=dct_matrix(cfg).astype(np.float32))
