@@ -1,8 +1,8 @@
 /*
  * td_fe_float.h: the float arithmetic the float front-end presets share (tinydeploy,
  * mlperf-kws): a natural logarithm from + - * / only, an in-place radix-2 complex FFT, the
- * windowed transform of one frame, the real spectrum's bin power, the mel accumulation and
- * the final matrix product. Private to firmware/frontend/; included by exactly one preset
+ * windowed transform of one frame, the real spectrum's bin power, the mel accumulation (of
+ * the power, or of TD_FE_BIN_VALUE of it) and the final matrix product. Private to firmware/frontend/; included by exactly one preset
  * source per build, after the preset's config header (it reads TD_FE_FFT, TD_FE_FFT_LOG2,
  * TD_FE_WINDOW, TD_FE_MEL_BANDS, td_fe_window, td_fe_cos, td_fe_bin_band, td_fe_w_lower,
  * td_fe_w_upper).
@@ -152,6 +152,30 @@ static void td_fe_mel_add(float *mel, uint32_t t, float v)
     }
     if (j + 1 < TD_FE_MEL_BANDS) {
         mel[j + 1] = mel[j + 1] + td_fe_w_upper[t] * v;
+    }
+}
+
+/* What a bin adds to its mel bands, from its power |X[k]|^2: the power itself, unless the
+ * including preset defines TD_FE_BIN_VALUE first (mlperf-kws: the magnitude, sqrtf). */
+#ifndef TD_FE_BIN_VALUE
+#define TD_FE_BIN_VALUE(power) (power)
+#endif
+
+/* scratch->mel = the mel band energies of the frame at start (td_fe_window_fft into
+ * scratch->fft, then every bin TD_FE_BIN_FIRST..TD_FE_BIN_LAST into its bands, in order). */
+static void td_fe_mel_frame(const int16_t *ring, uint32_t ring_len, uint32_t start,
+                            td_frontend_scratch_t *scratch)
+{
+    float *z = scratch->fft;
+    float *mel = scratch->mel;
+    uint32_t i, k;
+
+    td_fe_window_fft(ring, ring_len, start, z);
+    for (i = 0; i < TD_FE_MEL_BANDS; i++) {
+        mel[i] = 0.0f;
+    }
+    for (k = TD_FE_BIN_FIRST; k <= TD_FE_BIN_LAST; k++) {
+        td_fe_mel_add(mel, k - TD_FE_BIN_FIRST, TD_FE_BIN_VALUE(td_fe_bin_power(z, k)));
     }
 }
 
