@@ -45,7 +45,7 @@ def bench_build(build_dir: Path, runs: int, port: str | None = None,
     from tinydeploy.flash.runner import Firmware
     from tinydeploy.link.connect import connect
     from tinydeploy.link.messages import Done, MsgType, Profile
-    from tinydeploy.link.session import BenchResult
+    from tinydeploy.link.session import BenchResult, gather_profile
 
     fw = Firmware.from_build_dir(build_dir)
     manifest = json.loads((build_dir / "manifest.json").read_text())
@@ -57,13 +57,9 @@ def bench_build(build_dir: Path, runs: int, port: str | None = None,
         boot = [m for m in conn.session.unsolicited
                 if isinstance(m, (Done, Profile)) and (not isinstance(m, Done)
                                                       or m.request == MsgType.BENCH)]
-        done_msgs = [m for m in boot if isinstance(m, Done)]
-        if done_msgs and done_msgs[-1].runs == runs:
-            counts: dict[int, int] = {}
-            for m in boot:
-                if isinstance(m, Profile):
-                    counts.update({m.first + i: c for i, c in enumerate(m.counts)})
-            res = BenchResult(done_msgs[-1], tuple(counts[k] for k in sorted(counts)))
+        counts, _, boot_done = gather_profile(boot)
+        if boot_done is not None and boot_done.runs == runs:
+            res = BenchResult(boot_done, tuple(counts[k] for k in sorted(counts)))
         else:
             res = conn.session.bench(runs)
     done = res.done
