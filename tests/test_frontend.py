@@ -12,7 +12,6 @@ from hypothesis import strategies as st
 
 from tinydeploy.errors import InputDataError
 from tinydeploy.kws.frontend import (
-    FIRMWARE_FRONTEND,
     HostFrontend,
     Quant,
     reference_features,
@@ -26,6 +25,7 @@ from tinydeploy.kws.frontend_config import (
     render_frontend_header,
     sines_from_cosines,
 )
+from tinydeploy.kws.hostlib import FIRMWARE_FRONTEND
 from tinydeploy.resources import models_dir
 
 

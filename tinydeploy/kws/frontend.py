@@ -14,40 +14,29 @@ processes may share the cache.
 from __future__ import annotations
 
 import ctypes
-import hashlib
 import json
-import os
-import shutil
-import subprocess
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from tinydeploy.errors import InputDataError, ToolchainError
+from tinydeploy.errors import InputDataError
 from tinydeploy.kws.frontend_config import (
     FeatureKind,
     FrontendConfig,
     hz_to_mel,
     render_frontend_header,
 )
+from tinydeploy.kws.hostlib import compile_host_library
 from tinydeploy.kws.presets import FrontendPreset, PresetSpec
-from tinydeploy.resources import firmware_dir
 
-FIRMWARE_FRONTEND = firmware_dir() / "frontend"
 SOURCES = ("td_frontend.c", "td_fe_float.h")   # this preset's files besides td_frontend.h
 # The flags that make float arithmetic deterministic: no contraction into FMA, no fast-math,
 # IEEE semantics. -O2 never reassociates float sums without -ffast-math.
 DETERMINISTIC_CFLAGS = ("-std=c99", "-O2", "-ffp-contract=off", "-fno-fast-math",
                         "-Wall", "-Wextra", "-Wdouble-promotion", "-Werror")
 HOST_CFLAGS = (*DETERMINISTIC_CFLAGS, "-fPIC", "-shared")
-
-
-def _cache_root() -> Path:
-    default = Path(tempfile.gettempdir()) / "tinydeploy-cache"
-    return Path(os.environ.get("TINYDEPLOY_CACHE", default))
 
 
 def write_frontend_header(cfg: FrontendConfig, directory: Path) -> Path:
@@ -65,31 +54,8 @@ def build_host_library(cfg: Any, cc: str = "gcc", *, sources: tuple[str, ...] = 
     """Compile a front-end preset for the host as a shared library (``sources``: its files
     under firmware/frontend/, the .c ones compiled, every one hashed; ``render``: its config
     header); cached by content digest."""
-    header = render(cfg)
-    h = hashlib.sha256(header.encode())
-    for src in (*sources, "td_frontend.h"):
-        h.update((FIRMWARE_FRONTEND / src).read_bytes())
-    h.update(" ".join((cc, *HOST_CFLAGS)).encode())
-    digest = h.hexdigest()[:20]
-    out_dir = _cache_root() / f"{stem}-{digest}"
-    lib = out_dir / "libtd_frontend.so"
-    if lib.exists():
-        return lib
-    if shutil.which(cc) is None:
-        raise ToolchainError(f"host C compiler '{cc}' not found; it builds the audio front end",
-                             hint="install gcc (apt-get install gcc)")
-    out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / "td_frontend_config.h").write_text(header)
-    tmp = out_dir / f"libtd_frontend.{os.getpid()}.so"
-    cmd = [cc, *HOST_CFLAGS, f"-I{out_dir}", f"-I{FIRMWARE_FRONTEND}",
-           *[str(FIRMWARE_FRONTEND / s) for s in sources if s.endswith(".c")],
-           "-lm", "-o", str(tmp)]
-    proc = subprocess.run(cmd, capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise ToolchainError(f"compiling the audio front end failed ({cc} exit "
-                             f"{proc.returncode}):\n{proc.stderr.strip()}")
-    os.replace(tmp, lib)
-    return lib
+    return compile_host_library(cfg, render, sources, HOST_CFLAGS, cc=cc, stem=stem,
+                                library="libtd_frontend", what="audio")
 
 
 def clip_batch(audio: np.ndarray, clip_samples: int) -> np.ndarray:

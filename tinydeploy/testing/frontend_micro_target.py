@@ -22,11 +22,11 @@ import numpy as np
 from tinydeploy.errors import InputDataError, ToolchainError
 from tinydeploy.kws.frontend_micro import (
     CFLAGS,
-    FIRMWARE_FRONTEND,
     SOURCES,
     write_microspeech_header,
 )
 from tinydeploy.kws.frontend_micro_config import MicroSpeechConfig
+from tinydeploy.kws.hostlib import FIRMWARE_FRONTEND
 from tinydeploy.testing.semihost import HARNESS_DIR, need_tool, run_semihosted
 from tinydeploy.toolchain import Core, core_flags, ldflags, ldlibs
 

@@ -18,10 +18,10 @@ import numpy as np
 from tinydeploy.errors import ToolchainError
 from tinydeploy.kws.frontend import (
     DETERMINISTIC_CFLAGS,
-    FIRMWARE_FRONTEND,
     Quant,
 )
 from tinydeploy.kws.frontend_config import FrontendConfig
+from tinydeploy.kws.hostlib import FIRMWARE_FRONTEND
 from tinydeploy.kws.presets import PresetSpec, choice_of
 from tinydeploy.testing.semihost import HARNESS_DIR, need_tool, run_semihosted
 from tinydeploy.toolchain import Core, core_flags, ldflags, ldlibs
