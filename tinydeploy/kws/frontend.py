@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ctypes
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -157,22 +158,37 @@ class HostFrontend:
         return float(self._lib.td_frontend_logf(x))
 
 
-def stream_frames_s8(lib: ctypes.CDLL, scratch: ctypes.Array, cfg: Any, audio: np.ndarray,
-                     quant: Quant) -> np.ndarray:
-    """``td_frontend_reset`` then ``td_frontend_frame_s8`` on every frame of ``audio`` (a
-    linear buffer) in time order, for a preset library loaded with ctypes."""
+def _stream_of(audio: np.ndarray, cfg: Any) -> tuple[np.ndarray, int]:
+    """``audio`` as one linear int16 buffer and its number of whole frames (at least one)."""
     x = np.ascontiguousarray(audio, dtype=np.int16).reshape(-1)
     if x.size < cfg.window:
         raise InputDataError(f"stream of {x.size} samples is shorter than one window "
                              f"({cfg.window})")
-    n = 1 + (x.size - cfg.window) // cfg.stride
-    out = np.empty((n, cfg.n_out), dtype=np.int8)
+    return x, 1 + (x.size - cfg.window) // cfg.stride
+
+
+def _frames_s8(lib: ctypes.CDLL, scratch: ctypes.Array, cfg: Any, x: np.ndarray,
+               rows: np.ndarray, quant: Quant) -> Iterator[int]:
+    """``td_frontend_reset``, then ``td_frontend_frame_s8`` of frame t of the stream ``x``
+    into ``rows[t]`` for every frame in time order, yielding t after each."""
     i16p, i8p = ctypes.POINTER(ctypes.c_int16), ctypes.POINTER(ctypes.c_int8)
     base = x.ctypes.data_as(i16p)
+    scale, zp = float(quant.scale), int(quant.zero_point)
     lib.td_frontend_reset(scratch)
-    for t in range(n):
-        lib.td_frontend_frame_s8(base, x.size, t * cfg.stride, out[t].ctypes.data_as(i8p),
-                                 float(quant.scale), int(quant.zero_point), scratch)
+    for t in range(rows.shape[0]):
+        lib.td_frontend_frame_s8(base, x.size, t * cfg.stride, rows[t].ctypes.data_as(i8p),
+                                 scale, zp, scratch)
+        yield t
+
+
+def stream_frames_s8(lib: ctypes.CDLL, scratch: ctypes.Array, cfg: Any, audio: np.ndarray,
+                     quant: Quant) -> np.ndarray:
+    """``td_frontend_reset`` then ``td_frontend_frame_s8`` on every frame of ``audio`` (a
+    linear buffer) in time order, for a preset library loaded with ctypes."""
+    x, n = _stream_of(audio, cfg)
+    out = np.empty((n, cfg.n_out), dtype=np.int8)
+    for _ in _frames_s8(lib, scratch, cfg, x, out, quant):
+        pass
     return out
 
 
@@ -183,22 +199,14 @@ def stream_windows(lib: ctypes.CDLL, scratch: ctypes.Array, cfg: Any, audio: np.
     state, a window every ``infer_every`` frames once ``cfg.frames`` exist) and the number of
     frames computed at each: ([windows, frames, n_out] int8, [windows] int64). With
     ``window_hook``, ``td_frontend_window_s8`` rewrites each window as the app does."""
-    x = np.ascontiguousarray(audio, dtype=np.int16).reshape(-1)
-    if x.size < cfg.window:
-        raise InputDataError(f"stream of {x.size} samples is shorter than one window "
-                             f"({cfg.window})")
-    n = 1 + (x.size - cfg.window) // cfg.stride
+    x, n = _stream_of(audio, cfg)
     rows = np.empty((n, cfg.n_out), dtype=np.int8)
     steps = list(range(cfg.frames, n + 1, infer_every))
     wins = np.empty((len(steps), cfg.frames, cfg.n_out), dtype=np.int8)
-    i16p, i8p = ctypes.POINTER(ctypes.c_int16), ctypes.POINTER(ctypes.c_int8)
-    base = x.ctypes.data_as(i16p)
+    i8p = ctypes.POINTER(ctypes.c_int8)
     scale, zp = float(quant.scale), int(quant.zero_point)
-    lib.td_frontend_reset(scratch)
     w = 0
-    for t in range(n):
-        lib.td_frontend_frame_s8(base, x.size, t * cfg.stride, rows[t].ctypes.data_as(i8p),
-                                 scale, zp, scratch)
+    for t in _frames_s8(lib, scratch, cfg, x, rows, quant):
         if w < len(steps) and t + 1 == steps[w]:
             wins[w] = rows[t + 1 - cfg.frames:t + 1]
             if window_hook:
