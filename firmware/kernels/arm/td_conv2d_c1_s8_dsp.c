@@ -162,7 +162,8 @@ td_c1_pair(const td_conv2d_params_t *p, const td_c1_pixel_t *a, const td_c1_pixe
            int8_t *da, int8_t *db, const int fast)
 {
     const int32_t fh = p->filter_h, oc = p->out_c, k0 = a->k0, rows = a->k1 - a->k0;
-    const int32_t *bias = p->bias, *mult = p->mult, *shift = p->shift;
+    const int32_t *bias = p->bias, *mult = p->mult;
+    const int8_t *shift = p->shift;
     const int32_t zp2p1 = 2 * p->output_offset + 1;
     td_word_t buf[4 * TD_C1_ROWS];
     const int32_t refill = rows > TD_C1_ROWS;
