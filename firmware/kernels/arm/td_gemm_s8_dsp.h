@@ -106,6 +106,70 @@ td_gemm_clamp(int32_t v, int32_t lo, int32_t hi, const int full_range)
     return full_range ? (int8_t)td_ssat8(v) : (int8_t)td_clamp_s32(v, lo, hi);
 }
 
+/* a0..a3 += the dot products of `blocks` >= 1 blocks of the four widened rows at x (the
+ * rows buffer layout, TD_GEMM_ROWS = 4) with filter row *w (advanced past them): per block
+ * one LDR and two SXTB16 of the weights, four LDRD of the rows and eight SMLAD, two blocks
+ * per loop iteration (an odd count enters the loop in its middle). */
+static inline __attribute__((always_inline)) void
+td_dot4_rows(const td_word_t *x, const int8_t **w, int32_t blocks, int32_t *a0, int32_t *a1,
+             int32_t *a2, int32_t *a3)
+{
+#if TD_SIMD_NATIVE && defined(__OPTIMIZE__)
+    int32_t r0 = *a0, r1 = *a1, r2 = *a2, r3 = *a3;
+    const int8_t *pw = *w;
+    int32_t wv, we, x0, x1;
+#define TD_DOT4_BLOCK                                   \
+        "ldr %[wv], [%[pw]], #4\n\t"                    \
+        "sxtb16 %[we], %[wv]\n\t"                       \
+        "sxtb16 %[wv], %[wv], ror #8\n\t"               \
+        "ldrd %[x0], %[x1], [%[x]], #8\n\t"             \
+        "smlad %[r0], %[x0], %[we], %[r0]\n\t"          \
+        "smlad %[r0], %[x1], %[wv], %[r0]\n\t"          \
+        "ldrd %[x0], %[x1], [%[x]], #8\n\t"             \
+        "smlad %[r1], %[x0], %[we], %[r1]\n\t"          \
+        "smlad %[r1], %[x1], %[wv], %[r1]\n\t"          \
+        "ldrd %[x0], %[x1], [%[x]], #8\n\t"             \
+        "smlad %[r2], %[x0], %[we], %[r2]\n\t"          \
+        "smlad %[r2], %[x1], %[wv], %[r2]\n\t"          \
+        "ldrd %[x0], %[x1], [%[x]], #8\n\t"             \
+        "smlad %[r3], %[x0], %[we], %[r3]\n\t"          \
+        "smlad %[r3], %[x1], %[wv], %[r3]\n\t"
+    __asm__ volatile(
+        "lsrs %[n], %[n], #1\n\t"
+        "bcc 1f\n\t"
+        "adds %[n], %[n], #1\n\t"
+        "b 2f\n\t"
+        "1:\n\t"
+        TD_DOT4_BLOCK
+        "2:\n\t"
+        TD_DOT4_BLOCK
+        "subs %[n], %[n], #1\n\t"
+        "bne 1b\n\t"
+        : [r0] "+r"(r0), [r1] "+r"(r1), [r2] "+r"(r2), [r3] "+r"(r3), [x] "+r"(x),
+          [pw] "+r"(pw), [n] "+r"(blocks), [wv] "=&r"(wv), [we] "=&r"(we), [x0] "=&r"(x0),
+          [x1] "=&r"(x1)
+        :
+        : "cc", "memory");
+#undef TD_DOT4_BLOCK
+    *a0 = r0;
+    *a1 = r1;
+    *a2 = r2;
+    *a3 = r3;
+    *w = pw;
+#else
+    const int8_t *pw = *w;
+    for (; blocks > 0; --blocks, pw += 4, x += 8) {
+        const int32_t wv = td_read_s8x4(pw);
+        const int32_t we = td_sxtb16(wv), wo = td_sxtb16_ror8(wv);
+        *a0 = td_smlad(x[1], wo, td_smlad(x[0], we, *a0));
+        *a1 = td_smlad(x[3], wo, td_smlad(x[2], we, *a1));
+        *a2 = td_smlad(x[5], wo, td_smlad(x[4], we, *a2));
+        *a3 = td_smlad(x[7], wo, td_smlad(x[6], we, *a3));
+    }
+    *w = pw;
+#endif
+}
+
 /* The matrix product of the rows buffer with every int8 filter row: output o of row j goes
  * to d[j][o]. Specialised by the compiler per requantization form and clamp kind. */
 static inline __attribute__((always_inline)) void
@@ -123,26 +187,31 @@ td_rows_times_filter_body(const td_word_t *buf, const int8_t *filter, int32_t k,
     for (int32_t o = 0; o < out_c; ++o) {
         const int32_t b = bias != 0 ? bias[o] : 0;
         int32_t a0 = b, a1 = b, a2 = b, a3 = b, a4 = b, a5 = b;
-        const td_word_t *x = buf;
+        const td_word_t *x = buf + 2 * nrows * full;
+        if (nrows == 4 && full > 0) {
+            td_dot4_rows(buf, &w, full, &a0, &a1, &a2, &a3);
+        } else {
+            x = buf;
 #pragma GCC unroll 2
-        for (int32_t q = 0; q < full; ++q) {
-            const int32_t wv = td_read_s8x4(w);
-            w += 4;
-            const int32_t we = td_sxtb16(wv), wo = td_sxtb16_ror8(wv);
-            int32_t x0, x1;
-            x = td_load2(x, &x0, &x1);
-            a0 = td_smlad(x1, wo, td_smlad(x0, we, a0));
-            x = td_load2(x, &x0, &x1);
-            a1 = td_smlad(x1, wo, td_smlad(x0, we, a1));
-            x = td_load2(x, &x0, &x1);
-            a2 = td_smlad(x1, wo, td_smlad(x0, we, a2));
-            x = td_load2(x, &x0, &x1);
-            a3 = td_smlad(x1, wo, td_smlad(x0, we, a3));
-            if (nrows > 4) {
+            for (int32_t q = 0; q < full; ++q) {
+                const int32_t wv = td_read_s8x4(w);
+                w += 4;
+                const int32_t we = td_sxtb16(wv), wo = td_sxtb16_ror8(wv);
+                int32_t x0, x1;
                 x = td_load2(x, &x0, &x1);
-                a4 = td_smlad(x1, wo, td_smlad(x0, we, a4));
+                a0 = td_smlad(x1, wo, td_smlad(x0, we, a0));
                 x = td_load2(x, &x0, &x1);
-                a5 = td_smlad(x1, wo, td_smlad(x0, we, a5));
+                a1 = td_smlad(x1, wo, td_smlad(x0, we, a1));
+                x = td_load2(x, &x0, &x1);
+                a2 = td_smlad(x1, wo, td_smlad(x0, we, a2));
+                x = td_load2(x, &x0, &x1);
+                a3 = td_smlad(x1, wo, td_smlad(x0, we, a3));
+                if (nrows > 4) {
+                    x = td_load2(x, &x0, &x1);
+                    a4 = td_smlad(x1, wo, td_smlad(x0, we, a4));
+                    x = td_load2(x, &x0, &x1);
+                    a5 = td_smlad(x1, wo, td_smlad(x0, we, a5));
+                }
             }
         }
         if (tail) {
