@@ -135,7 +135,7 @@ def fold_bias(filter_rows: np.ndarray, bias: np.ndarray | None, input_offset: in
 
 
 GEMM_ROWS = 4          # twin of TD_GEMM_ROWS: input rows (pixels) per filter-row pass
-GEMM_ROWS_IM2COL = 4   # twin of TD_GEMM_ROWS_IM2COL (td_conv2d_s8_dsp)
+GEMM_ROWS_IM2COL = 4   # twin of TD_GEMM_ROWS as td_conv2d_s8_dsp uses it
 
 
 def rows_bytes(depth: int, rows: int = GEMM_ROWS) -> int:

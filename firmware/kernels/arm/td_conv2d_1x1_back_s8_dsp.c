@@ -49,10 +49,10 @@ void td_conv2d_1x1_back_s8_dsp(const td_conv2d_params_t *p, const int8_t *in0, i
         for (int32_t j = 0; j < n; ++j) {
             rows[j] = td_input_pixel(p, in0, first + j);
         }
-        td_extend_rows(rows, n, k, p->input_offset, buf, TD_GEMM_ROWS);
+        td_extend_rows(rows, n, k, p->input_offset, buf);
         td_rows_times_filter(buf, n, p->filter, k, oc, p->bias, p->mult, p->shift,
                              p->output_offset, p->act_min, p->act_max, out0 + first * oc, oc,
-                             p->requant_form, TD_GEMM_ROWS);
+                             p->requant_form);
         end = first;
     }
 }

@@ -3,7 +3,7 @@
  * channel count, one input channel included; no groups) as im2col + a SIMD matrix product,
  * bit-exact with td_conv2d_s8_ref.
  *
- * For each group of TD_GEMM_ROWS_IM2COL (4) output pixels (flat batch, y, x order) the
+ * For each group of TD_GEMM_ROWS (4) output pixels (flat batch, y, x order) the
  * receptive fields are copied into four int8 scratch columns of k = filter_h * filter_w *
  * in_c bytes, in the filter's [ky][kx][i] order, widened with the input offset into the rows
  * buffer and multiplied with every int8 filter row (see td_gemm_s8_dsp.h). Taps outside the
@@ -34,8 +34,8 @@ static int32_t td_is_pointwise(const td_conv2d_params_t *p)
 
 int32_t td_conv2d_s8_dsp_scratch_size(const td_conv2d_params_t *p)
 {
-    return td_rows_bytes(TD_GEMM_ROWS_IM2COL, p->filter_h * p->filter_w * p->in_c)
-           + (td_is_pointwise(p) ? 0 : TD_GEMM_ROWS_IM2COL * td_col_pitch(p));
+    return td_rows_bytes(TD_GEMM_ROWS, p->filter_h * p->filter_w * p->in_c)
+           + (td_is_pointwise(p) ? 0 : TD_GEMM_ROWS * td_col_pitch(p));
 }
 
 /* the next output pixel in flat (batch, y, x) order */
@@ -116,12 +116,12 @@ void td_conv2d_s8_dsp(const td_conv2d_params_t *p, const int8_t *in0, int8_t *ou
     const int32_t oc = p->out_c;
     const int32_t pixels = p->batches * p->out_h * p->out_w;
     td_word_t *buf = (td_word_t *)scratch;
-    int8_t *col0 = (int8_t *)scratch + td_rows_bytes(TD_GEMM_ROWS_IM2COL, k);
+    int8_t *col0 = (int8_t *)scratch + td_rows_bytes(TD_GEMM_ROWS, k);
     const int32_t pitch = td_col_pitch(p);
     const int32_t pointwise = td_is_pointwise(p);
     int32_t b = 0, oy = 0, ox = 0;
-    for (int32_t px = 0; px < pixels; px += TD_GEMM_ROWS_IM2COL) {
-        const int32_t n = pixels - px < TD_GEMM_ROWS_IM2COL ? pixels - px : TD_GEMM_ROWS_IM2COL;
+    for (int32_t px = 0; px < pixels; px += TD_GEMM_ROWS) {
+        const int32_t n = pixels - px < TD_GEMM_ROWS ? pixels - px : TD_GEMM_ROWS;
         const int8_t *cols[TD_GEMM_ROWS];
         for (int32_t j = 0; j < n; ++j) {
             if (pointwise) {
@@ -134,9 +134,9 @@ void td_conv2d_s8_dsp(const td_conv2d_params_t *p, const int8_t *in0, int8_t *ou
             }
             td_advance(p, &b, &oy, &ox);
         }
-        td_extend_rows(cols, n, k, p->input_offset, buf, TD_GEMM_ROWS_IM2COL);
+        td_extend_rows(cols, n, k, p->input_offset, buf);
         td_rows_times_filter(buf, n, p->filter, k, oc, p->bias, p->mult, p->shift,
                              p->output_offset, p->act_min, p->act_max, out0 + px * oc, oc,
-                             p->requant_form, TD_GEMM_ROWS_IM2COL);
+                             p->requant_form);
     }
 }
