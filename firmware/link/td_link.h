@@ -18,7 +18,7 @@
 
 #include "td_fmt.h"
 
-#define TD_LINK_VERSION 1u
+#define TD_LINK_VERSION 2u
 #define TD_LINK_MAX_PAYLOAD 256u
 #define TD_LINK_HEADER 4u
 #define TD_LINK_BODY_MAX (TD_LINK_HEADER + TD_LINK_MAX_PAYLOAD + 2u)

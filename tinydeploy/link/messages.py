@@ -19,7 +19,9 @@ from typing import ClassVar, Self
 from tinydeploy.errors import LinkError
 from tinydeploy.link.frame import MAX_PAYLOAD, Frame
 
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2
+#: Versions this host reads: 1 had no stack figures in DONE.
+SUPPORTED_VERSIONS = (1, 2)
 #: Data bytes per LOAD_INPUT / OUTPUT chunk (5 bytes of header keep a chunk ≤ MAX_PAYLOAD).
 CHUNK_BYTES = 240
 #: Per-op counts per PROFILE frame.
@@ -366,7 +368,9 @@ class Profile:
 
 @dataclass(frozen=True)
 class Done:
-    """End of an INVOKE or BENCH: ``runs`` inferences, min/max/total of their counts."""
+    """End of an INVOKE or BENCH: ``runs`` inferences, min/max/total of their counts; from
+    protocol 2 on, the device's stack high-water mark and reserve in bytes (None from a
+    version-1 device; 0 where the platform does not own the stack)."""
 
     TYPE: ClassVar[MsgType] = MsgType.DONE
     request: int
@@ -375,22 +379,29 @@ class Done:
     max: int
     total: int
     unit: str
+    stack_peak: int | None = None
+    stack_size: int | None = None
 
     @property
     def mean(self) -> float:
         return self.total / self.runs if self.runs else 0.0
 
     def pack(self) -> bytes:
+        stack = (b"" if self.stack_peak is None
+                 else struct.pack("<II", self.stack_peak, self.stack_size or 0))
         return (struct.pack("<BIIIQ", self.request, self.runs, self.min, self.max, self.total)
-                + _pack_str(self.unit))
+                + _pack_str(self.unit) + stack)
 
     @classmethod
     def unpack(cls, payload: bytes) -> Done:
         r = _Reader("DONE", payload)
         req, runs, lo, hi, total = r.take("<BIIIQ")
         unit = r.take_str()
+        peak = size = None
+        if r.pos < len(r.data):
+            peak, size = r.take("<II")
         r.end()
-        return cls(req, runs, lo, hi, total, unit)
+        return cls(req, runs, lo, hi, total, unit, peak, size)
 
 
 @dataclass(frozen=True)

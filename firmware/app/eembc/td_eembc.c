@@ -466,6 +466,13 @@ static void cmd_infer(td_eembc_t *e, const char *a, const char *b, const char *e
     td_eembc_put_u64((uint64_t)TD_CLOCK_HZ);
     td_eembc_puts(" Hz]");
     td_eembc_endl();
+    /* the stack's painted high-water mark and its reserve (0 on the host build) */
+    td_eembc_puts("m-stack-[peak ");
+    td_eembc_put_u64(td_stack_peak());
+    td_eembc_puts(" B of ");
+    td_eembc_put_u64(td_stack_size());
+    td_eembc_puts(" B]");
+    td_eembc_endl();
     print_results();
 }
 
