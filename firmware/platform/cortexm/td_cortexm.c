@@ -7,7 +7,6 @@
  * overflow faults instead of corrupting data.
  */
 #include <stdint.h>
-#include <string.h>
 
 #include "td_cortexm.h"
 #include "td_fmt.h"
@@ -66,10 +65,12 @@ const td_vector_t td_vector_table[16 + TD_NUM_IRQS] = {
 static void td_data_init(void) __attribute__((noinline));
 static void td_data_init(void)
 {
-    uint32_t *src = __data_load__;
-    for (uint32_t *dst = __data_start__; dst < __data_end__;)
+    /* volatile stores: the compiler would otherwise turn these loops into calls to newlib's
+     * memcpy and memset, which the startup alone would then pull into every firmware */
+    const uint32_t *src = __data_load__;
+    for (volatile uint32_t *dst = __data_start__; dst < __data_end__;)
         *dst++ = *src++;
-    for (uint32_t *dst = __bss_start__; dst < __bss_end__;)
+    for (volatile uint32_t *dst = __bss_start__; dst < __bss_end__;)
         *dst++ = 0;
 }
 
