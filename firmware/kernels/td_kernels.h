@@ -339,6 +339,8 @@ int32_t td_conv2d_1x1_s8_mve_scratch_size(const td_conv2d_params_t *p);
 void td_dwconv2d_3x3_s8_mve(const td_dwconv2d_params_t *p, const int8_t *in0, int8_t *out0,
                             void *scratch);
 int32_t td_dwconv2d_3x3_s8_mve_scratch_size(const td_dwconv2d_params_t *p);
+void td_conv2d_1x1_back_s8_mve(const td_conv2d_params_t *p, const int8_t *in0, int8_t *out0);
+int32_t td_conv2d_1x1_back_s8_mve_scratch_size(const td_conv2d_params_t *p);
 
 /* ---- SUB, MAXIMUM, MINIMUM, SQUARED_DIFFERENCE, PRELU with broadcasting ----------------- *
  * (td_sub_s8_ref, td_maximum_s8_ref, td_minimum_s8_ref, td_squared_difference_s8_ref,
@@ -569,6 +571,28 @@ void td_quantize_s16_s32_ref(const td_requant_params_t *p, const int16_t *in0,
 void td_quantize_s8_s32_ref(const td_requant_params_t *p, const int8_t *in0, int32_t *out0);
 void td_dequantize_s16_ref(const td_dequantize_s16_params_t *p, const int16_t *in0,
                            float *out0);
+
+/* int16 data movement (TFLM's int16 kernels): the int8 kernels' params, counts, strides and
+ * offsets in elements; one body per op for both element types (td_<op>_body.h). */
+void td_transpose_s16_ref(const td_transpose_params_t *p, const int16_t *in0, int16_t *out0);
+void td_split_s16_ref(const td_split_params_t *p, const int16_t *in0, ...);
+void td_pad_s16_ref(const td_pad_params_t *p, const int16_t *in0, int16_t *out0);
+void td_strided_slice_s16_ref(const td_strided_slice_params_t *p, const int16_t *in0,
+                              int16_t *out0);
+void td_resize_nearest_s16_ref(const td_resize_params_t *p, const int16_t *in0,
+                               int16_t *out0);
+
+/* LOGISTIC, TANH int16 (td_logistic_s16_ref, td_tanh_s16_ref): TFLM's table of
+ * sigmoid(i / 24) with linear interpolation; zero points 0, output scale 2^-15. */
+typedef struct {
+    int32_t size;           /* [in] elements */
+    int32_t mult, shift;    /* [in] x = (in * mult + 2^(shift-1)) >> shift; mult <= 32767,
+                             *      shift in [0, 31] (TFLM's factor 3 folded in) */
+    const uint16_t *lut;    /* [in] [256] sigmoid(i / 24) in unsigned Q0.16 */
+} td_sigmoid16_params_t;
+
+void td_logistic_s16_ref(const td_sigmoid16_params_t *p, const int16_t *in0, int16_t *out0);
+void td_tanh_s16_ref(const td_sigmoid16_params_t *p, const int16_t *in0, int16_t *out0);
 
 /* (structs and prototypes of the other ops go between the marker above and these lines) */
 #ifdef __cplusplus

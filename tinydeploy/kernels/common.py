@@ -271,3 +271,47 @@ def per_channel_requant(inp: Tensor, filt: Tensor, bias: Tensor | None, out: Ten
         ("filter", "@filter"), ("bias", "@bias" if bias is not None else "NULL"),
         ("mult", "@mult"), ("shift", "@shift"))
     return tuple(consts), rng, pointers
+
+
+# --- copy ops: one body for int8 and int16 ------------------------------------------------
+
+TensorReason = Callable[[Tensor | None, str], str | None]
+
+
+def elem_variants(op: str, stem: str, elems: Sequence[tuple[str, TensorReason]],
+                  accepts: Callable[[Graph, Operator, TensorReason], str | None],
+                  prepare: Callable[[Graph, Operator, TensorReason, str], KernelCall], *,
+                  headers: tuple[str, ...] = ()) -> list[KernelVariant]:
+    """The reference variants of a pure data-movement op, one per element type: for each
+    (short, tensor_reason) of ``elems`` (("s8", int8 check), ("s16", int16 check)) the kernel
+    ``td_<stem>_<short>_ref``, whose `accepts` runs the op's checks with that element
+    check and whose `prepare` is told the symbol. Such ops copy stored values and never
+    requantize, so the host's counts, offsets and strides are in elements and the same for
+    both types; the C kernels of both include one body (``headers``, typically
+    ``td_<stem>_body.h``)."""
+    variants = []
+    for short, reason in elems:
+        symbol = f"td_{stem}_{short}_ref"
+
+        def acc(graph: Graph, op_: Operator, reason: TensorReason = reason) -> str | None:
+            return accepts(graph, op_, reason)
+
+        def prep(graph: Graph, op_: Operator, reason: TensorReason = reason,
+                 symbol: str = symbol) -> KernelCall:
+            return prepare(graph, op_, reason, symbol)
+
+        variants.append(ref_variant(op, symbol, acc, prep, headers=headers))
+    return variants
+
+
+def int16_reason(t: Tensor | None, role: str) -> str | None:
+    """None when ``t`` is a per-tensor int16 tensor with zero point 0."""
+    if t is None:
+        return f"{role} is missing"
+    if t.dtype is not DType.INT16:
+        return f"{role} '{t.name}' is {t.dtype.name}, INT16 required (16x8 variant)"
+    if t.quant is None or len(t.quant.scale) != 1 or not t.quant.scale[0] > 0:
+        return f"{role} '{t.name}' is not per-tensor quantized"
+    if t.quant.zero_point[0] != 0:
+        return f"{role} '{t.name}' has zero point {t.quant.zero_point[0]}; 16x8 requires 0"
+    return None
