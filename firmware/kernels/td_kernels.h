@@ -494,6 +494,7 @@ typedef struct {
     const int8_t *filter;     /* [in] [out_c][accum_depth] */
     const int64_t *bias;      /* [in] [out_c] or NULL */
     const int32_t *mult, *shift; /* [in] [out_c] */
+    const int32_t *bias32;    /* [in] [out_c] or NULL: the bias of the _b32 (int32-bias) kernel */
 } td_fully_connected_s16_params_t;
 
 typedef struct {
@@ -504,6 +505,7 @@ typedef struct {
     const int8_t *filter;     /* [in] [out_c][filter_h][filter_w][filter_c] */
     const int64_t *bias;      /* [in] [out_c] or NULL */
     const int32_t *mult, *shift; /* [in] [out_c] */
+    const int32_t *bias32;    /* [in] [out_c] or NULL: the bias of the _b32 (int32-bias) kernel */
 } td_conv2d_s16_params_t;
 
 typedef struct {
@@ -586,6 +588,11 @@ typedef struct {
 
 void td_logistic_s16_ref(const td_sigmoid16_params_t *p, const int16_t *in0, int16_t *out0);
 void td_tanh_s16_ref(const td_sigmoid16_params_t *p, const int16_t *in0, int16_t *out0);
+
+/* 16x8 FULLY_CONNECTED / CONV_2D with an int32 bias (p->bias32): TFLM's int32 accumulator */
+void td_fully_connected_s16_b32_ref(const td_fully_connected_s16_params_t *p,
+                                    const int16_t *in0, int16_t *out0);
+void td_conv2d_s16_b32_ref(const td_conv2d_s16_params_t *p, const int16_t *in0, int16_t *out0);
 
 /* (structs and prototypes of the other ops go between the marker above and these lines) */
 #ifdef __cplusplus

@@ -22,6 +22,7 @@ try:
         all_cases,
         float_cases,
         int16_add_cases,
+        int16_bias32_cases,
         int16_cases,
         int16_copy_cases,
         int16_shape_cases,
@@ -38,6 +39,7 @@ except ImportError:  # pragma: no cover - when tests/golden is a package
         all_cases,
         float_cases,
         int16_add_cases,
+        int16_bias32_cases,
         int16_cases,
         int16_copy_cases,
         int16_shape_cases,
@@ -68,7 +70,7 @@ def test_every_new_op_is_bit_exact_on_the_emulated_core(machine: str) -> None:
 
     cases = (all_cases() + float_cases() + int16_cases() + int16_window_cases()
              + int16_add_cases() + int16_shape_cases() + int16_copy_cases()
-             + int16_pad_slice_cases() + int16_sigmoid_cases())
+             + int16_pad_slice_cases() + int16_sigmoid_cases() + int16_bias32_cases())
     built = [c.build() for c in cases]
     ops = {c.op for c in cases}
     assert len(ops) >= 20, sorted(ops)

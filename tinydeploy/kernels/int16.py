@@ -79,7 +79,11 @@ def activation_range16(act: Activation, out: Tensor) -> tuple[int, int] | None:
     return None
 
 
-def _weights_reason(filt: Tensor | None, bias: Tensor | None, oc: int, axis: int) -> str | None:
+def _weights_reason(filt: Tensor | None, bias: Tensor | None, oc: int, axis: int,
+                    bias_type: DType | None = DType.INT64) -> str | None:
+    """The filter and bias checks of the 16x8 weighted ops; ``bias_type`` is the bias dtype
+    of the variant (INT64, or INT32 for the _b32 kernels, which also need a bias; None: the
+    op has no int32-bias path in TFLM)."""
     if filt is None or filt.dtype is not DType.INT8 or filt.quant is None or filt.data is None:
         return "filter must be a constant int8 tensor"
     n = len(filt.quant.scale)
@@ -87,10 +91,15 @@ def _weights_reason(filt: Tensor | None, bias: Tensor | None, oc: int, axis: int
         return f"filter '{filt.name}' has {n} scales for {oc} channels or non-zero zero points"
     if n > 1 and filt.quant.axis != axis:
         return f"filter '{filt.name}' is quantized along axis {filt.quant.axis}, {axis} required"
+    if bias_type is DType.INT32 and bias is None:
+        return "no bias (this variant: an int32 bias)"
     if bias is not None:
-        if bias.dtype is not DType.INT64:
-            return (f"bias '{bias.name}' is {bias.dtype.name}; the 16x8 kernels take int64 bias "
-                    "(TFLM's int32-bias path is not compiled)")
+        if bias_type is None and bias.dtype is not DType.INT64:
+            return (f"bias '{bias.name}' is {bias.dtype.name}; TFLM's 16x8 kernel of this op "
+                    "reads an int64 bias")
+        if bias_type is not None and bias.dtype is not bias_type:
+            return (f"bias '{bias.name}' is {bias.dtype.name} (this variant: "
+                    f"{bias_type.name} bias)")
         if bias.data is None or bias.size != oc:
             return f"bias '{bias.name}' must be constant with {oc} values"
     return None
@@ -102,17 +111,32 @@ def _requant_consts(x: Tensor, filt: Tensor, bias: Tensor | None, out: Tensor, o
     mult, shift = per_channel_multipliers(x.scale, filt.quant.scale, out.scale, oc)
     consts = [ConstArray("filter", "int8_t", np.asarray(filt.data, np.int8).reshape(-1)),
               ConstArray("mult", "int32_t", mult), ConstArray("shift", "int32_t", shift)]
+    field = "bias"
     if bias is not None:
         assert bias.data is not None
-        consts.append(ConstArray("bias", "int64_t", np.asarray(bias.data, np.int64).reshape(-1)))
-    return tuple(consts), (("filter", "@filter"), ("bias", "@bias" if bias else "NULL"),
+        if bias.dtype is DType.INT32:
+            field = "bias32"
+            consts.append(ConstArray(field, "int32_t",
+                                     np.asarray(bias.data, np.int32).reshape(-1)))
+        else:
+            consts.append(ConstArray(field, "int64_t",
+                                     np.asarray(bias.data, np.int64).reshape(-1)))
+    return tuple(consts), (("filter", "@filter"), (field, f"@{field}" if bias else "NULL"),
                            ("mult", "@mult"), ("shift", "@shift"))
+
+
+def _symbol16(stem: str, graph: Graph, op: Operator) -> str:
+    """``<stem>_ref``, or ``<stem>_b32_ref`` when the op's bias is int32 (TFLM's int32
+    accumulator path)."""
+    bias = optional_input(graph, op, 2)
+    return f"{stem}_b32_ref" if bias is not None and bias.dtype is DType.INT32 else \
+        f"{stem}_ref"
 
 
 # --- FULLY_CONNECTED 16x8 -----------------------------------------------------------------
 
 
-def _accepts_fc(graph: Graph, op: Operator) -> str | None:
+def _accepts_fc(graph: Graph, op: Operator, bias_type: DType = DType.INT64) -> str | None:
     opts = op.options
     if not isinstance(opts, FullyConnectedOptions) or opts.weights_format != 0:
         return "missing FullyConnectedOptions or shuffled weights"
@@ -124,7 +148,7 @@ def _accepts_fc(graph: Graph, op: Operator) -> str | None:
     if len(filt.shape) != 2:
         return f"filter '{filt.name}' must be 2-D"
     oc, depth = filt.shape
-    why = _weights_reason(filt, optional_input(graph, op, 2), oc, 0)
+    why = _weights_reason(filt, optional_input(graph, op, 2), oc, 0, bias_type)
     if why:
         return why
     if not out.shape or out.shape[-1] != oc or x.size != (out.size // oc) * depth:
@@ -147,14 +171,15 @@ def _prepare_fc(graph: Graph, op: Operator) -> KernelCall:
     assert act is not None
     params = (("batches", out.size // oc), ("accum_depth", depth), ("out_c", oc),
               ("act_min", act[0]), ("act_max", act[1]), *pointers)
-    return KernelCall("td_fully_connected_s16_ref", "td_fully_connected_s16_params_t", params,
+    return KernelCall(_symbol16("td_fully_connected_s16", graph, op),
+                      "td_fully_connected_s16_params_t", params,
                       consts, ("in0", "out0"))
 
 
 # --- CONV_2D 16x8 -------------------------------------------------------------------------
 
 
-def _accepts_conv(graph: Graph, op: Operator) -> str | None:
+def _accepts_conv(graph: Graph, op: Operator, bias_type: DType = DType.INT64) -> str | None:
     opts = op.options
     if not isinstance(opts, Conv2DOptions):
         return "missing Conv2DOptions"
@@ -166,7 +191,7 @@ def _accepts_conv(graph: Graph, op: Operator) -> str | None:
     if len(x.shape) != 4 or len(filt.shape) != 4:
         return "input and filter must be 4-D"
     oc, fh, fw, fc = filt.shape
-    why = _weights_reason(filt, optional_input(graph, op, 2), oc, 0)
+    why = _weights_reason(filt, optional_input(graph, op, 2), oc, 0, bias_type)
     if why:
         return why
     c = x.shape[3]
@@ -206,7 +231,8 @@ def _prepare_conv(graph: Graph, op: Operator) -> KernelCall:
     params = (("batches", n), ("in_h", h), ("in_w", w), ("in_c", c), ("out_h", oh),
               ("out_w", ow), ("out_c", oc), ("filter_h", fh), ("filter_w", fw),
               ("filter_c", fc), *_window_act_params(opts, out, (h, w), (fh, fw)), *pointers)
-    return KernelCall("td_conv2d_s16_ref", "td_conv2d_s16_params_t", params, consts,
+    return KernelCall(_symbol16("td_conv2d_s16", graph, op), "td_conv2d_s16_params_t", params,
+                      consts,
                       ("in0", "out0"))
 
 
@@ -225,7 +251,7 @@ def _accepts_dw(graph: Graph, op: Operator) -> str | None:
     if len(x.shape) != 4 or len(filt.shape) != 4 or filt.shape[0] != 1:
         return "input must be 4-D and the filter [1, H, W, C*M]"
     oc, c = filt.shape[3], x.shape[3]
-    why = _weights_reason(filt, optional_input(graph, op, 2), oc, 3)
+    why = _weights_reason(filt, optional_input(graph, op, 2), oc, 3, None)
     if why:
         return why
     if c == 0 or oc % c or opts.depth_multiplier != oc // c:
@@ -649,10 +675,15 @@ def _prepare_sigmoid16(graph: Graph, op: Operator) -> KernelCall:
                       (ConstArray("lut", "uint16_t", sigmoid16_table()),), ("in0", "out0"))
 
 
-register(ref_variant("FULLY_CONNECTED", "td_fully_connected_s16_ref", _accepts_fc, _prepare_fc,
-                     headers=("kernels/ref/td_requant64.h",)))
-register(ref_variant("CONV_2D", "td_conv2d_s16_ref", _accepts_conv, _prepare_conv,
-                     headers=("kernels/ref/td_requant64.h",)))
+for _op, _stem, _acc, _prep in (
+        ("FULLY_CONNECTED", "td_fully_connected_s16", _accepts_fc, _prepare_fc),
+        ("CONV_2D", "td_conv2d_s16", _accepts_conv, _prepare_conv)):
+    for _suffix, _bias in (("", DType.INT64), ("_b32", DType.INT32)):
+        register(ref_variant(
+            _op, f"{_stem}{_suffix}_ref",
+            lambda g, o, _a=_acc, _b=_bias: _a(g, o, _b), _prep,  # type: ignore[misc]
+            headers=(f"kernels/ref/{_stem}_body.h", "kernels/ref/td_s16_accum.h",
+                     "kernels/ref/td_requant64.h")))
 register(ref_variant("DEPTHWISE_CONV_2D", "td_dwconv2d_s16_ref", _accepts_dw, _prepare_dw,
                      headers=("kernels/ref/td_requant64.h",)))
 for _op, _sym in (("AVERAGE_POOL_2D", "td_avgpool2d_s16_ref"),
