@@ -28,17 +28,10 @@ float td_frontend_logf(float x)
 void td_frontend_frame_f32(const int16_t *ring, uint32_t ring_len, uint32_t start,
                            float *out, td_frontend_scratch_t *scratch)
 {
-    float *z = scratch->fft;
     float *mel = scratch->mel;
-    uint32_t i, k;
+    uint32_t i;
 
-    td_fe_window_fft(ring, ring_len, start, z);
-    for (i = 0; i < TD_FE_MEL_BANDS; i++) {
-        mel[i] = 0.0f;
-    }
-    for (k = TD_FE_BIN_FIRST; k <= TD_FE_BIN_LAST; k++) {
-        td_fe_mel_add(mel, k - TD_FE_BIN_FIRST, td_fe_bin_power(z, k));
-    }
+    td_fe_mel_frame(ring, ring_len, start, scratch);
     for (i = 0; i < TD_FE_MEL_BANDS; i++) {
         mel[i] = td_frontend_logf(mel[i] + TD_FE_LOG_FLOOR);
     }

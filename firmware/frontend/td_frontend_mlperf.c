@@ -28,6 +28,8 @@
 
 #include <math.h>
 
+/* magnitude, not power, into the mel bands */
+#define TD_FE_BIN_VALUE(power) sqrtf(power)
 #include "td_fe_float.h"
 
 float td_frontend_logf(float x)
@@ -71,18 +73,10 @@ static float td_fe_divisor(int32_t m)
 static void td_fe_mlperf_frame(const int16_t *ring, uint32_t ring_len, uint32_t start,
                                float divisor, float *out, td_frontend_scratch_t *scratch)
 {
-    float *z = scratch->fft;
     float *mel = scratch->mel;
-    uint32_t i, k;
+    uint32_t i;
 
-    td_fe_window_fft(ring, ring_len, start, z);
-    for (i = 0; i < TD_FE_MEL_BANDS; i++) {
-        mel[i] = 0.0f;
-    }
-    /* magnitude, not power, into the mel bands */
-    for (k = TD_FE_BIN_FIRST; k <= TD_FE_BIN_LAST; k++) {
-        td_fe_mel_add(mel, k - TD_FE_BIN_FIRST, sqrtf(td_fe_bin_power(z, k)));
-    }
+    td_fe_mel_frame(ring, ring_len, start, scratch);
     for (i = 0; i < TD_FE_MEL_BANDS; i++) {
         mel[i] = td_fe_logf(mel[i] / divisor + TD_FE_LOG_FLOOR);
     }

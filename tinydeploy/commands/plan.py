@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from tinydeploy.commands.target import add_target_arguments
 from tinydeploy.plan.arena import ALGORITHMS
 from tinydeploy.plan.budget import APPS
 
@@ -31,12 +32,7 @@ def _align(text: str) -> int:
 
 
 def configure(p: argparse.ArgumentParser) -> None:
-    p.add_argument("model", type=Path, help="a full-INT8 .tflite file")
-    p.add_argument("--board", required=True, help="board id or alias (see 'tinydeploy boards')")
-    p.add_argument("--optimize", choices=("balanced", "speed", "size"), default="balanced",
-                   help="kernel trade-off: balanced (default: fastest without more flash "
-                        "for weights or a larger arena than the reference kernels), speed, "
-                        "size")
+    add_target_arguments(p)
     p.add_argument("--app", choices=APPS, default="bench",
                    help="the application whose buffers count towards RAM (default: bench)")
     p.add_argument("--algorithm", choices=ALGORITHMS, default="auto",

@@ -25,6 +25,7 @@ from tinydeploy.kernels.common import (
     check_window_output,
     compute_padding,
     f32,
+    int8_shifts,
     optional_input,
     per_channel_multipliers,
     ref_variant,
@@ -110,7 +111,8 @@ def _requant_consts(x: Tensor, filt: Tensor, bias: Tensor | None, out: Tensor, o
     assert filt.quant is not None and filt.data is not None
     mult, shift = per_channel_multipliers(x.scale, filt.quant.scale, out.scale, oc)
     consts = [ConstArray("filter", "int8_t", np.asarray(filt.data, np.int8).reshape(-1)),
-              ConstArray("mult", "int32_t", mult), ConstArray("shift", "int32_t", shift)]
+              ConstArray("mult", "int32_t", mult),
+              ConstArray("shift", "int8_t", int8_shifts(shift))]
     field = "bias"
     if bias is not None:
         assert bias.data is not None
