@@ -601,6 +601,16 @@ void td_fully_connected_s16_b32_ref(const td_fully_connected_s16_params_t *p,
                                     const int16_t *in0, int16_t *out0);
 void td_conv2d_s16_b32_ref(const td_conv2d_s16_params_t *p, const int16_t *in0, int16_t *out0);
 
+/* SOFTMAX int16 -> int16 (td_softmax_s16_ref): TFLM's SoftmaxInt16 with its two tables */
+typedef struct {
+    int32_t rows, depth;    /* [in] outer size, last axis >= 1 */
+    int32_t mult, shift;    /* [in] input scale * beta / (10 / 65535) (TFLite's multiplier) */
+    const int16_t *exp_lut; /* [in] [513] exp over [-10, 0] in Q0.15 */
+    const int16_t *inv_lut; /* [in] [513] 1 / (1 + x) over [0, 1] in Q0.15 */
+} td_softmax_s16_params_t;
+
+void td_softmax_s16_ref(const td_softmax_s16_params_t *p, const int16_t *in0, int16_t *out0);
+
 /* (structs and prototypes of the other ops go between the marker above and these lines) */
 #ifdef __cplusplus
 }

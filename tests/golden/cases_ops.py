@@ -875,3 +875,21 @@ def int16_bias32_cases() -> list[Int16Case]:
         Int16Case("conv", (1, 5, 5, 16), 3, (3, 3), 1, "SAME", per_channel=False, seed=48,
                   bias_dtype=i32),
     ]
+
+
+def int16_softmax_cases() -> list[OpCase]:
+    """int16 -> int16 SOFTMAX (output 1/32768): odd depths, one-element rows, 3-D inputs,
+    betas other than 1, input scales whose differences span less or far more than [-10, 0],
+    and rows of all 65,536 values."""
+    from tinydeploy.model.ir import SoftmaxOptions
+
+    cases = []
+    for k, (shape, scale, beta, data) in enumerate([
+            ((1, 10), 0.0005, 1.0, "random"), ((3, 7), 1 / 32768, 1.0, "random"),
+            ((2, 4, 33), 0.002, 0.5, "random"), ((1, 1), 0.001, 1.0, "random"),
+            ((4, 300), 3e-5, 2.0, "random"), ((2, 5), 0.01, 1.0, "random"),
+            ((2, 32768), 0.0003, 1.0, "all"), ((5, 12), 0.00015, 1.7, "random")]):
+        cases.append(OpCase("SOFTMAX", (In(shape, (scale, 0), data=data, dtype="int16"),),
+                            (Out(shape, (1 / 32768, 0), dtype="int16"),), SoftmaxOptions(beta),
+                            seed=130 + k, label=f"int16 scale={scale:g} beta={beta:g}"))
+    return cases

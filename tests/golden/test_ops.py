@@ -22,6 +22,7 @@ try:
         int16_copy_cases,
         int16_shape_cases,
         int16_sigmoid_cases,
+        int16_softmax_cases,
         int16_window_cases,
         layout_cases,
         log_softmax_cases,
@@ -44,6 +45,7 @@ except ImportError:  # pragma: no cover - when tests/golden is a package
         int16_copy_cases,
         int16_shape_cases,
         int16_sigmoid_cases,
+        int16_softmax_cases,
         int16_window_cases,
         layout_cases,
         log_softmax_cases,
@@ -104,6 +106,7 @@ NEW_SOURCES = [
     "kernels/ref/td_strided_slice_s8_ref.c", "kernels/ref/td_concatenation_s8_ref.c",
     "kernels/ref/td_logistic_s16_ref.c", "kernels/ref/td_tanh_s16_ref.c",
     "kernels/ref/td_fully_connected_s16_b32_ref.c", "kernels/ref/td_conv2d_s16_b32_ref.c",
+    "kernels/ref/td_softmax_s16_ref.c",
 ]
 
 
@@ -274,3 +277,13 @@ def test_16x8_depthwise_with_int32_bias_is_refused() -> None:
     b.op("DEPTHWISE_CONV_2D", [x, w, bias], [y], ir.DepthwiseConv2DOptions(), version=5)
     with pytest.raises(UnsupportedError, match="reads an int64 bias"):
         select_kernels(load_tflite(b.build([x], [y])))
+
+
+def test_int16_softmax_matches_tflite_micro() -> None:
+    """int16 -> int16 SOFTMAX with TFLM's two 513-entry tables, filled on the host."""
+    cases = int16_softmax_cases()
+    built = [c.build() for c in cases]
+    for b in built:
+        (choice,) = select_kernels(load_tflite(b.model)).choices
+        assert choice.variant.symbol == "td_softmax_s16_ref", b.name
+    check(built)

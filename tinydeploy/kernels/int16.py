@@ -526,6 +526,93 @@ def _prepare_softmax16(graph: Graph, op: Operator) -> KernelCall:
                       (ConstArray("exp_lut", "int32_t", table),), ("in0", "out0"))
 
 
+# --- SOFTMAX int16 -> int16 ------------------------------------------------------------------
+
+LUT16_SIZE = 513   # TFLite's int16 tables: 512 steps and the end point
+
+
+def lut16_populate(input_scale: float, input_zp: int, output_scale: float,
+                   transform: Callable[[np.float32], np.float32]) -> np.ndarray:
+    """TFLite's ``LUTPopulateInt16<float>`` (output zero point 0): 512 samples of
+    ``transform`` over the input range and the end point, each lowered by half the error of
+    linear interpolation at the interval's midpoint, all in float32 as TFLite (so the
+    device's ``LUTLookup`` interpolation is unbiased)."""
+    f = np.float32
+    scale_in, scale_out = f(input_scale), f(output_scale)
+    in_min = f(scale_in * f(INT16_MIN - input_zp))
+    in_max = f(scale_in * f(INT16_MAX - input_zp))
+    out_min = f(scale_out * f(INT16_MIN))
+    out_max = f(scale_out * f(INT16_MAX))
+    steps = LUT16_SIZE - 1
+    step = f(f(in_max - in_min) / f(steps))
+    half = f(step / f(2))
+    inv = f(f(65536) / f(out_max - out_min))
+
+    def rnd(v: np.float32) -> np.float32:
+        return f(round_half_away(float(v)))
+
+    def clamp(v: np.float32) -> int:
+        return int(min(max(v, f(INT16_MIN)), f(INT16_MAX)))
+
+    lut = []
+    for i in range(steps):
+        x0 = f(in_min + f(f(i) * step))
+        val = transform(x0)
+        mid = transform(f(x0 + half))
+        nxt = transform(f(in_min + f(f(i + 1) * step)))
+        sample = rnd(f(val * inv))
+        interp = rnd(f(f(f(nxt * inv) + sample) / f(2)))
+        bias = rnd(f(f(interp - rnd(f(mid * inv))) / f(2)))
+        lut.append(clamp(f(sample - bias)))
+    lut.append(clamp(rnd(f(transform(in_max) * inv))))
+    return np.array(lut, dtype=np.int16)
+
+
+def softmax16_tables() -> tuple[np.ndarray, np.ndarray]:
+    """TFLM's int16 SOFTMAX tables: exp over [-10, 0] and 1 / (1 + x) over [0, 1], both
+    into Q0.15 (the same for every model)."""
+    from tinydeploy.kernels.unary import exp32
+
+    rng = INT16_MAX - INT16_MIN
+    f = np.float32
+    exp_lut = lut16_populate(float(f(10.0) / f(rng)), INT16_MAX, float(f(2.0) / f(rng)),
+                             exp32)
+    inv_lut = lut16_populate(float(f(1.0) / f(rng)), INT16_MIN, float(f(2.0) / f(rng)),
+                             lambda v: f(f(1.0) / f(f(1.0) + v)))
+    return exp_lut, inv_lut
+
+
+def _accepts_softmax_s16(graph: Graph, op: Operator) -> str | None:
+    if not isinstance(op.options, SoftmaxOptions):
+        return "missing SoftmaxOptions"
+    x, out = graph.tensor(op.inputs[0]), graph.tensor(op.outputs[0])
+    why = _io16(x, out)
+    if why:
+        return why
+    if abs(out.scale - 1 / 32768) > 0.001 / 32768:
+        return (f"output '{out.name}' has scale {out.scale:g}; TFLM requires 1/32768 for "
+                "int16 softmax")
+    if not x.shape or x.shape != out.shape:
+        return f"shapes {list(x.shape)} -> {list(out.shape)} differ"
+    mult, shift = quantize_multiplier(f32(x.scale) * f32(op.options.beta) / (10.0 / 65535.0))
+    if mult == 0 or shift > 30:
+        return f"input scale {x.scale:g} with beta {op.options.beta:g} is outside TFLM's range"
+    return None
+
+
+def _prepare_softmax_s16(graph: Graph, op: Operator) -> KernelCall:
+    assert isinstance(op.options, SoftmaxOptions)
+    x = graph.tensor(op.inputs[0])
+    mult, shift = quantize_multiplier(f32(x.scale) * f32(op.options.beta) / (10.0 / 65535.0))
+    exp_lut, inv_lut = softmax16_tables()
+    depth = x.shape[-1]
+    return KernelCall("td_softmax_s16_ref", "td_softmax_s16_params_t",
+                      (("rows", x.size // depth), ("depth", depth), ("mult", mult),
+                       ("shift", shift), ("exp_lut", "@exp_lut"), ("inv_lut", "@inv_lut")),
+                      (ConstArray("exp_lut", "int16_t", exp_lut),
+                       ConstArray("inv_lut", "int16_t", inv_lut)), ("in0", "out0"))
+
+
 # --- QUANTIZE between integer types, DEQUANTIZE int16 --------------------------------------
 
 
@@ -719,3 +806,5 @@ register(ref_variant("DEQUANTIZE", "td_dequantize_s16_ref", _accepts_dequant16,
 for _op, _sym in (("LOGISTIC", "td_logistic_s16_ref"), ("TANH", "td_tanh_s16_ref")):
     register(ref_variant(_op, _sym, _accepts_sigmoid16, _prepare_sigmoid16, inplace=True,
                          headers=("kernels/ref/td_sigmoid16.h",)))
+register(ref_variant("SOFTMAX", "td_softmax_s16_ref", _accepts_softmax_s16, _prepare_softmax_s16,
+                     headers=("kernels/ref/td_lut16.h",)))
