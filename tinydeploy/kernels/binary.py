@@ -201,11 +201,14 @@ def _prepare_prelu(graph: Graph, op: Operator) -> KernelCall:
 
 
 def _variant(op: str, symbol: str, accepts: Callable[[Graph, Operator], str | None],
-             prepare: Callable[[Graph, Operator], KernelCall]) -> None:
-    register(ref_variant(op, symbol, accepts, prepare, inplace=True, headers=HEADERS))
+             prepare: Callable[[Graph, Operator], KernelCall],
+             headers: tuple[str, ...] = ()) -> None:
+    register(ref_variant(op, symbol, accepts, prepare, inplace=True,
+                         headers=HEADERS + headers))
 
 
-_variant("SUB", "td_sub_s8_ref", _accepts_sub, _prepare_sub)
+_variant("SUB", "td_sub_s8_ref", _accepts_sub, _prepare_sub,
+         (f"{REF_DIR}/td_addsub_one.h",))
 _variant("MAXIMUM", "td_maximum_s8_ref", _accepts_minmax, _prepare_minmax("td_maximum_s8_ref"))
 _variant("MINIMUM", "td_minimum_s8_ref", _accepts_minmax, _prepare_minmax("td_minimum_s8_ref"))
 _variant("SQUARED_DIFFERENCE", "td_squared_difference_s8_ref", _accepts_sqdiff,

@@ -328,9 +328,9 @@ def _prepare_dequantize(graph: Graph, op: Operator) -> KernelCall:
 BCAST_HEADER = f"{REF_DIR}/td_bcast_rows.h"
 
 register(ref_variant("ADD", "td_add_s8_ref", _accepts_add, _prepare_add, inplace=True,
-                     headers=(BCAST_HEADER,)))
+                     headers=(BCAST_HEADER, f"{REF_DIR}/td_addsub_one.h")))
 register(ref_variant("MUL", "td_mul_s8_ref", _binary_reason, _prepare_mul, inplace=True,
-                     headers=(BCAST_HEADER,)))
+                     headers=(BCAST_HEADER, f"{REF_DIR}/td_mul_one.h")))
 register(ref_variant("QUANTIZE", LUT_SYMBOL, _accepts_quantize_s8, lut_prepare(
     lambda x, y, op: requantize_lut(x.scale, x.zero_point, y.scale, y.zero_point)),
                      inplace=True, source=LUT_SOURCE))

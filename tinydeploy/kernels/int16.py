@@ -788,11 +788,11 @@ for _src, _dst in ((DType.INT16, DType.INT8), (DType.INT8, DType.INT16),
                          inplace=_src.itemsize == _dst.itemsize,
                          headers=("kernels/ref/td_requant_body.h",)))
 register(ref_variant("ADD", "td_add_s16_ref", _accepts_add16, _prepare_add16, inplace=True,
-                     headers=("kernels/ref/td_bcast_rows.h",)))
+                     headers=("kernels/ref/td_bcast_rows.h", "kernels/ref/td_addsub_one.h")))
 register(ref_variant("SUB", "td_sub_s16_ref", _accepts_add16, _prepare_add16, inplace=True,
-                     headers=("kernels/ref/td_bcast_rows.h",)))
+                     headers=("kernels/ref/td_bcast_rows.h", "kernels/ref/td_addsub_one.h")))
 register(ref_variant("MUL", "td_mul_s16_ref", _accepts_mul16, _prepare_mul16, inplace=True,
-                     headers=("kernels/ref/td_bcast_rows.h",)))
+                     headers=("kernels/ref/td_bcast_rows.h", "kernels/ref/td_mul_one.h")))
 register(ref_variant("MEAN", "td_mean_s16_ref", _accepts_mean16, _prepare_mean16,
                      headers=("kernels/ref/td_mean_body.h", "kernels/ref/td_bcast_rows.h")))
 register(ref_variant("SUM", "td_mean_s16_ref", _accepts_mean16, _prepare_mean16,
