@@ -13,6 +13,8 @@ computed here.
 
 from __future__ import annotations
 
+import functools
+import re
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -116,15 +118,43 @@ def int8_shifts(shift: np.ndarray) -> np.ndarray:
     return s.astype(np.int8)
 
 
+@functools.cache
+def private_headers(source: str) -> tuple[str, ...]:
+    """The headers next to ``source`` (a path relative to firmware/) that it includes,
+    directly or through one another, sorted: the private bodies a kernel's source needs
+    copied beside it (``#include "x.h"`` of a file in the same folder; the shared
+    firmware/kernels headers are copied into every project anyway). Empty when the source
+    is not there (a variant declared before its C exists fails at build time instead)."""
+    from tinydeploy.resources import firmware_dir
+
+    root = firmware_dir()
+    found: set[str] = set()
+    todo = [source]
+    while todo:
+        path = root / todo.pop()
+        if not path.is_file():
+            continue
+        for name in re.findall(r'^\s*#\s*include\s+"([^"/]+)"', path.read_text(), re.M):
+            rel = str(path.parent.relative_to(root) / name)
+            if (root / rel).is_file() and rel not in found:
+                found.add(rel)
+                todo.append(rel)
+    return tuple(sorted(found))
+
+
 def ref_variant(op: str, symbol: str, accepts: Callable[[Graph, Operator], str | None],
                 prepare: Callable[[Graph, Operator], KernelCall], *, inplace: bool = False,
                 source: str | None = None, headers: tuple[str, ...] = (),
                 access: Callable[[KernelCall], object] | None = None) -> KernelVariant:
     """A reference kernel variant: no board feature required, priority 0, the one source
     ``kernels/ref/<symbol>.c`` unless ``source`` names another (a kernel shared by ops),
-    then the private ``headers`` it includes (copied into the project, never compiled)."""
+    then the private ``headers`` it includes (copied into the project, never compiled):
+    those listed, then any other the source includes (`private_headers`), so a kernel
+    whose body moves into a shared header needs no change where it is registered."""
+    src = source or f"{REF_DIR}/{symbol}.c"
+    found = tuple(h for h in private_headers(src) if h not in headers)
     return KernelVariant(op=op, impl="ref", symbol=symbol,
-                         sources=(source or f"{REF_DIR}/{symbol}.c", *headers),
+                         sources=(src, *headers, *found),
                          requires=frozenset(), accepts=accepts, prepare=prepare,
                          inplace=inplace, access=access)
 

@@ -771,10 +771,11 @@ for _op, _stem, _acc, _prep in (
         register(ref_variant(
             _op, f"{_stem}{_suffix}_ref",
             lambda g, o, _a=_acc, _b=_bias: _a(g, o, _b), _prep,  # type: ignore[misc]
-            headers=(f"kernels/ref/{_stem}_body.h", "kernels/ref/td_s16_accum.h",
-                     "kernels/ref/td_requant64.h")))
+            headers=(f"kernels/ref/{_stem.replace('_s16', '')}_body.h",
+                     "kernels/ref/td_accum.h", "kernels/ref/td_requant64.h")))
 register(ref_variant("DEPTHWISE_CONV_2D", "td_dwconv2d_s16_ref", _accepts_dw, _prepare_dw,
-                     headers=("kernels/ref/td_requant64.h",)))
+                     headers=("kernels/ref/td_dwconv2d_body.h", "kernels/ref/td_accum.h",
+                              "kernels/ref/td_requant64.h")))
 for _op, _sym in (("AVERAGE_POOL_2D", "td_avgpool2d_s16_ref"),
                   ("MAX_POOL_2D", "td_maxpool2d_s16_ref")):
     register(ref_variant(_op, _sym, _accepts_pool, _prepare_pool(_sym),
