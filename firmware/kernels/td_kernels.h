@@ -295,6 +295,7 @@ typedef struct {
     int32_t cell_tanh_mult, cell_tanh_shift; /* [in] tanh input rescale of the cell state */
     int32_t cell_clip;      /* [in] quantized |cell| clip, 0 = none */
     const uint16_t *sigmoid_lut; /* [in] [256] sigmoid(i / 24) in Q0.16 (65535 at most) */
+    const int64_t *bias64;  /* [in] [4][state_size]: td_lstm_s16_ref's (16x8) bias */
 } td_lstm_params_t;
 
 void td_lstm_s8_ref(const td_lstm_params_t *p, const int8_t *in0, const int8_t *hidden,
@@ -610,6 +611,10 @@ typedef struct {
 } td_softmax_s16_params_t;
 
 void td_softmax_s16_ref(const td_softmax_s16_params_t *p, const int16_t *in0, int16_t *out0);
+
+/* UNIDIRECTIONAL_SEQUENCE_LSTM 16x8: td_lstm_params_t with bias64, int16 hidden state */
+void td_lstm_s16_ref(const td_lstm_params_t *p, const int16_t *in0, const int16_t *hidden,
+                     const int16_t *cell, int16_t *out0, void *scratch);
 
 /* (structs and prototypes of the other ops go between the marker above and these lines) */
 #ifdef __cplusplus

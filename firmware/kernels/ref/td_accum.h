@@ -15,8 +15,9 @@
  *
  * Defined here: TD_ACC_ELEM_T (data type), TD_ACC_T (accumulator), TD_ACC_BIAS (the params
  * field of the bias, or NULL), TD_ACC_ADD(acc, v) (int32 sums wrap in two's complement),
- * TD_ACC_REQUANT(acc, m, s), TD_ACC_IN_OFFSET(p), TD_ACC_FILTER_OFFSET(p),
- * TD_ACC_OUT_OFFSET(p) (0 for the 16x8 paths).
+ * TD_ACC_REQUANT(acc, m, s), TD_ACC_SAT(v) (saturation to the data type),
+ * TD_ACC_IN_OFFSET(p), TD_ACC_FILTER_OFFSET(p), TD_ACC_OUT_OFFSET(p) (0 for the 16x8
+ * paths).
  */
 #define TD_ACCUM_S8 1
 #define TD_ACCUM_S16 2
@@ -48,6 +49,12 @@
 #define TD_ACC_ELEM_T int16_t
 #define TD_ACC_BIAS bias32
 #endif
+#endif
+
+#if TD_ACCUM == TD_ACCUM_S8
+#define TD_ACC_SAT(v) td_sat_s8(v)
+#else
+#define TD_ACC_SAT(v) td_sat_s16(v)
 #endif
 
 #if TD_ACCUM == TD_ACCUM_S8
