@@ -73,23 +73,26 @@ def compute_padding(stride: int, dilation: int, size: int, filt: int, out: int) 
     return total // 2
 
 
-def activation_range(act: Activation, out: Tensor) -> tuple[int, int] | None:
-    """TFLite ``CalculateActivationRangeQuantized`` for int8 outputs; None when the fused
-    activation has no clamp form (TANH, SIGN_BIT)."""
+def activation_range(act: Activation, out: Tensor, limits: tuple[int, int] = (INT8_MIN, INT8_MAX)
+                     ) -> tuple[int, int] | None:
+    """TFLite ``CalculateActivationRangeQuantized`` for an output whose type spans ``limits``
+    (int8 unless said; the 16x8 kernels pass int16's); None when the fused activation has no
+    clamp form (TANH, SIGN_BIT)."""
     scale = np.float32(out.scale)
     zp = out.zero_point
+    lo, hi = limits
 
     def q(v: float) -> int:
         return zp + round_half_away(float(np.float32(v) / scale))
 
     if act == Activation.NONE:
-        return INT8_MIN, INT8_MAX
+        return lo, hi
     if act == Activation.RELU:
-        return max(INT8_MIN, q(0.0)), INT8_MAX
+        return max(lo, q(0.0)), hi
     if act == Activation.RELU6:
-        return max(INT8_MIN, q(0.0)), min(INT8_MAX, q(6.0))
+        return max(lo, q(0.0)), min(hi, q(6.0))
     if act == Activation.RELU_N1_TO_1:
-        return max(INT8_MIN, q(-1.0)), min(INT8_MAX, q(1.0))
+        return max(lo, q(-1.0)), min(hi, q(1.0))
     return None
 
 

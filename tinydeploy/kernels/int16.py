@@ -22,6 +22,7 @@ import numpy as np
 
 from tinydeploy.fixedpoint import quantize_multiplier, round_half_away
 from tinydeploy.kernels.common import (
+    activation_range,
     check_window_output,
     compute_padding,
     f32,
@@ -31,7 +32,9 @@ from tinydeploy.kernels.common import (
     per_channel_multipliers,
     ref_variant,
 )
+from tinydeploy.kernels.pooling import pool_prepare, pool_reason
 from tinydeploy.kernels.registry import ConstArray, KernelCall, register
+from tinydeploy.kernels.softmax import softmax_s8_prepare, softmax_s8_reason
 from tinydeploy.model.ir import (
     Activation,
     ActivationOptions,
@@ -41,7 +44,6 @@ from tinydeploy.model.ir import (
     FullyConnectedOptions,
     Graph,
     Operator,
-    Pool2DOptions,
     SoftmaxOptions,
     Tensor,
 )
@@ -52,20 +54,7 @@ _SHORT = {DType.INT8: "s8", DType.INT16: "s16", DType.INT32: "s32"}
 
 def activation_range16(act: Activation, out: Tensor) -> tuple[int, int] | None:
     """TFLite CalculateActivationRangeQuantized for an int16 output (zero point 0)."""
-    scale = np.float32(out.scale)
-
-    def q(v: float) -> int:
-        return round_half_away(float(np.float32(v) / scale))
-
-    if act == Activation.NONE:
-        return INT16_MIN, INT16_MAX
-    if act == Activation.RELU:
-        return max(INT16_MIN, q(0.0)), INT16_MAX
-    if act == Activation.RELU6:
-        return max(INT16_MIN, q(0.0)), min(INT16_MAX, q(6.0))
-    if act == Activation.RELU_N1_TO_1:
-        return max(INT16_MIN, q(-1.0)), min(INT16_MAX, q(1.0))
-    return None
+    return activation_range(act, out, (INT16_MIN, INT16_MAX))
 
 
 def _weights_reason(filt: Tensor | None, bias: Tensor | None, oc: int, axis: int,
@@ -270,38 +259,7 @@ def _prepare_dw(graph: Graph, op: Operator) -> KernelCall:
 
 
 def _accepts_pool(graph: Graph, op: Operator) -> str | None:
-    opts = op.options
-    if not isinstance(opts, Pool2DOptions):
-        return "missing Pool2DOptions"
-    x, out = graph.tensor(op.inputs[0]), graph.tensor(op.outputs[0])
-    why = int16_reason(x, "input") or int16_reason(out, "output")
-    if why:
-        return why
-    if len(x.shape) != 4 or min(opts.filter_h, opts.filter_w, opts.stride_h, opts.stride_w) < 1:
-        return "input must be 4-D with windows and strides >= 1"
-    if activation_range16(opts.activation, out) is None:
-        return f"fused activation {opts.activation.name} is not supported"
-    return check_window_output(out, opts.padding, x.shape, (opts.filter_h, opts.filter_w),
-                               (opts.stride_h, opts.stride_w), (1, 1), x.shape[3])
-
-
-def _prepare_pool(symbol: str) -> Callable[[Graph, Operator], KernelCall]:
-    def prepare(graph: Graph, op: Operator) -> KernelCall:
-        opts = op.options
-        assert isinstance(opts, Pool2DOptions)
-        x, out = graph.tensor(op.inputs[0]), graph.tensor(op.outputs[0])
-        n, h, w, c = x.shape
-        _, oh, ow, _ = out.shape
-        act = activation_range16(opts.activation, out)
-        assert act is not None
-        params = (("batches", n), ("in_h", h), ("in_w", w), ("channels", c), ("out_h", oh),
-                  ("out_w", ow), ("filter_h", opts.filter_h), ("filter_w", opts.filter_w),
-                  ("stride_h", opts.stride_h), ("stride_w", opts.stride_w),
-                  ("pad_h", compute_padding(opts.stride_h, 1, h, opts.filter_h, oh)),
-                  ("pad_w", compute_padding(opts.stride_w, 1, w, opts.filter_w, ow)),
-                  ("act_min", act[0]), ("act_max", act[1]))
-        return KernelCall(symbol, "td_pool2d_params_t", params, (), ("in0", "out0"))
-    return prepare
+    return pool_reason(graph, op, _io16)
 
 
 # --- ADD int16 ------------------------------------------------------------------------------
@@ -486,32 +444,17 @@ def _prepare_concat16(graph: Graph, op: Operator) -> KernelCall:
 # --- SOFTMAX int8 -> int16 --------------------------------------------------------------
 
 
-def _accepts_softmax16(graph: Graph, op: Operator) -> str | None:
-    if not isinstance(op.options, SoftmaxOptions):
-        return "missing SoftmaxOptions"
-    x, out = graph.tensor(op.inputs[0]), graph.tensor(op.outputs[0])
-    if x.dtype is not DType.INT8 or out.dtype is not DType.INT16:
-        return f"{x.dtype.name} -> {out.dtype.name} (this variant: INT8 -> INT16)"
-    if x.quant is None or out.quant is None or len(x.quant.scale) != 1:
-        return "input and output must be per-tensor quantized"
+def _softmax16_output_reason(out: Tensor) -> str | None:
+    if out.dtype is not DType.INT16 or out.quant is None or len(out.quant.scale) != 1:
+        return f"output '{out.name}' is {out.dtype.name} (this variant: per-tensor INT16)"
     if out.zero_point != INT16_MIN or abs(out.scale - 1 / 65536) > 0.001 / 65536:
         return (f"output '{out.name}' has scale {out.scale:g} and zero point {out.zero_point}; "
                 "TFLM requires 1/65536 and -32768 for int8 -> int16 softmax")
-    from tinydeploy.kernels.softmax import softmax_shape_beta_reason
-
-    return softmax_shape_beta_reason(x, out, op.options.beta)
+    return None
 
 
-def _prepare_softmax16(graph: Graph, op: Operator) -> KernelCall:
-    from tinydeploy.kernels.softmax import softmax_exp_table
-
-    assert isinstance(op.options, SoftmaxOptions)
-    x = graph.tensor(op.inputs[0])
-    table, _ = softmax_exp_table(op.options.beta, x.scale)
-    depth = x.shape[-1]
-    return KernelCall("td_softmax_s8_s16_ref", "td_softmax_params_t",
-                      (("rows", x.size // depth), ("depth", depth), ("exp_lut", "@exp_lut")),
-                      (ConstArray("exp_lut", "int32_t", table),), ("in0", "out0"))
+def _accepts_softmax16(graph: Graph, op: Operator) -> str | None:
+    return softmax_s8_reason(graph, op, _softmax16_output_reason)
 
 
 # --- SOFTMAX int16 -> int16 ------------------------------------------------------------------
@@ -737,7 +680,7 @@ register(ref_variant("DEPTHWISE_CONV_2D", "td_dwconv2d_s16_ref", _accepts_dw, _p
                               "kernels/ref/td_requant64.h")))
 for _op, _sym in (("AVERAGE_POOL_2D", "td_avgpool2d_s16_ref"),
                   ("MAX_POOL_2D", "td_maxpool2d_s16_ref")):
-    register(ref_variant(_op, _sym, _accepts_pool, _prepare_pool(_sym),
+    register(ref_variant(_op, _sym, _accepts_pool, pool_prepare(_sym, (INT16_MIN, INT16_MAX)),
                          headers=("kernels/ref/td_pool2d_body.h",
                                   "kernels/ref/td_pool2d_window.h")))
 for _src, _dst in ((DType.INT16, DType.INT8), (DType.INT8, DType.INT16),
@@ -759,7 +702,8 @@ register(ref_variant("SUM", "td_mean_s16_ref", _accepts_mean16, _prepare_mean16,
                      headers=("kernels/ref/td_mean_body.h", "kernels/ref/td_bcast_rows.h")))
 register(ref_variant("CONCATENATION", "td_concatenation_s16_ref", _accepts_concat16,
                      _prepare_concat16, headers=("kernels/ref/td_concatenation_body.h",)))
-register(ref_variant("SOFTMAX", "td_softmax_s8_s16_ref", _accepts_softmax16, _prepare_softmax16,
+register(ref_variant("SOFTMAX", "td_softmax_s8_s16_ref", _accepts_softmax16,
+                     softmax_s8_prepare("td_softmax_s8_s16_ref"),
                      headers=("kernels/ref/td_softmax_body.h", "kernels/ref/td_gemmlowp.h")))
 register(ref_variant("DEQUANTIZE", "td_dequantize_s16_ref", _accepts_dequant16,
                      _prepare_dequant16))
