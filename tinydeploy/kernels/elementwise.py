@@ -183,14 +183,16 @@ def _args(graph: Graph, op: Operator, swapped: bool, b: Tensor) -> tuple[str, ..
 # --- ADD --------------------------------------------------------------------------------
 
 
-def add_params(s0: float, z0: int, s1: float, z1: int, so: float, zo: int
-               ) -> dict[str, int]:
-    """TFLM CalculateOpDataAdd for int8 (scales are float32 values)."""
+def add_params(s0: float, z0: int, s1: float, z1: int, so: float, zo: int,
+               left_shift: int = ADD_LEFT_SHIFT) -> dict[str, int]:
+    """TFLM CalculateOpDataAdd (scales are float32 values, ratios in double): both inputs
+    rescaled to twice the larger scale after a left shift of ``left_shift`` (20 for int8,
+    15 for int16); SUB's Prepare is the same arithmetic."""
     twice_max = 2.0 * max(f32(s0), f32(s1))
     m0, sh0 = quantize_multiplier(f32(s0) / twice_max)
     m1, sh1 = quantize_multiplier(f32(s1) / twice_max)
-    mo, sho = quantize_multiplier(twice_max / ((1 << ADD_LEFT_SHIFT) * f32(so)))
-    return {"left_shift": ADD_LEFT_SHIFT, "in0_offset": -z0, "in0_mult": m0, "in0_shift": sh0,
+    mo, sho = quantize_multiplier(twice_max / ((1 << left_shift) * f32(so)))
+    return {"left_shift": left_shift, "in0_offset": -z0, "in0_mult": m0, "in0_shift": sh0,
             "in1_offset": -z1, "in1_mult": m1, "in1_shift": sh1, "out_offset": zo,
             "out_mult": mo, "out_shift": sho}
 

@@ -308,15 +308,12 @@ def _accepts_add16(graph: Graph, op: Operator) -> str | None:
 
 
 def _prepare_add16(graph: Graph, op: Operator) -> KernelCall:
-    from tinydeploy.kernels.elementwise import broadcast_shape, broadcast_strides
+    from tinydeploy.kernels.elementwise import add_params, broadcast_shape, broadcast_strides
 
     a, b = graph.op_inputs(op)
     out = graph.op_outputs(op)[0]
     assert a is not None and b is not None
-    twice_max = 2.0 * max(f32(a.scale), f32(b.scale))
-    m0, sh0 = quantize_multiplier(f32(a.scale) / twice_max)
-    m1, sh1 = quantize_multiplier(f32(b.scale) / twice_max)
-    mo, sho = quantize_multiplier(twice_max / ((1 << ADD16_LEFT_SHIFT) * f32(out.scale)))
+    q = add_params(a.scale, 0, b.scale, 0, out.scale, 0, ADD16_LEFT_SHIFT)
     act = op.options.activation if isinstance(op.options, ActivationOptions) else \
         Activation.NONE
     rng = activation_range16(act, out)
@@ -325,11 +322,9 @@ def _prepare_add16(graph: Graph, op: Operator) -> KernelCall:
     assert bs is not None
     dims, st0, st1 = broadcast_strides(a.shape, b.shape, bs)
     params: tuple[tuple[str, int | float | str], ...] = (
-        ("left_shift", ADD16_LEFT_SHIFT), ("in0_offset", 0), ("in0_mult", m0),
-        ("in0_shift", sh0), ("in1_offset", 0), ("in1_mult", m1), ("in1_shift", sh1),
-        ("out_offset", 0), ("out_mult", mo), ("out_shift", sho), ("act_min", rng[0]),
-        ("act_max", rng[1]), ("out_dims", "@out_dims"), ("in0_strides", "@in0_strides"),
-        ("in1_strides", "@in1_strides"), ("in1_const", "NULL"))
+        *q.items(), ("act_min", rng[0]), ("act_max", rng[1]), ("out_dims", "@out_dims"),
+        ("in0_strides", "@in0_strides"), ("in1_strides", "@in1_strides"),
+        ("in1_const", "NULL"))
     symbol = "td_sub_s16_ref" if op.opcode == "SUB" else "td_add_s16_ref"
     return KernelCall(symbol, "td_add_params_t", params,
                       (ConstArray("out_dims", "int32_t", np.array(dims, np.int32)),
