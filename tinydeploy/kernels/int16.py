@@ -121,7 +121,7 @@ def _accepts_fc(graph: Graph, op: Operator, bias_type: DType = DType.INT64) -> s
         return "missing FullyConnectedOptions or shuffled weights"
     x, filt = graph.tensor(op.inputs[0]), graph.tensor(op.inputs[1])
     out = graph.tensor(op.outputs[0])
-    why = int16_reason(x, "input") or int16_reason(out, "output")
+    why = _io16(x, out)
     if why:
         return why
     if len(filt.shape) != 2:
@@ -164,7 +164,7 @@ def _accepts_conv(graph: Graph, op: Operator, bias_type: DType = DType.INT64) ->
         return "missing Conv2DOptions"
     x, filt = graph.tensor(op.inputs[0]), graph.tensor(op.inputs[1])
     out = graph.tensor(op.outputs[0])
-    why = int16_reason(x, "input") or int16_reason(out, "output")
+    why = _io16(x, out)
     if why:
         return why
     if len(x.shape) != 4 or len(filt.shape) != 4:
@@ -176,9 +176,17 @@ def _accepts_conv(graph: Graph, op: Operator, bias_type: DType = DType.INT64) ->
     c = x.shape[3]
     if fc <= 0 or c % fc or oc % (c // fc):
         return f"channels {c} / filter channels {fc} / outputs {oc} do not form groups"
+    return _window_reason(opts, out, x.shape, (fh, fw), oc)
+
+
+def _window_reason(opts: Conv2DOptions | DepthwiseConv2DOptions, out: Tensor,
+                   in_shape: tuple[int, ...], filter_hw: tuple[int, int], oc: int
+                   ) -> str | None:
+    """The checks the 16x8 convolutions share after their tensor checks: a fused activation
+    with an int16 clamp, and the output shape TFLite computes for the window."""
     if activation_range16(opts.activation, out) is None:
         return f"fused activation {opts.activation.name} is not supported"
-    return check_window_output(out, opts.padding, x.shape, (fh, fw),
+    return check_window_output(out, opts.padding, in_shape, filter_hw,
                                (opts.stride_h, opts.stride_w),
                                (opts.dilation_h, opts.dilation_w), oc)
 
@@ -224,7 +232,7 @@ def _accepts_dw(graph: Graph, op: Operator) -> str | None:
         return "missing DepthwiseConv2DOptions"
     x, filt = graph.tensor(op.inputs[0]), graph.tensor(op.inputs[1])
     out = graph.tensor(op.outputs[0])
-    why = int16_reason(x, "input") or int16_reason(out, "output")
+    why = _io16(x, out)
     if why:
         return why
     if len(x.shape) != 4 or len(filt.shape) != 4 or filt.shape[0] != 1:
@@ -235,11 +243,7 @@ def _accepts_dw(graph: Graph, op: Operator) -> str | None:
         return why
     if c == 0 or oc % c or opts.depth_multiplier != oc // c:
         return f"filter channels {oc}, input channels {c}, multiplier {opts.depth_multiplier}"
-    if activation_range16(opts.activation, out) is None:
-        return f"fused activation {opts.activation.name} is not supported"
-    return check_window_output(out, opts.padding, x.shape, (filt.shape[1], filt.shape[2]),
-                               (opts.stride_h, opts.stride_w),
-                               (opts.dilation_h, opts.dilation_w), oc)
+    return _window_reason(opts, out, x.shape, (filt.shape[1], filt.shape[2]), oc)
 
 
 def _prepare_dw(graph: Graph, op: Operator) -> KernelCall:
