@@ -177,6 +177,12 @@ def check_int8_tensor(t: Tensor | None, role: str, *, per_tensor: bool = True) -
     return None
 
 
+def plan_reason(plan: object) -> str | None:
+    """The `accepts` answer of an op's plan function, which returns either its plan or the
+    reason there is none (a str): that reason, else None."""
+    return plan if isinstance(plan, str) else None
+
+
 def first_reason(*reasons: str | None) -> str | None:
     for r in reasons:
         if r is not None:
