@@ -3,7 +3,7 @@
 input, white noise and long streams (noise-reduction / PCAN state carried across frames).
 
 TFLM's own micro_speech test clips are used when present (``TD_MICRO_SPEECH_DIR``, default
-``/work/data/public-models/micro_speech`` or ``.cache/public-models/micro_speech``: the WAVs
+``.cache/public-models/micro_speech`` in the clone: the WAVs
 of tensorflow/tflite-micro's ``tensorflow/lite/micro/examples/micro_speech/testdata/``)."""
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ CLIPS = ("yes_1000ms", "no_1000ms", "silence_1000ms", "noise_1000ms", "yes_30ms"
 
 def micro_speech_dir() -> Path | None:
     """Where TFLM's micro_speech model and test clips were put, or None."""
-    for d in (os.environ.get("TD_MICRO_SPEECH_DIR"), "/work/data/public-models/micro_speech",
+    for d in (os.environ.get("TD_MICRO_SPEECH_DIR"),
               str(ROOT / ".cache" / "public-models" / "micro_speech")):
         if d and (Path(d) / "yes_1000ms.wav").exists():
             return Path(d)
@@ -114,7 +114,7 @@ def test_tflm_test_clips_byte_identical(host: HostMicroFrontend, name: str) -> N
     if d is None:
         pytest.skip("TFLM micro_speech test clips not found: put tflite-micro's "
                     "tensorflow/lite/micro/examples/micro_speech/testdata/*.wav in "
-                    "/work/data/public-models/micro_speech or set TD_MICRO_SPEECH_DIR")
+                    ".cache/public-models/micro_speech or set TD_MICRO_SPEECH_DIR")
     audio = read_pcm(d / f"{name}.wav")
     c, op = host.stream_u16(audio), tf_features(audio)
     assert (c == op).all(), _mismatch(c, op)

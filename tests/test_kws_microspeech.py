@@ -116,7 +116,7 @@ def test_tflm_micro_speech_labels_tflm_test_clips(tmp_path: Path) -> None:
         pytest.skip("TFLM micro_speech model and clips not found: put tflite-micro's "
                     "tensorflow/lite/micro/examples/micro_speech/models/"
                     "micro_speech_quantized.tflite and testdata/*.wav in "
-                    "/work/data/public-models/micro_speech or set TD_MICRO_SPEECH_DIR")
+                    ".cache/public-models/micro_speech or set TD_MICRO_SPEECH_DIR")
     model = d / "micro_speech_quantized.tflite"
     choice = resolve_frontend("micro-speech", model)
     # TFLM's test takes the arg max of one window's output: every label may win, no smoothing

@@ -4,7 +4,9 @@ Each model is built for the ``host`` board with ``-fsanitize=address,undefined``
 recovery: the first finding aborts the firmware) and runs, over its serial port, on extreme
 and random inputs: all minimum (-128), all maximum (127), alternating minimum/maximum, and
 random. Every output must equal the tflite-micro reference, the firmware must still be
-running afterwards and its stderr must hold no sanitizer report. The default run covers the
+running afterwards and its stderr must hold no sanitizer report. The same build also has the
+debug guards on (``--guards``, tinydeploy/codegen/guards.py): no op of any test model writes
+outside its outputs, scratch and state. The default run covers the
 two op models (every supported op among them); ``--sweep`` adds every fixture model and the
 KWS model.
 """
@@ -57,7 +59,8 @@ def test_model_under_asan_and_ubsan_on_extreme_inputs(name: str, tmp_path: Path)
     model = OP_MODELS[name]() if path is None else path.read_bytes()
     graph = load_tflite(model)
     out = tmp_path / "fw"
-    build_firmware(model, get_board("host"), "validate", out, graph=graph, sanitize=True)
+    build_firmware(model, get_board("host"), "validate", out, graph=graph, sanitize=True,
+                   guards=True)
     fw = Firmware.from_build_dir(out)
     cases = extreme_inputs(graph)
     with connect(fw, timeout=300) as conn:

@@ -29,7 +29,7 @@ def main() -> int:
     ap.add_argument("out", type=Path)
     ap.add_argument("--under", default="", help="only paths below this prefix")
     ap.add_argument("--repo", default="", help="owner/name for PROVENANCE (default: from "
-                    "a /work/.mirror/<owner>+<name>/repo/.git path)")
+                    "a path to a clone's .git directory)")
     a = ap.parse_args()
     git = ["git", f"--git-dir={a.git_dir}"]
     commit = subprocess.run([*git, "rev-parse", "HEAD"], capture_output=True, text=True,

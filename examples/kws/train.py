@@ -2,7 +2,7 @@
 README with accuracy, provenance and sha256).
 
     nice -n 10 .venv/bin/python examples/kws/train.py \
-        --speech-commands /work/data/speech/* --per-class 1500 --epochs 16
+        --speech-commands $DATA/speech/* --per-class 1500 --epochs 16
 
 Data: a synthetic set (espeak-ng, plus flite and festival voices when installed) mixed with
 real recordings in the Speech Commands layout from --speech-commands DIR [DIR ...] (any

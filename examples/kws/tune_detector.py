@@ -1,7 +1,7 @@
 """Tune the streaming detector (threshold, averaging windows, suppression) on real
 validation-split audio, and measure false alarms per hour on the real background recordings.
 
-    nice -n 10 .venv/bin/python examples/kws/tune_detector.py /work/data/speech/*
+    nice -n 10 .venv/bin/python examples/kws/tune_detector.py $DATA/speech/*
 
 The tuning stream: every real validation-split clip (keywords, and unknown words as
 distractors; test-split speakers are never used), in a seeded order, separated by 0.5-2 s

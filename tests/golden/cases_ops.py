@@ -72,17 +72,21 @@ class OpCase:
             if spec.values is not None:
                 ids.append(b.tensor(f"idx{k}", spec.shape, spec.dtype, data=spec.values))
                 continue
-            if spec.data == "range":
+            if spec.dtype == "int16" and spec.data == "all":
+                arr = np.resize(np.arange(-32768, 32768), spec.shape).astype(np.int16)
+            elif spec.dtype == "int16":
+                arr = rng.integers(-32768, 32768, size=spec.shape).astype(np.int16)
+            elif spec.data == "range":
                 arr = rng.integers(spec.lo, spec.hi + 1, size=spec.shape).astype(np.int8)
             else:
                 zp = spec.q[1] if spec.q else 0
                 arr = int8_inputs(spec.shape, spec.data, rng, zp)
             q = spec.q or (1.0, 0)
             if spec.const:
-                ids.append(b.tensor(f"c{k}", spec.shape, "int8", scale=q[0], zero_point=q[1],
-                                    data=arr, axis=spec.axis))
+                ids.append(b.tensor(f"c{k}", spec.shape, spec.dtype, scale=q[0],
+                                    zero_point=q[1], data=arr, axis=spec.axis))
             else:
-                t = b.tensor(f"x{k}", spec.shape, "int8", scale=q[0], zero_point=q[1])
+                t = b.tensor(f"x{k}", spec.shape, spec.dtype, scale=q[0], zero_point=q[1])
                 ids.append(t)
                 graph_inputs.append(t)
                 feeds.append(arr)
@@ -809,3 +813,41 @@ def int16_shape_cases() -> list[Int16ShapeCase]:
             Int16ShapeCase("SUM", ((3, 5),), (0,), False, 0.003, seed=4),
             Int16ShapeCase("CONCATENATION", ((2, 3), (2, 5), (2, 1)), (1,), seed=5),
             Int16ShapeCase("CONCATENATION", ((1, 2, 2, 3), (1, 3, 2, 3)), (-3,), seed=6)]
+
+
+def _as_int16(case: OpCase) -> OpCase:
+    """``case`` on int16 data (16x8 tensors: its scales, zero points 0; index inputs
+    unchanged), labelled as such."""
+    from dataclasses import replace
+
+    ins = tuple(replace(i, dtype="int16", q=(i.q[0], 0)) if i.values is None and i.q else i
+                for i in case.ins)
+    outs = tuple(replace(o, dtype="int16", q=(o.q[0], 0)) if o.q else o for o in case.outs)
+    return replace(case, ins=ins, outs=outs, label=f"int16 {case.label}".strip())
+
+
+INT16_COPY_OPS = ("TRANSPOSE", "SPLIT", "SPLIT_V", "PACK", "RESIZE_NEAREST_NEIGHBOR")
+
+
+def int16_copy_cases() -> list[OpCase]:
+    """The layout and nearest-resize cases whose op TFLM also runs on int16 (TRANSPOSE up to
+    5-D, SPLIT/SPLIT_V with negative axes, PACK, RESIZE_NEAREST_NEIGHBOR with
+    align_corners / half_pixel_centers), on int16 data."""
+    return [_as_int16(c) for c in layout_cases() + reduce_resize_cases()
+            if c.op in INT16_COPY_OPS]
+
+
+def int16_sigmoid_cases() -> list[OpCase]:
+    """int16 LOGISTIC and TANH (output 2^-15): every int16 input once, at the power-of-two
+    input scales of TFLM's shortcut (2^-12, and 2^-11 for TANH), power-of-two scales off it,
+    and arbitrary small and large scales (the multiplier's doubling loop, its upper end)."""
+    cases = []
+    for k, scale in enumerate((2.0 ** -12, 2.0 ** -11, 2.0 ** -10, 2.0 ** -15, 0.0004,
+                               1 / 3000, 3e-6, 0.05, 2.5)):
+        for op in ("LOGISTIC", "TANH"):
+            shape = (65536,) if k < 5 else (3, 7, 5)
+            data = "all" if k < 5 else "random"
+            cases.append(OpCase(op, (In(shape, (scale, 0), data=data, dtype="int16"),),
+                                (Out(shape, (1 / 32768, 0), dtype="int16"),), seed=110 + k,
+                                label=f"int16 scale={scale:g}"))
+    return cases

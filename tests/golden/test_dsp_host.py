@@ -232,6 +232,22 @@ SPECS: tuple[Spec, ...] = (
          padding=Padding.VALID, zp=(5, -2), expect=DW1),
     Spec("dw_c1_mult5_stride3", "dw", (2, 9, 8, 1), 5, k=(2, 2), stride=(3, 3), zp=(127, 0),
          expect=DW1),
+    # one-channel kernel: row tails of 1, 2 and 3 taps, whole and partial channel groups,
+    # dilation along either axis, stride above the kernel, saturating multipliers
+    Spec("dw_c1_m8_k5x10", "dw", (1, 12, 23, 1), 8, k=(5, 10), zp=(-7, 3), expect=DW1),
+    Spec("dw_c1_m4_k3x7_s2", "dw", (1, 9, 11, 1), 4, k=(3, 7), stride=(1, 2), zp=(100, -5),
+         act=Activation.RELU6, expect=DW1),
+    Spec("dw_c1_m6_k4x9_valid", "dw", (1, 10, 13, 1), 6, k=(4, 9), padding=Padding.VALID,
+         zp=(-128, 127), act=Activation.RELU, expect=DW1),
+    Spec("dw_c1_m12_k3x5_dil_h", "dw", (1, 11, 9, 1), 12, k=(3, 5), dilation=(3, 1),
+         zp=(1, -1), expect=DW1),
+    Spec("dw_c1_m8_k2x6_dil_w", "dw", (2, 7, 15, 1), 8, k=(2, 6), dilation=(1, 2),
+         stride=(2, 1), zp=(-60, 60), expect=DW1),
+    Spec("dw_c1_m4_stride_gt_k", "dw", (1, 13, 17, 1), 4, k=(2, 3), stride=(4, 5),
+         zp=(33, 0), expect=DW1),
+    Spec("dw_c1_m8_shift_pos", "dw", (1, 6, 9, 1), 8, k=(3, 4), zp=(-128, 0),
+         out_scale=0.00003, octaves=2, expect=DW1),
+    Spec("dw_c1_m4_k1x1", "dw", (1, 3, 5, 1), 4, k=(1, 1), zp=(-128, -128), expect=DW1),
     # the general requantization (shifts >= 0: multipliers above 1) and huge biases
     Spec("pw_shift_pos", "conv", (1, 3, 4, 12), 6, zp=(-9, 3), out_scale=0.00005, octaves=1,
          expect=C1),
@@ -261,6 +277,13 @@ SPECS: tuple[Spec, ...] = (
     Spec("fc_batch2_relu", "fc", (2, 8), 4, zp=(-128, -128), act=Activation.RELU, expect=FC),
     Spec("fc_depth1", "fc", (4, 1), 3, zp=(10, 0), expect=FC),
     Spec("fc_nobias", "fc", (1, 300), 2, bias=False, zp=(-100, 0), expect=FC),
+    # no bias (the offset stays in the kernel's widening) with whole groups of four rows,
+    # batches, a partial group and extreme zero points; a bias near the int32 limits
+    Spec("fc_nobias_groups", "fc", (2, 64), 10, bias=False, zp=(127, 5), expect=FC),
+    Spec("fc_nobias_zp_min", "fc", (1, 128), 8, bias=False, zp=(-128, -128),
+         act=Activation.RELU, expect=FC),
+    Spec("fc_bigbias_groups", "fc", (1, 96), 8, zp=(-128, 0), bias_scale=1 << 24,
+         octaves=12, expect=FC),
 )
 
 

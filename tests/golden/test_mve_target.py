@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-from dataclasses import replace
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -28,7 +29,9 @@ from test_dsp_host import C1, DW, SPECS, Spec, build_model, mismatch, random_spe
 
 from benchmarks.bench_kernels import DeviceCase, DeviceTarget, run_on_device
 from tinydeploy.boards import get_board
-from tinydeploy.kernels.registry import select_kernels, variants
+from tinydeploy.codegen import cemit
+from tinydeploy.kernels.access import overlap_violation, tolerated_shifts
+from tinydeploy.kernels.registry import KernelCall, select_kernels, variant_by_symbol, variants
 from tinydeploy.model.analysis import op_macs
 from tinydeploy.model.loader import load_tflite
 from tinydeploy.oracle import run_oracle
@@ -283,6 +286,161 @@ def test_mve_faster_than_reference_on_dscnn_shapes(device_run: dict) -> None:  #
             assert ratio > 2.0, f"{case.name}: ref/mve instruction ratio {ratio:.2f}"
 
 
+# --- overlapping buffers (in-place execution) on the device --------------------------------
+
+OVERLAP_SPECS = tuple(s for s in MVE_SPECS if s in DECLARED_SPECS or s.id.endswith("_b"))
+
+
+@dataclass(frozen=True)
+class OverlapCase:
+    """One mve kernel call run with its output ``shift`` bytes after its input in one
+    buffer; ``safe``: the kernel's declared access order proves the shift safe."""
+
+    spec: Spec
+    call: KernelCall
+    sources: tuple[str, ...]
+    input: np.ndarray
+    out_bytes: int
+    shift: int
+    safe: bool
+
+
+def overlap_cases(spec: Spec, rng: np.random.Generator) -> list[OverlapCase]:
+    """For the selected mve kernel of ``spec`` and each of its twins (the back-to-front
+    pointwise kernel): the tightest lead and trail its access order tolerates on a 1-byte
+    grid, both on the planner's 16-byte grid, one more safe shift at random, and the unsafe
+    shift 16 bytes inside the tightest lead (where the buffers still overlap)."""
+    graph = load_tflite(build_model(spec))
+    op = graph.operators[0]
+    chosen = select_kernels(graph, MVE_BOARD).choices[0].variant
+    kernels = [chosen] + [variant_by_symbol(chosen.op, t) for t in chosen.twins]
+    inp = rng.integers(-128, 128, size=graph.tensor(op.inputs[0]).size).astype(np.int8)
+    n_out = graph.tensor(op.outputs[0]).nbytes
+    out: list[OverlapCase] = []
+    for v in kernels:
+        assert v.access is not None, v.symbol
+        call = v.prepare(graph, op)
+        order = v.access(call)
+        lead, trail = tolerated_shifts(order, 1)
+        shifts = {lead, trail, *tolerated_shifts(order, 16)}
+        pool = [s for s in range(lead - 48, trail + 48)
+                if -n_out < s < inp.size and overlap_violation(order, s) is None]
+        if pool:
+            shifts.add(int(rng.choice(pool)))
+        if -n_out < lead + 16 < inp.size:
+            shifts.add(lead + 16)
+        srcs = tuple(x for x in v.sources if x.endswith(".c"))
+        out += [OverlapCase(spec, call, srcs, inp, n_out, sh,
+                            overlap_violation(order, sh) is None) for sh in sorted(shifts)]
+    return out
+
+
+def render_overlap_program(cases: Sequence[OverlapCase]) -> str:
+    """main.c: for each case, the input copied into one buffer, the kernel called with its
+    output ``shift`` bytes from it, "ov <k>" and the output bytes in hex printed."""
+    size = max(16 + c.out_bytes + max(c.input.size, c.shift + c.out_bytes) + 16 for c in cases)
+    scratch = max(16, max(c.call.scratch_bytes for c in cases))
+    parts = ['#include <stdint.h>\n#include <string.h>\n#include "td_kernels.h"\n'
+             '#include "td_dsp_test_rt.h"\n\n',
+             f"static int8_t buf[{size}] {cemit.ALIGN};\n"
+             f"static uint8_t scratch[{scratch}] {cemit.ALIGN};\n"]
+    body = []
+    for k, c in enumerate(cases):
+        parts.append(cemit.emit_consts(c.call, f"c{k}", static=True))
+        parts.append(cemit.emit_params(c.call, f"c{k}", static=True))
+        vals = cemit.format_values(c.input, "int8_t")
+        parts.append(f"static const int8_t c{k}_in[{c.input.size}] = {{\n{vals}\n}};\n")
+        base = 16 + c.out_bytes
+        call = cemit.emit_call(c.call, f"c{k}", {"in0": f"buf + {base}",
+                                                  "out0": f"buf + {base + c.shift}",
+                                                  "scratch": "scratch"})
+        body.append(f"""    memset(buf, 0x5A, sizeof buf);
+    memcpy(buf + {base}, c{k}_in, sizeof c{k}_in);
+    {call}
+    td_rt_puts("ov {k}\\n");
+    td_rt_put_hex(buf + {base + c.shift}, {c.out_bytes});
+""")
+    parts.append("int main(void)\n{\n" + "".join(body) + '    td_rt_puts("end\\n");\n'
+                 "    return 0;\n}\n")
+    return "".join(parts)
+
+
+def run_overlapped_on_device(cases: Sequence[OverlapCase], work: Path) -> list[np.ndarray]:
+    """Build and run the overlap program on mps3-an547; the output bytes of every case."""
+    target = m55_target(work)
+    main_c = work / "overlap.c"
+    main_c.write_text(render_overlap_program(cases), encoding="utf-8")
+    sources = sorted({s for c in cases for s in c.sources})
+    rt = target.runtime
+    elf = work / "overlap.elf"
+    cmd = ["arm-none-eabi-gcc", *target.compile_flags("-O2"),
+           "-I", str(firmware_dir() / "kernels"), "-I", str(firmware_dir() / "kernels" / "arm"),
+           "-I", str(rt), str(main_c), str(rt / "td_dsp_test_rt.c"),
+           *(str(firmware_dir() / s) for s in sources),
+           *ldflags(target.core, str(rt / "td_dsp_test.ld")), "-o", str(elf)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    proc = subprocess.run(["qemu-system-arm", "-M", MACHINE, "-nographic", "-monitor", "none",
+                           "-serial", "null", "-semihosting-config", "enable=on,target=native",
+                           "-kernel", str(elf)], capture_output=True, text=True, timeout=300)
+    lines = (proc.stdout + proc.stderr).splitlines()
+    assert proc.returncode == 0 and "end" in lines, "\n".join(lines[-20:])
+    outs = [np.frombuffer(bytes.fromhex(lines[i + 1].strip()), dtype=np.int8)
+            for i, ln in enumerate(lines) if ln.startswith("ov ")]
+    assert len(outs) == len(cases), f"{len(outs)} of {len(cases)} cases reported"
+    return outs
+
+
+def overlap_chunks(cases: list[OverlapCase], budget: int = 192 * 1024
+                   ) -> list[list[OverlapCase]]:
+    """``cases`` split into programs whose constants and inputs stay under ``budget``."""
+    out: list[list[OverlapCase]] = [[]]
+    used = 0
+    for c in cases:
+        size = c.input.nbytes + sum(a.values.nbytes for a in c.call.consts)
+        if out[-1] and used + size > budget:
+            out.append([])
+            used = 0
+        out[-1].append(c)
+        used += size
+    return out
+
+
+def test_mve_kernels_with_overlapping_buffers(tmp_path: Path) -> None:
+    """In-place execution of the mve kernels on the Cortex-M55: each kernel (and the
+    pointwise kernel's back-to-front twin) run with its output overlapping its input at the
+    tightest lead and trail its declared access order tolerates, on the planner's grid and at
+    a random safe shift, must give the tflite-micro oracle's bytes; the unsafe shift 16 bytes
+    inside the lead must change the result on the DS-CNN shapes (so the check can fail)."""
+    rng = np.random.default_rng(12)
+    cases = [c for s in OVERLAP_SPECS for c in overlap_cases(s, rng)]
+    assert {c.call.symbol for c in cases} == set(MVE_OF.values()) | {
+        "td_conv2d_1x1_back_s8_mve"}
+    outs = []
+    for i, chunk in enumerate(overlap_chunks(cases)):
+        work = tmp_path / f"p{i}"
+        work.mkdir()
+        outs += run_overlapped_on_device(chunk, work)
+    expected: dict[str, np.ndarray] = {}
+    failures, unsafe_changed = [], set()
+    for c, got in zip(cases, outs, strict=True):
+        if c.spec.id not in expected:
+            g = load_tflite(build_model(c.spec))
+            expected[c.spec.id] = run_oracle(build_model(c.spec), [
+                c.input.reshape(g.inputs[0].shape)])[0].reshape(-1)
+        exp = expected[c.spec.id]
+        if c.safe and not np.array_equal(got, exp):
+            failures.append(f"{c.spec.id} {c.call.symbol} shift {c.shift:+d}: "
+                            f"{mismatch(got, exp)}")
+        if not c.safe and not np.array_equal(got, exp):
+            unsafe_changed.add((c.spec.id, c.call.symbol))
+    assert not failures, "\n".join(failures)
+    for sid in ("pw_dscnn", "dw_dscnn"):
+        syms = {c.call.symbol for c in cases if c.spec.id == sid}
+        for sym in syms:
+            assert (sid, sym) in unsafe_changed, f"{sid} {sym}: the unsafe shift went unseen"
+
+
 @pytest.mark.parametrize("opt", ["-O0", "-Os", "-O3"])
 def test_mve_kernels_at_other_optimisation_levels(opt: str, tmp_path: Path) -> None:
     """The intrinsics must compile, and stay exact, whatever the optimisation level (declared
@@ -305,10 +463,10 @@ def test_no_mve_feature_keeps_dsp_or_reference() -> None:
 
 
 def test_dscnn_end_to_end_with_mve_kernels(tmp_path: Path) -> None:
-    """DS-CNN built by `tinydeploy build --optimize speed` for mps3-an547 uses the mve kernels
-    and validates bit-exact against tflite-micro over the serial protocol. (speed: the
-    pointwise mve kernel has no back-to-front twin, so within balanced's arena limit the
-    selector keeps only some of the mve layers.)"""
+    """DS-CNN built by `tinydeploy build` (the default, balanced) for mps3-an547 runs every
+    depthwise and pointwise layer on the mve kernels (the pointwise ones back to front, the
+    forward kernel's twin, so that the in-place chain stays within the arena limit) and
+    validates bit-exact against tflite-micro over the serial protocol."""
     from tinydeploy.build.firmware import build_firmware
     from tinydeploy.flash.runner import Firmware
     from tinydeploy.link.connect import connect
@@ -316,9 +474,10 @@ def test_dscnn_end_to_end_with_mve_kernels(tmp_path: Path) -> None:
 
     model = ROOT / "tests" / "fixtures" / "dscnn_kws.tflite"
     graph = load_tflite(model)
-    result = build_firmware(model, MVE_BOARD, "validate", tmp_path / "fw", optimize="speed")
+    result = build_firmware(model, MVE_BOARD, "validate", tmp_path / "fw")
     symbols = {k.symbol for k in result.kernels}
-    assert set(MVE_OF.values()) <= symbols, symbols
+    assert {"td_dwconv2d_3x3_s8_mve", "td_conv2d_1x1_back_s8_mve"} <= symbols, symbols
+    assert not {"td_conv2d_s8_ref", "td_dwconv2d_s8_ref"} & symbols, symbols
     with connect(Firmware.from_build_dir(tmp_path / "fw"), timeout=120) as conn:
         report = validate_cases(conn.session.run, model.read_bytes(),
                                 random_inputs(graph, 4, seed=3))

@@ -18,7 +18,9 @@ try:
         float_cases,
         int16_add_cases,
         int16_cases,
+        int16_copy_cases,
         int16_shape_cases,
+        int16_sigmoid_cases,
         int16_window_cases,
         layout_cases,
         log_softmax_cases,
@@ -26,6 +28,7 @@ try:
         reduce_resize_cases,
         unary_cases,
     )
+    from cases_shape_ops import int16_cases as int16_pad_slice_cases
     from golden_ops import arm_compile_errors, check, compare
 except ImportError:  # pragma: no cover - when tests/golden is a package
     from .cases_ops import (
@@ -34,7 +37,11 @@ except ImportError:  # pragma: no cover - when tests/golden is a package
         Out,
         binary_cases,
         float_cases,
+        int16_add_cases,
         int16_cases,
+        int16_copy_cases,
+        int16_shape_cases,
+        int16_sigmoid_cases,
         int16_window_cases,
         layout_cases,
         log_softmax_cases,
@@ -42,6 +49,7 @@ except ImportError:  # pragma: no cover - when tests/golden is a package
         reduce_resize_cases,
         unary_cases,
     )
+    from .cases_shape_ops import int16_cases as int16_pad_slice_cases
     from .golden_ops import arm_compile_errors, check, compare
 
 
@@ -88,6 +96,11 @@ NEW_SOURCES = [
     "kernels/ref/td_maxpool2d_s16_ref.c", "kernels/ref/td_softmax_s8_s16_ref.c",
     "kernels/ref/td_add_s16_ref.c", "kernels/ref/td_sub_s16_ref.c", "kernels/ref/td_mul_s16_ref.c",
     "kernels/ref/td_mean_s16_ref.c", "kernels/ref/td_concatenation_s16_ref.c",
+    "kernels/ref/td_transpose_s16_ref.c", "kernels/ref/td_split_s16_ref.c",
+    "kernels/ref/td_pad_s16_ref.c", "kernels/ref/td_strided_slice_s16_ref.c",
+    "kernels/ref/td_resize_nearest_s16_ref.c", "kernels/ref/td_pad_s8_ref.c",
+    "kernels/ref/td_strided_slice_s8_ref.c", "kernels/ref/td_concatenation_s8_ref.c",
+    "kernels/ref/td_logistic_s16_ref.c", "kernels/ref/td_tanh_s16_ref.c",
 ]
 
 
@@ -186,3 +199,44 @@ def test_concatenation_with_a_fused_activation_is_refused_for_int8_and_int16() -
 def test_16x8_ops_match_tflite_micro() -> None:
     check([c.build() for c in int16_cases() + int16_window_cases() + int16_add_cases()
            + int16_shape_cases()])
+
+
+def test_int16_data_movement_matches_tflite_micro() -> None:
+    """TRANSPOSE, SPLIT, SPLIT_V, PACK, RESIZE_NEAREST_NEIGHBOR, PAD, PADV2 and STRIDED_SLICE
+    on int16 data: the int8 kernels' copies (one C body per op), the int16 kernels chosen."""
+    cases = [c.build() for c in int16_copy_cases()] + [c.build() for c in
+                                                       int16_pad_slice_cases()]
+    ops = set()
+    for b in cases:
+        sel = select_kernels(load_tflite(b.model))
+        ops |= {ch.variant.op for ch in sel.choices}
+        assert all(ch.variant.symbol.endswith("_s16_ref") for ch in sel.choices), b.name
+    assert ops == {"TRANSPOSE", "SPLIT", "SPLIT_V", "PACK", "RESIZE_NEAREST_NEIGHBOR", "PAD",
+                   "PADV2", "STRIDED_SLICE"}
+    check(cases)
+
+
+def test_int16_logistic_and_tanh_match_tflite_micro() -> None:
+    """Every int16 input at five input scales (TFLM's power-of-two shortcuts and its general
+    multiplier), and random inputs at four more."""
+    cases = int16_sigmoid_cases()
+    assert {c.op for c in cases} == {"LOGISTIC", "TANH"}
+    check([c.build() for c in cases])
+
+
+def test_the_sigmoid_table_is_the_interpreters() -> None:
+    """Measure TFLite's sigmoid table from the interpreter again (see SIGMOID16_TABLE): at
+    input scale 2^-11 / 3 the int16 TANH of 128 k is exactly entry k minus 32768."""
+    import numpy as np
+
+    from tinydeploy.kernels.int16 import SIGMOID16_TABLE
+    from tinydeploy.oracle import run_oracle
+    from tinydeploy.testing.builder import ModelBuilder
+
+    b = ModelBuilder()
+    x = b.tensor("x", (255,), "int16", scale=2.0 ** -11 / 3, zero_point=0)
+    y = b.tensor("y", (255,), "int16", scale=1 / 32768, zero_point=0)
+    b.op("TANH", [x], [y])
+    got = run_oracle(b.build([x], [y]), [np.arange(255, dtype=np.int16) * 128])[0]
+    assert (got.astype(np.int64) + 32768).tolist() == list(SIGMOID16_TABLE[:255])
+    assert len(SIGMOID16_TABLE) == 256 and SIGMOID16_TABLE[255] == 65535

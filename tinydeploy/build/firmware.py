@@ -149,7 +149,7 @@ def build_firmware(model: Path | bytes, board: Board, app: App | str, out_dir: P
                    generated_headers: dict[str, str] | None = None,
                    part_files: dict[str, tuple[str, ...]] | None = None,
                    cflags_extra: tuple[str, ...] = (),
-                   optimize: str = "balanced") -> BuildResult:
+                   optimize: str = "balanced", guards: bool = False) -> BuildResult:
     from tinydeploy.codegen.project import render_project
     from tinydeploy.model.loader import load_tflite
     from tinydeploy.plan.budget import (
@@ -184,6 +184,10 @@ def build_firmware(model: Path | bytes, board: Board, app: App | str, out_dir: P
     # proved for choice.selection (twins put in), which is what gets rendered.
     choice = choose_kernels(g, board, optimize, algorithm=algorithm, app=app)
     selection, plan = choice.selection, choice.plan
+    if guards:
+        from tinydeploy.codegen.guards import guarded_plan
+
+        plan = guarded_plan(g, selection, plan, algorithm)   # a guard gap after every buffer
     if not board.is_host and plan.arena_bytes > board.ram_bytes:
         plan_graph(g, selection, board=board, algorithm=algorithm)   # the arena's BudgetError
     if sized:
@@ -210,7 +214,8 @@ def build_firmware(model: Path | bytes, board: Board, app: App | str, out_dir: P
     project = render_project(g, selection, plan, board, app, out_dir,
                              extra_context=extra_context, generated_headers=generated_headers,
                              part_files=part_files,
-                             cflags_extra=cflags_extra, stack_bytes=stack_bytes)
+                             cflags_extra=cflags_extra, stack_bytes=stack_bytes,
+                             guards=guards)
     make = ["make", "-C", str(out_dir), f"-j{jobs or os.cpu_count() or 1}", f"OPT={opt}"]
     if sanitize:
         if not host:
@@ -275,6 +280,8 @@ def build_firmware(model: Path | bytes, board: Board, app: App | str, out_dir: P
         stack_bytes=stack.bytes, stack=stack, sections=sections, kernels=tuple(kernels),
     )
     manifest = make_manifest(result, g, plan, project.files, stack_bytes)
+    if guards:
+        manifest["guards"] = True     # a debug build (tinydeploy.codegen.guards)
     manifest["budget"] = budget_json(budget, pre)
     manifest["selection"] = {"optimize": choice.optimize.value, "fallback": choice.fallback,
                              "reference_arena_bytes": choice.reference_arena_bytes,

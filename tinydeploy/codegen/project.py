@@ -177,10 +177,13 @@ def render_project(graph: Graph, selection: Selection, plan: GraphPlan, board: B
                    out_dir: Path, *, extra_context: dict[str, Any] | None = None,
                    generated_headers: dict[str, str] | None = None,
                    part_files: dict[str, tuple[str, ...]] | None = None,
-                   cflags_extra: tuple[str, ...] = (), stack_bytes: int = 4096) -> Project:
+                   cflags_extra: tuple[str, ...] = (), stack_bytes: int = 4096,
+                   guards: bool = False) -> Project:
     """Write the project folder. ``out_dir`` is created; files tinydeploy generates are
     overwritten, nothing else in the folder is touched. ``part_files`` restricts an app part
-    to the listed files (e.g. the chosen front-end preset's sources of ``frontend``)."""
+    to the listed files (e.g. the chosen front-end preset's sources of ``frontend``).
+    ``guards``: the debug build of `tinydeploy.codegen.guards` (model_guard.c and
+    firmware/guard/ are added, every op is checked); without it nothing of it is rendered."""
     parts = APP_PARTS[parse_app(app)]
     env = template_env()
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -192,9 +195,17 @@ def render_project(graph: Graph, selection: Selection, plan: GraphPlan, board: B
     verify_inplace(graph, selection, plan)
     ctx = model_context(graph, selection, plan)
     ctx["banner"] = banner(graph.sha256)
-    for tpl, name in (("model.h.j2", "model/model.h"), ("model.c.j2", "model/model.c"),
-                      ("model_data.h.j2", "model/model_data.h"),
-                      ("model_data.c.j2", "model/model_data.c")):
+    ctx["guards"] = guards
+    templates = [("model.h.j2", "model/model.h"), ("model.c.j2", "model/model.c"),
+                 ("model_data.h.j2", "model/model_data.h"),
+                 ("model_data.c.j2", "model/model_data.c")]
+    if guards:
+        from tinydeploy.codegen.guards import guard_context
+
+        ctx.update(guard_context(graph, selection, plan))
+        templates.append(("model_guard.c.j2", "model/model_guard.c"))
+        _copy_tree(FIRMWARE / "guard", src / "guard", written)
+    for tpl, name in templates:
         path = src / name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(env.get_template(tpl).render(**ctx), encoding="utf-8")

@@ -40,6 +40,10 @@ def configure(p: argparse.ArgumentParser) -> None:
                         "checked against the measured need)")
     p.add_argument("--opt", default="-O2", choices=["-O2", "-O3", "-Os", "-O1", "-O0"],
                    help="compiler optimisation (default -O2)")
+    p.add_argument("--guards", action="store_true",
+                   help="debug build: canary and hash checks around the arena, every scratch "
+                        "buffer and every op's output; a kernel writing outside them stops "
+                        "the firmware naming the op (off by default)")
     p.add_argument("--force", action="store_true",
                    help="write into an output folder that holds files not made by tinydeploy")
     p.add_argument("--json", action="store_true", help="machine-readable output on stdout")
@@ -133,7 +137,7 @@ def run(args: argparse.Namespace) -> int:
                      f"{' (emulated)' if args.emulate else ''}, app {args.app} -> {out}")
     r = build_app(args.model, board, args.app, out, emulate=args.emulate,
                   algorithm=args.algorithm, opt=args.opt, stack_bytes=args.stack,
-                  optimize=args.optimize)
+                  optimize=args.optimize, guards=args.guards)
     if args.json:
         emit_json(result_json(r))
     else:

@@ -30,6 +30,9 @@ def configure(p: argparse.ArgumentParser) -> None:
                           "(default 10)")
     p.add_argument("--seed", type=int, default=0, help="seed for --random (default 0)")
     add_device_arguments(p)
+    p.add_argument("--guards", action="store_true",
+                   help="debug build: every op is checked for writes outside its output, "
+                        "scratch and state; a violation fails naming the op")
     p.add_argument("--json", action="store_true", help="machine-readable output on stdout")
 
 
@@ -56,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
     if not args.json:
         stderr.print(f"building the validate app for {board.id} -> {out}")
     built = build_firmware(args.model, board, "validate", out, emulate=args.emulate,
-                           graph=graph, optimize=args.optimize)
+                           graph=graph, optimize=args.optimize, guards=args.guards)
     fw = Firmware.from_build_dir(out)
     with connect(fw, port=args.port, runner=args.runner) as conn:
         if conn.info.info.model_sha256 != graph.sha256:

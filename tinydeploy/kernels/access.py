@@ -231,6 +231,20 @@ def conv_1x1_lanes_order(lanes: int) -> Callable[[KernelCall], AccessOrder]:
     return order
 
 
+def conv_1x1_lanes_back_order(lanes: int) -> Callable[[KernelCall], AccessOrder]:
+    """td_conv2d_1x1_back_s8_mve: `conv_1x1_lanes_order` with the output pixels taken from
+    the last to the first (``n`` pixels: pixel ``px`` is step block ``n - 1 - px``; within a
+    pixel the groups of ``lanes`` output channels go in order, each reading the whole input
+    pixel)."""
+    def order(call: KernelCall) -> AccessOrder:
+        in_c, out_c = _p(call, "in_c"), _p(call, "out_c")
+        groups = -(-out_c // lanes)
+        n = _p(call, "batches") * _p(call, "out_h") * _p(call, "out_w")
+        return _combine(call, in_c, out_c, lambda lp, c: (n - 1 - lp) * groups + groups - 1,
+                        lambda px, o: (n - 1 - px) * groups + o // lanes)
+    return order
+
+
 def elementwise_order(n: int) -> AccessOrder:
     """Elementwise kernels (ADD, MUL, lookup tables): element i is read, then written."""
     steps = np.arange(n, dtype=np.int64)

@@ -51,6 +51,7 @@ ARM_DIR = "kernels/arm"
 DSP = frozenset({"dsp"})
 SIMD_HEADER = f"{ARM_DIR}/td_simd.h"
 DW3X3_TAPS_H = f"{ARM_DIR}/td_dw3x3_taps.h"   # 3x3 depthwise tap pointers (private)
+DW_HEADER = f"{ARM_DIR}/td_dwconv2d_dsp.h"     # what the dsp depthwise kernels share
 GEMM_HEADER = f"{ARM_DIR}/td_gemm_s8_dsp.h"
 
 # |x + input_offset| <= 255 and |w| <= 128: a pair of products stays inside int32 and the
@@ -76,7 +77,7 @@ def rounding_form(rows: np.ndarray, call: KernelCall) -> int:
 INSTRUCTIONS_PER_MAC = {
     "td_conv2d_1x1_s8_dsp": 1.4, "td_conv2d_s8_dsp": 2.1, "td_dwconv2d_3x3_s8_dsp": 5.7,
     "td_dwconv2d_s8_dsp": 7.0, "td_fully_connected_s8_dsp": 1.85,
-    "td_dwconv2d_c1_s8_dsp": 2.6,
+    "td_dwconv2d_c1_s8_dsp": 2.9,
 }
 
 
@@ -270,7 +271,8 @@ def dw_scratch_bytes(channels: int) -> int:
 
 DWCONV2D_3X3_S8_DSP = register(KernelVariant(
     op="DEPTHWISE_CONV_2D", impl="dsp", symbol="td_dwconv2d_3x3_s8_dsp",
-    sources=(f"{ARM_DIR}/td_dwconv2d_3x3_s8_dsp.c", SIMD_HEADER, DW3X3_TAPS_H), requires=DSP,
+    sources=(f"{ARM_DIR}/td_dwconv2d_3x3_s8_dsp.c", SIMD_HEADER, DW3X3_TAPS_H, DW_HEADER),
+    requires=DSP,
     accepts=_dw3x3_dsp_accepts, prepare=_dw_prepare, priority=20,
     access=dwconv_lanes_order(4),
     code_bytes=4000))
@@ -296,7 +298,7 @@ def _dw_general_prepare(graph: Graph, op: Operator) -> KernelCall:
 
 DWCONV2D_S8_DSP = register(KernelVariant(
     op="DEPTHWISE_CONV_2D", impl="dsp", symbol="td_dwconv2d_s8_dsp",
-    sources=(f"{ARM_DIR}/td_dwconv2d_s8_dsp.c", SIMD_HEADER), requires=DSP,
+    sources=(f"{ARM_DIR}/td_dwconv2d_s8_dsp.c", SIMD_HEADER, DW_HEADER), requires=DSP,
     accepts=_dw_dsp_accepts, prepare=_dw_general_prepare, priority=10,
     access=dwconv_lanes_order(1),
     code_bytes=3400))   # groups of 4 read before written: within lanes(1)
@@ -350,20 +352,46 @@ DWCONV2D_C1_GEMM_S8_DSP = register(KernelVariant(
     code_bytes=4550))
 
 
+def group_c1_taps(taps: np.ndarray) -> np.ndarray:
+    """[kh, kw, M] int8 one-channel depthwise taps -> the layout td_dwconv2d_c1_s8_dsp.c reads
+    (the same bytes): per group of four channels and kernel row, kw // 4 blocks [4 channels]
+    [4 taps], then for kw % 4 >= 2 taps 4F, 4F+1 as [c0 t0, c1 t0, c0 t1, c1 t1][c2 t0, c3 t0,
+    c2 t1, c3 t1], then for an odd kw % 4 the last tap [c0..c3]; the last M % 4 channels as
+    [channel][kh][kw]."""
+    taps = np.asarray(taps, dtype=np.int8)
+    kh, kw, m = taps.shape
+    f4 = kw & ~3
+    parts = []
+    for g in range(m // 4):
+        t = taps[:, :, 4 * g:4 * g + 4]                          # [kh][kw][4]
+        for ky in range(kh):
+            row = t[ky]                                          # [kw][4]
+            parts.append(row[:f4].reshape(-1, 4, 4).transpose(0, 2, 1).reshape(-1))
+            if kw - f4 >= 2:
+                pair = row[f4:f4 + 2]                            # [2 taps][4 channels]
+                parts.append(pair.reshape(2, 2, 2).transpose(1, 0, 2).reshape(-1))
+            if (kw - f4) & 1:
+                parts.append(row[kw - 1])
+    rest = taps[:, :, 4 * (m // 4):]
+    parts.append(np.ascontiguousarray(rest.transpose(2, 0, 1)).reshape(-1))
+    return np.concatenate(parts).astype(np.int8)
+
+
 def _dw_c1_prepare(graph: Graph, op: Operator) -> KernelCall:
     call = DWCONV2D_S8_REF.prepare(graph, op)
     m = int(call.param("out_c"))
-    taps = call.const("filter").values.astype(np.int8).reshape(-1, m)
-    rows = np.ascontiguousarray(taps.T)          # [M][kh * kw]
-    return as_dsp_call(call, "td_dwconv2d_c1_s8_dsp", rows, 0, rows.reshape(-1))
+    kh, kw = int(call.param("filter_h")), int(call.param("filter_w"))
+    taps = call.const("filter").values.astype(np.int8).reshape(kh, kw, m)
+    rows = np.ascontiguousarray(taps.reshape(-1, m).T)          # [M][kh * kw]
+    return as_dsp_call(call, "td_dwconv2d_c1_s8_dsp", rows, 0, group_c1_taps(taps))
 
 
 DWCONV2D_C1_S8_DSP = register(KernelVariant(
     op="DEPTHWISE_CONV_2D", impl="dsp", symbol="td_dwconv2d_c1_s8_dsp",
-    sources=(f"{ARM_DIR}/td_dwconv2d_c1_s8_dsp.c", SIMD_HEADER), requires=DSP,
+    sources=(f"{ARM_DIR}/td_dwconv2d_c1_s8_dsp.c", SIMD_HEADER, DW_HEADER), requires=DSP,
     accepts=_dw_as_conv_accepts, prepare=_dw_c1_prepare, priority=30,
     access=dwconv_ref_order,
-    code_bytes=1900))
+    code_bytes=2700))
 
 
 # --- FULLY_CONNECTED ----------------------------------------------------------------------
@@ -408,10 +436,10 @@ def interleave_fc_rows(rows: np.ndarray) -> np.ndarray:
 
 
 def fc_interleaved(call: KernelCall) -> KernelCall:
-    """``call`` with its filter interleaved when the kernel reads it so: input_offset 0 and
-    a depth that is a multiple of 4 (td_fully_connected_s8_dsp.c)."""
+    """``call`` with its filter interleaved when the kernel reads it so: a depth that is a
+    multiple of 4 (td_fully_connected_s8_dsp.c)."""
     depth = int(call.param("accum_depth"))
-    if int(call.param("input_offset")) != 0 or depth % 4 or depth == 0:
+    if depth % 4 or depth == 0:
         return call
     rows = call.const("filter").values.astype(np.int8).reshape(-1, depth)
     consts = tuple(ConstArray("filter", "int8_t", interleave_fc_rows(rows))

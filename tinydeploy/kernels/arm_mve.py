@@ -1,5 +1,6 @@
 """Cortex-M MVE (Helium) variants of the two kernels that dominate a DS-CNN: the pointwise
-CONV_2D and the 3x3 DEPTHWISE_CONV_2D.
+CONV_2D (front to back, and its back-to-front twin for in-place chains) and the 3x3
+DEPTHWISE_CONV_2D.
 
 As in `arm_dsp`, each variant reuses the reference op's checks and `prepare` (all of
 TFLite's Prepare-time math lives there, once) and extends the resulting `KernelCall`: another
@@ -25,7 +26,11 @@ from dataclasses import replace
 
 import numpy as np
 
-from tinydeploy.kernels.access import conv_1x1_lanes_order, dwconv_lanes_order
+from tinydeploy.kernels.access import (
+    conv_1x1_lanes_back_order,
+    conv_1x1_lanes_order,
+    dwconv_lanes_order,
+)
 from tinydeploy.kernels.arm_dsp import (
     CONV2D_1X1_S8_DSP,
     DW3X3_TAPS_H,
@@ -42,6 +47,7 @@ from tinydeploy.model.ir import Graph, Operator
 ARM_DIR = "kernels/arm"
 MVE = frozenset({"mve"})
 REQUANT_MVE_H = f"{ARM_DIR}/td_requant_mve.h"   # four-lane td_requantize (private)
+PW_MVE_H = f"{ARM_DIR}/td_conv2d_1x1_mve.h"     # one pointwise output pixel (private)
 
 
 def dw_scratch_bytes(channels: int) -> int:
@@ -74,11 +80,26 @@ def _conv_1x1_prepare(graph: Graph, op: Operator) -> KernelCall:
                                                                        depth))
 
 
+def _conv_1x1_back_prepare(graph: Graph, op: Operator) -> KernelCall:
+    return replace(_conv_1x1_prepare(graph, op), symbol="td_conv2d_1x1_back_s8_mve")
+
+
 CONV2D_1X1_S8_MVE = register(KernelVariant(
     op="CONV_2D", impl="mve", symbol="td_conv2d_1x1_s8_mve",
-    sources=(f"{ARM_DIR}/td_conv2d_1x1_s8_mve.c", REQUANT_MVE_H), requires=MVE,
+    sources=(f"{ARM_DIR}/td_conv2d_1x1_s8_mve.c", PW_MVE_H, REQUANT_MVE_H), requires=MVE,
     accepts=conv_1x1_accepts, prepare=_conv_1x1_prepare,
-    priority=CONV2D_1X1_S8_DSP.priority + 10, access=conv_1x1_lanes_order(4)))
+    priority=CONV2D_1X1_S8_DSP.priority + 10, access=conv_1x1_lanes_order(4),
+    twins=("td_conv2d_1x1_back_s8_mve",)))
+
+# The same product back to front (no scratch either): never chosen by priority (it only
+# changes the order), put in the forward kernel's place by the planner when its output should
+# trail its input (after a depthwise layer that moved its output down), as the dsp twins are.
+CONV2D_1X1_BACK_S8_MVE = register(KernelVariant(
+    op="CONV_2D", impl="mve", symbol="td_conv2d_1x1_back_s8_mve",
+    sources=(f"{ARM_DIR}/td_conv2d_1x1_back_s8_mve.c", PW_MVE_H, REQUANT_MVE_H),
+    requires=MVE, accepts=conv_1x1_accepts, prepare=_conv_1x1_back_prepare,
+    priority=CONV2D_1X1_S8_MVE.priority - 1, access=conv_1x1_lanes_back_order(4),
+    twins=("td_conv2d_1x1_s8_mve",)))
 
 
 # --- DEPTHWISE_CONV_2D 3x3 ----------------------------------------------------------------

@@ -105,6 +105,17 @@ def per_channel_multipliers(input_scale: float, filter_scales: Sequence[float],
     return mult, shift
 
 
+def int8_shifts(shift: np.ndarray) -> np.ndarray:
+    """The per-channel shifts as the int8 array the kernels read (``const int8_t *shift``): a
+    quarter of the flash of int32. Every shift of `quantize_multiplier` that a kernel can apply
+    lies in [-31, 30] (td_requant.h); one outside would wrap, so it is refused here."""
+    s = np.asarray(shift, dtype=np.int64).reshape(-1)
+    if s.size and (int(s.min()) < -31 or int(s.max()) > 30):
+        raise ValueError(f"per-channel shift range [{int(s.min())}, {int(s.max())}] is outside "
+                         "[-31, 30]: an effective scale of 2^30 or more is not representable")
+    return s.astype(np.int8)
+
+
 def ref_variant(op: str, symbol: str, accepts: Callable[[Graph, Operator], str | None],
                 prepare: Callable[[Graph, Operator], KernelCall], *, inplace: bool = False,
                 source: str | None = None, headers: tuple[str, ...] = (),
@@ -243,7 +254,7 @@ def per_channel_requant(inp: Tensor, filt: Tensor, bias: Tensor | None, out: Ten
                         ) -> tuple[tuple[ConstArray, ...], tuple[int, int], tuple[Param, ...]]:
     """What CONV_2D, DEPTHWISE_CONV_2D and FULLY_CONNECTED prepare alike: the const arrays
     ``filter`` (int8, in the file's layout), ``bias`` (int32, when present), ``mult`` and
-    ``shift`` (int32, one per output channel), in that order; the activation's clamp range;
+    ``shift`` (int32 and int8, one per output channel), in that order; the activation's clamp range;
     and the pointer fields ``filter, bias, mult, shift`` of the params (``bias`` is NULL when
     the op has none). The caller's `accepts` has checked every tensor."""
     assert filt.quant is not None
@@ -251,7 +262,8 @@ def per_channel_requant(inp: Tensor, filt: Tensor, bias: Tensor | None, out: Ten
     rng = activation_range(act, out)
     assert rng is not None
     consts = [ConstArray("filter", "int8_t", np.asarray(filt.data, np.int8).reshape(-1)),
-              ConstArray("mult", "int32_t", mult), ConstArray("shift", "int32_t", shift)]
+              ConstArray("mult", "int32_t", mult),
+              ConstArray("shift", "int8_t", int8_shifts(shift))]
     if bias is not None:
         consts.insert(1, ConstArray("bias", "int32_t",
                                     np.asarray(bias.data, np.int32).reshape(-1)))
@@ -259,3 +271,34 @@ def per_channel_requant(inp: Tensor, filt: Tensor, bias: Tensor | None, out: Ten
         ("filter", "@filter"), ("bias", "@bias" if bias is not None else "NULL"),
         ("mult", "@mult"), ("shift", "@shift"))
     return tuple(consts), rng, pointers
+
+
+# --- copy ops: one body for int8 and int16 ------------------------------------------------
+
+TensorReason = Callable[[Tensor | None, str], str | None]
+
+
+def elem_variants(op: str, stem: str, elems: Sequence[tuple[str, TensorReason]],
+                  accepts: Callable[[Graph, Operator, TensorReason], str | None],
+                  prepare: Callable[[Graph, Operator, TensorReason, str], KernelCall], *,
+                  headers: tuple[str, ...] = ()) -> list[KernelVariant]:
+    """The reference variants of a pure data-movement op, one per element type: for each
+    (short, tensor_reason) of ``elems`` (("s8", int8 check), ("s16", int16 check)) the kernel
+    ``td_<stem>_<short>_ref``, whose `accepts` runs the op's checks with that element
+    check and whose `prepare` is told the symbol. Such ops copy stored values and never
+    requantize, so the host's counts, offsets and strides are in elements and the same for
+    both types; the C kernels of both include one body (``headers``, typically
+    ``td_<stem>_body.h``)."""
+    variants = []
+    for short, reason in elems:
+        symbol = f"td_{stem}_{short}_ref"
+
+        def acc(graph: Graph, op_: Operator, reason: TensorReason = reason) -> str | None:
+            return accepts(graph, op_, reason)
+
+        def prep(graph: Graph, op_: Operator, reason: TensorReason = reason,
+                 symbol: str = symbol) -> KernelCall:
+            return prepare(graph, op_, reason, symbol)
+
+        variants.append(ref_variant(op, symbol, acc, prep, headers=headers))
+    return variants

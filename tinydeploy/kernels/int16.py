@@ -25,6 +25,7 @@ from tinydeploy.kernels.common import (
     check_window_output,
     compute_padding,
     f32,
+    int8_shifts,
     optional_input,
     per_channel_multipliers,
     ref_variant,
@@ -101,7 +102,8 @@ def _requant_consts(x: Tensor, filt: Tensor, bias: Tensor | None, out: Tensor, o
     assert filt.quant is not None and filt.data is not None
     mult, shift = per_channel_multipliers(x.scale, filt.quant.scale, out.scale, oc)
     consts = [ConstArray("filter", "int8_t", np.asarray(filt.data, np.int8).reshape(-1)),
-              ConstArray("mult", "int32_t", mult), ConstArray("shift", "int32_t", shift)]
+              ConstArray("mult", "int32_t", mult),
+              ConstArray("shift", "int8_t", int8_shifts(shift))]
     if bias is not None:
         assert bias.data is not None
         consts.append(ConstArray("bias", "int64_t", np.asarray(bias.data, np.int64).reshape(-1)))
@@ -552,6 +554,103 @@ def _prepare_dequant16(graph: Graph, op: Operator) -> KernelCall:
                        ("zero_point", x.zero_point)), (), ("in0", "out0"))
 
 
+# --- LOGISTIC / TANH int16 ------------------------------------------------------------------
+
+# TFLite's ``sigmoid_table_uint16``: sigmoid(i / 24) in unsigned Q0.16 for i = 0..255, as the
+# oracle applies it. The entries are 0 or 1 above round(65536 * sigmoid(i / 24)) (no formula
+# of that kind gives them all), so they were measured from the tflite-micro interpreter:
+# entry k < 255 is 32768 + its int16 TANH of the input 128 k at input scale 2^-11 / 3 (where
+# the kernel reads exactly that entry), entry 255 from the interpolation at input 21759 and
+# scale 2^-12. `tests/golden/test_ops.py` measures them again.
+SIGMOID16_TABLE = (
+    32768, 33451, 34133, 34813, 35493, 36169, 36843, 37513, 38180, 38841, 39498, 40149,
+    40794, 41432, 42064, 42688, 43304, 43912, 44511, 45102, 45683, 46255, 46817, 47369,
+    47911, 48443, 48964, 49475, 49975, 50464, 50942, 51409, 51865, 52311, 52745, 53169,
+    53581, 53983, 54374, 54755, 55125, 55485, 55834, 56174, 56503, 56823, 57133, 57433,
+    57724, 58007, 58280, 58544, 58800, 59048, 59288, 59519, 59743, 59959, 60168, 60370,
+    60565, 60753, 60935, 61110, 61279, 61441, 61599, 61750, 61896, 62036, 62172, 62302,
+    62428, 62549, 62666, 62778, 62886, 62990, 63090, 63186, 63279, 63368, 63454, 63536,
+    63615, 63691, 63765, 63835, 63903, 63968, 64030, 64090, 64148, 64204, 64257, 64308,
+    64357, 64405, 64450, 64494, 64536, 64576, 64614, 64652, 64687, 64721, 64754, 64786,
+    64816, 64845, 64873, 64900, 64926, 64950, 64974, 64997, 65019, 65039, 65060, 65079,
+    65097, 65115, 65132, 65149, 65164, 65179, 65194, 65208, 65221, 65234, 65246, 65258,
+    65269, 65280, 65291, 65301, 65310, 65319, 65328, 65337, 65345, 65352, 65360, 65367,
+    65374, 65381, 65387, 65393, 65399, 65404, 65410, 65415, 65420, 65425, 65429, 65433,
+    65438, 65442, 65445, 65449, 65453, 65456, 65459, 65462, 65465, 65468, 65471, 65474,
+    65476, 65479, 65481, 65483, 65485, 65488, 65489, 65491, 65493, 65495, 65497, 65498,
+    65500, 65501, 65503, 65504, 65505, 65507, 65508, 65509, 65510, 65511, 65512, 65513,
+    65514, 65515, 65516, 65517, 65517, 65518, 65519, 65520, 65520, 65521, 65522, 65522,
+    65523, 65523, 65524, 65524, 65525, 65525, 65526, 65526, 65526, 65527, 65527, 65528,
+    65528, 65528, 65529, 65529, 65529, 65529, 65530, 65530, 65530, 65530, 65531, 65531,
+    65531, 65531, 65531, 65532, 65532, 65532, 65532, 65532, 65532, 65533, 65533, 65533,
+    65533, 65533, 65533, 65533, 65533, 65534, 65534, 65534, 65534, 65534, 65534, 65534,
+    65534, 65534, 65534, 65535,
+)
+
+
+def sigmoid16_table() -> np.ndarray:
+    """The 256 entries of `SIGMOID16_TABLE` as the kernels' uint16 constant array."""
+    return np.array(SIGMOID16_TABLE, dtype=np.uint16)
+
+
+def checked_log2(x: float) -> tuple[bool, int]:
+    """TFLite ``CheckedLog2`` in float32: (x is a power of two within 1e-3 in log2, the
+    rounded exponent)."""
+    lg = np.float32(np.log(np.float32(x))) * np.float32(np.float32(1.0) /
+                                                        np.float32(np.log(np.float32(2.0))))
+    r = round_half_away(float(lg))
+    return abs(float(np.float32(lg - np.float32(r)))) < 1e-3, r
+
+
+def sigmoid16_multiplier(input_scale: float, tanh: bool) -> tuple[int, int]:
+    """TFLM's int16 LOGISTIC/TANH Prepare and the power-of-two case of its Eval: (mult,
+    shift) with x = (in * mult + round) >> shift in units of 1/(3 * 4096), i.e. 2^17 for
+    +-10.7. A power-of-two input scale 2^-12 (and 2^-11 for TANH) becomes mult 3 << shift,
+    shift 0; any other scale is scale * 3 * 4096 doubled up to above 16383.5, truncated."""
+    pot, log2r = checked_log2(input_scale)
+    left_shift = 12 + log2r
+    if pot and left_shift in ((0, 1) if tanh else (0,)):
+        return 3 << left_shift, 0
+    m = f32(input_scale) * 4096.0 * 3.0
+    shift = 0
+    while m <= 32767.0 / 2.0 and shift <= 30:
+        shift += 1
+        m *= 2.0
+    return int(m), shift
+
+
+def _accepts_sigmoid16(graph: Graph, op: Operator) -> str | None:
+    ins, outs = graph.op_inputs(op), graph.op_outputs(op)
+    if len(ins) != 1 or len(outs) != 1:
+        return f"expects 1 input and 1 output, has {len(ins)} and {len(outs)}"
+    x, y = ins[0], outs[0]
+    why = _io16(x, y)
+    if why:
+        return why
+    assert x is not None
+    if x.size != y.size:
+        return f"input has {x.size} elements, output {y.size}"
+    pot, log2r = checked_log2(y.scale)
+    if not pot or log2r != -15:
+        return (f"output '{y.name}' has scale {y.scale:g}; TFLM's int16 {op.opcode} requires "
+                "2^-15 (1/32768)")
+    mult, _ = sigmoid16_multiplier(x.scale, op.opcode == "TANH")
+    if mult > INT16_MAX:
+        return (f"input '{x.name}' scale {x.scale:g} gives multiplier {mult} above 32767 "
+                "(TFLM's limit: input scale below about 2.67)")
+    return None
+
+
+def _prepare_sigmoid16(graph: Graph, op: Operator) -> KernelCall:
+    x = graph.op_inputs(op)[0]
+    assert x is not None
+    mult, shift = sigmoid16_multiplier(x.scale, op.opcode == "TANH")
+    symbol = "td_tanh_s16_ref" if op.opcode == "TANH" else "td_logistic_s16_ref"
+    return KernelCall(symbol, "td_sigmoid16_params_t",
+                      (("size", x.size), ("mult", mult), ("shift", shift), ("lut", "@lut")),
+                      (ConstArray("lut", "uint16_t", sigmoid16_table()),), ("in0", "out0"))
+
+
 register(ref_variant("FULLY_CONNECTED", "td_fully_connected_s16_ref", _accepts_fc, _prepare_fc,
                      headers=("kernels/ref/td_requant64.h",)))
 register(ref_variant("CONV_2D", "td_conv2d_s16_ref", _accepts_conv, _prepare_conv,
@@ -581,9 +680,11 @@ register(ref_variant("MEAN", "td_mean_s16_ref", _accepts_mean16, _prepare_mean16
 register(ref_variant("SUM", "td_mean_s16_ref", _accepts_mean16, _prepare_mean16,
                      headers=("kernels/ref/td_mean_body.h", "kernels/ref/td_bcast_rows.h")))
 register(ref_variant("CONCATENATION", "td_concatenation_s16_ref", _accepts_concat16,
-                     _prepare_concat16))
+                     _prepare_concat16, headers=("kernels/ref/td_concatenation_body.h",)))
 register(ref_variant("SOFTMAX", "td_softmax_s8_s16_ref", _accepts_softmax16, _prepare_softmax16,
                      headers=("kernels/ref/td_softmax_body.h", "kernels/ref/td_gemmlowp.h")))
 register(ref_variant("DEQUANTIZE", "td_dequantize_s16_ref", _accepts_dequant16,
                      _prepare_dequant16))
-
+for _op, _sym in (("LOGISTIC", "td_logistic_s16_ref"), ("TANH", "td_tanh_s16_ref")):
+    register(ref_variant(_op, _sym, _accepts_sigmoid16, _prepare_sigmoid16, inplace=True,
+                         headers=("kernels/ref/td_sigmoid16.h",)))

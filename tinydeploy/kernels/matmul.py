@@ -30,6 +30,7 @@ from tinydeploy.kernels.common import (
     compute_out_size,
     compute_padding,
     f32,
+    int8_shifts,
     per_channel_multipliers,
     ref_variant,
 )
@@ -205,7 +206,7 @@ def _prepare_tconv(graph: Graph, op: Operator) -> KernelCall:
     assert filt.data is not None
     consts = [ConstArray("filter", "int8_t", np.asarray(filt.data, np.int8).reshape(-1)),
               ConstArray("mult", "int32_t", np.asarray(plan["mult"], np.int32)),
-              ConstArray("shift", "int32_t", np.asarray(plan["shift"], np.int32))]
+              ConstArray("shift", "int8_t", int8_shifts(np.asarray(plan["shift"])))]
     bias_ref = "NULL"
     if isinstance(bias, Tensor):
         assert bias.data is not None

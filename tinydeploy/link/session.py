@@ -34,6 +34,8 @@ from tinydeploy.link.messages import (
     Info,
     Invoke,
     LoadInput,
+    Log,
+    LogLevel,
     Message,
     MsgType,
     Output,
@@ -210,6 +212,13 @@ class Session:
                 self.unsolicited.append(msg)
                 if self.on_message:
                     self.on_message(msg, 0)
+                if isinstance(msg, Log) and msg.level == LogLevel.FAULT:
+                    # the device reported a fault (a CPU fault, a sanitizer, a --guards
+                    # violation) and stops: no reply will come, say why instead of waiting
+                    raise LinkError(f"the device stopped during {what} (seq {seq}): "
+                                    f"{msg.text}",
+                                    hint="a debug build (--guards) names the op; the "
+                                         "firmware's fault line gives pc and lr")
                 continue
             if frame.seq != seq:
                 self.stats.stale += 1

@@ -91,7 +91,8 @@ td_dw3x3_body(const td_dwconv2d_params_t *p, const int8_t *in0, int8_t *out0,
               const int8_t *zp_row, const int round_form, const int full_range)
 {
     const int32_t ch = p->in_c;
-    const int32_t *bias = p->bias, *mult = p->mult, *shift = p->shift;
+    const int32_t *bias = p->bias, *mult = p->mult;
+    const int8_t *shift = p->shift;
     const int32_t out_off = p->output_offset, lo = p->act_min, hi = p->act_max;
     const int32_t zp2p1 = 2 * out_off + 1;
     const int32_t off2 = td_pack_off(p->input_offset);

@@ -104,7 +104,7 @@ td_gemm_clamp(int32_t v, int32_t lo, int32_t hi, const int full_range)
 static inline __attribute__((always_inline)) void
 td_rows_times_filter_body(const td_word_t *buf, const int8_t *filter, int32_t k,
                           int32_t out_c, const int32_t *bias, const int32_t *mult,
-                          const int32_t *shift, int32_t out_off, int32_t lo, int32_t hi,
+                          const int8_t *shift, int32_t out_off, int32_t lo, int32_t hi,
                           int8_t *const d[TD_GEMM_ROWS_MAX], const int round_form,
                           const int full_range, const int32_t nrows)
 {
@@ -177,7 +177,7 @@ td_rows_times_filter_body(const td_word_t *buf, const int8_t *filter, int32_t k,
 static inline __attribute__((always_inline)) void
 td_rows_times_filter(const td_word_t *buf, int32_t n, const int8_t *filter, int32_t k,
                      int32_t out_c, const int32_t *bias, const int32_t *mult,
-                     const int32_t *shift, int32_t out_off, int32_t lo, int32_t hi,
+                     const int8_t *shift, int32_t out_off, int32_t lo, int32_t hi,
                      int8_t *dst, int32_t dst_stride, int32_t round_form, const int32_t nrows)
 {
     int8_t *d[TD_GEMM_ROWS_MAX];

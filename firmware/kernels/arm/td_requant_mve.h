@@ -1,6 +1,6 @@
 /*
  * td_requant_mve.h - td_requantize on four int32 lanes with MVE (Helium). Private to the
- * kernels/arm/*_mve.c kernels, included after <arm_mve.h>.
+ * MVE kernels of kernels/arm (the files ending in _mve.c), included after <arm_mve.h>.
  */
 #ifndef TD_REQUANT_MVE_H
 #define TD_REQUANT_MVE_H
