@@ -167,12 +167,11 @@ def _emit_case(k: int, case: HostCase, sel: Selection) -> tuple[str, str, list[i
         defs.append(cemit.emit_params(call, prefix, static=True))
         args: dict[str, str] = {}
         for a in call.args:
-            if a.startswith("in"):
-                ti = op.inputs[int(a[2:])]
-                args[a] = f"(const {g.tensor(ti).dtype.c_type} *){array_of(ti)}"
-            elif a.startswith("out"):
-                ti = op.outputs[int(a[3:])]
-                args[a] = f"({g.tensor(ti).dtype.c_type} *){array_of(ti)}"
+            arg = cemit.call_arg_tensor(a, op.inputs, op.outputs)
+            if arg is not None:
+                is_out, ti = arg
+                const = "" if is_out else "const "
+                args[a] = f"({const}{g.tensor(ti).dtype.c_type} *){array_of(ti)}"
             elif a == "scratch":
                 sname = f"{prefix}_scratch"
                 nbytes = max(16, call.scratch_bytes)
