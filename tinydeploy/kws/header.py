@@ -20,6 +20,7 @@ from typing import Protocol
 import numpy as np
 
 from tinydeploy.errors import InputDataError
+from tinydeploy.kws.presets import PresetConfig
 
 
 class SerialisedConfig(Protocol):
@@ -44,6 +45,18 @@ def c_array(ctype: str, name: str, values: np.ndarray, per_line: int = 4) -> lis
         out.append("    " + ", ".join(fmt(v) for v in vals[i:i + per_line]) + ",")
     out.append("};")
     return out
+
+
+def framing_macros(cfg: PresetConfig) -> list[str]:
+    """``TD_FE_SAMPLE_RATE``, ``TD_FE_CLIP_SAMPLES``, ``TD_FE_WINDOW``, ``TD_FE_STRIDE`` and
+    ``TD_FE_FRAMES``, in this order, for every preset."""
+    return [
+        f"#define TD_FE_SAMPLE_RATE {cfg.sample_rate}",
+        f"#define TD_FE_CLIP_SAMPLES {cfg.clip_samples}",
+        f"#define TD_FE_WINDOW {cfg.window}",
+        f"#define TD_FE_STRIDE {cfg.stride}",
+        f"#define TD_FE_FRAMES {cfg.frames}",
+    ]
 
 
 def config_digest(cfg: SerialisedConfig) -> str:
