@@ -30,7 +30,7 @@ from tinydeploy.kws.frontend_config import (
     render_frontend_header,
 )
 from tinydeploy.kws.hostlib import compile_host_library
-from tinydeploy.kws.presets import FrontendPreset, PresetSpec
+from tinydeploy.kws.presets import FrontendPreset, PresetSpec, frame_count
 
 SOURCES = ("td_frontend.c", "td_fe_float.h")   # this preset's files besides td_frontend.h
 # The flags that make float arithmetic deterministic: no contraction into FMA, no fast-math,
@@ -164,7 +164,7 @@ def _stream_of(audio: np.ndarray, cfg: Any) -> tuple[np.ndarray, int]:
     if x.size < cfg.window:
         raise InputDataError(f"stream of {x.size} samples is shorter than one window "
                              f"({cfg.window})")
-    return x, 1 + (x.size - cfg.window) // cfg.stride
+    return x, frame_count(x.size, cfg.window, cfg.stride)
 
 
 def _frames_s8(lib: ctypes.CDLL, scratch: ctypes.Array, cfg: Any, x: np.ndarray,

@@ -31,7 +31,7 @@ from tinydeploy.kws.header import (
     read_config_text,
     render_config_header,
 )
-from tinydeploy.kws.presets import PresetConfig
+from tinydeploy.kws.presets import PresetConfig, frame_count
 from tinydeploy.resources import firmware_dir
 
 
@@ -97,7 +97,7 @@ class FrontendConfig:
 
     @property
     def frames(self) -> int:
-        return 1 + (self.clip_samples - self.window) // self.stride
+        return frame_count(self.clip_samples, self.window, self.stride)
 
     @property
     def n_out(self) -> int:

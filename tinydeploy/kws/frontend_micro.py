@@ -36,7 +36,7 @@ from tinydeploy.kws.frontend_micro_config import (
     render_microspeech_header,
 )
 from tinydeploy.kws.hostlib import compile_host_library
-from tinydeploy.kws.presets import FrontendPreset, PresetSpec
+from tinydeploy.kws.presets import FrontendPreset, PresetSpec, frame_count
 
 SOURCES = ("td_frontend_micro.c",)
 CFLAGS = ("-std=c99", "-O2", "-Wall", "-Wextra", "-Werror")
@@ -59,7 +59,7 @@ def _pcm(audio: np.ndarray) -> np.ndarray:
 
 
 def n_frames(n_samples: int, cfg: MicroSpeechConfig) -> int:
-    return 0 if n_samples < cfg.window else 1 + (n_samples - cfg.window) // cfg.stride
+    return frame_count(n_samples, cfg.window, cfg.stride)
 
 
 # ---- TensorFlow's op (the oracle) ----------------------------------------------------------

@@ -37,6 +37,7 @@ from tinydeploy.kws.header import (
     read_config_text,
     render_config_header,
 )
+from tinydeploy.kws.presets import frame_count
 
 PRESET = "micro-speech"
 WINDOW_BITS = 12          # window coefficients are Q12
@@ -123,7 +124,7 @@ class MicroSpeechConfig:
 
     @property
     def frames(self) -> int:
-        return 1 + (self.clip_samples - self.window) // self.stride
+        return frame_count(self.clip_samples, self.window, self.stride)
 
     @property
     def n_out(self) -> int:
