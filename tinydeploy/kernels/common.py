@@ -302,3 +302,16 @@ def elem_variants(op: str, stem: str, elems: Sequence[tuple[str, TensorReason]],
 
         variants.append(ref_variant(op, symbol, acc, prep, headers=headers))
     return variants
+
+
+def int16_reason(t: Tensor | None, role: str) -> str | None:
+    """None when ``t`` is a per-tensor int16 tensor with zero point 0."""
+    if t is None:
+        return f"{role} is missing"
+    if t.dtype is not DType.INT16:
+        return f"{role} '{t.name}' is {t.dtype.name}, INT16 required (16x8 variant)"
+    if t.quant is None or len(t.quant.scale) != 1 or not t.quant.scale[0] > 0:
+        return f"{role} '{t.name}' is not per-tensor quantized"
+    if t.quant.zero_point[0] != 0:
+        return f"{role} '{t.name}' has zero point {t.quant.zero_point[0]}; 16x8 requires 0"
+    return None

@@ -26,6 +26,7 @@ from tinydeploy.kernels.common import (
     compute_padding,
     f32,
     int8_shifts,
+    int16_reason,
     optional_input,
     per_channel_multipliers,
     ref_variant,
@@ -47,19 +48,6 @@ from tinydeploy.model.ir import (
 
 INT16_MIN, INT16_MAX = -(1 << 15), (1 << 15) - 1
 _SHORT = {DType.INT8: "s8", DType.INT16: "s16", DType.INT32: "s32"}
-
-
-def int16_reason(t: Tensor | None, role: str) -> str | None:
-    """None when ``t`` is a per-tensor int16 tensor with zero point 0."""
-    if t is None:
-        return f"{role} is missing"
-    if t.dtype is not DType.INT16:
-        return f"{role} '{t.name}' is {t.dtype.name}, INT16 required (16x8 variant)"
-    if t.quant is None or len(t.quant.scale) != 1 or not t.quant.scale[0] > 0:
-        return f"{role} '{t.name}' is not per-tensor quantized"
-    if t.quant.zero_point[0] != 0:
-        return f"{role} '{t.name}' has zero point {t.quant.zero_point[0]}; 16x8 requires 0"
-    return None
 
 
 def activation_range16(act: Activation, out: Tensor) -> tuple[int, int] | None:

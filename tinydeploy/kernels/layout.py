@@ -23,8 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from tinydeploy.kernels.activations import int8_per_tensor_reason
-from tinydeploy.kernels.common import TensorReason, const_ints, elem_variants, i32
-from tinydeploy.kernels.int16 import int16_reason
+from tinydeploy.kernels.common import TensorReason, const_ints, elem_variants, i32, int16_reason
 from tinydeploy.kernels.registry import ConstArray, KernelCall, register
 from tinydeploy.model.ir import BlockSizeOptions, Graph, Operator, PackOptions, Tensor
 
