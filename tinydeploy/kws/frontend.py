@@ -40,16 +40,6 @@ DETERMINISTIC_CFLAGS = ("-std=c99", "-O2", "-ffp-contract=off", "-fno-fast-math"
 HOST_CFLAGS = (*DETERMINISTIC_CFLAGS, "-fPIC", "-shared")
 
 
-def write_frontend_header(cfg: FrontendConfig, directory: Path) -> Path:
-    """Write ``td_frontend_config.h`` for ``cfg`` into ``directory``; returns its path."""
-    directory.mkdir(parents=True, exist_ok=True)
-    path = directory / "td_frontend_config.h"
-    text = render_frontend_header(cfg)
-    if not path.exists() or path.read_text() != text:
-        path.write_text(text)
-    return path
-
-
 def build_host_library(cfg: Any, cc: str = "gcc", *, sources: tuple[str, ...] = SOURCES,
                        render: Any = render_frontend_header, stem: str = "frontend") -> Path:
     """Compile a front-end preset for the host as a shared library (``sources``: its files

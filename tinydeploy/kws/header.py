@@ -87,6 +87,16 @@ def render_config_header(cfg: SerialisedConfig, body: Sequence[str], tables: Seq
     ])
 
 
+def write_header(text: str, directory: Path, name: str = "td_frontend_config.h") -> Path:
+    """Write a rendered header into ``directory`` (made if missing) unless it already holds
+    exactly ``text``, so an unchanged header keeps its time stamp; returns its path."""
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / name
+    if not path.exists() or path.read_text() != text:
+        path.write_text(text)
+    return path
+
+
 def read_config_text(path: Path) -> str:
     """The text of a front-end config file, or an InputDataError naming the file."""
     try:

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from tinydeploy.errors import ToolchainError
+from tinydeploy.kws.header import write_header
 from tinydeploy.resources import firmware_dir
 
 FIRMWARE_FRONTEND = firmware_dir() / "frontend"
@@ -48,10 +49,7 @@ def compile_host_library(cfg: Any, render: Callable[[Any], str], sources: tuple[
     if shutil.which(cc) is None:
         raise ToolchainError(f"host C compiler '{cc}' not found; it builds the audio front end",
                              hint="install gcc (apt-get install gcc)")
-    out_dir.mkdir(parents=True, exist_ok=True)
-    path = out_dir / "td_frontend_config.h"
-    if not path.exists() or path.read_text() != header:
-        path.write_text(header)
+    write_header(header, out_dir)
     tmp = out_dir / f"{library}.{os.getpid()}.so"
     cmd = [cc, *host_cflags, f"-I{out_dir}", f"-I{FIRMWARE_FRONTEND}",
            *[str(FIRMWARE_FRONTEND / s) for s in sources if s.endswith(".c")],
