@@ -6,8 +6,9 @@
  * source per build, after the preset's config header (it reads TD_FE_FFT, TD_FE_FFT_LOG2,
  * TD_FE_WINDOW, TD_FE_MEL_BANDS, td_fe_window, td_fe_cos, td_fe_bin_band, td_fe_w_lower,
  * td_fe_w_upper).
- * It also defines the two API functions the float presets implement alike,
- * td_frontend_logf and td_frontend_quantize_s8.
+ * It also defines the three API functions the float presets implement alike,
+ * td_frontend_logf, td_frontend_quantize_s8 and td_frontend_frame_s8 (the preset's
+ * td_frontend_frame_f32, quantized).
  * IEEE single precision in the order written, no FMA (this header turns contraction off
  * under GCC for the whole including file, and refuses -ffast-math), so every target gives
  * the same bits.
@@ -231,6 +232,15 @@ void td_frontend_quantize_s8(const float *x, int8_t *q, uint32_t n, float scale,
                              int32_t zero_point)
 {
     td_fe_quantize(x, q, n, scale, zero_point);
+}
+
+void td_frontend_frame_s8(const int16_t *ring, uint32_t ring_len, uint32_t start,
+                          int8_t *out, float scale, int32_t zero_point,
+                          td_frontend_scratch_t *scratch)
+{
+    float f[TD_FE_OUT];
+    td_frontend_frame_f32(ring, ring_len, start, f, scratch);
+    td_fe_quantize(f, out, TD_FE_OUT, scale, zero_point);
 }
 
 #endif /* TD_FE_FLOAT_H */

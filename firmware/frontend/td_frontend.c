@@ -29,15 +29,6 @@ void td_frontend_frame_f32(const int16_t *ring, uint32_t ring_len, uint32_t star
     }
 }
 
-void td_frontend_frame_s8(const int16_t *ring, uint32_t ring_len, uint32_t start,
-                          int8_t *out, float scale, int32_t zero_point,
-                          td_frontend_scratch_t *scratch)
-{
-    float f[TD_FE_OUT];
-    td_frontend_frame_f32(ring, ring_len, start, f, scratch);
-    td_frontend_quantize_s8(f, out, TD_FE_OUT, scale, zero_point);
-}
-
 void td_frontend_clip_f32(const int16_t *clip, float *out, td_frontend_scratch_t *scratch)
 {
     uint32_t t;

@@ -117,15 +117,6 @@ void td_frontend_window_s8(int8_t *in, float scale, int32_t zero_point,
     }
 }
 
-void td_frontend_frame_s8(const int16_t *ring, uint32_t ring_len, uint32_t start,
-                          int8_t *out, float scale, int32_t zero_point,
-                          td_frontend_scratch_t *scratch)
-{
-    float f[TD_FE_OUT];
-    td_frontend_frame_f32(ring, ring_len, start, f, scratch);
-    td_fe_quantize(f, out, TD_FE_OUT, scale, zero_point);
-}
-
 static float td_fe_clip_divisor(const int16_t *clip)
 {
     uint32_t i;
