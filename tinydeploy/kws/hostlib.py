@@ -20,6 +20,7 @@ from typing import Any
 from tinydeploy.errors import ToolchainError
 from tinydeploy.kws.header import write_header
 from tinydeploy.resources import firmware_dir
+from tinydeploy.toolchain import DEBIAN_PACKAGES
 
 FIRMWARE_FRONTEND = firmware_dir() / "frontend"
 API_HEADER = "td_frontend.h"
@@ -48,7 +49,7 @@ def compile_host_library(cfg: Any, render: Callable[[Any], str], sources: tuple[
         return lib
     if shutil.which(cc) is None:
         raise ToolchainError(f"host C compiler '{cc}' not found; it builds the audio front end",
-                             hint="install gcc (apt-get install gcc)")
+                             hint=f"install gcc (apt-get install {DEBIAN_PACKAGES['host']})")
     write_header(header, out_dir)
     tmp = out_dir / f"{library}.{os.getpid()}.so"
     cmd = [cc, *host_cflags, f"-I{out_dir}", f"-I{FIRMWARE_FRONTEND}",

@@ -32,7 +32,7 @@ from tinydeploy.errors import ToolchainError
 from tinydeploy.kernels.registry import Selection, select_kernels
 from tinydeploy.model.ir import Graph
 from tinydeploy.resources import firmware_dir
-from tinydeploy.toolchain import SANITIZE_CFLAGS, Core, cflags
+from tinydeploy.toolchain import DEBIAN_PACKAGES, SANITIZE_CFLAGS, Core, cflags
 
 FIRMWARE_DIR = firmware_dir()
 KERNEL_INCLUDE = FIRMWARE_DIR / "kernels"
@@ -54,7 +54,8 @@ def _cc() -> str:
     cc = os.environ.get("CC", "gcc")
     if shutil.which(cc) is None:
         raise ToolchainError(f"host C compiler '{cc}' not found",
-                             hint="install gcc (apt-get install gcc) or set CC")
+                             hint=f"install gcc (apt-get install {DEBIAN_PACKAGES['host']}) "
+                                  "or set CC")
     return cc
 
 
