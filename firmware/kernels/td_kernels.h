@@ -308,12 +308,14 @@ void td_lstm_s8_ref(const td_lstm_params_t *p, const int8_t *in0, const int8_t *
 void td_conv2d_s8_dsp(const td_conv2d_params_t *p, const int8_t *in0, int8_t *out0,
                       void *scratch);
 int32_t td_conv2d_s8_dsp_scratch_size(const td_conv2d_params_t *p);
-void td_conv2d_1x1_s8_dsp(const td_conv2d_params_t *p, const int8_t *in0, int8_t *out0,
-                          void *scratch);
+/* one input channel, filters four taps wide (no scratch) */
+void td_conv2d_c1_s8_dsp(const td_conv2d_params_t *p, const int8_t *in0, int8_t *out0);
+int32_t td_conv2d_c1_s8_dsp_scratch_size(const td_conv2d_params_t *p);
+/* pointwise with in_c <= 64: no scratch (the rows buffer is in the kernel's frame) */
+void td_conv2d_1x1_s8_dsp(const td_conv2d_params_t *p, const int8_t *in0, int8_t *out0);
 int32_t td_conv2d_1x1_s8_dsp_scratch_size(const td_conv2d_params_t *p);
 /* the same product with the pixels taken back to front (its output may trail its input) */
-void td_conv2d_1x1_back_s8_dsp(const td_conv2d_params_t *p, const int8_t *in0, int8_t *out0,
-                               void *scratch);
+void td_conv2d_1x1_back_s8_dsp(const td_conv2d_params_t *p, const int8_t *in0, int8_t *out0);
 int32_t td_conv2d_1x1_back_s8_dsp_scratch_size(const td_conv2d_params_t *p);
 void td_dwconv2d_3x3_s8_dsp(const td_dwconv2d_params_t *p, const int8_t *in0, int8_t *out0,
                             void *scratch);
