@@ -52,6 +52,7 @@ DSP = frozenset({"dsp"})
 SIMD_HEADER = f"{ARM_DIR}/td_simd.h"
 DW3X3_TAPS_H = f"{ARM_DIR}/td_dw3x3_taps.h"   # 3x3 depthwise tap pointers (the mve kernel)
 DW_HEADER = f"{ARM_DIR}/td_dwconv2d_dsp.h"     # what the dsp depthwise kernels share
+DOT4_HEADER = f"{ARM_DIR}/td_dot4_s8_dsp.h"    # four dot products (FC, one-channel dw)
 GEMM_HEADER = f"{ARM_DIR}/td_gemm_s8_dsp.h"
 
 # |x + input_offset| <= 255 and |w| <= 128: a pair of products stays inside int32 and the
@@ -384,7 +385,8 @@ def _dw_c1_prepare(graph: Graph, op: Operator) -> KernelCall:
 
 DWCONV2D_C1_S8_DSP = register(KernelVariant(
     op="DEPTHWISE_CONV_2D", impl="dsp", symbol="td_dwconv2d_c1_s8_dsp",
-    sources=(f"{ARM_DIR}/td_dwconv2d_c1_s8_dsp.c", SIMD_HEADER, DW_HEADER), requires=DSP,
+    sources=(f"{ARM_DIR}/td_dwconv2d_c1_s8_dsp.c", SIMD_HEADER, DW_HEADER, DOT4_HEADER),
+    requires=DSP,
     accepts=_dw_as_conv_accepts, prepare=_dw_c1_prepare, priority=30,
     access=dwconv_ref_order,
     code_bytes=2700))
@@ -445,7 +447,8 @@ def fc_interleaved(call: KernelCall) -> KernelCall:
 
 FULLY_CONNECTED_S8_DSP = register(KernelVariant(
     op="FULLY_CONNECTED", impl="dsp", symbol="td_fully_connected_s8_dsp",
-    sources=(f"{ARM_DIR}/td_fully_connected_s8_dsp.c", GEMM_HEADER, SIMD_HEADER),
+    sources=(f"{ARM_DIR}/td_fully_connected_s8_dsp.c", GEMM_HEADER, SIMD_HEADER,
+             DOT4_HEADER),
     requires=DSP, accepts=_fc_accepts, prepare=_fc_prepare, priority=20,
     code_bytes=1150))
 

@@ -41,11 +41,15 @@ int32_t td_dwconv2d_3x3_s8_dsp_scratch_size(const td_dwconv2d_params_t *p)
 /* a0..a3 += the nine taps of channels c .. c+3, every tap inside the image: tap[t] + c is
  * tap t's word, w the group's 36 filter bytes (advanced past them). */
 #if TD_SIMD_NATIVE && defined(__OPTIMIZE__)
+/* Taps t and t + 1 of channels c .. c+3, i = 4 * t the byte offset of tap t's pointer (asm
+ * operands: tap, c, w, k = the input offset in both lanes, the accumulators a0..a3 and the
+ * temporaries x, y, v, u, q, t): one LDRD for the two tap pointers, one for the two filter
+ * words. */
 #define TD_DW_PAIR(i)                                                                      \
     "ldrd %[x], %[y], [%[tap], #" #i "]\n\t"                                               \
     "ldr %[x], [%[x], %[c]]\n\t"                                                           \
     "ldr %[y], [%[y], %[c]]\n\t"                                                           \
-    "ldr %[v], [%[w]], #4\n\t"                                                             \
+    "ldrd %[v], %[u], [%[w]], #8\n\t"                                                      \
     "pkhbt %[q], %[x], %[y], lsl #16\n\t"                                                  \
     "pkhtb %[y], %[y], %[x], asr #16\n\t"                                                  \
     "sxtab16 %[x], %[k], %[q]\n\t"                                                         \
@@ -54,56 +58,58 @@ int32_t td_dwconv2d_3x3_s8_dsp_scratch_size(const td_dwconv2d_params_t *p)
     "sxtab16 %[x], %[k], %[q], ror #8\n\t"                                                 \
     "sxtb16 %[t], %[v], ror #8\n\t"                                                        \
     "smlad %[a1], %[x], %[t], %[a1]\n\t"                                                   \
-    "ldr %[v], [%[w]], #4\n\t"                                                             \
     "sxtab16 %[x], %[k], %[y]\n\t"                                                         \
-    "sxtb16 %[t], %[v]\n\t"                                                                \
+    "sxtb16 %[t], %[u]\n\t"                                                                \
     "smlad %[a2], %[x], %[t], %[a2]\n\t"                                                   \
     "sxtab16 %[x], %[k], %[y], ror #8\n\t"                                                 \
-    "sxtb16 %[t], %[v], ror #8\n\t"                                                        \
+    "sxtb16 %[t], %[u], ror #8\n\t"                                                        \
     "smlad %[a3], %[x], %[t], %[a3]\n\t"
 
-#define TD_DW9(tp_, c_, w_, k_, r0_, r1_, r2_, r3_)                                            \
+/* Tap 8 of channels c .. c+3: one word, SMLABB / SMLATT per channel. */
+#define TD_DW_TAP8                                                                         \
+    "ldr %[x], [%[tap], #32]\n\t"                                                          \
+    "ldr %[x], [%[x], %[c]]\n\t"                                                           \
+    "ldr %[v], [%[w]], #4\n\t"                                                             \
+    "sxtab16 %[q], %[k], %[x]\n\t"                                                         \
+    "sxtb16 %[t], %[v]\n\t"                                                                \
+    "smlabb %[a0], %[q], %[t], %[a0]\n\t"                                                  \
+    "smlatt %[a2], %[q], %[t], %[a2]\n\t"                                                  \
+    "sxtab16 %[q], %[k], %[x], ror #8\n\t"                                                 \
+    "sxtb16 %[t], %[v], ror #8\n\t"                                                        \
+    "smlabb %[a1], %[q], %[t], %[a1]\n\t"                                                  \
+    "smlatt %[a3], %[q], %[t], %[a3]\n\t"
+
+#define TD_DW9(tp_, c_, w_, k_, r0_, r1_, r2_, r3_)                                        \
     do {                                                                                   \
-        int32_t x_, y_, v_, q_, t_;                                                        \
-        __asm__(TD_DW_PAIR(0) TD_DW_PAIR(8) TD_DW_PAIR(16) TD_DW_PAIR(24)                  \
-                "ldr %[x], [%[tap], #32]\n\t"                                              \
-                "ldr %[x], [%[x], %[c]]\n\t"                                               \
-                "ldr %[v], [%[w]], #4\n\t"                                                 \
-                "sxtab16 %[q], %[k], %[x]\n\t"                                             \
-                "sxtb16 %[t], %[v]\n\t"                                                    \
-                "smlabb %[a0], %[q], %[t], %[a0]\n\t"                                      \
-                "smlatt %[a2], %[q], %[t], %[a2]\n\t"                                      \
-                "sxtab16 %[q], %[k], %[x], ror #8\n\t"                                     \
-                "sxtb16 %[t], %[v], ror #8\n\t"                                            \
-                "smlabb %[a1], %[q], %[t], %[a1]\n\t"                                      \
-                "smlatt %[a3], %[q], %[t], %[a3]"                                          \
-                : [a0] "+r"(r0_), [a1] "+r"(r1_), [a2] "+r"(r2_), [a3] "+r"(r3_), [w] "+r"(w_), \
-                  [x] "=&r"(x_), [y] "=&r"(y_), [v] "=&r"(v_), [q] "=&r"(q_),              \
-                  [t] "=&r"(t_)                                                            \
-                : [tap] "r"(tp_), [c] "r"(c_), [k] "r"(k_)                                \
+        int32_t x_, y_, v_, u_, q_, t_;                                                    \
+        __asm__(TD_DW_PAIR(0) TD_DW_PAIR(8) TD_DW_PAIR(16) TD_DW_PAIR(24) TD_DW_TAP8       \
+                : [a0] "+r"(r0_), [a1] "+r"(r1_), [a2] "+r"(r2_), [a3] "+r"(r3_),          \
+                  [w] "+r"(w_), [x] "=&r"(x_), [y] "=&r"(y_), [v] "=&r"(v_), [u] "=&r"(u_), \
+                  [q] "=&r"(q_), [t] "=&r"(t_)                                             \
+                : [tap] "r"(tp_), [c] "r"(c_), [k] "r"(k_)                                 \
                 : "memory");                                                               \
     } while (0)
 #else
-#define TD_DW9(tp_, c_, w_, k_, r0_, r1_, r2_, r3_)                                            \
+#define TD_DW9(tp_, c_, w_, k_, r0_, r1_, r2_, r3_)                                        \
     do {                                                                                   \
-        for (int32_t i_ = 0; i_ < 8; i_ += 2, w_ += 8) {                                    \
-            const int32_t x_ = td_read_s8x4((tp_)[i_] + (c_));                              \
-            const int32_t y_ = td_read_s8x4((tp_)[i_ + 1] + (c_));                          \
+        for (int32_t i_ = 0; i_ < 8; i_ += 2, w_ += 8) {                                   \
+            const int32_t x_ = td_read_s8x4((tp_)[i_] + (c_));                             \
+            const int32_t y_ = td_read_s8x4((tp_)[i_ + 1] + (c_));                         \
             const int32_t q_ = td_pkhbt16(x_, y_), r_ = td_pkhtb16(y_, x_);                \
-            const int32_t v_ = td_read_s8x4(w_), u_ = td_read_s8x4(w_ + 4);                  \
+            const int32_t v_ = td_read_s8x4(w_), u_ = td_read_s8x4(w_ + 4);                \
             r0_ = td_smlad(td_sxtab16(k_, q_), td_sxtb16(v_), r0_);                        \
             r1_ = td_smlad(td_sxtab16_ror8(k_, q_), td_sxtb16_ror8(v_), r1_);              \
             r2_ = td_smlad(td_sxtab16(k_, r_), td_sxtb16(u_), r2_);                        \
             r3_ = td_smlad(td_sxtab16_ror8(k_, r_), td_sxtb16_ror8(u_), r3_);              \
         }                                                                                  \
-        const int32_t x_ = td_read_s8x4((tp_)[8] + (c_)), v_ = td_read_s8x4(w_);             \
-        w_ += 4;                                                                            \
-        const int32_t e_ = td_sxtab16(k_, x_), o_ = td_sxtab16_ror8(k_, x_);           \
+        const int32_t x_ = td_read_s8x4((tp_)[8] + (c_)), v_ = td_read_s8x4(w_);           \
+        w_ += 4;                                                                           \
+        const int32_t e_ = td_sxtab16(k_, x_), o_ = td_sxtab16_ror8(k_, x_);               \
         const int32_t we_ = td_sxtb16(v_), wo_ = td_sxtb16_ror8(v_);                       \
-        r0_ = td_smlabb(e_, we_, r0_);                                                       \
-        r2_ = td_smlatt(e_, we_, r2_);                                                       \
-        r1_ = td_smlabb(o_, wo_, r1_);                                                       \
-        r3_ = td_smlatt(o_, wo_, r3_);                                                       \
+        r0_ = td_smlabb(e_, we_, r0_);                                                     \
+        r2_ = td_smlatt(e_, we_, r2_);                                                     \
+        r1_ = td_smlabb(o_, wo_, r1_);                                                     \
+        r3_ = td_smlatt(o_, wo_, r3_);                                                     \
     } while (0)
 #endif
 
@@ -161,27 +167,6 @@ static inline void td_dw3x3_repad(td_dw3x3_ctx_t *x, int32_t c)
 }
 
 #if TD_SIMD_NATIVE && defined(__OPTIMIZE__)
-/* A tap pair as TD_DW_PAIR with both filter words from one LDRD (u: a 14th register). */
-#define TD_DW_PAIR2(i)                                                                     \
-    "ldrd %[x], %[y], [%[tap], #" #i "]\n\t"                                               \
-    "ldr %[x], [%[x], %[c]]\n\t"                                                           \
-    "ldr %[y], [%[y], %[c]]\n\t"                                                           \
-    "ldrd %[v], %[u], [%[w]], #8\n\t"                                                      \
-    "pkhbt %[q], %[x], %[y], lsl #16\n\t"                                                  \
-    "pkhtb %[y], %[y], %[x], asr #16\n\t"                                                  \
-    "sxtab16 %[x], %[k], %[q]\n\t"                                                         \
-    "sxtb16 %[t], %[v]\n\t"                                                                \
-    "smlad %[a0], %[x], %[t], %[a0]\n\t"                                                   \
-    "sxtab16 %[x], %[k], %[q], ror #8\n\t"                                                 \
-    "sxtb16 %[t], %[v], ror #8\n\t"                                                        \
-    "smlad %[a1], %[x], %[t], %[a1]\n\t"                                                   \
-    "sxtab16 %[x], %[k], %[y]\n\t"                                                         \
-    "sxtb16 %[t], %[u]\n\t"                                                                \
-    "smlad %[a2], %[x], %[t], %[a2]\n\t"                                                   \
-    "sxtab16 %[x], %[k], %[y], ror #8\n\t"                                                 \
-    "sxtb16 %[t], %[u], ror #8\n\t"                                                        \
-    "smlad %[a3], %[x], %[t], %[a3]\n\t"
-
 /* One output in the rounding form (td_requant.h; the host proved every channel shifts right,
  * e = -shift >= 1) saturated to int8 (the activation range is all of int8), channel c + j,
  * its multiplier in register m: t = ~shift = e - 1; r = zp2p1 << (e - 1) (td_requant_rnd);
@@ -226,18 +211,7 @@ static inline void td_dw3x3_groups_asm(td_dw3x3_ctx_t *ctx, const int8_t *w)
         "ldrd %[a0], %[a1], [%[t]]\n\t"
         "ldrd %[a2], %[a3], [%[t], #8]\n\t"
         "ldr %[k], [%[tap], #56]\n\t"
-        TD_DW_PAIR2(0) TD_DW_PAIR2(8) TD_DW_PAIR2(16) TD_DW_PAIR2(24)
-        "ldr %[x], [%[tap], #32]\n\t"
-        "ldr %[x], [%[x], %[c]]\n\t"
-        "ldr %[v], [%[w]], #4\n\t"
-        "sxtab16 %[q], %[k], %[x]\n\t"
-        "sxtb16 %[t], %[v]\n\t"
-        "smlabb %[a0], %[q], %[t], %[a0]\n\t"
-        "smlatt %[a2], %[q], %[t], %[a2]\n\t"
-        "sxtab16 %[q], %[k], %[x], ror #8\n\t"
-        "sxtb16 %[t], %[v], ror #8\n\t"
-        "smlabb %[a1], %[q], %[t], %[a1]\n\t"
-        "smlatt %[a3], %[q], %[t], %[a3]\n\t"
+        TD_DW_PAIR(0) TD_DW_PAIR(8) TD_DW_PAIR(16) TD_DW_PAIR(24) TD_DW_TAP8
         "ldr %[x], [%[tap], #36]\n\t"          /* the four outputs */
         "add %[x], %[x], %[c], lsl #2\n\t"
         "ldrd %[q], %[u], [%[x]]\n\t"
@@ -323,13 +297,8 @@ void td_dwconv2d_3x3_s8_dsp(const td_dwconv2d_params_t *p, const int8_t *in0, in
                 }
                 const int8_t *w = p->filter;
                 for (int32_t c = 0; c < ch; c += 4) {
-                    int32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0;
-                    if (bias != 0) {
-                        a0 = bias[c];
-                        a1 = bias[c + 1];
-                        a2 = bias[c + 2];
-                        a3 = bias[c + 3];
-                    }
+                    int32_t a0, a1, a2, a3;
+                    td_dw_bias4(bias, c, &a0, &a1, &a2, &a3);
                     td_dw3x3_repad(&ctx, c);
                     TD_DW9(ctx.tap, c, w, off2, a0, a1, a2, a3);
                     dst[c] = td_dw_out(a0, mult[c], shift[c], zp2p1, out_off, lo, hi,
