@@ -242,6 +242,22 @@ SPECS: tuple[Spec, ...] = (
     Spec("dw_c64_stride2", "dw", (1, 10, 9, 64), 64, k=(3, 3), stride=(2, 2), zp=(-128, -1),
          act=Activation.RELU6, expect=DW),
     Spec("dw_tiny", "dw", (1, 1, 2, 6), 6, k=(3, 3), zp=(-128, -128), expect=DWG),
+    # the unrolled 3x3 kernel (its asm path on the device: the rounding form into all of
+    # int8): stride above the kernel, every tap but the centre padded, zero points at both
+    # ends, a clamped activation (the C path), batches with dilation, one-pixel-high input,
+    # saturating outputs
+    Spec("dw3_stride_gt_k", "dw", (1, 11, 10, 8), 8, k=(3, 3), stride=(4, 4), zp=(-5, 7),
+         expect=DW),
+    Spec("dw3_all_padding", "dw", (1, 1, 1, 4), 4, k=(3, 3), zp=(60, -60), expect=DW),
+    Spec("dw3_zp_hi", "dw", (1, 4, 6, 12), 12, k=(3, 3), zp=(127, 127), expect=DW),
+    Spec("dw3_zp_lo", "dw", (1, 5, 4, 20), 20, k=(3, 3), zp=(-128, -128), expect=DW),
+    Spec("dw3_relu6_c16", "dw", (1, 6, 5, 16), 16, k=(3, 3), zp=(3, -20),
+         act=Activation.RELU6, expect=DW),
+    Spec("dw3_batch2_dil", "dw", (2, 7, 6, 12), 12, k=(3, 3), dilation=(2, 1), zp=(-40, 2),
+         expect=DW),
+    Spec("dw3_row", "dw", (1, 1, 9, 8), 8, k=(3, 3), stride=(1, 2), zp=(0, 0), expect=DW),
+    Spec("dw3_saturating", "dw", (1, 5, 5, 8), 8, k=(3, 3), zp=(-128, 0), out_scale=0.004,
+         expect=DW),
     # (no bias-less depthwise case: the tflite-micro oracle crashes on one)
     Spec("dw_smallbias", "dw", (1, 5, 5, 8), 8, k=(3, 3), bias_scale=3, zp=(-30, 0),
          expect=DW),

@@ -51,8 +51,9 @@ from tinydeploy.model.ir import Conv2DOptions, DepthwiseConv2DOptions, Graph, Op
 ARM_DIR = "kernels/arm"
 DSP = frozenset({"dsp"})
 SIMD_HEADER = f"{ARM_DIR}/td_simd.h"
-DW3X3_TAPS_H = f"{ARM_DIR}/td_dw3x3_taps.h"   # 3x3 depthwise tap pointers (private)
+DW3X3_TAPS_H = f"{ARM_DIR}/td_dw3x3_taps.h"   # 3x3 depthwise tap pointers (the mve kernel)
 DW_HEADER = f"{ARM_DIR}/td_dwconv2d_dsp.h"     # what the dsp depthwise kernels share
+DOT4_HEADER = f"{ARM_DIR}/td_dot4_s8_dsp.h"    # four dot products (FC, one-channel dw)
 GEMM_HEADER = f"{ARM_DIR}/td_gemm_s8_dsp.h"
 
 # |x + input_offset| <= 255 and |w| <= 128: a pair of products stays inside int32 and the
@@ -76,7 +77,7 @@ def rounding_form(rows: np.ndarray, call: KernelCall) -> int:
 # Instructions per multiply-accumulate, requantization and loop overhead included, measured
 # on QEMU mps2-an386 (-icount, -O2) on the DS-CNN, micro_speech and AD01-shaped layers.
 INSTRUCTIONS_PER_MAC = {
-    "td_conv2d_1x1_s8_dsp": 1.33, "td_conv2d_s8_dsp": 2.1, "td_dwconv2d_3x3_s8_dsp": 5.7,
+    "td_conv2d_1x1_s8_dsp": 1.33, "td_conv2d_s8_dsp": 2.1, "td_dwconv2d_3x3_s8_dsp": 4.4,
     "td_dwconv2d_s8_dsp": 7.0, "td_fully_connected_s8_dsp": 1.85,
     "td_dwconv2d_c1_s8_dsp": 2.9, "td_conv2d_c1_s8_dsp": 1.75,
 }
@@ -310,14 +311,17 @@ def _dw3x3_dsp_accepts(graph: Graph, op: Operator) -> str | None:
 
 
 def group_dw_taps(taps: np.ndarray) -> np.ndarray:
-    """[9, C] int8 depthwise taps -> int8 [ceil(C/4)][9][4]: group g, tap t = channels 4g ..
-    4g+3 of tap t (0 where the channel does not exist; no padding when C % 4 == 0)."""
+    """[9, C] int8 depthwise taps (C % 4 == 0) -> the layout td_dwconv2d_3x3_s8_dsp.c reads
+    (the same bytes): per group g of channels 4g .. 4g+3, for the tap pairs (t, u) = (0, 1),
+    (2, 3), (4, 5), (6, 7) the words [c0 t, c1 t, c0 u, c1 u] [c2 t, c3 t, c2 u, c3 u], then
+    tap 8 as [c0, c1, c2, c3]."""
     taps = np.asarray(taps, dtype=np.int8)
     ntaps, c = taps.shape
-    groups = (c + 3) // 4
-    padded = np.zeros((ntaps, 4 * groups), dtype=np.int8)
-    padded[:, :c] = taps
-    return np.ascontiguousarray(padded.reshape(ntaps, groups, 4).transpose(1, 0, 2)).reshape(-1)
+    assert ntaps == 9 and c % 4 == 0, (ntaps, c)
+    g = taps.reshape(9, c // 4, 4).transpose(1, 0, 2)          # [groups][9 taps][4 ch]
+    pairs = g[:, :8].reshape(-1, 4, 2, 2, 2)                   # [g][pair][tap][half][ch]
+    pairs = pairs.transpose(0, 1, 3, 2, 4).reshape(-1, 32)      # [g][pair][half][tap][ch]
+    return np.ascontiguousarray(np.concatenate([pairs, g[:, 8]], axis=1)).reshape(-1)
 
 
 def _dw_prepare(graph: Graph, op: Operator) -> KernelCall:
@@ -325,23 +329,16 @@ def _dw_prepare(graph: Graph, op: Operator) -> KernelCall:
     c = int(call.param("in_c"))
     taps = call.const("filter").values.astype(np.int8).reshape(9, c)
     # the accumulator bound wants [out_c, depth] rows: channel c's row is its 9 taps
-    return as_dsp_call(call, "td_dwconv2d_3x3_s8_dsp", taps.T, dw_scratch_bytes(c),
-                       group_dw_taps(taps))
-
-
-def dw_scratch_bytes(channels: int) -> int:
-    """Twin of td_dwconv2d_3x3_s8_dsp_scratch_size: one row of the input zero point, read by
-    the taps that fall outside the image."""
-    return channels
+    return as_dsp_call(call, "td_dwconv2d_3x3_s8_dsp", taps.T, 0, group_dw_taps(taps))
 
 
 DWCONV2D_3X3_S8_DSP = register(KernelVariant(
     op="DEPTHWISE_CONV_2D", impl="dsp", symbol="td_dwconv2d_3x3_s8_dsp",
-    sources=(f"{ARM_DIR}/td_dwconv2d_3x3_s8_dsp.c", SIMD_HEADER, DW3X3_TAPS_H, DW_HEADER),
+    sources=(f"{ARM_DIR}/td_dwconv2d_3x3_s8_dsp.c", SIMD_HEADER, DW_HEADER),
     requires=DSP,
     accepts=_dw3x3_dsp_accepts, prepare=_dw_prepare, priority=20,
     access=dwconv_lanes_order(4),
-    code_bytes=4000))
+    code_bytes=3100))
 
 
 def _dw_dsp_accepts(graph: Graph, op: Operator) -> str | None:
@@ -454,7 +451,8 @@ def _dw_c1_prepare(graph: Graph, op: Operator) -> KernelCall:
 
 DWCONV2D_C1_S8_DSP = register(KernelVariant(
     op="DEPTHWISE_CONV_2D", impl="dsp", symbol="td_dwconv2d_c1_s8_dsp",
-    sources=(f"{ARM_DIR}/td_dwconv2d_c1_s8_dsp.c", SIMD_HEADER, DW_HEADER), requires=DSP,
+    sources=(f"{ARM_DIR}/td_dwconv2d_c1_s8_dsp.c", SIMD_HEADER, DW_HEADER, DOT4_HEADER),
+    requires=DSP,
     accepts=_dw_as_conv_accepts, prepare=_dw_c1_prepare, priority=30,
     access=dwconv_ref_order,
     code_bytes=2700))
@@ -515,7 +513,8 @@ def fc_interleaved(call: KernelCall) -> KernelCall:
 
 FULLY_CONNECTED_S8_DSP = register(KernelVariant(
     op="FULLY_CONNECTED", impl="dsp", symbol="td_fully_connected_s8_dsp",
-    sources=(f"{ARM_DIR}/td_fully_connected_s8_dsp.c", GEMM_HEADER, SIMD_HEADER),
+    sources=(f"{ARM_DIR}/td_fully_connected_s8_dsp.c", GEMM_HEADER, SIMD_HEADER,
+             DOT4_HEADER),
     requires=DSP, accepts=_fc_accepts, prepare=_fc_prepare, priority=20,
     code_bytes=1150))
 
