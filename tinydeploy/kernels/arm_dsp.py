@@ -35,6 +35,7 @@ import numpy as np
 
 from tinydeploy.fixedpoint import accumulator_bound, rounding_form_holds
 from tinydeploy.kernels.access import (
+    conv_c1_order,
     conv_rows_back_order,
     conv_rows_order,
     dwconv_lanes_order,
@@ -45,7 +46,7 @@ from tinydeploy.kernels.depthwise import DWCONV2D_S8_REF
 from tinydeploy.kernels.fully_connected import FULLY_CONNECTED_S8_REF
 from tinydeploy.kernels.pooling import AVGPOOL2D_S8_REF
 from tinydeploy.kernels.registry import ConstArray, KernelCall, KernelVariant, register
-from tinydeploy.model.ir import DepthwiseConv2DOptions, Graph, Operator
+from tinydeploy.model.ir import Conv2DOptions, DepthwiseConv2DOptions, Graph, Operator
 
 ARM_DIR = "kernels/arm"
 DSP = frozenset({"dsp"})
@@ -76,9 +77,9 @@ def rounding_form(rows: np.ndarray, call: KernelCall) -> int:
 # Instructions per multiply-accumulate, requantization and loop overhead included, measured
 # on QEMU mps2-an386 (-icount, -O2) on the DS-CNN, micro_speech and AD01-shaped layers.
 INSTRUCTIONS_PER_MAC = {
-    "td_conv2d_1x1_s8_dsp": 1.4, "td_conv2d_s8_dsp": 2.1, "td_dwconv2d_3x3_s8_dsp": 4.4,
+    "td_conv2d_1x1_s8_dsp": 1.33, "td_conv2d_s8_dsp": 2.1, "td_dwconv2d_3x3_s8_dsp": 4.4,
     "td_dwconv2d_s8_dsp": 7.0, "td_fully_connected_s8_dsp": 1.85,
-    "td_dwconv2d_c1_s8_dsp": 2.9,
+    "td_dwconv2d_c1_s8_dsp": 2.9, "td_conv2d_c1_s8_dsp": 1.75,
 }
 
 
@@ -135,7 +136,7 @@ def fold_bias(filter_rows: np.ndarray, bias: np.ndarray | None, input_offset: in
 
 
 GEMM_ROWS = 4          # twin of TD_GEMM_ROWS: input rows (pixels) per filter-row pass
-GEMM_ROWS_IM2COL = 4   # twin of TD_GEMM_ROWS_IM2COL (td_conv2d_s8_dsp)
+GEMM_ROWS_IM2COL = 4   # twin of TD_GEMM_ROWS as td_conv2d_s8_dsp uses it
 
 
 def rows_bytes(depth: int, rows: int = GEMM_ROWS) -> int:
@@ -165,28 +166,45 @@ def conv_1x1_accepts(graph: Graph, op: Operator) -> str | None:
     filt = graph.tensor(op.inputs[1])
     if filt.shape[1:3] != (1, 1):
         return f"filter is {filt.shape[1]}x{filt.shape[2]}, 1x1 required"
+    if filt.shape[3] > PW_STACK_DEPTH:
+        return (f"{filt.shape[3]} input channels: the rows buffer in the kernel's stack frame "
+                f"holds {PW_STACK_DEPTH} (td_conv2d_s8_dsp takes deeper pointwise layers)")
     return None
+
+
+# Twin of TD_GEMM_STACK_DEPTH: the pointwise kernels' rows buffer is a fixed 512-byte array in
+# their stack frame (no arena scratch), enough for this many input channels.
+PW_STACK_DEPTH = 64
 
 
 def _conv_1x1_prepare(graph: Graph, op: Operator) -> KernelCall:
     call = CONV2D_S8_REF.prepare(graph, op)
     assert call.param("pad_h") == 0 and call.param("pad_w") == 0
     depth = int(call.param("in_c"))
-    return as_dsp_gemm_call(call, "td_conv2d_1x1_s8_dsp", depth, rows_bytes(depth))
+    return as_dsp_gemm_call(call, "td_conv2d_1x1_s8_dsp", depth, 0)
 
 
-def conv_scratch_bytes(filter_h: int, filter_w: int, in_c: int) -> int:
+def conv_scratch_bytes(filter_h: int, filter_w: int, in_c: int, pointwise: bool = False
+                       ) -> int:
     """Twin of td_conv2d_s8_dsp_scratch_size: the rows buffer and GEMM_ROWS_IM2COL im2col
-    columns of the depth rounded up to 4 bytes."""
+    columns of the depth rounded up to 4 bytes (no columns for a ``pointwise`` call: a 1x1
+    filter without padding)."""
     depth = filter_h * filter_w * in_c
-    return rows_bytes(depth, GEMM_ROWS_IM2COL) + GEMM_ROWS_IM2COL * ((depth + 3) & ~3)
+    cols = 0 if pointwise else GEMM_ROWS_IM2COL * ((depth + 3) & ~3)
+    return rows_bytes(depth, GEMM_ROWS_IM2COL) + cols
 
 
 def _conv_prepare(graph: Graph, op: Operator) -> KernelCall:
     call = CONV2D_S8_REF.prepare(graph, op)
     fh, fw, c = (int(call.param(k)) for k in ("filter_h", "filter_w", "in_c"))
-    return as_dsp_gemm_call(call, "td_conv2d_s8_dsp", fh * fw * c,
-                            conv_scratch_bytes(fh, fw, c))
+    pointwise = (fh, fw) == (1, 1) and call.param("pad_h") == 0 and call.param("pad_w") == 0
+    dsp = as_dsp_gemm_call(call, "td_conv2d_s8_dsp", fh * fw * c,
+                           conv_scratch_bytes(fh, fw, c, pointwise))
+    if pointwise:   # no im2col: the pointwise kernel's rate
+        rows = dsp.const("filter").values.reshape(-1, c)
+        dsp = replace(dsp, instructions=estimated_instructions("td_conv2d_1x1_s8_dsp", rows,
+                                                               dsp))
+    return dsp
 
 
 def _conv_1x1_back_prepare(graph: Graph, op: Operator) -> KernelCall:
@@ -215,6 +233,54 @@ CONV2D_S8_DSP = register(KernelVariant(
     accepts=_conv_common, prepare=_conv_prepare, priority=10,
     access=conv_rows_order(GEMM_ROWS_IM2COL),
     code_bytes=4550))
+
+
+C1_LANES = 2   # output channels per group of td_conv2d_c1_s8_dsp
+
+
+def interleave_rows(rows: np.ndarray, lanes: int) -> np.ndarray:
+    """[out_c, depth] int8 (depth % 4 == 0) -> the same bytes with every whole group of
+    ``lanes`` rows interleaved per block of four values ([group][depth / 4][lanes][4]); the
+    last ``out_c % lanes`` rows as they are."""
+    rows = np.asarray(rows, dtype=np.int8)
+    oc, depth = rows.shape
+    assert depth % 4 == 0, depth
+    g = oc // lanes
+    head = rows[:lanes * g].reshape(g, lanes, depth // 4, 4).transpose(0, 2, 1, 3)
+    return np.concatenate([head.reshape(-1), rows[lanes * g:].reshape(-1)]).astype(np.int8)
+
+
+def conv_c1_accepts(graph: Graph, op: Operator) -> str | None:
+    """One input channel, filters four taps wide, no horizontal dilation."""
+    why = _conv_common(graph, op)
+    if why is not None:
+        return why
+    inp, filt = graph.tensor(op.inputs[0]), graph.tensor(op.inputs[1])
+    opts = op.options
+    assert isinstance(opts, Conv2DOptions)   # checked by the reference's accepts
+    if inp.shape[3] != 1:
+        return f"{inp.shape[3]} input channels, 1 required"
+    if filt.shape[2] != 4:
+        return f"filter is {filt.shape[2]} taps wide, 4 required"
+    if opts.dilation_w != 1:
+        return f"horizontal dilation {opts.dilation_w}, 1 required"
+    return None
+
+
+def _conv_c1_prepare(graph: Graph, op: Operator) -> KernelCall:
+    call = CONV2D_S8_REF.prepare(graph, op)
+    depth = int(call.param("filter_h")) * 4
+    rows = call.const("filter").values.astype(np.int8).reshape(-1, depth)
+    return as_dsp_call(call, "td_conv2d_c1_s8_dsp", rows, 0, interleave_rows(rows, C1_LANES))
+
+
+# One input channel, four taps wide (a keyword-spotting first layer): no im2col, no scratch.
+CONV2D_C1_S8_DSP = register(KernelVariant(
+    op="CONV_2D", impl="dsp", symbol="td_conv2d_c1_s8_dsp",
+    sources=(f"{ARM_DIR}/td_conv2d_c1_s8_dsp.c", GEMM_HEADER, SIMD_HEADER),
+    requires=DSP, accepts=conv_c1_accepts, prepare=_conv_c1_prepare, priority=15,
+    access=conv_c1_order(C1_LANES),
+    code_bytes=3000))
 
 
 # --- DEPTHWISE_CONV_2D --------------------------------------------------------------------
