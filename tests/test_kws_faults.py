@@ -101,7 +101,7 @@ def _clean(firmware: Firmware, seconds: float | None) -> dict[str, Any]:
     assert lost is None and outcome is not None, lost
     assert not counts
     assert outcome["detections"], "the recording holds keywords"
-    assert outcome["windows"] == len(outcome["outputs"]) > 30
+    assert outcome["windows"] == len(outcome["outputs"]) > 10
     print(f"\nclean ({seconds or 'all'} s): {outcome['windows']} windows, "
           f"{len(outcome['detections'])} detections; {took:.1f} s")
     return outcome
