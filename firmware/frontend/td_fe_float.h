@@ -6,11 +6,22 @@
  * source per build, after the preset's config header (it reads TD_FE_FFT, TD_FE_FFT_LOG2,
  * TD_FE_WINDOW, TD_FE_MEL_BANDS, td_fe_window, td_fe_cos, td_fe_bin_band, td_fe_w_lower,
  * td_fe_w_upper).
- * IEEE single precision in the order written, no FMA (the including file forces
- * -ffp-contract=off), so every target gives the same bits.
+ * It also defines the three API functions the float presets implement alike,
+ * td_frontend_logf, td_frontend_quantize_s8 and td_frontend_frame_s8 (the preset's
+ * td_frontend_frame_f32, quantized).
+ * IEEE single precision in the order written, no FMA (this header turns contraction off
+ * under GCC for the whole including file, and refuses -ffast-math), so every target gives
+ * the same bits.
  */
 #ifndef TD_FE_FLOAT_H
 #define TD_FE_FLOAT_H
+
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("fp-contract=off")
+#endif
+#if defined(__FAST_MATH__)
+#error "td_frontend must not be built with -ffast-math: host and device output would differ"
+#endif
 
 #include <stdint.h>
 
@@ -210,6 +221,26 @@ static void td_fe_quantize(const float *x, int8_t *q, uint32_t n, float scale,
         r = r + zero_point;
         q[i] = (int8_t)(r < -128 ? -128 : (r > 127 ? 127 : r));
     }
+}
+
+float td_frontend_logf(float x)
+{
+    return td_fe_logf(x);
+}
+
+void td_frontend_quantize_s8(const float *x, int8_t *q, uint32_t n, float scale,
+                             int32_t zero_point)
+{
+    td_fe_quantize(x, q, n, scale, zero_point);
+}
+
+void td_frontend_frame_s8(const int16_t *ring, uint32_t ring_len, uint32_t start,
+                          int8_t *out, float scale, int32_t zero_point,
+                          td_frontend_scratch_t *scratch)
+{
+    float f[TD_FE_OUT];
+    td_frontend_frame_f32(ring, ring_len, start, f, scratch);
+    td_fe_quantize(f, out, TD_FE_OUT, scale, zero_point);
 }
 
 #endif /* TD_FE_FLOAT_H */

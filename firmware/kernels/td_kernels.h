@@ -295,6 +295,7 @@ typedef struct {
     int32_t cell_tanh_mult, cell_tanh_shift; /* [in] tanh input rescale of the cell state */
     int32_t cell_clip;      /* [in] quantized |cell| clip, 0 = none */
     const uint16_t *sigmoid_lut; /* [in] [256] sigmoid(i / 24) in Q0.16 (65535 at most) */
+    const int64_t *bias64;  /* [in] [4][state_size]: td_lstm_s16_ref's (16x8) bias */
 } td_lstm_params_t;
 
 void td_lstm_s8_ref(const td_lstm_params_t *p, const int8_t *in0, const int8_t *hidden,
@@ -307,15 +308,16 @@ void td_lstm_s8_ref(const td_lstm_params_t *p, const int8_t *in0, const int8_t *
 void td_conv2d_s8_dsp(const td_conv2d_params_t *p, const int8_t *in0, int8_t *out0,
                       void *scratch);
 int32_t td_conv2d_s8_dsp_scratch_size(const td_conv2d_params_t *p);
-void td_conv2d_1x1_s8_dsp(const td_conv2d_params_t *p, const int8_t *in0, int8_t *out0,
-                          void *scratch);
+/* one input channel, filters four taps wide (no scratch) */
+void td_conv2d_c1_s8_dsp(const td_conv2d_params_t *p, const int8_t *in0, int8_t *out0);
+int32_t td_conv2d_c1_s8_dsp_scratch_size(const td_conv2d_params_t *p);
+/* pointwise with in_c <= 64: no scratch (the rows buffer is in the kernel's frame) */
+void td_conv2d_1x1_s8_dsp(const td_conv2d_params_t *p, const int8_t *in0, int8_t *out0);
 int32_t td_conv2d_1x1_s8_dsp_scratch_size(const td_conv2d_params_t *p);
 /* the same product with the pixels taken back to front (its output may trail its input) */
-void td_conv2d_1x1_back_s8_dsp(const td_conv2d_params_t *p, const int8_t *in0, int8_t *out0,
-                               void *scratch);
+void td_conv2d_1x1_back_s8_dsp(const td_conv2d_params_t *p, const int8_t *in0, int8_t *out0);
 int32_t td_conv2d_1x1_back_s8_dsp_scratch_size(const td_conv2d_params_t *p);
-void td_dwconv2d_3x3_s8_dsp(const td_dwconv2d_params_t *p, const int8_t *in0, int8_t *out0,
-                            void *scratch);
+void td_dwconv2d_3x3_s8_dsp(const td_dwconv2d_params_t *p, const int8_t *in0, int8_t *out0);
 int32_t td_dwconv2d_3x3_s8_dsp_scratch_size(const td_dwconv2d_params_t *p);
 /* ---- portable optimised kernels (kernels/opt/: cores without the DSP extension) ---- */
 void td_conv2d_s8_opt(const td_conv2d_params_t *p, const int8_t *in0, int8_t *out0);
@@ -499,6 +501,7 @@ typedef struct {
     const int64_t *bias;      /* [in] [out_c] or NULL */
     const int32_t *mult;      /* [in] [out_c] */
     const int8_t *shift;      /* [in] [out_c] */
+    const int32_t *bias32;    /* [in] [out_c] or NULL: the bias of the _b32 (int32-bias) kernel */
 } td_fully_connected_s16_params_t;
 
 typedef struct {
@@ -510,6 +513,7 @@ typedef struct {
     const int64_t *bias;      /* [in] [out_c] or NULL */
     const int32_t *mult;      /* [in] [out_c] */
     const int8_t *shift;      /* [in] [out_c] */
+    const int32_t *bias32;    /* [in] [out_c] or NULL: the bias of the _b32 (int32-bias) kernel */
 } td_conv2d_s16_params_t;
 
 typedef struct {
@@ -593,6 +597,25 @@ typedef struct {
 
 void td_logistic_s16_ref(const td_sigmoid16_params_t *p, const int16_t *in0, int16_t *out0);
 void td_tanh_s16_ref(const td_sigmoid16_params_t *p, const int16_t *in0, int16_t *out0);
+
+/* 16x8 FULLY_CONNECTED / CONV_2D with an int32 bias (p->bias32): TFLM's int32 accumulator */
+void td_fully_connected_s16_b32_ref(const td_fully_connected_s16_params_t *p,
+                                    const int16_t *in0, int16_t *out0);
+void td_conv2d_s16_b32_ref(const td_conv2d_s16_params_t *p, const int16_t *in0, int16_t *out0);
+
+/* SOFTMAX int16 -> int16 (td_softmax_s16_ref): TFLM's SoftmaxInt16 with its two tables */
+typedef struct {
+    int32_t rows, depth;    /* [in] outer size, last axis >= 1 */
+    int32_t mult, shift;    /* [in] input scale * beta / (10 / 65535) (TFLite's multiplier) */
+    const int16_t *exp_lut; /* [in] [513] exp over [-10, 0] in Q0.15 */
+    const int16_t *inv_lut; /* [in] [513] 1 / (1 + x) over [0, 1] in Q0.15 */
+} td_softmax_s16_params_t;
+
+void td_softmax_s16_ref(const td_softmax_s16_params_t *p, const int16_t *in0, int16_t *out0);
+
+/* UNIDIRECTIONAL_SEQUENCE_LSTM 16x8: td_lstm_params_t with bias64, int16 hidden state */
+void td_lstm_s16_ref(const td_lstm_params_t *p, const int16_t *in0, const int16_t *hidden,
+                     const int16_t *cell, int16_t *out0, void *scratch);
 
 /* (structs and prototypes of the other ops go between the marker above and these lines) */
 #ifdef __cplusplus

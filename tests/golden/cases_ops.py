@@ -492,6 +492,7 @@ class Int16Case:
     q_out: Q = (0.0009, 0)
     dtypes: tuple[str, str] = ("int16", "int16")
     seed: int = 0
+    bias_dtype: str = "int64"   # "int32": TFLM's int32-accumulator 16x8 path
 
     @property
     def op(self) -> str:
@@ -501,7 +502,8 @@ class Int16Case:
     @property
     def name(self) -> str:
         return (f"16x8 {self.kind} {list(self.shape)} oc={self.out_c} k={self.kernel} "
-                f"s={self.stride} {self.padding} {self.act} {self.dtypes}")
+                f"s={self.stride} {self.padding} {self.act} {self.dtypes}"
+                + (f" {self.bias_dtype} bias" if self.bias else " no bias"))
 
     def build(self) -> Built:
         from tinydeploy.model import ir
@@ -519,7 +521,7 @@ class Int16Case:
             scales = rng.uniform(0.001, 0.02, self.out_c) if self.per_channel else [0.01]
             w = b.tensor("w", wshape, "int8", scale=scales, axis=0,
                          data=rng.integers(-127, 128, wshape))
-            bias = b.tensor("b", (self.out_c,), "int64",
+            bias = b.tensor("b", (self.out_c,), self.bias_dtype,
                             data=rng.integers(-(1 << 20), 1 << 20, self.out_c)) \
                 if self.bias else -1
             if self.kind == "fc":
@@ -850,4 +852,44 @@ def int16_sigmoid_cases() -> list[OpCase]:
             cases.append(OpCase(op, (In(shape, (scale, 0), data=data, dtype="int16"),),
                                 (Out(shape, (1 / 32768, 0), dtype="int16"),), seed=110 + k,
                                 label=f"int16 scale={scale:g}"))
+    return cases
+
+
+def int16_bias32_cases() -> list[Int16Case]:
+    """16x8 FULLY_CONNECTED and CONV_2D with an int32 bias (the converter's
+    ``_experimental_full_integer_quantization_bias_type`` int32): TFLM accumulates in int32
+    and requantizes with the 32-bit multiply; per-channel and per-tensor weights, fused
+    activations, strides, odd sizes, deep accumulations."""
+    i32 = "int32"
+    return [
+        Int16Case("fc", (2, 17), 5, seed=41, bias_dtype=i32),
+        Int16Case("fc", (1, 300), 9, act="RELU", seed=42, bias_dtype=i32),
+        Int16Case("fc", (3, 33), 4, per_channel=False, q_out=(0.002, 0), seed=43,
+                  bias_dtype=i32),
+        Int16Case("fc", (1, 8), 3, act="RELU6", q_in=(0.001, 0), q_out=(0.0004, 0), seed=44,
+                  bias_dtype=i32),
+        Int16Case("conv", (1, 7, 6, 3), 4, (3, 3), 1, "SAME", seed=45, bias_dtype=i32),
+        Int16Case("conv", (2, 9, 8, 2), 5, (3, 2), 2, "VALID", "RELU", seed=46, bias_dtype=i32),
+        Int16Case("conv", (1, 10, 4, 7), 6, (5, 3), 2, "SAME", "RELU6", q_in=(0.003, 0),
+                  q_out=(0.0007, 0), seed=47, bias_dtype=i32),
+        Int16Case("conv", (1, 5, 5, 16), 3, (3, 3), 1, "SAME", per_channel=False, seed=48,
+                  bias_dtype=i32),
+    ]
+
+
+def int16_softmax_cases() -> list[OpCase]:
+    """int16 -> int16 SOFTMAX (output 1/32768): odd depths, one-element rows, 3-D inputs,
+    betas other than 1, input scales whose differences span less or far more than [-10, 0],
+    and rows of all 65,536 values."""
+    from tinydeploy.model.ir import SoftmaxOptions
+
+    cases = []
+    for k, (shape, scale, beta, data) in enumerate([
+            ((1, 10), 0.0005, 1.0, "random"), ((3, 7), 1 / 32768, 1.0, "random"),
+            ((2, 4, 33), 0.002, 0.5, "random"), ((1, 1), 0.001, 1.0, "random"),
+            ((4, 300), 3e-5, 2.0, "random"), ((2, 5), 0.01, 1.0, "random"),
+            ((2, 32768), 0.0003, 1.0, "all"), ((5, 12), 0.00015, 1.7, "random")]):
+        cases.append(OpCase("SOFTMAX", (In(shape, (scale, 0), data=data, dtype="int16"),),
+                            (Out(shape, (1 / 32768, 0), dtype="int16"),), SoftmaxOptions(beta),
+                            seed=130 + k, label=f"int16 scale={scale:g} beta={beta:g}"))
     return cases

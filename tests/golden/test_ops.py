@@ -17,10 +17,12 @@ try:
         binary_cases,
         float_cases,
         int16_add_cases,
+        int16_bias32_cases,
         int16_cases,
         int16_copy_cases,
         int16_shape_cases,
         int16_sigmoid_cases,
+        int16_softmax_cases,
         int16_window_cases,
         layout_cases,
         log_softmax_cases,
@@ -38,10 +40,12 @@ except ImportError:  # pragma: no cover - when tests/golden is a package
         binary_cases,
         float_cases,
         int16_add_cases,
+        int16_bias32_cases,
         int16_cases,
         int16_copy_cases,
         int16_shape_cases,
         int16_sigmoid_cases,
+        int16_softmax_cases,
         int16_window_cases,
         layout_cases,
         log_softmax_cases,
@@ -101,6 +105,8 @@ NEW_SOURCES = [
     "kernels/ref/td_resize_nearest_s16_ref.c", "kernels/ref/td_pad_s8_ref.c",
     "kernels/ref/td_strided_slice_s8_ref.c", "kernels/ref/td_concatenation_s8_ref.c",
     "kernels/ref/td_logistic_s16_ref.c", "kernels/ref/td_tanh_s16_ref.c",
+    "kernels/ref/td_fully_connected_s16_b32_ref.c", "kernels/ref/td_conv2d_s16_b32_ref.c",
+    "kernels/ref/td_softmax_s16_ref.c",
 ]
 
 
@@ -224,19 +230,42 @@ def test_int16_logistic_and_tanh_match_tflite_micro() -> None:
     check([c.build() for c in cases])
 
 
-def test_the_sigmoid_table_is_the_interpreters() -> None:
-    """Measure TFLite's sigmoid table from the interpreter again (see SIGMOID16_TABLE): at
-    input scale 2^-11 / 3 the int16 TANH of 128 k is exactly entry k minus 32768."""
+def test_16x8_with_int32_bias_matches_tflite_micro() -> None:
+    """The int32-bias 16x8 path of FULLY_CONNECTED and CONV_2D (int32 sums, 32-bit
+    requantization) takes the _b32 kernels; the int64 path gives other bytes on these cases,
+    so the two paths are told apart."""
+    cases = int16_bias32_cases()
+    built = [c.build() for c in cases]
+    for b in built:
+        (choice,) = select_kernels(load_tflite(b.model)).choices
+        assert choice.variant.symbol.endswith("_s16_b32_ref"), b.name
+    check(built)
+
+
+def test_16x8_depthwise_with_int32_bias_is_refused() -> None:
+    """TFLM's int16 DEPTHWISE_CONV_2D reads its bias as int64 whatever its type, so an int32
+    bias would give garbage there: refused with the reason."""
     import numpy as np
 
-    from tinydeploy.kernels.int16 import SIGMOID16_TABLE
-    from tinydeploy.oracle import run_oracle
+    from tinydeploy.model import ir
     from tinydeploy.testing.builder import ModelBuilder
 
     b = ModelBuilder()
-    x = b.tensor("x", (255,), "int16", scale=2.0 ** -11 / 3, zero_point=0)
-    y = b.tensor("y", (255,), "int16", scale=1 / 32768, zero_point=0)
-    b.op("TANH", [x], [y])
-    got = run_oracle(b.build([x], [y]), [np.arange(255, dtype=np.int16) * 128])[0]
-    assert (got.astype(np.int64) + 32768).tolist() == list(SIGMOID16_TABLE[:255])
-    assert len(SIGMOID16_TABLE) == 256 and SIGMOID16_TABLE[255] == 65535
+    x = b.tensor("x", (1, 5, 5, 3), "int16", scale=0.0005, zero_point=0)
+    w = b.tensor("w", (1, 3, 3, 3), "int8", scale=[0.01, 0.02, 0.03], axis=3,
+                 data=np.ones((1, 3, 3, 3), np.int8))
+    bias = b.tensor("b", (3,), "int32", data=[100, -2000, 300])
+    y = b.tensor("y", (1, 5, 5, 3), "int16", scale=0.0008, zero_point=0)
+    b.op("DEPTHWISE_CONV_2D", [x, w, bias], [y], ir.DepthwiseConv2DOptions(), version=5)
+    with pytest.raises(UnsupportedError, match="reads an int64 bias"):
+        select_kernels(load_tflite(b.build([x], [y])))
+
+
+def test_int16_softmax_matches_tflite_micro() -> None:
+    """int16 -> int16 SOFTMAX with TFLM's two 513-entry tables, filled on the host."""
+    cases = int16_softmax_cases()
+    built = [c.build() for c in cases]
+    for b in built:
+        (choice,) = select_kernels(load_tflite(b.model)).choices
+        assert choice.variant.symbol == "td_softmax_s16_ref", b.name
+    check(built)

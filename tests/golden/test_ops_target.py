@@ -22,15 +22,18 @@ try:
         all_cases,
         float_cases,
         int16_add_cases,
+        int16_bias32_cases,
         int16_cases,
         int16_copy_cases,
         int16_shape_cases,
         int16_sigmoid_cases,
+        int16_softmax_cases,
         int16_window_cases,
         kws16_chain,
         ops_chain,
         s16_chain,
     )
+    from cases_recurrent import lstm16_cases
     from cases_shape_ops import int16_cases as int16_pad_slice_cases
     from golden_ops import compare
 except ImportError:  # pragma: no cover - when tests/golden is a package
@@ -38,15 +41,18 @@ except ImportError:  # pragma: no cover - when tests/golden is a package
         all_cases,
         float_cases,
         int16_add_cases,
+        int16_bias32_cases,
         int16_cases,
         int16_copy_cases,
         int16_shape_cases,
         int16_sigmoid_cases,
+        int16_softmax_cases,
         int16_window_cases,
         kws16_chain,
         ops_chain,
         s16_chain,
     )
+    from .cases_recurrent import lstm16_cases
     from .cases_shape_ops import int16_cases as int16_pad_slice_cases
     from .golden_ops import compare
 
@@ -68,7 +74,8 @@ def test_every_new_op_is_bit_exact_on_the_emulated_core(machine: str) -> None:
 
     cases = (all_cases() + float_cases() + int16_cases() + int16_window_cases()
              + int16_add_cases() + int16_shape_cases() + int16_copy_cases()
-             + int16_pad_slice_cases() + int16_sigmoid_cases())
+             + int16_pad_slice_cases() + int16_sigmoid_cases() + int16_bias32_cases()
+             + int16_softmax_cases() + lstm16_cases())
     built = [c.build() for c in cases]
     ops = {c.op for c in cases}
     assert len(ops) >= 20, sorted(ops)

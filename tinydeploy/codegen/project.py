@@ -93,14 +93,13 @@ def model_context(graph: Graph, selection: Selection, plan: GraphPlan) -> dict[s
             call = choice.call
             args: dict[str, str] = {}
             for name in call.args:
+                arg = cemit.call_arg_tensor(name, op.inputs, op.outputs)
                 if name == "scratch":
                     args[name] = f"(void *)(td_arena + {plan.scratch_offset(op.index)}u)"
-                elif name.startswith("in"):
-                    t = op.inputs[int(name[2:])]
-                    args[name] = f"(const void *)(td_arena + {plan.tensor_offset(t)}u)"
-                elif name.startswith("out"):
-                    t = op.outputs[int(name[3:])]
-                    args[name] = f"(void *)(td_arena + {plan.tensor_offset(t)}u)"
+                elif arg is not None:
+                    is_out, t = arg
+                    ptr = "void *" if is_out else "const void *"
+                    args[name] = f"({ptr})(td_arena + {plan.tensor_offset(t)}u)"
                 else:
                     raise TinydeployError(f"op {op.index} ({op.type_name}): kernel "
                                           f"{call.symbol} asks for unknown argument '{name}'")

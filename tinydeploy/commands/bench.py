@@ -87,6 +87,8 @@ def bench_build(build_dir: Path, runs: int, port: str | None = None,
         "ram_bytes": manifest["ram_bytes"],
         "arena_bytes": manifest["arena_bytes"],
         "stack_bytes": manifest["stack_bytes"],
+        "stack_reserved_bytes": manifest.get("stack_reserved_bytes"),
+        "stack_peak_bytes": done.stack_peak or None,   # measured on the device (painted)
     }
 
 
@@ -121,6 +123,11 @@ def run(args: argparse.Namespace) -> int:
     per_inf = next(v for k, v in r.items() if k.endswith("_per_inference"))
     stdout.print(f"[bold]{per_inf:,} {unit} per inference[/] on {r['board']} "
                  f"({r['runs']} runs, min {r['min']:,}, max {r['max']:,})")
+    stack = f"stack bound {r['stack_bytes']:,} B"
+    if r["stack_peak_bytes"]:
+        stack += f", measured peak {r['stack_peak_bytes']:,} B"
+    if r["stack_reserved_bytes"]:
+        stack += f", reserved {r['stack_reserved_bytes']:,} B"
     stdout.print(f"flash {r['flash_bytes']:,} B   RAM {r['ram_bytes']:,} B   arena "
-                 f"{r['arena_bytes']:,} B   stack {r['stack_bytes']:,} B")
+                 f"{r['arena_bytes']:,} B   {stack}")
     return 0

@@ -36,8 +36,8 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--algorithm", default="auto", choices=ALGORITHMS,
                    help="arena planning algorithm (default: auto)")
     p.add_argument("--stack", type=int, default=None, metavar="BYTES",
-                   help="stack to reserve (default 4096, 2048 on boards with <= 32 KB RAM; "
-                        "checked against the measured need)")
+                   help="stack to reserve (default: the call-graph bound + max(256, "
+                        "bound / 8), rounded up to 64; a bound above it fails the build)")
     p.add_argument("--opt", default="-O2", choices=["-O2", "-O3", "-Os", "-O1", "-O0"],
                    help="compiler optimisation (default -O2)")
     p.add_argument("--guards", action="store_true",
@@ -76,6 +76,9 @@ def result_json(r: Any) -> dict[str, Any]:
         "ram_available": r.board.ram_bytes,
         "arena_bytes": r.arena_bytes,
         "stack_bytes": r.stack_bytes,
+        "stack_reserved_bytes": r.manifest.get("stack_reserved_bytes"),
+        "stack_margin_bytes": r.manifest.get("stack_reserve", {}).get("margin"),
+        "stack_rule": r.manifest.get("stack_reserve", {}).get("rule"),
         "stack_path": list(r.stack.path),
         "sections": r.sections,
         "kernels": [{"op_index": k.op_index, "type": k.type, "symbol": k.symbol,
@@ -115,8 +118,10 @@ def print_report(r: Any) -> None:
     ram = r.manifest.get("budget", {}).get("measured", {}).get("ram", {})
     m.add_row("  arena", f"{r.arena_bytes:,}", "", "")
     reserved = r.manifest.get("stack_reserved_bytes")
+    rule = r.manifest.get("stack_reserve", {})
     m.add_row("  stack", f"{reserved or r.stack_bytes:,}", "",
-              f"measured need {r.stack_bytes:,}")
+              f"bound {r.stack_bytes:,} + margin {rule.get('margin', 0):,}"
+              if reserved else f"bound {r.stack_bytes:,}")
     if ram:
         m.add_row("  app buffers", f"{ram['buffers']:,}", "", "")
         m.add_row("  other .data/.bss", f"{ram['static']:,}", "", "")

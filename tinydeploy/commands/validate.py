@@ -81,7 +81,9 @@ def run(args: argparse.Namespace) -> int:
                 task = prog.add_task(f"validating on {built.board.id}", total=len(cases))
                 report = validate_cases(on_device, model_bytes, cases,
                                         progress=lambda k: prog.update(task, completed=k))
-    res = {"model": str(args.model), "board": built.board.id, **report.to_json()}
+    res = {"model": str(args.model), "board": built.board.id, **report.to_json(),
+           "stack_bound_bytes": built.stack_bytes,
+           "stack_reserved_bytes": built.manifest.get("stack_reserved_bytes")}
     if args.json:
         emit_json(res)
     else:
@@ -89,6 +91,10 @@ def run(args: argparse.Namespace) -> int:
         color = "green" if ok else "red"
         stdout.print(f"[{color}]{report.bit_exact_cases}/{report.cases} cases bit-exact[/] "
                      f"with the tflite-micro reference on {built.board.name}")
+        if report.stack_peak:
+            stdout.print(f"stack: measured peak {report.stack_peak:,} B, bound "
+                         f"{built.stack_bytes:,} B, reserved "
+                         f"{built.manifest.get('stack_reserved_bytes') or 0:,} B")
         if report.first_mismatch is not None:
             m = report.first_mismatch
             stdout.print(f"first mismatch: case {m.case}, output {m.output}, position "

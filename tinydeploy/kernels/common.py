@@ -13,6 +13,8 @@ computed here.
 
 from __future__ import annotations
 
+import functools
+import re
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -71,23 +73,26 @@ def compute_padding(stride: int, dilation: int, size: int, filt: int, out: int) 
     return total // 2
 
 
-def activation_range(act: Activation, out: Tensor) -> tuple[int, int] | None:
-    """TFLite ``CalculateActivationRangeQuantized`` for int8 outputs; None when the fused
-    activation has no clamp form (TANH, SIGN_BIT)."""
+def activation_range(act: Activation, out: Tensor, limits: tuple[int, int] = (INT8_MIN, INT8_MAX)
+                     ) -> tuple[int, int] | None:
+    """TFLite ``CalculateActivationRangeQuantized`` for an output whose type spans ``limits``
+    (int8 unless said; the 16x8 kernels pass int16's); None when the fused activation has no
+    clamp form (TANH, SIGN_BIT)."""
     scale = np.float32(out.scale)
     zp = out.zero_point
+    lo, hi = limits
 
     def q(v: float) -> int:
         return zp + round_half_away(float(np.float32(v) / scale))
 
     if act == Activation.NONE:
-        return INT8_MIN, INT8_MAX
+        return lo, hi
     if act == Activation.RELU:
-        return max(INT8_MIN, q(0.0)), INT8_MAX
+        return max(lo, q(0.0)), hi
     if act == Activation.RELU6:
-        return max(INT8_MIN, q(0.0)), min(INT8_MAX, q(6.0))
+        return max(lo, q(0.0)), min(hi, q(6.0))
     if act == Activation.RELU_N1_TO_1:
-        return max(INT8_MIN, q(-1.0)), min(INT8_MAX, q(1.0))
+        return max(lo, q(-1.0)), min(hi, q(1.0))
     return None
 
 
@@ -116,15 +121,43 @@ def int8_shifts(shift: np.ndarray) -> np.ndarray:
     return s.astype(np.int8)
 
 
+@functools.cache
+def private_headers(source: str) -> tuple[str, ...]:
+    """The headers next to ``source`` (a path relative to firmware/) that it includes,
+    directly or through one another, sorted: the private bodies a kernel's source needs
+    copied beside it (``#include "x.h"`` of a file in the same folder; the shared
+    firmware/kernels headers are copied into every project anyway). Empty when the source
+    is not there (a variant declared before its C exists fails at build time instead)."""
+    from tinydeploy.resources import firmware_dir
+
+    root = firmware_dir()
+    found: set[str] = set()
+    todo = [source]
+    while todo:
+        path = root / todo.pop()
+        if not path.is_file():
+            continue
+        for name in re.findall(r'^\s*#\s*include\s+"([^"/]+)"', path.read_text(), re.M):
+            rel = str(path.parent.relative_to(root) / name)
+            if (root / rel).is_file() and rel not in found:
+                found.add(rel)
+                todo.append(rel)
+    return tuple(sorted(found))
+
+
 def ref_variant(op: str, symbol: str, accepts: Callable[[Graph, Operator], str | None],
                 prepare: Callable[[Graph, Operator], KernelCall], *, inplace: bool = False,
                 source: str | None = None, headers: tuple[str, ...] = (),
                 access: Callable[[KernelCall], object] | None = None) -> KernelVariant:
     """A reference kernel variant: no board feature required, priority 0, the one source
     ``kernels/ref/<symbol>.c`` unless ``source`` names another (a kernel shared by ops),
-    then the private ``headers`` it includes (copied into the project, never compiled)."""
+    then the private ``headers`` it includes (copied into the project, never compiled):
+    those listed, then any other the source includes (`private_headers`), so a kernel
+    whose body moves into a shared header needs no change where it is registered."""
+    src = source or f"{REF_DIR}/{symbol}.c"
+    found = tuple(h for h in private_headers(src) if h not in headers)
     return KernelVariant(op=op, impl="ref", symbol=symbol,
-                         sources=(source or f"{REF_DIR}/{symbol}.c", *headers),
+                         sources=(src, *headers, *found),
                          requires=frozenset(), accepts=accepts, prepare=prepare,
                          inplace=inplace, access=access)
 
@@ -142,6 +175,12 @@ def check_int8_tensor(t: Tensor | None, role: str, *, per_tensor: bool = True) -
     if any(s <= 0 for s in t.quant.scale):
         return f"{role} '{t.name}' has a non-positive scale"
     return None
+
+
+def plan_reason(plan: object) -> str | None:
+    """The `accepts` answer of an op's plan function, which returns either its plan or the
+    reason there is none (a str): that reason, else None."""
+    return plan if isinstance(plan, str) else None
 
 
 def first_reason(*reasons: str | None) -> str | None:

@@ -23,7 +23,14 @@ from __future__ import annotations
 import numpy as np
 
 from tinydeploy.kernels.activations import int8_per_tensor_reason
-from tinydeploy.kernels.common import TensorReason, const_ints, elem_variants, i32, int16_reason
+from tinydeploy.kernels.common import (
+    TensorReason,
+    const_ints,
+    elem_variants,
+    i32,
+    int16_reason,
+    plan_reason,
+)
 from tinydeploy.kernels.registry import ConstArray, KernelCall, register
 from tinydeploy.model.ir import BlockSizeOptions, Graph, Operator, PackOptions, Tensor
 
@@ -107,8 +114,7 @@ def _transpose_plan(graph: Graph, op: Operator, reason: TensorReason
 
 
 def _accepts_transpose(graph: Graph, op: Operator, reason: TensorReason) -> str | None:
-    plan = _transpose_plan(graph, op, reason)
-    return plan if isinstance(plan, str) else None
+    return plan_reason(_transpose_plan(graph, op, reason))
 
 
 def _prepare_transpose(graph: Graph, op: Operator, reason: TensorReason,
@@ -150,8 +156,7 @@ def _block_plan(graph: Graph, op: Operator, reason: TensorReason
 
 
 def _accepts_block(graph: Graph, op: Operator, reason: TensorReason) -> str | None:
-    plan = _block_plan(graph, op, reason)
-    return plan if isinstance(plan, str) else None
+    return plan_reason(_block_plan(graph, op, reason))
 
 
 def _prepare_block(graph: Graph, op: Operator, reason: TensorReason, symbol: str
@@ -213,8 +218,7 @@ def _split_plan(graph: Graph, op: Operator, reason: TensorReason
 
 
 def _accepts_split(graph: Graph, op: Operator, reason: TensorReason) -> str | None:
-    plan = _split_plan(graph, op, reason)
-    return plan if isinstance(plan, str) else None
+    return plan_reason(_split_plan(graph, op, reason))
 
 
 def _prepare_split(graph: Graph, op: Operator, reason: TensorReason, symbol: str
@@ -268,8 +272,7 @@ def _pack_plan(graph: Graph, op: Operator, reason: TensorReason
 
 
 def _accepts_pack(graph: Graph, op: Operator, reason: TensorReason) -> str | None:
-    plan = _pack_plan(graph, op, reason)
-    return plan if isinstance(plan, str) else None
+    return plan_reason(_pack_plan(graph, op, reason))
 
 
 def _prepare_pack(graph: Graph, op: Operator, reason: TensorReason, symbol: str

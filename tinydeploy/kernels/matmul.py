@@ -32,6 +32,7 @@ from tinydeploy.kernels.common import (
     f32,
     int8_shifts,
     per_channel_multipliers,
+    plan_reason,
     ref_variant,
 )
 from tinydeploy.kernels.registry import ConstArray, KernelCall, register
@@ -108,8 +109,7 @@ def _matmul_plan(graph: Graph, op: Operator) -> dict[str, object] | str:
 
 
 def _accepts_matmul(graph: Graph, op: Operator) -> str | None:
-    plan = _matmul_plan(graph, op)
-    return plan if isinstance(plan, str) else None
+    return plan_reason(_matmul_plan(graph, op))
 
 
 def _prepare_matmul(graph: Graph, op: Operator) -> KernelCall:
@@ -192,8 +192,7 @@ def _tconv_plan(graph: Graph, op: Operator) -> dict[str, object] | str:
 
 
 def _accepts_tconv(graph: Graph, op: Operator) -> str | None:
-    plan = _tconv_plan(graph, op)
-    return plan if isinstance(plan, str) else None
+    return plan_reason(_tconv_plan(graph, op))
 
 
 def _prepare_tconv(graph: Graph, op: Operator) -> KernelCall:

@@ -25,7 +25,7 @@ import numpy as np
 
 from tinydeploy.fixedpoint import round_half_away
 from tinydeploy.kernels.activations import int8_per_tensor_reason
-from tinydeploy.kernels.common import TensorReason, elem_variants, ref_variant
+from tinydeploy.kernels.common import TensorReason, elem_variants, plan_reason, ref_variant
 from tinydeploy.kernels.layout import COPY_ELEMS
 from tinydeploy.kernels.registry import ConstArray, KernelCall, register
 from tinydeploy.model.ir import Graph, Operator, ResizeOptions, Tensor
@@ -93,8 +93,7 @@ def _plan(graph: Graph, op: Operator, reason: TensorReason = int8_per_tensor_rea
 
 def _accepts(graph: Graph, op: Operator, reason: TensorReason = int8_per_tensor_reason
              ) -> str | None:
-    plan = _plan(graph, op, reason)
-    return plan if isinstance(plan, str) else None
+    return plan_reason(_plan(graph, op, reason))
 
 
 def _call(symbol: str, x: Tensor, y: Tensor, rows: list[int], cols: list[int]) -> KernelCall:

@@ -30,7 +30,7 @@ from tinydeploy.kws.frontend_config import (
     render_frontend_header,
 )
 from tinydeploy.kws.hostlib import compile_host_library
-from tinydeploy.kws.presets import FrontendPreset, PresetSpec
+from tinydeploy.kws.presets import FrontendPreset, PresetSpec, frame_count
 
 SOURCES = ("td_frontend.c", "td_fe_float.h")   # this preset's files besides td_frontend.h
 # The flags that make float arithmetic deterministic: no contraction into FMA, no fast-math,
@@ -38,16 +38,6 @@ SOURCES = ("td_frontend.c", "td_fe_float.h")   # this preset's files besides td_
 DETERMINISTIC_CFLAGS = ("-std=c99", "-O2", "-ffp-contract=off", "-fno-fast-math",
                         "-Wall", "-Wextra", "-Wdouble-promotion", "-Werror")
 HOST_CFLAGS = (*DETERMINISTIC_CFLAGS, "-fPIC", "-shared")
-
-
-def write_frontend_header(cfg: FrontendConfig, directory: Path) -> Path:
-    """Write ``td_frontend_config.h`` for ``cfg`` into ``directory``; returns its path."""
-    directory.mkdir(parents=True, exist_ok=True)
-    path = directory / "td_frontend_config.h"
-    text = render_frontend_header(cfg)
-    if not path.exists() or path.read_text() != text:
-        path.write_text(text)
-    return path
 
 
 def build_host_library(cfg: Any, cc: str = "gcc", *, sources: tuple[str, ...] = SOURCES,
@@ -164,7 +154,7 @@ def _stream_of(audio: np.ndarray, cfg: Any) -> tuple[np.ndarray, int]:
     if x.size < cfg.window:
         raise InputDataError(f"stream of {x.size} samples is shorter than one window "
                              f"({cfg.window})")
-    return x, 1 + (x.size - cfg.window) // cfg.stride
+    return x, frame_count(x.size, cfg.window, cfg.stride)
 
 
 def _frames_s8(lib: ctypes.CDLL, scratch: ctypes.Array, cfg: Any, x: np.ndarray,

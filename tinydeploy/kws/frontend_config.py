@@ -24,8 +24,14 @@ from typing import Protocol
 import numpy as np
 
 from tinydeploy.errors import InputDataError
-from tinydeploy.kws.header import c_array, hexf, read_config_text, render_config_header
-from tinydeploy.kws.presets import PresetConfig
+from tinydeploy.kws.header import (
+    c_array,
+    framing_macros,
+    hexf,
+    read_config_text,
+    render_config_header,
+)
+from tinydeploy.kws.presets import PresetConfig, frame_count
 from tinydeploy.resources import firmware_dir
 
 
@@ -91,7 +97,7 @@ class FrontendConfig:
 
     @property
     def frames(self) -> int:
-        return 1 + (self.clip_samples - self.window) // self.stride
+        return frame_count(self.clip_samples, self.window, self.stride)
 
     @property
     def n_out(self) -> int:
@@ -262,11 +268,7 @@ def float_preset_macros(cfg: FloatPresetSizes, t: FloatPresetTables) -> list[str
     """The size macros of a float preset's config header, in this order in every preset
     (td_fe_float.h and both preset sources read them)."""
     return [
-        f"#define TD_FE_SAMPLE_RATE {cfg.sample_rate}",
-        f"#define TD_FE_CLIP_SAMPLES {cfg.clip_samples}",
-        f"#define TD_FE_WINDOW {cfg.window}",
-        f"#define TD_FE_STRIDE {cfg.stride}",
-        f"#define TD_FE_FRAMES {cfg.frames}",
+        *framing_macros(cfg),
         f"#define TD_FE_FFT {cfg.fft}",
         f"#define TD_FE_FFT_LOG2 {cfg.fft.bit_length() - 1}",
         f"#define TD_FE_MEL_BANDS {cfg.mel_bands}",

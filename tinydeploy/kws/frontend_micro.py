@@ -35,8 +35,9 @@ from tinydeploy.kws.frontend_micro_config import (
     compute_tables,
     render_microspeech_header,
 )
+from tinydeploy.kws.header import write_header
 from tinydeploy.kws.hostlib import compile_host_library
-from tinydeploy.kws.presets import FrontendPreset, PresetSpec
+from tinydeploy.kws.presets import FrontendPreset, PresetSpec, frame_count
 
 SOURCES = ("td_frontend_micro.c",)
 CFLAGS = ("-std=c99", "-O2", "-Wall", "-Wextra", "-Werror")
@@ -59,7 +60,7 @@ def _pcm(audio: np.ndarray) -> np.ndarray:
 
 
 def n_frames(n_samples: int, cfg: MicroSpeechConfig) -> int:
-    return 0 if n_samples < cfg.window else 1 + (n_samples - cfg.window) // cfg.stride
+    return frame_count(n_samples, cfg.window, cfg.stride)
 
 
 # ---- TensorFlow's op (the oracle) ----------------------------------------------------------
@@ -322,12 +323,7 @@ def reference_features(audio: np.ndarray, cfg: MicroSpeechConfig | None = None) 
 
 def write_microspeech_header(cfg: MicroSpeechConfig, directory: Path,
                              name: str = "td_frontend_config.h") -> Path:
-    directory.mkdir(parents=True, exist_ok=True)
-    path = directory / name
-    text = render_microspeech_header(cfg)
-    if not path.exists() or path.read_text() != text:
-        path.write_text(text)
-    return path
+    return write_header(render_microspeech_header(cfg), directory, name)
 
 
 def build_host_library(cfg: MicroSpeechConfig, cc: str = "gcc") -> Path:

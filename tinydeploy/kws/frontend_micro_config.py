@@ -31,7 +31,13 @@ from pathlib import Path
 import numpy as np
 
 from tinydeploy.errors import InputDataError
-from tinydeploy.kws.header import c_array, read_config_text, render_config_header
+from tinydeploy.kws.header import (
+    c_array,
+    framing_macros,
+    read_config_text,
+    render_config_header,
+)
+from tinydeploy.kws.presets import frame_count
 
 PRESET = "micro-speech"
 WINDOW_BITS = 12          # window coefficients are Q12
@@ -118,7 +124,7 @@ class MicroSpeechConfig:
 
     @property
     def frames(self) -> int:
-        return 1 + (self.clip_samples - self.window) // self.stride
+        return frame_count(self.clip_samples, self.window, self.stride)
 
     @property
     def n_out(self) -> int:
@@ -346,11 +352,7 @@ def render_microspeech_header(cfg: MicroSpeechConfig) -> str:
         "#include <stdint.h>",
         "",
         "#define TD_FE_PRESET_MICRO_SPEECH 1",
-        f"#define TD_FE_SAMPLE_RATE {cfg.sample_rate}",
-        f"#define TD_FE_CLIP_SAMPLES {cfg.clip_samples}",
-        f"#define TD_FE_WINDOW {cfg.window}",
-        f"#define TD_FE_STRIDE {cfg.stride}",
-        f"#define TD_FE_FRAMES {cfg.frames}",
+        *framing_macros(cfg),
         f"#define TD_FE_FFT {cfg.fft}",
         f"#define TD_FE_OUT {cfg.channels}",
         f"#define TD_FE_CHANNELS {cfg.channels}",

@@ -59,7 +59,7 @@ from tinydeploy.kws.frontend_config import (
     framing_reason,
 )
 from tinydeploy.kws.header import c_array, hexf, render_config_header
-from tinydeploy.kws.presets import PRESET_KEY, FrontendPreset, PresetSpec
+from tinydeploy.kws.presets import PRESET_KEY, FrontendPreset, PresetSpec, frame_count
 
 SOURCES = ("td_frontend_mlperf.c", "td_fe_float.h")
 
@@ -99,7 +99,7 @@ class MlperfConfig:
 
     @property
     def frames(self) -> int:
-        return 1 + (self.clip_samples - self.window) // self.stride
+        return frame_count(self.clip_samples, self.window, self.stride)
 
     @property
     def n_out(self) -> int:

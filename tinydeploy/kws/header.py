@@ -20,6 +20,7 @@ from typing import Protocol
 import numpy as np
 
 from tinydeploy.errors import InputDataError
+from tinydeploy.kws.presets import PresetConfig
 
 
 class SerialisedConfig(Protocol):
@@ -44,6 +45,18 @@ def c_array(ctype: str, name: str, values: np.ndarray, per_line: int = 4) -> lis
         out.append("    " + ", ".join(fmt(v) for v in vals[i:i + per_line]) + ",")
     out.append("};")
     return out
+
+
+def framing_macros(cfg: PresetConfig) -> list[str]:
+    """``TD_FE_SAMPLE_RATE``, ``TD_FE_CLIP_SAMPLES``, ``TD_FE_WINDOW``, ``TD_FE_STRIDE`` and
+    ``TD_FE_FRAMES``, in this order, for every preset."""
+    return [
+        f"#define TD_FE_SAMPLE_RATE {cfg.sample_rate}",
+        f"#define TD_FE_CLIP_SAMPLES {cfg.clip_samples}",
+        f"#define TD_FE_WINDOW {cfg.window}",
+        f"#define TD_FE_STRIDE {cfg.stride}",
+        f"#define TD_FE_FRAMES {cfg.frames}",
+    ]
 
 
 def config_digest(cfg: SerialisedConfig) -> str:
@@ -72,6 +85,16 @@ def render_config_header(cfg: SerialisedConfig, body: Sequence[str], tables: Seq
         "#endif /* TD_FRONTEND_CONFIG_H */",
         "",
     ])
+
+
+def write_header(text: str, directory: Path, name: str = "td_frontend_config.h") -> Path:
+    """Write a rendered header into ``directory`` (made if missing) unless it already holds
+    exactly ``text``, so an unchanged header keeps its time stamp; returns its path."""
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / name
+    if not path.exists() or path.read_text() != text:
+        path.write_text(text)
+    return path
 
 
 def read_config_text(path: Path) -> str:

@@ -18,7 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from tinydeploy.errors import ToolchainError
+from tinydeploy.kws.header import write_header
 from tinydeploy.resources import firmware_dir
+from tinydeploy.toolchain import DEBIAN_PACKAGES
 
 FIRMWARE_FRONTEND = firmware_dir() / "frontend"
 API_HEADER = "td_frontend.h"
@@ -47,11 +49,8 @@ def compile_host_library(cfg: Any, render: Callable[[Any], str], sources: tuple[
         return lib
     if shutil.which(cc) is None:
         raise ToolchainError(f"host C compiler '{cc}' not found; it builds the audio front end",
-                             hint="install gcc (apt-get install gcc)")
-    out_dir.mkdir(parents=True, exist_ok=True)
-    path = out_dir / "td_frontend_config.h"
-    if not path.exists() or path.read_text() != header:
-        path.write_text(header)
+                             hint=f"install gcc (apt-get install {DEBIAN_PACKAGES['host']})")
+    write_header(header, out_dir)
     tmp = out_dir / f"{library}.{os.getpid()}.so"
     cmd = [cc, *host_cflags, f"-I{out_dir}", f"-I{FIRMWARE_FRONTEND}",
            *[str(FIRMWARE_FRONTEND / s) for s in sources if s.endswith(".c")],

@@ -24,6 +24,7 @@ from tinydeploy.link.frame import BadFrame, Frame, FrameDecoder, encode_frame
 from tinydeploy.link.messages import (
     CHUNK_BYTES,
     PROTOCOL_VERSION,
+    SUPPORTED_VERSIONS,
     Ack,
     Audio,
     Bench,
@@ -281,7 +282,7 @@ class Session:
         info = next(replies)
         if not isinstance(info, Info):
             raise LinkError(f"HELLO answered with {info.TYPE.name}, expected INFO")
-        if info.version != PROTOCOL_VERSION:
+        if info.version not in SUPPORTED_VERSIONS:
             raise LinkError(f"device speaks protocol version {info.version}, this host "
                             f"speaks {PROTOCOL_VERSION}", hint="rebuild the firmware")
         ins: list[TensorDesc] = []

@@ -85,6 +85,7 @@ def build_micro_harness(cfg: MicroSpeechConfig, target: MicroTarget, out_dir: Pa
            "-ffunction-sections", "-fdata-sections",
            f"-I{out_dir}", f"-I{FIRMWARE_FRONTEND}",
            *[str(FIRMWARE_FRONTEND / s) for s in SOURCES], str(harness),
+           str(HARNESS_DIR / "td_semihost_start.c"),
            *ldflags(target.core, str(out_dir / "harness.ld")), *ldlibs(target.core),
            "-o", str(elf)]
     proc = subprocess.run(cmd, capture_output=True, text=True)

@@ -63,7 +63,7 @@ def build_frontend_harness(cfg: Any, target: QemuTarget, out_dir: Path) -> Path:
     cmd = ["arm-none-eabi-gcc", *target.cflags, *DETERMINISTIC_CFLAGS, "-ffreestanding",
            f"-I{out_dir}", f"-I{FIRMWARE_FRONTEND}",
            *[str(FIRMWARE_FRONTEND / s) for s in spec.sources if s.endswith(".c")],
-           str(HARNESS_DIR / "fe_semihost_main.c"),
+           str(HARNESS_DIR / "fe_semihost_main.c"), str(HARNESS_DIR / "td_semihost_start.c"),
            *ldflags(target.core, str(HARNESS_DIR / "fe_semihost.ld")),
            *ldlibs(target.core), "-o", str(elf)]
     proc = subprocess.run(cmd, capture_output=True, text=True)

@@ -12,6 +12,7 @@ import subprocess
 from pathlib import Path
 
 from tinydeploy.errors import ToolchainError
+from tinydeploy.toolchain import DEBIAN_PACKAGES
 
 HARNESS_DIR = Path(__file__).resolve().parent / "frontend_harness"
 
@@ -20,8 +21,8 @@ def need_tool(tool: str) -> None:
     """Fail with the Debian packages to install when ``tool`` is not on PATH."""
     if shutil.which(tool) is None:
         raise ToolchainError(f"'{tool}' not found; it runs the front end on an emulated board",
-                             hint="apt-get install gcc-arm-none-eabi libnewlib-arm-none-eabi "
-                                  "qemu-system-arm")
+                             hint=f"apt-get install {DEBIAN_PACKAGES['arm']} "
+                                  f"{DEBIAN_PACKAGES['qemu']}")
 
 
 def run_semihosted(elf: Path, machine: str, work_dir: Path, timeout: float, what: str,

@@ -24,79 +24,15 @@
  */
 #include "td_kernels.h"
 
+#include "td_dot4_s8_dsp.h"
 #include "td_dwconv2d_dsp.h"
 #include "td_simd.h"
-#include "td_tap_range.h"
 
 int32_t td_dwconv2d_c1_s8_dsp_scratch_size(const td_dwconv2d_params_t *p)
 {
     (void)p;
     return 0;
 }
-
-/* a[0..3] += the four channels' dot products over n blocks of four taps: x the input run,
- * *w the blocks [4 channels][4 taps] (advanced past them). */
-#if TD_SIMD_NATIVE && defined(__OPTIMIZE__)
-static inline __attribute__((always_inline)) void
-td_c1_blocks(const int8_t *x, const int8_t **wp, int32_t n, int32_t off2, int32_t a[4])
-{
-    const int8_t *end = x + 4 * n, *w = *wp;
-    int32_t a0 = a[0], a1 = a[1], a2 = a[2], a3 = a[3];
-    int32_t xe, xo, v, t;
-    __asm__ volatile(
-        "1:\n\t"
-        "ldr %[v], [%[x]], #4\n\t"
-        "sxtab16 %[xe], %[k], %[v]\n\t"
-        "sxtab16 %[xo], %[k], %[v], ror #8\n\t"
-        "ldr %[v], [%[w]], #4\n\t"
-        "sxtb16 %[t], %[v]\n\t"
-        "smlad %[a0], %[xe], %[t], %[a0]\n\t"
-        "sxtb16 %[v], %[v], ror #8\n\t"
-        "smlad %[a0], %[xo], %[v], %[a0]\n\t"
-        "ldr %[v], [%[w]], #4\n\t"
-        "sxtb16 %[t], %[v]\n\t"
-        "smlad %[a1], %[xe], %[t], %[a1]\n\t"
-        "sxtb16 %[v], %[v], ror #8\n\t"
-        "smlad %[a1], %[xo], %[v], %[a1]\n\t"
-        "ldr %[v], [%[w]], #4\n\t"
-        "sxtb16 %[t], %[v]\n\t"
-        "smlad %[a2], %[xe], %[t], %[a2]\n\t"
-        "sxtb16 %[v], %[v], ror #8\n\t"
-        "smlad %[a2], %[xo], %[v], %[a2]\n\t"
-        "ldr %[v], [%[w]], #4\n\t"
-        "sxtb16 %[t], %[v]\n\t"
-        "smlad %[a3], %[xe], %[t], %[a3]\n\t"
-        "sxtb16 %[v], %[v], ror #8\n\t"
-        "smlad %[a3], %[xo], %[v], %[a3]\n\t"
-        "cmp %[x], %[end]\n\t"
-        "bne 1b"
-        : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [x] "+r"(x),
-          [w] "+r"(w), [xe] "=&r"(xe), [xo] "=&r"(xo), [v] "=&r"(v), [t] "=&r"(t)
-        : [end] "r"(end), [k] "r"(off2)
-        : "cc", "memory");
-    *wp = w;
-    a[0] = a0;
-    a[1] = a1;
-    a[2] = a2;
-    a[3] = a3;
-}
-#else
-/* the same through the td_simd.h functions */
-static inline __attribute__((always_inline)) void
-td_c1_blocks(const int8_t *x, const int8_t **wp, int32_t n, int32_t off2, int32_t a[4])
-{
-    const int8_t *w = *wp;
-    for (int32_t q = 0; q < n; ++q, x += 4) {
-        const int32_t xv = td_read_s8x4(x);
-        const int32_t xe = td_sxtab16(off2, xv), xo = td_sxtab16_ror8(off2, xv);
-        for (int32_t j = 0; j < 4; ++j, w += 4) {
-            const int32_t v = td_read_s8x4(w);
-            a[j] = td_smlad(xo, td_sxtb16_ror8(v), td_smlad(xe, td_sxtb16(v), a[j]));
-        }
-    }
-    *wp = w;
-}
-#endif
 
 /* Offset of tap kx of channel j (< 4) in one kernel row of a whole group (layout above). */
 static inline int32_t td_c1_tap(int32_t kx, int32_t j, int32_t fw)
@@ -110,76 +46,6 @@ static inline int32_t td_c1_tap(int32_t kx, int32_t j, int32_t fw)
     }
     return 4 * f4 + (fw - f4 >= 2 ? 8 : 0) + j;
 }
-
-/* a[0..3] += `rows` whole kernel rows of F = nb / 4 blocks each (kw % 4 == 0): row r reads
- * x + r * stride (stride = dilation_h * in_w); *w the rows' blocks, front to back. */
-#if TD_SIMD_NATIVE && defined(__OPTIMIZE__)
-static inline __attribute__((always_inline)) void
-td_c1_rows(const int8_t *x, const int8_t *w, int32_t rows, int32_t nb, int32_t stride,
-           int32_t off2, int32_t a[4])
-{
-    /* per row: nb bytes of blocks, then skip to the next row; stop after the last row */
-    const int32_t skip = stride - nb;
-    const int8_t *const last = x + rows * stride;
-    const int8_t *end;
-    int32_t a0 = a[0], a1 = a[1], a2 = a[2], a3 = a[3];
-    int32_t xe, xo, v, t;
-    __asm__ volatile(
-        "2:\n\t"
-        "ldr %[t], %[nb]\n\t"
-        "add %[end], %[x], %[t]\n\t"
-        "1:\n\t"
-        "ldr %[v], [%[x]], #4\n\t"
-        "sxtab16 %[xe], %[k], %[v]\n\t"
-        "sxtab16 %[xo], %[k], %[v], ror #8\n\t"
-        "ldr %[v], [%[w]], #4\n\t"
-        "sxtb16 %[t], %[v]\n\t"
-        "smlad %[a0], %[xe], %[t], %[a0]\n\t"
-        "sxtb16 %[v], %[v], ror #8\n\t"
-        "smlad %[a0], %[xo], %[v], %[a0]\n\t"
-        "ldr %[v], [%[w]], #4\n\t"
-        "sxtb16 %[t], %[v]\n\t"
-        "smlad %[a1], %[xe], %[t], %[a1]\n\t"
-        "sxtb16 %[v], %[v], ror #8\n\t"
-        "smlad %[a1], %[xo], %[v], %[a1]\n\t"
-        "ldr %[v], [%[w]], #4\n\t"
-        "sxtb16 %[t], %[v]\n\t"
-        "smlad %[a2], %[xe], %[t], %[a2]\n\t"
-        "sxtb16 %[v], %[v], ror #8\n\t"
-        "smlad %[a2], %[xo], %[v], %[a2]\n\t"
-        "ldr %[v], [%[w]], #4\n\t"
-        "sxtb16 %[t], %[v]\n\t"
-        "smlad %[a3], %[xe], %[t], %[a3]\n\t"
-        "sxtb16 %[v], %[v], ror #8\n\t"
-        "smlad %[a3], %[xo], %[v], %[a3]\n\t"
-        "cmp %[x], %[end]\n\t"
-        "bne 1b\n\t"
-        "ldr %[t], %[skip]\n\t"
-        "add %[x], %[x], %[t]\n\t"
-        "ldr %[t], %[last]\n\t"
-        "cmp %[x], %[t]\n\t"
-        "bne 2b"
-        : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [x] "+r"(x),
-          [w] "+r"(w), [xe] "=&r"(xe), [xo] "=&r"(xo), [v] "=&r"(v), [t] "=&r"(t),
-          [end] "=&r"(end)
-        : [k] "r"(off2), [nb] "m"(nb), [skip] "m"(skip), [last] "m"(last)
-        : "cc", "memory");
-    a[0] = a0;
-    a[1] = a1;
-    a[2] = a2;
-    a[3] = a3;
-}
-#else
-static inline __attribute__((always_inline)) void
-td_c1_rows(const int8_t *x, const int8_t *w, int32_t rows, int32_t nb, int32_t stride,
-           int32_t off2, int32_t a[4])
-{
-    for (int32_t r = 0; r < rows; ++r, w += 4 * nb) {
-        const int8_t *wr = w;
-        td_c1_blocks(x + r * stride, &wr, nb >> 2, off2, a);
-    }
-}
-#endif
 
 /* a[0..3] += one block of four taps: xv the four input bytes (a tap outside the image holds
  * the input zero point, which widens to 0), *w its [4 channels][4 taps] (advanced). */
@@ -225,7 +91,7 @@ td_c1_row(const int8_t *x, const int8_t *w, int32_t kx0, int32_t kx1, int32_t fw
             ++q;
         }
         if (q < qe) {
-            td_c1_blocks(x + 4 * q, &wb, qe - q, off2, a);
+            td_dot4_blocks(x + 4 * q, &wb, qe - q, off2, a);
             q = qe;
         }
         if (4 * q < bend) {
@@ -289,13 +155,12 @@ td_c1_body(const td_dwconv2d_params_t *p, const int8_t *in0, int8_t *out0, const
     for (int32_t b = 0; b < p->batches; ++b) {
         const int8_t *image = in0 + b * in_h * in_w;
         for (int32_t oy = 0; oy < p->out_h; ++oy) {
-            const int32_t iy0 = oy * p->stride_h - p->pad_h;
-            int32_t ky0, ky1;
-            td_tap_range(iy0, dh, fh, in_h, &ky0, &ky1);
+            td_dw_window_t win;
+            td_dw_rows(p, oy, &win);
             for (int32_t ox = 0; ox < p->out_w; ++ox, dst += m_count) {
-                const int32_t ix0 = ox * p->stride_w - p->pad_w;
-                int32_t kx0, kx1;
-                td_tap_range(ix0, dw, fw, in_w, &kx0, &kx1);
+                td_dw_cols(p, ox, &win);
+                const int32_t iy0 = win.iy0, ix0 = win.ix0, ky0 = win.ky0, ky1 = win.ky1;
+                const int32_t kx0 = win.kx0, kx1 = win.kx1;
                 for (int32_t m = 0; m < m_count; m += 4) {
                     const int32_t cnt = m < m4 ? 4 : m_count - m;
                     const int8_t *wg = p->filter + m * taps;
@@ -309,8 +174,9 @@ td_c1_body(const td_dwconv2d_params_t *p, const int8_t *in0, int8_t *out0, const
                     if (dw == 1 && cnt == 4 && kx0 == 0 && kx1 == fw && tail == 0) {
                         /* whole rows of whole blocks: one asm loop over all of them */
                         if (ky1 > ky0) {
-                            td_c1_rows(image + (iy0 + ky0 * dh) * in_w + ix0,
-                                       wg + ky0 * 4 * fw, ky1 - ky0, fw, dh * in_w, off2, a);
+                            const int8_t *w = wg + ky0 * 4 * fw;
+                            td_dot4_runs(image + (iy0 + ky0 * dh) * in_w + ix0, &w,
+                                         ky1 - ky0, fw, dh * in_w, off2, a);
                         }
                     } else if (dw == 1 && cnt == 4) {
                         for (int32_t ky = ky0; ky < ky1; ++ky) {

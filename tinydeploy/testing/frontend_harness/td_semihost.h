@@ -2,8 +2,8 @@
  * td_semihost.h: what the bare-metal front-end harnesses (fe_semihost_main.c,
  * fe_micro_semihost_main.c) need to talk to the host on QEMU: the ARM semihosting calls they
  * use (open, read/write a whole buffer, close, exit with a status) and the SysTick registers
- * they time with. Static functions: each harness is one translation unit that includes this
- * once.
+ * they time with. Static inline: the harness main and td_semihost_start.c each include it
+ * and use what they need.
  */
 #ifndef TD_SEMIHOST_H
 #define TD_SEMIHOST_H
@@ -22,7 +22,7 @@
 #define TD_SYST_RVR (*(volatile uint32_t *)0xE000E014u)
 #define TD_SYST_CVR (*(volatile uint32_t *)0xE000E018u)
 
-static int32_t td_semihost(int32_t op, void *arg)
+static inline int32_t td_semihost(int32_t op, void *arg)
 {
     register int32_t r0 __asm__("r0") = op;
     register void *r1 __asm__("r1") = arg;
@@ -30,7 +30,7 @@ static int32_t td_semihost(int32_t op, void *arg)
     return r0;
 }
 
-static void td_exit(int ok)
+static inline void td_exit(int ok)
 {
     /* ADP_Stopped_ApplicationExit -> exit 0; ADP_Stopped_RunTimeErrorUnknown -> exit 1 */
     td_semihost(SYS_EXIT, (void *)(uintptr_t)(ok ? 0x20026 : 0x20023));
@@ -39,7 +39,7 @@ static void td_exit(int ok)
 }
 
 /* mode: 1 = "rb", 5 = "wb"; len = strlen(name). A negative result: the file did not open. */
-static int32_t td_open(const char *name, uint32_t len, int32_t mode)
+static inline int32_t td_open(const char *name, uint32_t len, int32_t mode)
 {
     uint32_t args[3];
     args[0] = (uint32_t)(uintptr_t)name;
@@ -49,7 +49,7 @@ static int32_t td_open(const char *name, uint32_t len, int32_t mode)
 }
 
 /* SYS_READ or SYS_WRITE of all n bytes of buf: 1 when every byte moved, else 0. */
-static int td_xfer(int32_t op, int32_t fd, void *buf, uint32_t n)
+static inline int td_xfer(int32_t op, int32_t fd, void *buf, uint32_t n)
 {
     uint32_t args[3];
     args[0] = (uint32_t)fd;
