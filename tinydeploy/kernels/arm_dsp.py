@@ -516,7 +516,7 @@ FULLY_CONNECTED_S8_DSP = register(KernelVariant(
     sources=(f"{ARM_DIR}/td_fully_connected_s8_dsp.c", GEMM_HEADER, SIMD_HEADER,
              DOT4_HEADER),
     requires=DSP, accepts=_fc_accepts, prepare=_fc_prepare, priority=20,
-    code_bytes=1150))
+    code_bytes=1170))
 
 
 # --- AVERAGE_POOL_2D over the whole image --------------------------------------------------
