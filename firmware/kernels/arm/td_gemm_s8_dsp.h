@@ -177,13 +177,20 @@ td_dot4_rows(const td_word_t *x, const int8_t **w, int32_t blocks, int32_t *a0, 
 #endif
 }
 
+/* 1 when the branch-free requantization needs no clamp but SSAT: the rounding form proven on
+ * the host (requant_form) and an activation range that is all of int8. */
+static inline int td_fast_requant(int32_t requant_form, int32_t act_min, int32_t act_max)
+{
+    return requant_form && act_min == INT8_MIN && act_max == INT8_MAX;
+}
+
 /* The matrix product of the rows buffer with every int8 filter row: output o of row j goes
  * to d[j][o]. Specialised by the compiler per requantization form and clamp kind. */
 static inline __attribute__((always_inline)) void
 td_rows_times_filter_body(const td_word_t *buf, const int8_t *filter, int32_t k,
                           int32_t out_c, const int32_t *bias, const int32_t *mult,
                           const int8_t *shift, int32_t out_off, int32_t lo, int32_t hi,
-                          int8_t *const d[TD_GEMM_ROWS], const int round_form,
+                          int8_t *const d[TD_GEMM_ROWS], const int32_t round_form,
                           const int full_range)
 {
     const int32_t full = k >> 2, tail = k & 3;
@@ -233,23 +240,15 @@ td_rows_times_filter(const td_word_t *buf, int32_t n, const int8_t *filter, int3
     for (int32_t j = 0; j < TD_GEMM_ROWS; ++j) {
         d[j] = dst + (j < n ? j : n - 1) * dst_stride;
     }
-    if (!round_form) {
-        td_rows_times_filter_body(buf, filter, k, out_c, bias, mult, shift, out_off, lo, hi,
-                                  d, 0, 0);
-    } else if (lo == INT8_MIN && hi == INT8_MAX) {
+    /* two copies: the branch-free form over all of int8 (every DS-CNN layer), and the rest
+     * with the form tested per output */
+    if (td_fast_requant(round_form, lo, hi)) {
         td_rows_times_filter_body(buf, filter, k, out_c, bias, mult, shift, out_off, lo, hi,
                                   d, 1, 1);
     } else {
         td_rows_times_filter_body(buf, filter, k, out_c, bias, mult, shift, out_off, lo, hi,
-                                  d, 1, 0);
+                                  d, round_form, 0);
     }
-}
-
-/* 1 when the branch-free requantization needs no clamp but SSAT: the rounding form proven on
- * the host (requant_form) and an activation range that is all of int8. */
-static inline int td_fast_requant(int32_t requant_form, int32_t act_min, int32_t act_max)
-{
-    return requant_form && act_min == INT8_MIN && act_max == INT8_MAX;
 }
 
 #endif /* TD_GEMM_S8_DSP_H */
