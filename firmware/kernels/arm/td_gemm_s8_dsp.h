@@ -184,14 +184,26 @@ static inline int td_fast_requant(int32_t requant_form, int32_t act_min, int32_t
     return requant_form && act_min == INT8_MIN && act_max == INT8_MAX;
 }
 
+/* One output in the requantization the host chose, clamped to [lo, hi]: the path of layers
+ * whose range is not all of int8 or whose rounding form was not proven (a call, so that the
+ * kernels' copies for those layers stay small). */
+static inline __attribute__((noinline)) int8_t
+td_gemm_out_general(int32_t acc, int32_t m, int32_t shift, int32_t out_off, int32_t lo,
+                    int32_t hi, int32_t round_form)
+{
+    const int32_t es = round_form ? -shift : shift;
+    const int32_t r = round_form ? td_requant_rnd(2 * out_off + 1, es) : 0;
+    return td_gemm_clamp(td_gemm_value(acc, m, es, r, out_off, round_form), lo, hi, 0);
+}
+
 /* The matrix product of the rows buffer with every int8 filter row: output o of row j goes
- * to d[j][o]. Specialised by the compiler per requantization form and clamp kind. */
+ * to d[j][o]. Specialised by the compiler for the fast requantization (td_fast_requant) or
+ * the general one (td_gemm_out_general). */
 static inline __attribute__((always_inline)) void
 td_rows_times_filter_body(const td_word_t *buf, const int8_t *filter, int32_t k,
                           int32_t out_c, const int32_t *bias, const int32_t *mult,
                           const int8_t *shift, int32_t out_off, int32_t lo, int32_t hi,
-                          int8_t *const d[TD_GEMM_ROWS], const int32_t round_form,
-                          const int full_range)
+                          int8_t *const d[TD_GEMM_ROWS], int32_t round_form, const int fast)
 {
     const int32_t full = k >> 2, tail = k & 3;
     const int32_t zp2p1 = 2 * out_off + 1;
@@ -215,16 +227,19 @@ td_rows_times_filter_body(const td_word_t *buf, const int8_t *filter, int32_t k,
             a3 = td_smlad(x[7], wo, td_smlad(x[6], we, a3));
         }
         const int32_t m = mult[o];
-        const int32_t es = round_form ? -shift[o] : shift[o];
-        const int32_t r = round_form ? td_requant_rnd(zp2p1, es) : 0;
-        d3[o] = td_gemm_clamp(td_gemm_value(a3, m, es, r, out_off, round_form), lo, hi,
-                              full_range);
-        d2[o] = td_gemm_clamp(td_gemm_value(a2, m, es, r, out_off, round_form), lo, hi,
-                              full_range);
-        d1[o] = td_gemm_clamp(td_gemm_value(a1, m, es, r, out_off, round_form), lo, hi,
-                              full_range);
-        d0[o] = td_gemm_clamp(td_gemm_value(a0, m, es, r, out_off, round_form), lo, hi,
-                              full_range);
+        if (fast) {
+            const int32_t e = -shift[o], r = td_requant_rnd(zp2p1, e);
+            d3[o] = (int8_t)td_ssat8(td_requant_round_form(a3, m, e, r));
+            d2[o] = (int8_t)td_ssat8(td_requant_round_form(a2, m, e, r));
+            d1[o] = (int8_t)td_ssat8(td_requant_round_form(a1, m, e, r));
+            d0[o] = (int8_t)td_ssat8(td_requant_round_form(a0, m, e, r));
+        } else {
+            const int32_t sh = shift[o];
+            d3[o] = td_gemm_out_general(a3, m, sh, out_off, lo, hi, round_form);
+            d2[o] = td_gemm_out_general(a2, m, sh, out_off, lo, hi, round_form);
+            d1[o] = td_gemm_out_general(a1, m, sh, out_off, lo, hi, round_form);
+            d0[o] = td_gemm_out_general(a0, m, sh, out_off, lo, hi, round_form);
+        }
     }
 }
 
