@@ -134,11 +134,9 @@ static __attribute__((noinline)) void
 td_c1_store_general(const td_conv2d_params_t *p, int32_t acc_a, int32_t acc_b, int32_t m,
                     int32_t sh, int8_t *da, int8_t *db)
 {
-    const int32_t rf = p->requant_form, es = rf ? -sh : sh;
-    const int32_t r = rf ? td_requant_rnd(2 * p->output_offset + 1, es) : 0;
     const int32_t zp = p->output_offset, lo = p->act_min, hi = p->act_max;
-    *db = td_gemm_clamp(td_gemm_value(acc_b, m, es, r, zp, rf), lo, hi, 0);
-    *da = td_gemm_clamp(td_gemm_value(acc_a, m, es, r, zp, rf), lo, hi, 0);
+    *db = td_gemm_out_general(acc_b, m, sh, zp, lo, hi, p->requant_form);
+    *da = td_gemm_out_general(acc_a, m, sh, zp, lo, hi, p->requant_form);
 }
 
 /* *da, *db from the accumulators, with multiplier m and shift sh (fast: td_fast_requant
