@@ -386,7 +386,7 @@ def _prepare_mul16(graph: Graph, op: Operator) -> KernelCall:
 # --- MEAN / SUM, CONCATENATION int16 ----------------------------------------------------
 
 
-def _io16(x: Tensor | None, y: Tensor) -> str | None:
+def _io16(x: Tensor | None, y: Tensor | None) -> str | None:
     return int16_reason(x, "input") or int16_reason(y, "output")
 
 
