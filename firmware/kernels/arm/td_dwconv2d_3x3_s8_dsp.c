@@ -44,13 +44,14 @@ int32_t td_dwconv2d_3x3_s8_dsp_scratch_size(const td_dwconv2d_params_t *p)
 #if TD_SIMD_NATIVE && defined(__OPTIMIZE__)
 /* Taps t and t + 1 of channels c .. c+3, i = 4 * t the byte offset of tap t's pointer (asm
  * operands: tap, c, w, k = the input offset in both lanes, the accumulators a0..a3 and the
- * temporaries x, y, v, u, q, t): one LDRD for the two tap pointers, one for the two filter
- * words. */
-#define TD_DW_PAIR(i)                                                                      \
+ * temporaries x, y, v, q, t, and TD_DW_WU): one LDRD for the two tap pointers; the two filter
+ * words by TD_DW_W0 / TD_DW_W1 into v and TD_DW_WU: TD_DW_PAIR14 one LDRD into v, u (a 14th
+ * register), TD_DW_PAIR13 two LDR into v. */
+#define TD_DW_PAIR(i, TD_DW_W0, TD_DW_W1, TD_DW_WU)                                        \
     "ldrd %[x], %[y], [%[tap], #" #i "]\n\t"                                               \
     "ldr %[x], [%[x], %[c]]\n\t"                                                           \
     "ldr %[y], [%[y], %[c]]\n\t"                                                           \
-    "ldrd %[v], %[u], [%[w]], #8\n\t"                                                      \
+    TD_DW_W0                                                                               \
     "pkhbt %[q], %[x], %[y], lsl #16\n\t"                                                  \
     "pkhtb %[y], %[y], %[x], asr #16\n\t"                                                  \
     "sxtab16 %[x], %[k], %[q]\n\t"                                                         \
@@ -59,11 +60,12 @@ int32_t td_dwconv2d_3x3_s8_dsp_scratch_size(const td_dwconv2d_params_t *p)
     "sxtab16 %[x], %[k], %[q], ror #8\n\t"                                                 \
     "sxtb16 %[t], %[v], ror #8\n\t"                                                        \
     "smlad %[a1], %[x], %[t], %[a1]\n\t"                                                   \
+    TD_DW_W1                                                                               \
     "sxtab16 %[x], %[k], %[y]\n\t"                                                         \
-    "sxtb16 %[t], %[u]\n\t"                                                                \
+    "sxtb16 %[t], %[" TD_DW_WU "]\n\t"                                                     \
     "smlad %[a2], %[x], %[t], %[a2]\n\t"                                                   \
     "sxtab16 %[x], %[k], %[y], ror #8\n\t"                                                 \
-    "sxtb16 %[t], %[u], ror #8\n\t"                                                        \
+    "sxtb16 %[t], %[" TD_DW_WU "], ror #8\n\t"                                             \
     "smlad %[a3], %[x], %[t], %[a3]\n\t"
 
 /* Tap 8 of channels c .. c+3: one word, SMLABB / SMLATT per channel. */
@@ -80,12 +82,16 @@ int32_t td_dwconv2d_3x3_s8_dsp_scratch_size(const td_dwconv2d_params_t *p)
     "smlabb %[a1], %[q], %[t], %[a1]\n\t"                                                  \
     "smlatt %[a3], %[q], %[t], %[a3]\n\t"
 
+#define TD_DW_PAIR13(i) TD_DW_PAIR(i, "ldr %[v], [%[w]], #4\n\t", "ldr %[v], [%[w]], #4\n\t", "v")
+#define TD_DW_PAIR14(i) TD_DW_PAIR(i, "ldrd %[v], %[u], [%[w]], #8\n\t", "", "u")
+
+/* (13 registers: the filter words by two LDR) */
 #define TD_DW9(tp_, c_, w_, k_, r0_, r1_, r2_, r3_)                                        \
     do {                                                                                   \
-        int32_t x_, y_, v_, u_, q_, t_;                                                    \
-        __asm__(TD_DW_PAIR(0) TD_DW_PAIR(8) TD_DW_PAIR(16) TD_DW_PAIR(24) TD_DW_TAP8       \
+        int32_t x_, y_, v_, q_, t_;                                                        \
+        __asm__(TD_DW_PAIR13(0) TD_DW_PAIR13(8) TD_DW_PAIR13(16) TD_DW_PAIR13(24) TD_DW_TAP8 \
                 : [a0] "+r"(r0_), [a1] "+r"(r1_), [a2] "+r"(r2_), [a3] "+r"(r3_),          \
-                  [w] "+r"(w_), [x] "=&r"(x_), [y] "=&r"(y_), [v] "=&r"(v_), [u] "=&r"(u_), \
+                  [w] "+r"(w_), [x] "=&r"(x_), [y] "=&r"(y_), [v] "=&r"(v_),              \
                   [q] "=&r"(q_), [t] "=&r"(t_)                                             \
                 : [tap] "r"(tp_), [c] "r"(c_), [k] "r"(k_)                                 \
                 : "memory");                                                               \
@@ -178,7 +184,11 @@ static inline void td_dw3x3_repad(td_dw3x3_ctx_t *x, int32_t c)
     }
 }
 
-#if TD_SIMD_NATIVE && defined(__OPTIMIZE__)
+/* The per-pixel asm loop takes 14 registers: all of r0-r12 and lr, none left for a frame
+ * pointer. A build that keeps one in r7 (-fno-omit-frame-pointer, which none of tinydeploy's
+ * builds uses) defines TD_FRAME_POINTER and gets the taps' asm block (13 registers) and the C
+ * requantization instead. */
+#if TD_SIMD_NATIVE && defined(__OPTIMIZE__) && !defined(TD_FRAME_POINTER)
 /* One output in the rounding form (td_requant.h; the host proved every channel shifts right,
  * e = -shift >= 1) saturated to int8 into byte j of a0 (the four outputs, clamped to the
  * activation range with SSUB8 / SEL and stored with one STR after the fourth), channel c + j,
@@ -224,7 +234,7 @@ static inline void td_dw3x3_groups_asm(td_dw3x3_ctx_t *ctx, const int8_t *w)
         "ldrd %[a0], %[a1], [%[t]]\n\t"
         "ldrd %[a2], %[a3], [%[t], #8]\n\t"
         "ldr %[k], [%[tap], #56]\n\t"
-        TD_DW_PAIR(0) TD_DW_PAIR(8) TD_DW_PAIR(16) TD_DW_PAIR(24) TD_DW_TAP8
+        TD_DW_PAIR14(0) TD_DW_PAIR14(8) TD_DW_PAIR14(16) TD_DW_PAIR14(24) TD_DW_TAP8
         "ldr %[x], [%[tap], #36]\n\t"          /* the four outputs */
         "add %[x], %[x], %[c], lsl #2\n\t"
         "ldrd %[q], %[u], [%[x]]\n\t"
