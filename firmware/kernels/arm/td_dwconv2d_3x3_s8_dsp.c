@@ -20,12 +20,14 @@
  *           (0, 1), (2, 3), (4, 5), (6, 7) two words [c0 t, c1 t, c0 u, c1 u]
  *           [c2 t, c3 t, c2 u, c3 u], then tap 8 as [c0, c1, c2, c3] (tap = 3 * ky + kx),
  *           4-byte aligned (LDRD; the generated constants are 16-byte aligned);
- *   bias, mult, shift: the reference's; requant_form as chosen on the host. No scratch.
+ *   bias, mult: the reference's; shift: the reference's, or with requant_form = 1 (the
+ *           rounding form, every shift <= -1) e - 1 = ~shift for e = -shift;
+ *   requant_form as chosen on the host. No scratch.
  *
  * On the Cortex-M, for the rounding form (with a bias), one asm loop runs every group of a
- * pixel: bias, taps and the four requantizations (9 instructions each: SMMLAR folds in the
+ * pixel: bias, taps and the four requantizations (8 instructions each: SMMLAR folds in the
  * rounding constant, SSAT the last shift; the four bytes clamped together by SSUB8 / SEL
- * when the activation range is not all of int8, one STR), about 140 instructions per pixel
+ * when the activation range is not all of int8, one STR), about 136 instructions per pixel
  * and four channels. The general requantization takes the taps' asm block and C.
  */
 #include "td_kernels.h"
@@ -192,14 +194,13 @@ static inline void td_dw3x3_repad(td_dw3x3_ctx_t *x, int32_t c)
 /* One output in the rounding form (td_requant.h; the host proved every channel shifts right,
  * e = -shift >= 1) saturated to int8 into byte j of a0 (the four outputs, clamped to the
  * activation range with SSUB8 / SEL and stored with one STR after the fourth), channel c + j,
- * its multiplier in register m: t = ~shift = e - 1; r = zp2p1 << (e - 1) (td_requant_rnd);
+ * its multiplier in register m: t = e - 1 (stored so); r = zp2p1 << (e - 1) (td_requant_rnd);
  * SMMLAR(2 * acc, m, r) = SMMULR(2 * acc, m) + r exactly; plus the sign of acc (that of
  * SMMULR's x, except where x = 0 and acc < 0: then r - 1 and r give the same quotient, as
- * r mod 2^e = 2^(e-1)); shifted right by e - 1 and, inside SSAT, by 1. 9 instructions plus
+ * r mod 2^e = 2^(e-1)); shifted right by e - 1 and, inside SSAT, by 1. 8 instructions plus
  * half an LDRD of multipliers. y: the shifts at c, v: zp2p1. */
 #define TD_DW_REQ1(j, a, m)                                                                \
     "ldrsb %[t], [%[y], #" #j "]\n\t"                                                      \
-    "mvn %[t], %[t]\n\t"                                                                   \
     "lsl %[k], %[v], %[t]\n\t"                                                             \
     "lsl %[" #a "], %[" #a "], #1\n\t"                                                     \
     "smmlar %[k], %[" #a "], %[" #m "], %[k]\n\t"                                          \
@@ -331,14 +332,19 @@ void td_dwconv2d_3x3_s8_dsp(const td_dwconv2d_params_t *p, const int8_t *in0, in
                     td_dw_bias4(bias, c, &a0, &a1, &a2, &a3);
                     td_dw3x3_repad(&ctx, c);
                     TD_DW9(ctx.tap, c, w, off2, a0, a1, a2, a3);
-                    dst[c] = td_dw_out(a0, mult[c], shift[c], zp2p1, out_off, lo, hi,
-                                       round_form, full_range);
-                    dst[c + 1] = td_dw_out(a1, mult[c + 1], shift[c + 1], zp2p1, out_off, lo,
-                                           hi, round_form, full_range);
-                    dst[c + 2] = td_dw_out(a2, mult[c + 2], shift[c + 2], zp2p1, out_off, lo,
-                                           hi, round_form, full_range);
-                    dst[c + 3] = td_dw_out(a3, mult[c + 3], shift[c + 3], zp2p1, out_off, lo,
-                                           hi, round_form, full_range);
+                    /* (the rounding form's shifts are stored as ~shift) */
+                    const int32_t s0 = round_form ? ~shift[c] : shift[c];
+                    const int32_t s1 = round_form ? ~shift[c + 1] : shift[c + 1];
+                    const int32_t s2 = round_form ? ~shift[c + 2] : shift[c + 2];
+                    const int32_t s3 = round_form ? ~shift[c + 3] : shift[c + 3];
+                    dst[c] = td_dw_out(a0, mult[c], s0, zp2p1, out_off, lo, hi, round_form,
+                                       full_range);
+                    dst[c + 1] = td_dw_out(a1, mult[c + 1], s1, zp2p1, out_off, lo, hi,
+                                           round_form, full_range);
+                    dst[c + 2] = td_dw_out(a2, mult[c + 2], s2, zp2p1, out_off, lo, hi,
+                                           round_form, full_range);
+                    dst[c + 3] = td_dw_out(a3, mult[c + 3], s3, zp2p1, out_off, lo, hi,
+                                           round_form, full_range);
                 }
             }
         }
