@@ -2,9 +2,10 @@
 
 Each variant reuses the reference op's checks and `prepare` (all of TFLite's Prepare-time
 math lives there, once) and extends the resulting `KernelCall`: another symbol and sources,
-the same parameter struct, the reference's int8 filter (in the reference layout, or for the
-3x3 depthwise kernel the same bytes regrouped per four channels), the model's bias, a scratch
-buffer bounded by a small multiple of the kernel size, and ``requant_form``.
+the same parameter struct, the reference's int8 filter (in the reference layout, or the same
+bytes regrouped as the kernel reads them), the model's bias, a scratch buffer bounded by a
+small multiple of the kernel size, and ``requant_form`` (the 3x3 depthwise kernel also reads
+its shifts as ~shift under the rounding form).
 
 Int8 weights stay int8 in flash (no more bytes than the model's): the kernels widen four
 weights per LDR in registers (SXTB16) and the inputs with the input offset added (SXTAB16),
@@ -333,7 +334,7 @@ def _dw_prepare(graph: Graph, op: Operator) -> KernelCall:
     if not int(dsp.param("requant_form")):
         return dsp
     # the rounding form's kernel reads e - 1 = ~shift (e = -shift >= 1): one instruction less
-    # per output, the same bytes
+    # per output, as many bytes
     shift = dsp.const("shift").values.astype(np.int8)
     consts = tuple(ConstArray("shift", "int8_t", np.invert(shift)) if c.name == "shift" else c
                    for c in dsp.consts)
