@@ -160,6 +160,7 @@ def test_a_kernel_writing_one_byte_too_far_is_stopped_and_named(
         with connect(fw, timeout=120, reply_timeout=10) as conn:
             conn.session.run(random_inputs(graph, 1, seed=1)[0])
     msg = info.value.message
+    print(f"\n{board}, {broken}: {msg}")
     assert f"guard: op {BROKEN_OP} (FULLY_CONNECTED) changed" in msg, msg
     m = re.search(r"changed arena byte (-?\d+)", msg)
     if m:

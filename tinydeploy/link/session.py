@@ -213,6 +213,13 @@ class Session:
                 self.unsolicited.append(msg)
                 if self.on_message:
                     self.on_message(msg, 0)
+                if isinstance(msg, Error) and msg.code in _FRAME_FAULTS:
+                    # a block the device could not even read a header from (COBS, TRUNCATED,
+                    # OVERSIZED): while a request is pending it is most likely that request,
+                    # so resend now rather than wait for the timeout (a resend is safe)
+                    self.stats.errors.append(msg)
+                    raise _Transient(f"device could not read {what}: {msg.code_name} "
+                                     f"({msg.text or 'no detail'})")
                 if isinstance(msg, Log) and msg.level == LogLevel.FAULT:
                     # the device reported a fault (a CPU fault, a sanitizer, a --guards
                     # violation) and stops: no reply will come, say why instead of waiting
