@@ -80,7 +80,7 @@ def rounding_form(rows: np.ndarray, call: KernelCall) -> int:
 INSTRUCTIONS_PER_MAC = {
     "td_conv2d_1x1_s8_dsp": 1.33, "td_conv2d_s8_dsp": 2.1, "td_dwconv2d_3x3_s8_dsp": 4.3,
     "td_dwconv2d_s8_dsp": 7.0, "td_fully_connected_s8_dsp": 1.85,
-    "td_dwconv2d_c1_s8_dsp": 2.9, "td_conv2d_c1_s8_dsp": 1.75,
+    "td_dwconv2d_c1_s8_dsp": 2.9, "td_conv2d_c1_s8_dsp": 1.8,
 }
 
 
@@ -281,7 +281,7 @@ CONV2D_C1_S8_DSP = register(KernelVariant(
     sources=(f"{ARM_DIR}/td_conv2d_c1_s8_dsp.c", GEMM_HEADER, SIMD_HEADER),
     requires=DSP, accepts=conv_c1_accepts, prepare=_conv_c1_prepare, priority=15,
     access=conv_c1_order(C1_LANES),
-    code_bytes=3000))
+    code_bytes=2200))
 
 
 # --- DEPTHWISE_CONV_2D --------------------------------------------------------------------
