@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Sets up everything tinydeploy needs on Debian/Ubuntu; safe to re-run (does only what is missing).
 #  - Debian packages: the Arm GNU toolchain + newlib (firmware), QEMU (emulated boards),
-#    espeak-ng, flite and festival with three English voices (synthetic keyword data).
+#    espeak-ng, flite and festival with three English voices (synthetic keyword data),
+#    clang with its sanitizer runtimes (MemorySanitizer over the host firmware).
 #    Installed with apt-get, via sudo only when not root.
 #  - .venv with Python 3.11 and tinydeploy installed editable with pinned dependencies
 #    (constraints.txt), including tensorflow-cpu (quantization) and tflite-micro (the oracle).
@@ -9,7 +10,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 APT_PACKAGES=(gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm espeak-ng gcc make
-              flite festival festvox-kallpc16k festvox-kdlpc16k festvox-us-slt-hts)
+              flite festival festvox-kallpc16k festvox-kdlpc16k festvox-us-slt-hts
+              clang libclang-rt-14-dev)
 
 say() { printf '\033[1m[setup]\033[0m %s\n' "$*"; }
 

@@ -1,5 +1,6 @@
 """Shared pytest options. ``--sweep`` enables the larger randomized sweeps (tests marked
-``slow``); the default run stays within a few minutes on two cores."""
+``slow``); ``--soak`` makes the soak tests (tests/test_soak.py) run at full length; the
+default run stays within a few minutes on two cores."""
 
 from __future__ import annotations
 
@@ -9,6 +10,9 @@ import pytest
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--sweep", action="store_true", default=False,
                      help="run the larger randomized sweeps (tests marked slow)")
+    parser.addoption("--soak", action="store_true", default=False,
+                     help="run the soak tests at full length: 10,000 inferences on QEMU and "
+                          "an hour of audio through kws stream (tests/test_soak.py)")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

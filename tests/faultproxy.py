@@ -93,8 +93,12 @@ class FaultProxy:
     def _to_host(self) -> None:
         while not self._stop.is_set():
             try:
-                data = self.dev.read(4096)
-            except Exception:  # noqa: BLE001 - the device went away: stop forwarding
+                # what is waiting, or the first byte that comes: a full-size read would hold
+                # every reply back for the port's whole timeout
+                data = self.dev.read(max(1, min(4096, self.dev.in_waiting)))
+            except Exception as e:  # noqa: BLE001 - the device went away: stop forwarding
+                if not self._stop.is_set():
+                    self.counts[f"device->host stopped: {type(e).__name__}: {e}"] += 1
                 return
             if not data:
                 continue

@@ -152,13 +152,16 @@ def reference(tmp_path_factory: pytest.TempPathFactory) -> dict[str, bytes]:
 STAGES = {"compile": (("cc1",), ()),
           "link": (("collect2", "ld"), ("firmware.elf.tmp",)),
           "objcopy": (("objcopy",), ("firmware.hex.tmp", "firmware.bin.tmp"))}
-DEFAULT = {("compile", "SIGKILL-all"), ("link", "SIGKILL-all"), ("link", "SIGINT")}
+# SIGKILL-all kills every process of the build at once; SIGKILL kills tinydeploy only (no
+# handler runs): its lifeline must end make and the compilers under it.
+DEFAULT = {("compile", "SIGKILL-all"), ("link", "SIGKILL-all"), ("link", "SIGINT"),
+           ("compile", "SIGKILL")}
 
 
 def _cases() -> list:
     return [pytest.param(stage, how, id=f"{stage}-{how}",
                          marks=() if (stage, how) in DEFAULT else (pytest.mark.slow,))
-            for stage in sorted(STAGES) for how in ("SIGKILL-all", "SIGINT")]
+            for stage in sorted(STAGES) for how in ("SIGKILL-all", "SIGKILL", "SIGINT")]
 
 
 @pytest.mark.parametrize(("stage", "how"), _cases())
@@ -188,7 +191,7 @@ def test_interrupted_build_leaves_no_half_written_firmware(
                     except OSError:
                         pass
             elif hit:
-                proc.send_signal(signal.SIGINT)
+                proc.send_signal(signal.SIGKILL if how == "SIGKILL" else signal.SIGINT)
             _, err = proc.communicate(timeout=60)
         finally:
             if proc.poll() is None:
@@ -210,6 +213,17 @@ def test_interrupted_build_leaves_no_half_written_firmware(
         assert p.read_bytes() == reference[p.name], f"{p.name} is half-written"
     if (out / "manifest.json").exists():
         assert (out / "firmware.elf").read_bytes() == reference["firmware.elf"]
+    if how == "SIGKILL":
+        # make did not carry on by itself after tinydeploy died: the build stopped
+        assert not (out / "firmware.elf").exists(), "an orphaned make finished the build"
+        # what the killed build left (objects included) must not spoil the next build (a
+        # folder without its manifest needs --force)
+        r = subprocess.run(_tinydeploy("build", str(MODEL), "--board", BOARD, "-o", str(out),
+                                       "--force"),
+                           env=_env(), capture_output=True, text=True, timeout=300)
+        assert r.returncode == 0, r.stderr[-3000:]
+        for name, data in reference.items():
+            assert (out / name).read_bytes() == data, f"{name} differs after the rebuild"
 
 
 def _tree_alive(tree: dict[int, tuple[int, str]]) -> dict[int, str]:

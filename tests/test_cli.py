@@ -58,3 +58,43 @@ def test_user_errors_exit_1_without_traceback(tmp_path: Path) -> None:
     assert {"nrf52840dk", "microbit-v1", "host"} <= ids
     for b in json.loads(r.stdout):
         assert {"id", "name", "core", "ram_bytes", "flash_bytes", "emulated"} <= set(b)
+
+
+def test_model_commands_share_one_target_definition() -> None:
+    """build, bench, validate, run and plan take the model, --board and --optimize from
+    commands/target.py: the same help, choices and default in all five."""
+    import argparse
+
+    from tinydeploy.commands import load_commands
+
+    seen = {}
+    for mod in load_commands():
+        if mod.NAME in ("build", "bench", "validate", "run", "plan"):
+            p = argparse.ArgumentParser()
+            mod.configure(p)
+            acts = {a.dest: a for a in p._actions}
+            seen[mod.NAME] = (acts["model"].help, acts["board"].help, acts["board"].required,
+                              tuple(acts["optimize"].choices), acts["optimize"].default)
+    assert sorted(seen) == ["bench", "build", "plan", "run", "validate"]
+    assert len(set(seen.values())) == 1, seen
+
+
+def test_resolve_target_names_the_output_and_refuses_an_unreachable_board() -> None:
+    import argparse
+
+    import pytest
+
+    from tinydeploy.commands.target import resolve_target
+    from tinydeploy.errors import TinydeployError
+
+    args = argparse.Namespace(model=Path("dir/kws.tflite"), board="nrf52840", output=None,
+                              emulate=True, port=None)
+    board, out = resolve_target(args, "bench", reachable=True)
+    assert out == Path("build") / f"kws-{board.id}-emulated-bench"
+    args.emulate = False
+    assert resolve_target(args, "build")[1] == Path("build") / f"kws-{board.id}-build"
+    with pytest.raises(TinydeployError, match="real hardware"):
+        resolve_target(args, "validate", reachable=True)
+    args.output = Path("elsewhere")
+    args.port = "/dev/ttyACM0"
+    assert resolve_target(args, "validate", reachable=True)[1] == Path("elsewhere")

@@ -42,12 +42,20 @@ def models(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 def _validate(model: Path, board_id: str, out: Path, cases: int = 3) -> None:
     board = get_board(board_id)
     graph = load_tflite(model)
-    build_firmware(model, board, "validate", out, graph=graph)
+    built = build_firmware(model, board, "validate", out, graph=graph)
     fw = Firmware.from_build_dir(out)
     with connect(fw, timeout=120) as conn:
         assert conn.info.info.model_sha256 == graph.sha256
         report = validate_cases(conn.session.run, model.read_bytes(),
                                 random_inputs(graph, cases, seed=7))
+    if not board.is_host:
+        # the painted stack's high-water mark stays within the call-graph bound, which
+        # stays within the reserve (issue 14)
+        reserve = built.manifest["stack_reserved_bytes"]
+        assert report.stack_peak is not None and report.stack_peak > 0
+        assert report.stack_peak <= built.stack_bytes <= reserve, (
+            f"{model.name} on {board_id}: peak {report.stack_peak}, bound "
+            f"{built.stack_bytes}, reserve {reserve}")
     m = report.first_mismatch
     assert report.bit_exact_cases == report.cases, (
         f"{model.name} on {board_id}: {report.cases - report.bit_exact_cases} of "
@@ -186,5 +194,6 @@ def test_bench_count_is_the_same_on_every_run(models: dict[str, Path], tmp_path:
     assert first["instructions_per_inference"] == second["instructions_per_inference"] > 10_000
     assert [o["count"] for o in first["per_op"]] == [o["count"] for o in second["per_op"]]
     assert len(first["per_op"]) == 12
+    assert 0 < first["stack_peak_bytes"] <= first["stack_bytes"] <= first["stack_reserved_bytes"]
     print(f"bench: {first['instructions_per_inference']:,} instructions per inference, "
           "identical on two runs")

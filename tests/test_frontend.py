@@ -12,7 +12,6 @@ from hypothesis import strategies as st
 
 from tinydeploy.errors import InputDataError
 from tinydeploy.kws.frontend import (
-    FIRMWARE_FRONTEND,
     HostFrontend,
     Quant,
     reference_features,
@@ -22,8 +21,11 @@ from tinydeploy.kws.frontend_config import (
     FeatureKind,
     FrontendConfig,
     compute_tables,
+    fft_cosines,
     render_frontend_header,
+    sines_from_cosines,
 )
+from tinydeploy.kws.hostlib import FIRMWARE_FRONTEND
 from tinydeploy.resources import models_dir
 
 
@@ -175,6 +177,18 @@ def test_header_is_reproducible_and_round_trips_json() -> None:
     cfg = FrontendConfig(kind=FeatureKind.LOG_MEL, mel_bands=32)
     assert render_frontend_header(cfg) == render_frontend_header(cfg)
     assert FrontendConfig.from_json(cfg.to_json()) == cfg
+
+
+@pytest.mark.parametrize("fft", [1 << e for e in range(4, 13)])
+def test_one_cosine_table_gives_the_sines_bit_for_bit(fft: int) -> None:
+    """The header carries no sine table: td_fe_sin reads cos[|fft/4 - k|]. For every FFT
+    size a config allows, that is sin(2 pi k / fft) rounded to float32, bit for bit."""
+    k = np.arange(fft // 2, dtype=np.float64)
+    sin = np.sin(2.0 * np.pi * k / fft).astype(np.float32)
+    got = sines_from_cosines(fft_cosines(fft))
+    assert got.dtype == np.float32 and got.shape == sin.shape
+    assert np.array_equal(got.view(np.uint32), sin.view(np.uint32))
+    assert "td_fe_sin" not in render_frontend_header(FrontendConfig(fft=max(fft, 1024)))
 
 
 def test_committed_header_matches_committed_config() -> None:

@@ -152,7 +152,8 @@ MESSAGES = [
     TensorDesc(True, 0, 9, (1, 49, 10, 1), 0.25, -128, 490, "input_1"),
     Output(0, 240, bytes(range(16))),
     Profile("cycles", 48, 60, (1, 2, 3, 2**32 - 1)),
-    Done(0x04, 10, 100, 120, 1100, "cycles"),
+    Done(0x04, 10, 100, 120, 1100, "cycles"),              # protocol 1: no stack figures
+    Done(0x04, 10, 100, 120, 1100, "cycles", 704, 1600),   # protocol 2: peak and reserve
     Event(3, 0.875, 123456),
     Log(1, "ready"),
     Error(1, 0x02, "CRC mismatch"),
@@ -169,6 +170,10 @@ def test_message_round_trip(msg: object) -> None:
 def test_message_errors_are_link_errors() -> None:
     with pytest.raises(LinkError, match="too short"):
         decode_message(Frame(0x85, 1, b"\x04\x01"))
+    # a DONE with a stack figure cut short is refused, not read as protocol 1
+    v2 = Done(0x04, 1, 5, 5, 5, "cycles", 704, 1600).pack()
+    with pytest.raises(LinkError, match="too short"):
+        decode_message(Frame(0x85, 1, v2[:-3]))
     with pytest.raises(LinkError, match="unknown frame type 0x7f"):
         decode_message(Frame(0x7F, 1, b""))
     with pytest.raises(LinkError, match="not whole samples"):

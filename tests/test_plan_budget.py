@@ -164,16 +164,19 @@ def test_plan_output_is_reproducible(tmp_path: Path) -> None:
     assert outs[0] == outs[1]
 
 
-def test_stack_reserve_follows_the_bound_on_tight_boards() -> None:
-    """On the 16 KB micro:bit the stack reserve is the bound plus the stated margin (not a
-    fixed 2,048 B); on the 256 KB nRF52840 it stays the fixed default."""
+def test_stack_reserve_follows_the_bound_on_every_board() -> None:
+    """On the 16 KB micro:bit and on the 256 KB nRF52840 alike the stack reserve is the bound
+    plus the stated margin (not a fixed 2,048 or 4,096 B); --stack overrides it."""
     from tinydeploy.plan.budget import stack_margin
 
-    small = json.loads(tdp("plan", str(DSCNN), "--board", "microbit-v1", "--json").stdout)
-    need = small["stack_need"]
-    assert small["stack_reserved"] >= need + stack_margin(need)
-    assert small["stack_reserved"] < need + stack_margin(need) + 64
-    assert small["stack_reserved"] % 64 == 0 and small["stack_reserved"] < 2048
-    assert "bound" in small["stack_rule"]
-    big = json.loads(tdp("plan", str(DSCNN), "--board", "nrf52840dk", "--json").stdout)
-    assert big["stack_reserved"] == 4096 and big["stack_rule"] == "fixed default"
+    for board in ("microbit-v1", "nrf52840dk"):
+        r = json.loads(tdp("plan", str(DSCNN), "--board", board, "--json").stdout)
+        need = r["stack_need"]
+        assert r["stack_reserved"] >= need + stack_margin(need), board
+        assert r["stack_reserved"] < need + stack_margin(need) + 64, board
+        assert r["stack_reserved"] % 64 == 0 and r["stack_reserved"] < 2048, board
+        assert r["stack_margin"] == r["stack_reserved"] - need
+        assert "bound" in r["stack_rule"]
+    given = json.loads(tdp("plan", str(DSCNN), "--board", "nrf52840dk", "--stack", "3000",
+                           "--json").stdout)
+    assert given["stack_reserved"] == 3000 and given["stack_rule"] == "given (--stack)"

@@ -46,3 +46,72 @@ def test_keras_cnn_quantized_16x8_runs_bit_exact(tmp_path: Path) -> None:
         q = rng.integers(-32768, 32768, graph.inputs[0].shape).astype(np.int16)
         np.testing.assert_array_equal(run_graph_host(graph, [q])[0],
                                       run_oracle(out.read_bytes(), [q])[0])
+
+
+def _keras_16x8_head(tf: object, tmp_path: Path) -> tuple[Path, np.ndarray]:
+    """A small Keras CNN whose 16x8 conversion uses the int16 kernels beyond the core ones:
+    ZeroPadding2D (PAD), Conv2D with tanh (TANH) and sigmoid (LOGISTIC) activations, Permute
+    (TRANSPOSE), Cropping2D (STRIDED_SLICE), Concatenate, Dense with softmax (int16
+    SOFTMAX)."""
+    k = tf.keras  # type: ignore[attr-defined]
+    k.utils.set_random_seed(7)
+    inp = k.Input((12, 9, 2))
+    a = k.layers.ZeroPadding2D(((1, 0), (0, 2)))(inp)
+    a = k.layers.Conv2D(6, 3, strides=2, activation="tanh")(a)
+    b = k.layers.Permute((2, 1, 3))(a)
+    b = k.layers.Conv2D(4, (2, 3), padding="same", activation="sigmoid")(b)
+    c = k.layers.Cropping2D(((1, 0), (0, 1)))(b)
+    d = k.layers.Cropping2D(((0, 1), (1, 0)))(b)
+    e = k.layers.Concatenate()([c, d])
+    o = k.layers.Dense(5, activation="softmax")(k.layers.Flatten()(e))
+    model = k.Model(inp, o)
+    src = tmp_path / "head.keras"
+    model.save(src)
+    x = np.random.default_rng(1).normal(0, 1, (64, 12, 9, 2)).astype(np.float32)
+    return src, x
+
+
+@pytest.fixture(scope="module")
+def head16(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    tf = pytest.importorskip("tensorflow", reason="TensorFlow (quantize extra) not installed")
+    from tinydeploy.quantize.quantizer import quantize_model
+
+    tmp = tmp_path_factory.mktemp("head16")
+    src, x = _keras_16x8_head(tf, tmp)
+    model = tf.keras.models.load_model(src)
+    y = model.predict(x, verbose=0).argmax(axis=1)
+    out = tmp / "head_16x8.tflite"
+    quantize_model(src, (x, y), out, activations="int16", sqnr_samples=0)
+    return out
+
+
+def test_keras_16x8_head_uses_the_int16_kernels(head16: Path) -> None:
+    from tinydeploy.kernels.registry import select_kernels
+    from tinydeploy.model.loader import load_tflite
+
+    symbols = {c.variant.symbol for c in select_kernels(load_tflite(head16)).choices
+               if not c.variant.alias}
+    assert {"td_pad_s16_ref", "td_tanh_s16_ref", "td_transpose_s16_ref", "td_logistic_s16_ref",
+            "td_strided_slice_s16_ref", "td_concatenation_s16_ref",
+            "td_softmax_s16_ref"} <= symbols, symbols
+
+
+@pytest.mark.target
+@pytest.mark.parametrize("board_id", ["mps2-an386", "microbit-v1"])
+def test_keras_16x8_head_validates_bit_exact_on_m4_and_m0(head16: Path, board_id: str,
+                                                         tmp_path: Path) -> None:
+    """`quantize --activations int16` of the Keras model, built for the Cortex-M4F and the
+    Cortex-M0 and validated against tflite-micro over the serial protocol."""
+    from tinydeploy.boards import get_board
+    from tinydeploy.build.firmware import build_firmware
+    from tinydeploy.flash.runner import Firmware
+    from tinydeploy.link.connect import connect
+    from tinydeploy.link.validate import random_inputs, validate_cases
+    from tinydeploy.model.loader import load_tflite
+
+    graph = load_tflite(head16)
+    build_firmware(head16, get_board(board_id), "validate", tmp_path / "fw", graph=graph)
+    with connect(Firmware.from_build_dir(tmp_path / "fw"), timeout=120) as conn:
+        report = validate_cases(conn.session.run, head16.read_bytes(),
+                                random_inputs(graph, 4, seed=8))
+    assert report.bit_exact_cases == report.cases == 4, report.first_mismatch

@@ -4,9 +4,15 @@ Each model is built for the ``host`` board with ``-fsanitize=address,undefined``
 recovery: the first finding aborts the firmware) and runs, over its serial port, on extreme
 and random inputs: all minimum (-128), all maximum (127), alternating minimum/maximum, and
 random. Every output must equal the tflite-micro reference, the firmware must still be
-running afterwards and its stderr must hold no sanitizer report. The default run covers the
+running afterwards and its stderr must hold no sanitizer report. The same build also has the
+debug guards on (``--guards``, tinydeploy/codegen/guards.py): no op of any test model writes
+outside its outputs, scratch and state. The default run covers the
 two op models (every supported op among them); ``--sweep`` adds every fixture model and the
 KWS model.
+
+The same models also run under MemorySanitizer (clang; `tinydeploy.testing.msan`): no
+uninitialised byte reaches a result or a branch. A planted uninitialised read must be
+reported first, so a toolchain that silently does not instrument fails instead of passing.
 """
 
 from __future__ import annotations
@@ -23,6 +29,8 @@ from tinydeploy.flash.runner import Firmware
 from tinydeploy.link.connect import connect
 from tinydeploy.link.validate import random_inputs, validate_cases
 from tinydeploy.model.loader import load_tflite
+from tinydeploy.testing.msan import REPORT as MSAN_REPORT
+from tinydeploy.testing.msan import build_msan, msan_unavailable
 
 ROOT = Path(__file__).resolve().parent.parent
 FIX = ROOT / "tests" / "fixtures"
@@ -57,7 +65,8 @@ def test_model_under_asan_and_ubsan_on_extreme_inputs(name: str, tmp_path: Path)
     model = OP_MODELS[name]() if path is None else path.read_bytes()
     graph = load_tflite(model)
     out = tmp_path / "fw"
-    build_firmware(model, get_board("host"), "validate", out, graph=graph, sanitize=True)
+    build_firmware(model, get_board("host"), "validate", out, graph=graph, sanitize=True,
+                   guards=True)
     fw = Firmware.from_build_dir(out)
     cases = extreme_inputs(graph)
     with connect(fw, timeout=300) as conn:
@@ -72,3 +81,33 @@ def test_model_under_asan_and_ubsan_on_extreme_inputs(name: str, tmp_path: Path)
     assert report.bit_exact_cases == report.cases == len(cases), (
         f"{name}: case {m.case} output {m.output} position {list(m.position)}: device "
         f"{m.actual}, reference {m.expected}" if m else name)
+
+
+@pytest.fixture(scope="module")
+def msan() -> None:
+    why = msan_unavailable()
+    if why is not None:
+        pytest.skip(f"MemorySanitizer cannot run here: {why}")
+
+
+@pytest.mark.target
+@pytest.mark.parametrize("name", [pytest.param(n, marks=() if n in DEFAULT else
+                                               (pytest.mark.slow,)) for n in MODELS])
+def test_model_under_msan_on_extreme_inputs(name: str, tmp_path: Path, msan: None) -> None:
+    path = MODELS[name]
+    model = OP_MODELS[name]() if path is None else path.read_bytes()
+    graph = load_tflite(model)
+    out = tmp_path / "fw"
+    build_firmware(model, get_board("host"), "validate", out, graph=graph)
+    build_msan(out)
+    fw = Firmware.from_build_dir(out)
+    cases = extreme_inputs(graph)
+    with connect(fw, timeout=300) as conn:
+        report = validate_cases(conn.session.run, model, cases)
+        assert conn.device is not None
+        alive = conn.device.poll() is None
+        log = conn.device.log
+    findings = [line for line in log.splitlines() if MSAN_REPORT in line or "WARNING" in line]
+    assert not findings, log[-4000:]
+    assert alive, f"the MSan firmware exited:\n{log[-3000:]}"
+    assert report.bit_exact_cases == report.cases == len(cases), name

@@ -6,6 +6,8 @@ group, as a runner or a CI job does — and then checks that no process it start
 neither one of the descendants seen before the signal nor anything in its process group.
 SIGINT cases start the command with SIGINT ignored, as a non-interactive shell starts a
 background job (``tinydeploy flash ... &``): the command must still obey ``kill -INT``.
+SIGKILL cases check what no handler can do: the kernel (PR_SET_PDEATHSIG) and the tool
+groups' lifelines (`tinydeploy.procs`) end every child of a killed tinydeploy.
 """
 
 from __future__ import annotations
@@ -137,7 +139,7 @@ def builds(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 
 QEMU = _has("qemu-system")
-INT, TERM = signal.SIGINT, signal.SIGTERM
+INT, TERM, KILL = signal.SIGINT, signal.SIGTERM, signal.SIGKILL
 
 # (id, argv builder, what must be running before the signal)
 CASES: list[tuple[str, Callable[[dict[str, Path], Path], list[str]], Callable]] = [
@@ -154,15 +156,17 @@ CASES: list[tuple[str, Callable[[dict[str, Path], Path], list[str]], Callable]] 
     ("build", lambda b, t: ["build", str(KWS), "--board", BOARD, "--app", "kws",
                             "-o", str(t / "m")], _has("make")),
 ]
-# the default run sends one signal to six of the commands; --sweep sends both to all
+# the default run sends one signal to six of the commands and SIGKILL to every command that
+# starts an emulator; --sweep sends every signal to all
 DEFAULT = {("flash", INT), ("flash", TERM), ("eembc", INT), ("validate", TERM),
-           ("kws-stream", INT), ("build", TERM)}
+           ("kws-stream", INT), ("build", TERM),
+           *((name, KILL) for name, _, _ in CASES if name != "build")}
 
 
 def _params() -> list:
     out = []
     for name, argv, ready in CASES:
-        for sig in (INT, TERM):
+        for sig in (INT, TERM, KILL):
             marks = () if (name, sig) in DEFAULT else (pytest.mark.slow,)
             out.append(pytest.param(name, argv, ready, sig, marks=marks,
                                     id=f"{name}-{signal.Signals(sig).name}"))
@@ -173,6 +177,9 @@ def _params() -> list:
 def test_stop_signal_leaves_no_child(name: str, argv: Callable, ready: Callable, sig: int,
                                      builds: dict[str, Path], tmp_path: Path) -> None:
     rc, err = _stop_and_check(argv(builds, tmp_path), sig, ready, tmp_path, name)
+    if sig == KILL:
+        assert rc == -KILL, err       # killed outright: nothing of tinydeploy ran
+        return
     if name in ("flash", "flash-monitor", "eembc", "run"):
         # Ctrl-C / SIGTERM is how a running emulator is ended (0); one that arrives while the
         # device is still starting ends the command like any other (128 + signal)

@@ -14,14 +14,29 @@ when it fails. Two things make that hold:
   (a `Terminated` included), ends the whole group: SIGTERM (make forwards it and deletes its
   half-made target), then SIGKILL after a grace period, so no compiler is left behind.
 
+A SIGKILL of tinydeploy itself runs no handler and no ``finally``; two things cover it:
+
+- `die_with_parent` (a ``preexec_fn``) asks the kernel to SIGKILL an emulator or a host
+  firmware as soon as the tinydeploy thread that started it ends (``PR_SET_PDEATHSIG``). Such
+  children are started from the thread that waits for them, so that thread ends only with the
+  process or after the child is gone.
+- `run_tool` gives every tool group a lifeline: a tiny ``sh`` that blocks reading a pipe whose
+  only writer is tinydeploy. When tinydeploy ends normally it writes a line first and the
+  watcher exits; when tinydeploy dies the pipe reaches end-of-file and the watcher ends the
+  whole group (SIGTERM, so make deletes its half-made target and gcc its output, then
+  SIGKILL after the grace period). PDEATHSIG alone would stop make but not the compilers
+  under it.
+
 This module sits at the bottom of the stage order, next to `tinydeploy.errors`.
 """
 
 from __future__ import annotations
 
+import ctypes
 import os
 import signal
 import subprocess
+import sys
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -32,6 +47,65 @@ from tinydeploy.errors import ToolchainError
 
 GRACE_SECONDS = 3.0
 HANDLED_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+PR_SET_PDEATHSIG = 1
+_libc = ctypes.CDLL(None, use_errno=True) if sys.platform.startswith("linux") else None
+_prctl = getattr(_libc, "prctl", None)
+
+
+def die_with_parent(parent: int | None = None):  # type: ignore[no-untyped-def]
+    """A ``preexec_fn`` for `subprocess.Popen`: the child is SIGKILLed when the thread that
+    started it ends (a SIGKILLed tinydeploy included). ``parent`` is the pid the child must
+    still have as its parent after the call (default: this process, resolved now, before the
+    fork): if tinydeploy died between fork and prctl the child exits at once instead of
+    outliving it. On systems without prctl it does nothing."""
+    want = os.getpid() if parent is None else parent
+
+    def preexec() -> None:
+        if _prctl is None:
+            return
+        _prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+        if os.getppid() != want:
+            os._exit(137)
+
+    return preexec
+
+
+class Lifeline:
+    """Ends a process group if tinydeploy dies without cleaning up (see the module docstring).
+
+    ``release()`` (after the group is stopped or finished) tells the watcher to exit without
+    touching the group; it is idempotent."""
+
+    def __init__(self, pgid: int, grace: float = GRACE_SECONDS) -> None:
+        r, self._w = os.pipe()      # both ends close-on-exec: no other child inherits them
+        script = (f"read _ || {{ kill -TERM -- -{pgid}; sleep {grace:g}; "
+                  f"kill -KILL -- -{pgid}; }} 2>/dev/null")
+        try:
+            self._proc: subprocess.Popen[bytes] | None = subprocess.Popen(
+                ["/bin/sh", "-c", script], stdin=r, stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL, start_new_session=True)
+        except OSError:
+            self._proc = None       # no sh: the group is still stopped on every clean exit
+        finally:
+            os.close(r)
+
+    def release(self) -> None:
+        if self._w < 0:
+            return
+        try:
+            os.write(self._w, b"done\n")
+        except OSError:
+            pass
+        os.close(self._w)
+        self._w = -1
+        if self._proc is not None:
+            try:
+                self._proc.wait(timeout=GRACE_SECONDS)
+            except subprocess.TimeoutExpired:
+                self._proc.kill()
+                self._proc.wait()
 
 
 class Terminated(KeyboardInterrupt):
@@ -109,6 +183,15 @@ def run_tool(cmd: Sequence[str], what: str, *, cwd: Path | str | None = None,
                                 process_group=0)
     except OSError as e:
         raise ToolchainError(f"cannot run {what}: {e}") from None
+    lifeline = Lifeline(proc.pid)
+    try:
+        return _wait_tool(proc, what, timeout)
+    finally:
+        lifeline.release()
+
+
+def _wait_tool(proc: subprocess.Popen, what: str, timeout: float
+               ) -> subprocess.CompletedProcess:
     try:
         out, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:

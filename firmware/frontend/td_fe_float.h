@@ -1,16 +1,27 @@
 /*
  * td_fe_float.h: the float arithmetic the float front-end presets share (tinydeploy,
  * mlperf-kws): a natural logarithm from + - * / only, an in-place radix-2 complex FFT, the
- * windowed transform of one frame, the real spectrum's bin power, the mel accumulation and
- * the final matrix product. Private to firmware/frontend/; included by exactly one preset
+ * windowed transform of one frame, the real spectrum's bin power, the mel accumulation (of
+ * the power, or of TD_FE_BIN_VALUE of it) and the final matrix product. Private to firmware/frontend/; included by exactly one preset
  * source per build, after the preset's config header (it reads TD_FE_FFT, TD_FE_FFT_LOG2,
- * TD_FE_WINDOW, TD_FE_MEL_BANDS, td_fe_window, td_fe_cos, td_fe_sin, td_fe_bin_band,
- * td_fe_w_lower, td_fe_w_upper).
- * IEEE single precision in the order written, no FMA (the including file forces
- * -ffp-contract=off), so every target gives the same bits.
+ * TD_FE_WINDOW, TD_FE_MEL_BANDS, td_fe_window, td_fe_cos, td_fe_bin_band, td_fe_w_lower,
+ * td_fe_w_upper).
+ * It also defines the three API functions the float presets implement alike,
+ * td_frontend_logf, td_frontend_quantize_s8 and td_frontend_frame_s8 (the preset's
+ * td_frontend_frame_f32, quantized).
+ * IEEE single precision in the order written, no FMA (this header turns contraction off
+ * under GCC for the whole including file, and refuses -ffast-math), so every target gives
+ * the same bits.
  */
 #ifndef TD_FE_FLOAT_H
 #define TD_FE_FLOAT_H
+
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("fp-contract=off")
+#endif
+#if defined(__FAST_MATH__)
+#error "td_frontend must not be built with -ffast-math: host and device output would differ"
+#endif
 
 #include <stdint.h>
 
@@ -28,6 +39,19 @@ typedef union {
     float f;
     uint32_t u;
 } td_fe_bits_t;
+
+/* sin(2 pi k / TD_FE_FFT) for k < TD_FE_HALF, read from the cosine table (one table, not
+ * two): sin(2 pi k / N) = cos(2 pi |N/4 - k| / N), and sin 0 = 0. For every FFT size the
+ * config allows the float32 entries are equal bit for bit to rounding sin itself
+ * (tinydeploy/kws/frontend_config.py checks it when it renders the table). */
+static float td_fe_sin(uint32_t k)
+{
+    uint32_t q = TD_FE_FFT / 4;
+    if (k == 0) {
+        return 0.0f;
+    }
+    return td_fe_cos[k <= q ? q - k : k - q];
+}
 
 static float td_fe_logf(float x)
 {
@@ -78,7 +102,7 @@ static void td_fe_cfft(float *z)
         uint32_t step = (TD_FE_FFT / len); /* index into the TD_FE_FFT-point tables */
         for (j = 0; j < half; j++) {
             float wr = td_fe_cos[j * step];
-            float wi = -td_fe_sin[j * step];
+            float wi = -td_fe_sin(j * step);
             for (k = j; k < TD_FE_HALF; k += len) {
                 float *a = &z[2 * k];
                 float *b = &z[2 * (k + half)];
@@ -122,7 +146,7 @@ static float td_fe_bin_power(const float *z, uint32_t k)
     float er = 0.5f * (ar + br), ei = 0.5f * (ai - bi);
     float or_ = 0.5f * (ai + bi), oi = 0.5f * (br - ar);
     float c = (k < TD_FE_HALF) ? td_fe_cos[k] : -1.0f;
-    float s = (k < TD_FE_HALF) ? td_fe_sin[k] : 0.0f;
+    float s = (k < TD_FE_HALF) ? td_fe_sin(k) : 0.0f;
     float xr = er + (c * or_ + s * oi);
     float xi = ei + (c * oi - s * or_);
     return xr * xr + xi * xi;
@@ -139,6 +163,30 @@ static void td_fe_mel_add(float *mel, uint32_t t, float v)
     }
     if (j + 1 < TD_FE_MEL_BANDS) {
         mel[j + 1] = mel[j + 1] + td_fe_w_upper[t] * v;
+    }
+}
+
+/* What a bin adds to its mel bands, from its power |X[k]|^2: the power itself, unless the
+ * including preset defines TD_FE_BIN_VALUE first (mlperf-kws: the magnitude, sqrtf). */
+#ifndef TD_FE_BIN_VALUE
+#define TD_FE_BIN_VALUE(power) (power)
+#endif
+
+/* scratch->mel = the mel band energies of the frame at start (td_fe_window_fft into
+ * scratch->fft, then every bin TD_FE_BIN_FIRST..TD_FE_BIN_LAST into its bands, in order). */
+static void td_fe_mel_frame(const int16_t *ring, uint32_t ring_len, uint32_t start,
+                            td_frontend_scratch_t *scratch)
+{
+    float *z = scratch->fft;
+    float *mel = scratch->mel;
+    uint32_t i, k;
+
+    td_fe_window_fft(ring, ring_len, start, z);
+    for (i = 0; i < TD_FE_MEL_BANDS; i++) {
+        mel[i] = 0.0f;
+    }
+    for (k = TD_FE_BIN_FIRST; k <= TD_FE_BIN_LAST; k++) {
+        td_fe_mel_add(mel, k - TD_FE_BIN_FIRST, TD_FE_BIN_VALUE(td_fe_bin_power(z, k)));
     }
 }
 
@@ -173,6 +221,26 @@ static void td_fe_quantize(const float *x, int8_t *q, uint32_t n, float scale,
         r = r + zero_point;
         q[i] = (int8_t)(r < -128 ? -128 : (r > 127 ? 127 : r));
     }
+}
+
+float td_frontend_logf(float x)
+{
+    return td_fe_logf(x);
+}
+
+void td_frontend_quantize_s8(const float *x, int8_t *q, uint32_t n, float scale,
+                             int32_t zero_point)
+{
+    td_fe_quantize(x, q, n, scale, zero_point);
+}
+
+void td_frontend_frame_s8(const int16_t *ring, uint32_t ring_len, uint32_t start,
+                          int8_t *out, float scale, int32_t zero_point,
+                          td_frontend_scratch_t *scratch)
+{
+    float f[TD_FE_OUT];
+    td_frontend_frame_f32(ring, ring_len, start, f, scratch);
+    td_fe_quantize(f, out, TD_FE_OUT, scale, zero_point);
 }
 
 #endif /* TD_FE_FLOAT_H */

@@ -4,13 +4,6 @@
  * docs/frontend.md. Every floating-point operation below is a plain IEEE single-precision
  * +, -, * or /, in the order written: keep it that way (no reassociation, no FMA).
  */
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC optimize("fp-contract=off")
-#endif
-#if defined(__FAST_MATH__)
-#error "td_frontend must not be built with -ffast-math: host and device output would differ"
-#endif
-
 #define TD_FRONTEND_DEFINE_TABLES
 #include "td_frontend.h"
 
@@ -20,25 +13,13 @@
 
 #include "td_fe_float.h"
 
-float td_frontend_logf(float x)
-{
-    return td_fe_logf(x);
-}
-
 void td_frontend_frame_f32(const int16_t *ring, uint32_t ring_len, uint32_t start,
                            float *out, td_frontend_scratch_t *scratch)
 {
-    float *z = scratch->fft;
     float *mel = scratch->mel;
-    uint32_t i, k;
+    uint32_t i;
 
-    td_fe_window_fft(ring, ring_len, start, z);
-    for (i = 0; i < TD_FE_MEL_BANDS; i++) {
-        mel[i] = 0.0f;
-    }
-    for (k = TD_FE_BIN_FIRST; k <= TD_FE_BIN_LAST; k++) {
-        td_fe_mel_add(mel, k - TD_FE_BIN_FIRST, td_fe_bin_power(z, k));
-    }
+    td_fe_mel_frame(ring, ring_len, start, scratch);
     for (i = 0; i < TD_FE_MEL_BANDS; i++) {
         mel[i] = td_frontend_logf(mel[i] + TD_FE_LOG_FLOOR);
     }
@@ -46,21 +27,6 @@ void td_frontend_frame_f32(const int16_t *ring, uint32_t ring_len, uint32_t star
     for (i = 0; i < TD_FE_OUT; i++) {
         out[i] = out[i] + td_fe_out_bias[i];
     }
-}
-
-void td_frontend_quantize_s8(const float *x, int8_t *q, uint32_t n, float scale,
-                             int32_t zero_point)
-{
-    td_fe_quantize(x, q, n, scale, zero_point);
-}
-
-void td_frontend_frame_s8(const int16_t *ring, uint32_t ring_len, uint32_t start,
-                          int8_t *out, float scale, int32_t zero_point,
-                          td_frontend_scratch_t *scratch)
-{
-    float f[TD_FE_OUT];
-    td_frontend_frame_f32(ring, ring_len, start, f, scratch);
-    td_frontend_quantize_s8(f, out, TD_FE_OUT, scale, zero_point);
 }
 
 void td_frontend_clip_f32(const int16_t *clip, float *out, td_frontend_scratch_t *scratch)

@@ -13,13 +13,6 @@
  * IEEE single precision in the order written, no FMA; sqrtf is correctly rounded on every
  * target (IEEE 754 requires it), so host and device give the same bits.
  */
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC optimize("fp-contract=off")
-#endif
-#if defined(__FAST_MATH__)
-#error "td_frontend must not be built with -ffast-math: host and device output would differ"
-#endif
-
 #define TD_FRONTEND_DEFINE_TABLES
 #include "td_frontend.h"
 
@@ -28,18 +21,9 @@
 
 #include <math.h>
 
+/* magnitude, not power, into the mel bands */
+#define TD_FE_BIN_VALUE(power) sqrtf(power)
 #include "td_fe_float.h"
-
-float td_frontend_logf(float x)
-{
-    return td_fe_logf(x);
-}
-
-void td_frontend_quantize_s8(const float *x, int8_t *q, uint32_t n, float scale,
-                             int32_t zero_point)
-{
-    td_fe_quantize(x, q, n, scale, zero_point);
-}
 
 void td_frontend_reset(td_frontend_scratch_t *scratch)
 {
@@ -71,18 +55,10 @@ static float td_fe_divisor(int32_t m)
 static void td_fe_mlperf_frame(const int16_t *ring, uint32_t ring_len, uint32_t start,
                                float divisor, float *out, td_frontend_scratch_t *scratch)
 {
-    float *z = scratch->fft;
     float *mel = scratch->mel;
-    uint32_t i, k;
+    uint32_t i;
 
-    td_fe_window_fft(ring, ring_len, start, z);
-    for (i = 0; i < TD_FE_MEL_BANDS; i++) {
-        mel[i] = 0.0f;
-    }
-    /* magnitude, not power, into the mel bands */
-    for (k = TD_FE_BIN_FIRST; k <= TD_FE_BIN_LAST; k++) {
-        td_fe_mel_add(mel, k - TD_FE_BIN_FIRST, sqrtf(td_fe_bin_power(z, k)));
-    }
+    td_fe_mel_frame(ring, ring_len, start, scratch);
     for (i = 0; i < TD_FE_MEL_BANDS; i++) {
         mel[i] = td_fe_logf(mel[i] / divisor + TD_FE_LOG_FLOOR);
     }
@@ -139,15 +115,6 @@ void td_frontend_window_s8(int8_t *in, float scale, int32_t zero_point,
         }
         td_fe_quantize(&c0, &in[t * TD_FE_OUT], 1u, scale, zero_point);
     }
-}
-
-void td_frontend_frame_s8(const int16_t *ring, uint32_t ring_len, uint32_t start,
-                          int8_t *out, float scale, int32_t zero_point,
-                          td_frontend_scratch_t *scratch)
-{
-    float f[TD_FE_OUT];
-    td_frontend_frame_f32(ring, ring_len, start, f, scratch);
-    td_fe_quantize(f, out, TD_FE_OUT, scale, zero_point);
 }
 
 static float td_fe_clip_divisor(const int16_t *clip)

@@ -11,7 +11,8 @@
  *   [in]  read by the kernel      [out] written by the kernel
  *   offsets are the negated zero points TFLite uses (input_offset = -input_zero_point)
  *   act_min/act_max are the int8 output clamp range (fused activation already folded in)
- *   mult/shift: Q31 multiplier in [2^30, 2^31) (or 0) and shift in [-31, 30], see td_requant.h
+ *   mult/shift: Q31 multiplier in [2^30, 2^31) (or 0) and shift in [-31, 30], see td_requant.h;
+ *   per-channel shift arrays are int8 (the range fits; a quarter of the flash of int32)
  */
 #ifndef TD_KERNELS_H
 #define TD_KERNELS_H
@@ -42,7 +43,7 @@ typedef struct {
     const int8_t *filter;   /* [in] [out_c][filter_h][filter_w][filter_c] */
     const int32_t *bias;    /* [in] [out_c], or NULL for no bias */
     const int32_t *mult;    /* [in] [out_c] per-channel multipliers */
-    const int32_t *shift;   /* [in] [out_c] per-channel shifts */
+    const int8_t *shift;    /* [in] [out_c] per-channel shifts */
     int32_t requant_form;   /* [in] dsp kernels: 1 = the rounding form of td_requant.h, proven
                              *      exact for this layer on the host; 0 = td_requantize */
 } td_conv2d_params_t;
@@ -64,7 +65,7 @@ typedef struct {
     const int8_t *filter;   /* [in] [filter_h][filter_w][out_c] (TFLite's [1, H, W, C*M]) */
     const int32_t *bias;    /* [in] [out_c], or NULL for no bias */
     const int32_t *mult;    /* [in] [out_c] per-channel multipliers */
-    const int32_t *shift;   /* [in] [out_c] per-channel shifts */
+    const int8_t *shift;    /* [in] [out_c] per-channel shifts */
     int32_t requant_form;   /* [in] dsp kernels: as in td_conv2d_params_t */
 } td_dwconv2d_params_t;
 
@@ -80,7 +81,7 @@ typedef struct {
     const int8_t *filter;   /* [in] [out_c][accum_depth] */
     const int32_t *bias;    /* [in] [out_c], or NULL */
     const int32_t *mult;    /* [in] [out_c] (per-tensor models repeat one value) */
-    const int32_t *shift;   /* [in] [out_c] */
+    const int8_t *shift;    /* [in] [out_c] */
     int32_t requant_form;   /* [in] dsp kernels: as in td_conv2d_params_t */
 } td_fully_connected_params_t;
 
@@ -294,6 +295,7 @@ typedef struct {
     int32_t cell_tanh_mult, cell_tanh_shift; /* [in] tanh input rescale of the cell state */
     int32_t cell_clip;      /* [in] quantized |cell| clip, 0 = none */
     const uint16_t *sigmoid_lut; /* [in] [256] sigmoid(i / 24) in Q0.16 (65535 at most) */
+    const int64_t *bias64;  /* [in] [4][state_size]: td_lstm_s16_ref's (16x8) bias */
 } td_lstm_params_t;
 
 void td_lstm_s8_ref(const td_lstm_params_t *p, const int8_t *in0, const int8_t *hidden,
@@ -306,15 +308,16 @@ void td_lstm_s8_ref(const td_lstm_params_t *p, const int8_t *in0, const int8_t *
 void td_conv2d_s8_dsp(const td_conv2d_params_t *p, const int8_t *in0, int8_t *out0,
                       void *scratch);
 int32_t td_conv2d_s8_dsp_scratch_size(const td_conv2d_params_t *p);
-void td_conv2d_1x1_s8_dsp(const td_conv2d_params_t *p, const int8_t *in0, int8_t *out0,
-                          void *scratch);
+/* one input channel, filters four taps wide (no scratch) */
+void td_conv2d_c1_s8_dsp(const td_conv2d_params_t *p, const int8_t *in0, int8_t *out0);
+int32_t td_conv2d_c1_s8_dsp_scratch_size(const td_conv2d_params_t *p);
+/* pointwise with in_c <= 64: no scratch (the rows buffer is in the kernel's frame) */
+void td_conv2d_1x1_s8_dsp(const td_conv2d_params_t *p, const int8_t *in0, int8_t *out0);
 int32_t td_conv2d_1x1_s8_dsp_scratch_size(const td_conv2d_params_t *p);
 /* the same product with the pixels taken back to front (its output may trail its input) */
-void td_conv2d_1x1_back_s8_dsp(const td_conv2d_params_t *p, const int8_t *in0, int8_t *out0,
-                               void *scratch);
+void td_conv2d_1x1_back_s8_dsp(const td_conv2d_params_t *p, const int8_t *in0, int8_t *out0);
 int32_t td_conv2d_1x1_back_s8_dsp_scratch_size(const td_conv2d_params_t *p);
-void td_dwconv2d_3x3_s8_dsp(const td_dwconv2d_params_t *p, const int8_t *in0, int8_t *out0,
-                            void *scratch);
+void td_dwconv2d_3x3_s8_dsp(const td_dwconv2d_params_t *p, const int8_t *in0, int8_t *out0);
 int32_t td_dwconv2d_3x3_s8_dsp_scratch_size(const td_dwconv2d_params_t *p);
 /* ---- portable optimised kernels (kernels/opt/: cores without the DSP extension) ---- */
 void td_conv2d_s8_opt(const td_conv2d_params_t *p, const int8_t *in0, int8_t *out0);
@@ -458,7 +461,8 @@ typedef struct {
     int32_t act_min, act_max;           /* [in] fused activation clamp */
     const int8_t *filter;               /* [in] [out_c][filter_h][filter_w][in_c] */
     const int32_t *bias;                /* [in] [out_c] or NULL */
-    const int32_t *mult, *shift;        /* [in] [out_c] per-channel requantization */
+    const int32_t *mult;                /* [in] [out_c] per-channel requantization */
+    const int8_t *shift;                /* [in] [out_c] */
 } td_transpose_conv_params_t;
 
 void td_transpose_conv_s8_ref(const td_transpose_conv_params_t *p, const int8_t *in0,
@@ -495,7 +499,9 @@ typedef struct {
     int32_t act_min, act_max; /* [in] int16 clamp of the fused activation */
     const int8_t *filter;     /* [in] [out_c][accum_depth] */
     const int64_t *bias;      /* [in] [out_c] or NULL */
-    const int32_t *mult, *shift; /* [in] [out_c] */
+    const int32_t *mult;      /* [in] [out_c] */
+    const int8_t *shift;      /* [in] [out_c] */
+    const int32_t *bias32;    /* [in] [out_c] or NULL: the bias of the _b32 (int32-bias) kernel */
 } td_fully_connected_s16_params_t;
 
 typedef struct {
@@ -505,7 +511,9 @@ typedef struct {
     int32_t act_min, act_max; /* [in] int16 clamp */
     const int8_t *filter;     /* [in] [out_c][filter_h][filter_w][filter_c] */
     const int64_t *bias;      /* [in] [out_c] or NULL */
-    const int32_t *mult, *shift; /* [in] [out_c] */
+    const int32_t *mult;      /* [in] [out_c] */
+    const int8_t *shift;      /* [in] [out_c] */
+    const int32_t *bias32;    /* [in] [out_c] or NULL: the bias of the _b32 (int32-bias) kernel */
 } td_conv2d_s16_params_t;
 
 typedef struct {
@@ -515,7 +523,8 @@ typedef struct {
     int32_t act_min, act_max; /* [in] int16 clamp */
     const int8_t *filter;     /* [in] [filter_h][filter_w][out_c] */
     const int64_t *bias;      /* [in] [out_c] or NULL */
-    const int32_t *mult, *shift; /* [in] [out_c] */
+    const int32_t *mult;      /* [in] [out_c] */
+    const int8_t *shift;      /* [in] [out_c] */
 } td_dwconv2d_s16_params_t;
 
 void td_dwconv2d_s16_ref(const td_dwconv2d_s16_params_t *p, const int16_t *in0,
@@ -566,6 +575,47 @@ void td_quantize_s16_s32_ref(const td_requant_params_t *p, const int16_t *in0,
 void td_quantize_s8_s32_ref(const td_requant_params_t *p, const int8_t *in0, int32_t *out0);
 void td_dequantize_s16_ref(const td_dequantize_s16_params_t *p, const int16_t *in0,
                            float *out0);
+
+/* int16 data movement (TFLM's int16 kernels): the int8 kernels' params, counts, strides and
+ * offsets in elements; one body per op for both element types (td_<op>_body.h). */
+void td_transpose_s16_ref(const td_transpose_params_t *p, const int16_t *in0, int16_t *out0);
+void td_split_s16_ref(const td_split_params_t *p, const int16_t *in0, ...);
+void td_pad_s16_ref(const td_pad_params_t *p, const int16_t *in0, int16_t *out0);
+void td_strided_slice_s16_ref(const td_strided_slice_params_t *p, const int16_t *in0,
+                              int16_t *out0);
+void td_resize_nearest_s16_ref(const td_resize_params_t *p, const int16_t *in0,
+                               int16_t *out0);
+
+/* LOGISTIC, TANH int16 (td_logistic_s16_ref, td_tanh_s16_ref): TFLM's table of
+ * sigmoid(i / 24) with linear interpolation; zero points 0, output scale 2^-15. */
+typedef struct {
+    int32_t size;           /* [in] elements */
+    int32_t mult, shift;    /* [in] x = (in * mult + 2^(shift-1)) >> shift; mult <= 32767,
+                             *      shift in [0, 31] (TFLM's factor 3 folded in) */
+    const uint16_t *lut;    /* [in] [256] sigmoid(i / 24) in unsigned Q0.16 */
+} td_sigmoid16_params_t;
+
+void td_logistic_s16_ref(const td_sigmoid16_params_t *p, const int16_t *in0, int16_t *out0);
+void td_tanh_s16_ref(const td_sigmoid16_params_t *p, const int16_t *in0, int16_t *out0);
+
+/* 16x8 FULLY_CONNECTED / CONV_2D with an int32 bias (p->bias32): TFLM's int32 accumulator */
+void td_fully_connected_s16_b32_ref(const td_fully_connected_s16_params_t *p,
+                                    const int16_t *in0, int16_t *out0);
+void td_conv2d_s16_b32_ref(const td_conv2d_s16_params_t *p, const int16_t *in0, int16_t *out0);
+
+/* SOFTMAX int16 -> int16 (td_softmax_s16_ref): TFLM's SoftmaxInt16 with its two tables */
+typedef struct {
+    int32_t rows, depth;    /* [in] outer size, last axis >= 1 */
+    int32_t mult, shift;    /* [in] input scale * beta / (10 / 65535) (TFLite's multiplier) */
+    const int16_t *exp_lut; /* [in] [513] exp over [-10, 0] in Q0.15 */
+    const int16_t *inv_lut; /* [in] [513] 1 / (1 + x) over [0, 1] in Q0.15 */
+} td_softmax_s16_params_t;
+
+void td_softmax_s16_ref(const td_softmax_s16_params_t *p, const int16_t *in0, int16_t *out0);
+
+/* UNIDIRECTIONAL_SEQUENCE_LSTM 16x8: td_lstm_params_t with bias64, int16 hidden state */
+void td_lstm_s16_ref(const td_lstm_params_t *p, const int16_t *in0, const int16_t *hidden,
+                     const int16_t *cell, int16_t *out0, void *scratch);
 
 /* (structs and prototypes of the other ops go between the marker above and these lines) */
 #ifdef __cplusplus

@@ -1,8 +1,6 @@
 /* td_link: frame decoder/encoder and dispatch step; see td_link.h and docs/protocol.md. */
 #include "td_link.h"
 
-#include <string.h>
-
 #include "td_platform.h"
 
 uint16_t td_crc16(const uint8_t *data, uint32_t n, uint16_t crc)
@@ -87,8 +85,7 @@ void td_link_error(uint8_t seq, uint8_t code, uint8_t ref_type, const char *text
     td_buf_init(&b, buf, sizeof buf);
     td_buf_u8(&b, code);
     td_buf_u8(&b, ref_type);
-    if (text)
-        td_buf_bytes(&b, text, (uint32_t)strlen(text));
+    td_buf_text(&b, text);
     td_link_send(TD_MSG_ERROR, seq, buf, b.len);
 }
 
@@ -98,7 +95,7 @@ void td_link_log(uint8_t level, const char *text)
     td_buf_t b;
     td_buf_init(&b, buf, sizeof buf);
     td_buf_u8(&b, level);
-    td_buf_bytes(&b, text, (uint32_t)strlen(text));
+    td_buf_text(&b, text);
     td_link_send(TD_MSG_LOG, 0, buf, b.len);
 }
 
@@ -224,10 +221,11 @@ int td_link_step(td_link_t *link, td_link_handler_t handler, void *ctx)
         return 0;
     if (f.type == TD_MSG_PING) {
         uint8_t buf[TD_LINK_MAX_PAYLOAD];
-        uint16_t n = f.len < TD_LINK_MAX_PAYLOAD - 1u ? f.len : (uint16_t)(TD_LINK_MAX_PAYLOAD - 1u);
-        buf[0] = TD_MSG_PING;
-        memcpy(&buf[1], f.payload, n);
-        td_link_send(TD_MSG_ACK, f.seq, buf, (uint16_t)(n + 1u));
+        td_buf_t b;
+        td_buf_init(&b, buf, sizeof buf);
+        td_buf_u8(&b, TD_MSG_PING);
+        td_buf_bytes(&b, f.payload, f.len); /* beyond 255 bytes: truncated, as before */
+        td_link_send(TD_MSG_ACK, f.seq, buf, b.len);
         return 1;
     }
     if (handler == 0 || handler(link, &f, ctx) == TD_LINK_UNHANDLED)
@@ -245,15 +243,24 @@ void td_buf_init(td_buf_t *b, uint8_t *mem, uint16_t cap)
     b->overflow = 0;
 }
 
+/* Byte by byte, through the builder's own length: a few bytes at a time never pay for
+ * newlib's word-wise memcpy (308 bytes of flash) and the loop cannot become a call to it. */
 void td_buf_bytes(td_buf_t *b, const void *src, uint32_t n)
 {
-    uint32_t room = (uint32_t)b->cap - b->len;
-    if (n > room) {
-        n = room;
-        b->overflow = 1;
+    const uint8_t *s = (const uint8_t *)src;
+    for (uint32_t i = 0; i < n; ++i) {
+        if (b->len >= b->cap) {
+            b->overflow = 1;
+            return;
+        }
+        b->p[b->len++] = s[i];
     }
-    memcpy(b->p + b->len, src, n);
-    b->len = (uint16_t)(b->len + n);
+}
+
+void td_buf_text(td_buf_t *b, const char *s)
+{
+    while (s && *s)
+        td_buf_u8(b, (uint8_t)*s++);
 }
 
 void td_buf_u8(td_buf_t *b, uint8_t v) { td_buf_bytes(b, &v, 1u); }
@@ -278,16 +285,19 @@ void td_buf_u64(td_buf_t *b, uint64_t v)
 
 void td_buf_f32(td_buf_t *b, float v)
 {
-    uint32_t u;
-    memcpy(&u, &v, 4u); /* all supported targets are little-endian IEEE 754 */
-    td_buf_u32(b, u);
+    union {
+        float f;
+        uint32_t u;
+    } x; /* all supported targets are little-endian IEEE 754 */
+    x.f = v;
+    td_buf_u32(b, x.u);
 }
 
 void td_buf_str(td_buf_t *b, const char *s, uint8_t max)
 {
-    uint32_t n = s ? (uint32_t)strlen(s) : 0u;
-    if (n > max)
-        n = max;
+    uint32_t n = 0;
+    while (s && n < max && s[n])
+        ++n;
     td_buf_u8(b, (uint8_t)n);
     td_buf_bytes(b, s, n);
 }

@@ -18,7 +18,7 @@
 
 #include "td_fmt.h"
 
-#define TD_LINK_VERSION 1u
+#define TD_LINK_VERSION 2u
 #define TD_LINK_MAX_PAYLOAD 256u
 #define TD_LINK_HEADER 4u
 #define TD_LINK_BODY_MAX (TD_LINK_HEADER + TD_LINK_MAX_PAYLOAD + 2u)
@@ -101,6 +101,7 @@ void td_buf_u32(td_buf_t *b, uint32_t v);
 void td_buf_u64(td_buf_t *b, uint64_t v);
 void td_buf_f32(td_buf_t *b, float v);
 void td_buf_str(td_buf_t *b, const char *s, uint8_t max); /* u8 length + bytes */
+void td_buf_text(td_buf_t *b, const char *s);              /* the bytes up to the NUL */
 
 /* Payload reader: reads past the end return 0 and set short_read. */
 typedef struct {

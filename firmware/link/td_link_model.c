@@ -163,6 +163,8 @@ void td_link_send_done(uint8_t seq, uint8_t req, uint32_t runs, uint32_t min, ui
     td_buf_u32(&b, max);
     td_buf_u64(&b, total);
     td_buf_str(&b, td_cycles_unit(), 32u);
+    td_buf_u32(&b, td_stack_peak());   /* protocol 2: stack high-water mark and reserve */
+    td_buf_u32(&b, td_stack_size());
     td_link_send(TD_MSG_DONE, seq, buf, b.len);
 }
 

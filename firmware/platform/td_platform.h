@@ -25,6 +25,16 @@ const char *td_cycles_unit(void);
  * exit on the host, interrupts off and a spin loop on a real board. */
 void td_platform_exit(int status);
 
+/* Stack use. The Cortex-M startup paints the whole stack region with TD_STACK_PAINT before
+ * any other code runs; td_stack_peak() is then the high-water mark: the bytes from the top of
+ * the stack down to the lowest word that no longer holds the pattern (a word that happens to
+ * be written with the pattern itself can only make it read low by that word).
+ * td_stack_size() is the reserve (the linker script's __stack_size__). Both are 0 where the
+ * platform does not own the stack (the host build). */
+#define TD_STACK_PAINT 0x5AFE57ACu
+uint32_t td_stack_peak(void);
+uint32_t td_stack_size(void);
+
 /* Fault reports. The platform describes a fault (a Cortex-M fault handler, a fatal signal on
  * the host) as one NUL-terminated line of text and hands it to the hook the application
  * installed, then exits; the platform knows no protocol. The link layer installs a hook that

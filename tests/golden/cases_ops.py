@@ -72,17 +72,21 @@ class OpCase:
             if spec.values is not None:
                 ids.append(b.tensor(f"idx{k}", spec.shape, spec.dtype, data=spec.values))
                 continue
-            if spec.data == "range":
+            if spec.dtype == "int16" and spec.data == "all":
+                arr = np.resize(np.arange(-32768, 32768), spec.shape).astype(np.int16)
+            elif spec.dtype == "int16":
+                arr = rng.integers(-32768, 32768, size=spec.shape).astype(np.int16)
+            elif spec.data == "range":
                 arr = rng.integers(spec.lo, spec.hi + 1, size=spec.shape).astype(np.int8)
             else:
                 zp = spec.q[1] if spec.q else 0
                 arr = int8_inputs(spec.shape, spec.data, rng, zp)
             q = spec.q or (1.0, 0)
             if spec.const:
-                ids.append(b.tensor(f"c{k}", spec.shape, "int8", scale=q[0], zero_point=q[1],
-                                    data=arr, axis=spec.axis))
+                ids.append(b.tensor(f"c{k}", spec.shape, spec.dtype, scale=q[0],
+                                    zero_point=q[1], data=arr, axis=spec.axis))
             else:
-                t = b.tensor(f"x{k}", spec.shape, "int8", scale=q[0], zero_point=q[1])
+                t = b.tensor(f"x{k}", spec.shape, spec.dtype, scale=q[0], zero_point=q[1])
                 ids.append(t)
                 graph_inputs.append(t)
                 feeds.append(arr)
@@ -488,6 +492,7 @@ class Int16Case:
     q_out: Q = (0.0009, 0)
     dtypes: tuple[str, str] = ("int16", "int16")
     seed: int = 0
+    bias_dtype: str = "int64"   # "int32": TFLM's int32-accumulator 16x8 path
 
     @property
     def op(self) -> str:
@@ -497,7 +502,8 @@ class Int16Case:
     @property
     def name(self) -> str:
         return (f"16x8 {self.kind} {list(self.shape)} oc={self.out_c} k={self.kernel} "
-                f"s={self.stride} {self.padding} {self.act} {self.dtypes}")
+                f"s={self.stride} {self.padding} {self.act} {self.dtypes}"
+                + (f" {self.bias_dtype} bias" if self.bias else " no bias"))
 
     def build(self) -> Built:
         from tinydeploy.model import ir
@@ -515,7 +521,7 @@ class Int16Case:
             scales = rng.uniform(0.001, 0.02, self.out_c) if self.per_channel else [0.01]
             w = b.tensor("w", wshape, "int8", scale=scales, axis=0,
                          data=rng.integers(-127, 128, wshape))
-            bias = b.tensor("b", (self.out_c,), "int64",
+            bias = b.tensor("b", (self.out_c,), self.bias_dtype,
                             data=rng.integers(-(1 << 20), 1 << 20, self.out_c)) \
                 if self.bias else -1
             if self.kind == "fc":
@@ -809,3 +815,81 @@ def int16_shape_cases() -> list[Int16ShapeCase]:
             Int16ShapeCase("SUM", ((3, 5),), (0,), False, 0.003, seed=4),
             Int16ShapeCase("CONCATENATION", ((2, 3), (2, 5), (2, 1)), (1,), seed=5),
             Int16ShapeCase("CONCATENATION", ((1, 2, 2, 3), (1, 3, 2, 3)), (-3,), seed=6)]
+
+
+def _as_int16(case: OpCase) -> OpCase:
+    """``case`` on int16 data (16x8 tensors: its scales, zero points 0; index inputs
+    unchanged), labelled as such."""
+    from dataclasses import replace
+
+    ins = tuple(replace(i, dtype="int16", q=(i.q[0], 0)) if i.values is None and i.q else i
+                for i in case.ins)
+    outs = tuple(replace(o, dtype="int16", q=(o.q[0], 0)) if o.q else o for o in case.outs)
+    return replace(case, ins=ins, outs=outs, label=f"int16 {case.label}".strip())
+
+
+INT16_COPY_OPS = ("TRANSPOSE", "SPLIT", "SPLIT_V", "PACK", "RESIZE_NEAREST_NEIGHBOR")
+
+
+def int16_copy_cases() -> list[OpCase]:
+    """The layout and nearest-resize cases whose op TFLM also runs on int16 (TRANSPOSE up to
+    5-D, SPLIT/SPLIT_V with negative axes, PACK, RESIZE_NEAREST_NEIGHBOR with
+    align_corners / half_pixel_centers), on int16 data."""
+    return [_as_int16(c) for c in layout_cases() + reduce_resize_cases()
+            if c.op in INT16_COPY_OPS]
+
+
+def int16_sigmoid_cases() -> list[OpCase]:
+    """int16 LOGISTIC and TANH (output 2^-15): every int16 input once, at the power-of-two
+    input scales of TFLM's shortcut (2^-12, and 2^-11 for TANH), power-of-two scales off it,
+    and arbitrary small and large scales (the multiplier's doubling loop, its upper end)."""
+    cases = []
+    for k, scale in enumerate((2.0 ** -12, 2.0 ** -11, 2.0 ** -10, 2.0 ** -15, 0.0004,
+                               1 / 3000, 3e-6, 0.05, 2.5)):
+        for op in ("LOGISTIC", "TANH"):
+            shape = (65536,) if k < 5 else (3, 7, 5)
+            data = "all" if k < 5 else "random"
+            cases.append(OpCase(op, (In(shape, (scale, 0), data=data, dtype="int16"),),
+                                (Out(shape, (1 / 32768, 0), dtype="int16"),), seed=110 + k,
+                                label=f"int16 scale={scale:g}"))
+    return cases
+
+
+def int16_bias32_cases() -> list[Int16Case]:
+    """16x8 FULLY_CONNECTED and CONV_2D with an int32 bias (the converter's
+    ``_experimental_full_integer_quantization_bias_type`` int32): TFLM accumulates in int32
+    and requantizes with the 32-bit multiply; per-channel and per-tensor weights, fused
+    activations, strides, odd sizes, deep accumulations."""
+    i32 = "int32"
+    return [
+        Int16Case("fc", (2, 17), 5, seed=41, bias_dtype=i32),
+        Int16Case("fc", (1, 300), 9, act="RELU", seed=42, bias_dtype=i32),
+        Int16Case("fc", (3, 33), 4, per_channel=False, q_out=(0.002, 0), seed=43,
+                  bias_dtype=i32),
+        Int16Case("fc", (1, 8), 3, act="RELU6", q_in=(0.001, 0), q_out=(0.0004, 0), seed=44,
+                  bias_dtype=i32),
+        Int16Case("conv", (1, 7, 6, 3), 4, (3, 3), 1, "SAME", seed=45, bias_dtype=i32),
+        Int16Case("conv", (2, 9, 8, 2), 5, (3, 2), 2, "VALID", "RELU", seed=46, bias_dtype=i32),
+        Int16Case("conv", (1, 10, 4, 7), 6, (5, 3), 2, "SAME", "RELU6", q_in=(0.003, 0),
+                  q_out=(0.0007, 0), seed=47, bias_dtype=i32),
+        Int16Case("conv", (1, 5, 5, 16), 3, (3, 3), 1, "SAME", per_channel=False, seed=48,
+                  bias_dtype=i32),
+    ]
+
+
+def int16_softmax_cases() -> list[OpCase]:
+    """int16 -> int16 SOFTMAX (output 1/32768): odd depths, one-element rows, 3-D inputs,
+    betas other than 1, input scales whose differences span less or far more than [-10, 0],
+    and rows of all 65,536 values."""
+    from tinydeploy.model.ir import SoftmaxOptions
+
+    cases = []
+    for k, (shape, scale, beta, data) in enumerate([
+            ((1, 10), 0.0005, 1.0, "random"), ((3, 7), 1 / 32768, 1.0, "random"),
+            ((2, 4, 33), 0.002, 0.5, "random"), ((1, 1), 0.001, 1.0, "random"),
+            ((4, 300), 3e-5, 2.0, "random"), ((2, 5), 0.01, 1.0, "random"),
+            ((2, 32768), 0.0003, 1.0, "all"), ((5, 12), 0.00015, 1.7, "random")]):
+        cases.append(OpCase("SOFTMAX", (In(shape, (scale, 0), data=data, dtype="int16"),),
+                            (Out(shape, (1 / 32768, 0), dtype="int16"),), SoftmaxOptions(beta),
+                            seed=130 + k, label=f"int16 scale={scale:g} beta={beta:g}"))
+    return cases

@@ -109,10 +109,13 @@ class LstmCase:
     w_scale: float = 0.02
     data: str = "random"
     seed: int = 0
+    dtype: str = "int8"    # "int16": 16x8 (int16 input, hidden state and output with zero
+    #                        point 0, int64 bias), TFLM's EvalLstm<int16, int8, int16, int64>
+    op = "UNIDIRECTIONAL_SEQUENCE_LSTM"
 
     @property
     def name(self) -> str:
-        return (f"LSTM b={self.batches} t={self.steps} in={self.input_size} "
+        return (f"LSTM {self.dtype} b={self.batches} t={self.steps} in={self.input_size} "
                 f"state={self.state_size} time_major={self.time_major} in={self.in_q} "
                 f"h={self.hidden_q} c={self.cell_scale:g} clip={self.cell_clip} {self.data}")
 
@@ -127,7 +130,9 @@ class LstmCase:
         rng = np.random.default_rng(self.seed)
         s, n = self.state_size, self.input_size
         b = ModelBuilder()
-        x = b.tensor("x", self.shape(), "int8", scale=self.in_q[0], zero_point=self.in_q[1])
+        wide = self.dtype == "int16"
+        in_zp, h_zp = (0, 0) if wide else (self.in_q[1], self.hidden_q[1])
+        x = b.tensor("x", self.shape(), self.dtype, scale=self.in_q[0], zero_point=in_zp)
         ins = [x] + [-1] * 23
         for g, k in enumerate((1, 2, 3, 4)):
             ins[k] = b.tensor(f"w_in{g}", (s, n), "int8", scale=self.w_scale, zero_point=0,
@@ -136,22 +141,25 @@ class LstmCase:
             ins[k] = b.tensor(f"w_rec{g}", (s, s), "int8", scale=self.w_scale, zero_point=0,
                               data=rng.integers(-127, 128, (s, s)))
         for g, k in enumerate((12, 13, 14, 15)):
-            ins[k] = b.tensor(f"bias{g}", (s,), "int32", scale=self.in_q[0] * self.w_scale,
-                              zero_point=0, data=rng.integers(-3000, 3000, s))
-        ins[18] = b.tensor("hidden", (self.batches, s), "int8", scale=self.hidden_q[0],
-                           zero_point=self.hidden_q[1], is_variable=True,
-                           data=np.full(self.batches * s, self.hidden_q[1]))
+            ins[k] = b.tensor(f"bias{g}", (s,), "int64" if wide else "int32",
+                              scale=self.in_q[0] * self.w_scale, zero_point=0,
+                              data=rng.integers(-3000, 3000, s) * (64 if wide else 1))
+        ins[18] = b.tensor("hidden", (self.batches, s), self.dtype, scale=self.hidden_q[0],
+                           zero_point=h_zp, is_variable=True,
+                           data=np.full(self.batches * s, h_zp))
         ins[19] = b.tensor("cell", (self.batches, s), "int16", scale=self.cell_scale,
                            zero_point=0, is_variable=True)
         out_shape = self.shape()[:2] + (s,)
-        y = b.tensor("y", out_shape, "int8", scale=self.hidden_q[0],
-                     zero_point=self.hidden_q[1])
+        y = b.tensor("y", out_shape, self.dtype, scale=self.hidden_q[0], zero_point=h_zp)
         b.op("UNIDIRECTIONAL_SEQUENCE_LSTM", ins, [y],
              SequenceLSTMOptions(Activation.TANH, self.cell_clip, 0.0, self.time_major))
         return b.build([x], [y])
 
     def inputs(self, steps: int) -> list[np.ndarray]:
         rng = np.random.default_rng(2000 + self.seed)
+        if self.dtype == "int16":
+            return [rng.integers(-32768, 32768, self.shape()).astype(np.int16)
+                    for _ in range(steps)]
         return [int8_inputs(self.shape(), self.data, rng, self.in_q[1]) for _ in range(steps)]
 
     def build(self) -> Built:
@@ -170,6 +178,22 @@ def lstm_cases() -> list[LstmCase]:
         LstmCase(1, 4, 6, 8, cell_scale=2.0 ** -15, w_scale=0.04, seed=5),
         LstmCase(2, 3, 3, 3, time_major=True, cell_scale=2.0 ** -10, cell_clip=0.5,
                  w_scale=0.08, seed=6),
+    ]
+
+
+def lstm16_cases() -> list[LstmCase]:
+    """16x8 LSTM: int16 input, hidden state and output (zero point 0), int64 bias; batch
+    and time-major layouts, cell scales 2^-9..2^-15, a cell clip, odd sizes."""
+    s16 = "int16"
+    return [
+        LstmCase(1, 5, 8, 6, in_q=(1 / 4096, 0), hidden_q=(1 / 32768, 0), dtype=s16, seed=11),
+        LstmCase(2, 4, 5, 7, in_q=(0.0003, 0), hidden_q=(1 / 16384, 0), dtype=s16, seed=12),
+        LstmCase(3, 3, 4, 5, time_major=True, in_q=(0.001, 0), hidden_q=(0.0002, 0),
+                 cell_scale=2.0 ** -12, dtype=s16, seed=13),
+        LstmCase(2, 6, 6, 4, in_q=(1 / 2048, 0), hidden_q=(1 / 32768, 0),
+                 cell_scale=2.0 ** -9, cell_clip=3.0, w_scale=0.05, dtype=s16, seed=14),
+        LstmCase(1, 4, 9, 8, in_q=(0.0005, 0), hidden_q=(1 / 32768, 0),
+                 cell_scale=2.0 ** -15, w_scale=0.04, dtype=s16, seed=15),
     ]
 
 

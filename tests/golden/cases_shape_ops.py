@@ -16,6 +16,13 @@ except ImportError:  # pragma: no cover - when tests/golden is a package
     from .golden_ops import Built, int8_inputs
 
 
+def _data(shape: tuple[int, ...], dtype: str, rng: np.random.Generator) -> np.ndarray:
+    """Uniform random int8 or int16 test data."""
+    if dtype == "int16":
+        return rng.integers(-32768, 32768, size=shape).astype(np.int16)
+    return int8_inputs(shape, "random", rng)
+
+
 @dataclass(frozen=True)
 class PadCase:
     shape: tuple[int, ...]
@@ -23,27 +30,32 @@ class PadCase:
     zp: int = 7
     value: int | None = None  # PADV2's constant; None = PAD
     seed: int = 0
+    dtype: str = "int8"       # int16: 16x8 tensors (zero point 0, zp ignored)
+
+    @property
+    def op(self) -> str:
+        return "PAD" if self.value is None else "PADV2"
 
     @property
     def name(self) -> str:
         op = "PAD" if self.value is None else f"PADV2({self.value})"
-        return f"{op} {list(self.shape)} {list(self.pads)} zp={self.zp}"
+        return f"{op} {self.dtype} {list(self.shape)} {list(self.pads)} zp={self.zp}"
 
     def build(self) -> Built:
         rng = np.random.default_rng(self.seed)
         b = ModelBuilder()
-        x = b.tensor("x", self.shape, "int8", scale=0.1, zero_point=self.zp)
+        zp = 0 if self.dtype == "int16" else self.zp
+        x = b.tensor("x", self.shape, self.dtype, scale=0.1, zero_point=zp)
         p = b.tensor("p", (len(self.shape), 2), "int32",
                      data=np.array(self.pads, dtype=np.int32))
         out = tuple(s + a + c for s, (a, c) in zip(self.shape, self.pads, strict=True))
-        y = b.tensor("y", out, "int8", scale=0.1, zero_point=self.zp)
+        y = b.tensor("y", out, self.dtype, scale=0.1, zero_point=zp)
         ins = [x, p]
         if self.value is not None:
-            ins.append(b.tensor("c", (), "int8", scale=0.1, zero_point=self.zp,
+            ins.append(b.tensor("c", (), self.dtype, scale=0.1, zero_point=zp,
                                 data=np.array([self.value])))
         b.op("PAD" if self.value is None else "PADV2", ins, [y])
-        return Built(self.name, b.build([x], [y]),
-                     (int8_inputs(self.shape, "random", rng),))
+        return Built(self.name, b.build([x], [y]), (_data(self.shape, self.dtype, rng),))
 
 
 @dataclass(frozen=True)
@@ -82,10 +94,13 @@ class SliceCase:
     end_mask: int = 0
     shrink_mask: int = 0
     seed: int = 0
+    dtype: str = "int8"       # int16: 16x8 tensors (zero point 0)
+    op = "STRIDED_SLICE"
 
     @property
     def name(self) -> str:
-        return (f"STRIDED_SLICE {list(self.shape)} b={list(self.begin)} e={list(self.end)} "
+        return (f"STRIDED_SLICE {self.dtype} {list(self.shape)} b={list(self.begin)} "
+                f"e={list(self.end)} "
                 f"s={list(self.strides)} masks={self.begin_mask},{self.end_mask},"
                 f"{self.shrink_mask}")
 
@@ -98,14 +113,15 @@ class SliceCase:
         rng = np.random.default_rng(self.seed)
         b = ModelBuilder()
         n = len(self.shape)
-        x = b.tensor("x", self.shape, "int8", scale=0.1, zero_point=-3)
+        zp = 0 if self.dtype == "int16" else -3
+        x = b.tensor("x", self.shape, self.dtype, scale=0.1, zero_point=zp)
         idx = [b.tensor(nm, (n,), "int32", data=np.array(v, dtype=np.int32))
                for nm, v in (("begin", self.begin), ("end", self.end),
                              ("strides", self.strides))]
-        y = b.tensor("y", self.out_shape(), "int8", scale=0.1, zero_point=-3)
+        y = b.tensor("y", self.out_shape(), self.dtype, scale=0.1, zero_point=zp)
         b.op("STRIDED_SLICE", [x, *idx], [y],
              StridedSliceOptions(self.begin_mask, self.end_mask, 0, 0, self.shrink_mask))
-        return Built(self.name, b.build([x], [y]), (int8_inputs(self.shape, "random", rng),))
+        return Built(self.name, b.build([x], [y]), (_data(self.shape, self.dtype, rng),))
 
 
 @dataclass(frozen=True)
@@ -215,3 +231,22 @@ def sweep_cases(n: int = 120, seed: int = 7) -> list[SliceCase | MeanCase]:
                                 (float(10 ** rng.uniform(-2, 0)), int(rng.integers(-128, 128))),
                                 seed=k))
     return out
+
+
+def int16_cases() -> list[PadCase | SliceCase]:
+    """PAD, PADV2 and STRIDED_SLICE on int16 (TFLM's int16 kernels): odd sizes, 5-D padding,
+    PADV2 constants at the int16 limits, negative strides, masks, a shrunk axis."""
+    s16 = "int16"
+    return [PadCase((1, 3, 5, 3), ((0, 0), (1, 2), (0, 1), (0, 0)), dtype=s16, seed=1),
+            PadCase((2, 3, 2, 4, 2), ((1, 0), (1, 2), (0, 1), (3, 0), (1, 1)), dtype=s16,
+                    seed=2),
+            PadCase((7,), ((3, 5),), value=-32768, dtype=s16, seed=3),
+            PadCase((2, 3, 4), ((1, 1), (0, 2), (2, 0)), value=32767, dtype=s16, seed=4),
+            PadCase((5, 6), ((2, 0), (0, 3)), value=-1234, dtype=s16, seed=5),
+            SliceCase((4, 6, 5), (1, 0, -1), (3, 6, 0), (1, 2, -1), dtype=s16, seed=6),
+            SliceCase((1, 8, 8, 3), (0, -1, 0, 1), (1, 0, 8, 2), (1, -1, 1, 1), 1, 1, 8,
+                      dtype=s16, seed=7),
+            SliceCase((6, 7), (-1, 6), (-7, -8), (-1, -2), dtype=s16, seed=8),
+            SliceCase((3, 4, 5, 6), (1, 0, 0, 0), (2, 4, 5, 6), (1, 1, 1, 1), 14, 14, 1,
+                      dtype=s16, seed=9),
+            SliceCase((3, 5, 7), (0, 1, 2), (3, 4, 7), (1, 1, 1), dtype=s16, seed=10)]

@@ -142,11 +142,18 @@ def input_sets(graph: Graph, seed: int) -> list[tuple[str, np.ndarray]]:
 
 C1 = "td_conv2d_1x1_s8_dsp"
 CG = "td_conv2d_s8_dsp"
+CC1 = "td_conv2d_c1_s8_dsp"
 DW = "td_dwconv2d_3x3_s8_dsp"
 DWG = "td_dwconv2d_s8_dsp"
 DW1 = "td_dwconv2d_c1_s8_dsp"
 FC = "td_fully_connected_s8_dsp"
 GAP = "td_avgpool2d_global_s8_dsp"
+
+
+def conv_symbol(in_c: int, k: tuple[int, int], dilation_w: int) -> str:
+    """The CONV_2D kernel the dsp board must get (any shape but 1x1): one input channel and
+    four taps wide the scratch-free one-channel kernel, else the im2col one."""
+    return CC1 if in_c == 1 and k[1] == 4 and dilation_w == 1 else CG
 
 
 def dw_symbol(in_c: int, k: tuple[int, int], multiplier: int) -> str:
@@ -178,10 +185,30 @@ SPECS: tuple[Spec, ...] = (
     Spec("pw_nobias", "conv", (1, 3, 3, 11), 3, zp=(60, 0), bias=False, expect=C1),
     Spec("pw_bigbias", "conv", (1, 3, 3, 32), 4, zp=(-128, 0), bias_scale=1 << 24,
          octaves=12, expect=C1),
-    Spec("pw_deep", "conv", (1, 2, 3, 259), 3, zp=(-7, 2), expect=C1),
+    # deeper than the 1x1 kernel's 64-channel stack buffer: the general kernel, no im2col
+    Spec("pw_deep", "conv", (1, 2, 3, 259), 3, zp=(-7, 2), expect=CG),
+    Spec("pw_c64_odd_px", "conv", (1, 3, 3, 64), 5, zp=(-128, 1), expect=C1),
+    Spec("pw_c65_stride2", "conv", (1, 5, 5, 65), 6, stride=(2, 2), zp=(9, -4), expect=CG),
     # general CONV_2D (im2col): DS-CNN's first layer, odd sizes, padding, dilation
     Spec("cv_dscnn0", "conv", (1, 49, 10, 1), 64, k=(10, 4), stride=(2, 2), zp=(-2, -128),
-         act=Activation.RELU, expect=CG),
+         act=Activation.RELU, expect=CC1),
+    # one input channel, four taps wide (no im2col): borders on every side, strides larger
+    # than the kernel, vertical dilation, odd channel counts, every requantization path
+    Spec("c1_odd_oc_valid", "conv", (1, 9, 7, 1), 7, k=(3, 4), padding=Padding.VALID,
+         zp=(127, -3), expect=CC1),
+    Spec("c1_stride_gt_k", "conv", (2, 13, 11, 1), 5, k=(2, 4), stride=(5, 6), zp=(-128, 9),
+         act=Activation.RELU6, expect=CC1),
+    Spec("c1_dilated_h", "conv", (1, 12, 5, 1), 9, k=(3, 4), dilation=(3, 1), zp=(31, 0),
+         expect=CC1),
+    Spec("c1_narrow_pad", "conv", (1, 4, 4, 1), 4, k=(6, 4), zp=(-7, 1), expect=CC1),
+    Spec("c1_w2_tall", "conv", (1, 40, 2, 1), 6, k=(19, 4), stride=(2, 1), zp=(-100, 2),
+         expect=CC1),
+    Spec("c1_oc1_stride1", "conv", (1, 6, 9, 1), 1, k=(1, 4), zp=(0, 127), bias=False,
+         expect=CC1),
+    Spec("c1_shift_pos", "conv", (1, 7, 6, 1), 6, k=(2, 4), zp=(5, -5), out_scale=0.00001,
+         octaves=1, expect=CC1),
+    Spec("c1_bigbias", "conv", (1, 8, 8, 1), 12, k=(4, 4), stride=(1, 3), zp=(-128, 0),
+         bias_scale=1 << 24, octaves=12, expect=CC1),
     Spec("cv_3x3_c3", "conv", (1, 7, 7, 3), 5, k=(3, 3), zp=(-128, 3), expect=CG),
     Spec("cv_3x3_valid", "conv", (1, 6, 5, 6), 4, k=(3, 3), padding=Padding.VALID,
          zp=(127, -20), expect=CG),
@@ -215,6 +242,22 @@ SPECS: tuple[Spec, ...] = (
     Spec("dw_c64_stride2", "dw", (1, 10, 9, 64), 64, k=(3, 3), stride=(2, 2), zp=(-128, -1),
          act=Activation.RELU6, expect=DW),
     Spec("dw_tiny", "dw", (1, 1, 2, 6), 6, k=(3, 3), zp=(-128, -128), expect=DWG),
+    # the unrolled 3x3 kernel (its asm path on the device: the rounding form into all of
+    # int8): stride above the kernel, every tap but the centre padded, zero points at both
+    # ends, a clamped activation (the C path), batches with dilation, one-pixel-high input,
+    # saturating outputs
+    Spec("dw3_stride_gt_k", "dw", (1, 11, 10, 8), 8, k=(3, 3), stride=(4, 4), zp=(-5, 7),
+         expect=DW),
+    Spec("dw3_all_padding", "dw", (1, 1, 1, 4), 4, k=(3, 3), zp=(60, -60), expect=DW),
+    Spec("dw3_zp_hi", "dw", (1, 4, 6, 12), 12, k=(3, 3), zp=(127, 127), expect=DW),
+    Spec("dw3_zp_lo", "dw", (1, 5, 4, 20), 20, k=(3, 3), zp=(-128, -128), expect=DW),
+    Spec("dw3_relu6_c16", "dw", (1, 6, 5, 16), 16, k=(3, 3), zp=(3, -20),
+         act=Activation.RELU6, expect=DW),
+    Spec("dw3_batch2_dil", "dw", (2, 7, 6, 12), 12, k=(3, 3), dilation=(2, 1), zp=(-40, 2),
+         expect=DW),
+    Spec("dw3_row", "dw", (1, 1, 9, 8), 8, k=(3, 3), stride=(1, 2), zp=(0, 0), expect=DW),
+    Spec("dw3_saturating", "dw", (1, 5, 5, 8), 8, k=(3, 3), zp=(-128, 0), out_scale=0.004,
+         expect=DW),
     # (no bias-less depthwise case: the tflite-micro oracle crashes on one)
     Spec("dw_smallbias", "dw", (1, 5, 5, 8), 8, k=(3, 3), bias_scale=3, zp=(-30, 0),
          expect=DW),
@@ -232,6 +275,22 @@ SPECS: tuple[Spec, ...] = (
          padding=Padding.VALID, zp=(5, -2), expect=DW1),
     Spec("dw_c1_mult5_stride3", "dw", (2, 9, 8, 1), 5, k=(2, 2), stride=(3, 3), zp=(127, 0),
          expect=DW1),
+    # one-channel kernel: row tails of 1, 2 and 3 taps, whole and partial channel groups,
+    # dilation along either axis, stride above the kernel, saturating multipliers
+    Spec("dw_c1_m8_k5x10", "dw", (1, 12, 23, 1), 8, k=(5, 10), zp=(-7, 3), expect=DW1),
+    Spec("dw_c1_m4_k3x7_s2", "dw", (1, 9, 11, 1), 4, k=(3, 7), stride=(1, 2), zp=(100, -5),
+         act=Activation.RELU6, expect=DW1),
+    Spec("dw_c1_m6_k4x9_valid", "dw", (1, 10, 13, 1), 6, k=(4, 9), padding=Padding.VALID,
+         zp=(-128, 127), act=Activation.RELU, expect=DW1),
+    Spec("dw_c1_m12_k3x5_dil_h", "dw", (1, 11, 9, 1), 12, k=(3, 5), dilation=(3, 1),
+         zp=(1, -1), expect=DW1),
+    Spec("dw_c1_m8_k2x6_dil_w", "dw", (2, 7, 15, 1), 8, k=(2, 6), dilation=(1, 2),
+         stride=(2, 1), zp=(-60, 60), expect=DW1),
+    Spec("dw_c1_m4_stride_gt_k", "dw", (1, 13, 17, 1), 4, k=(2, 3), stride=(4, 5),
+         zp=(33, 0), expect=DW1),
+    Spec("dw_c1_m8_shift_pos", "dw", (1, 6, 9, 1), 8, k=(3, 4), zp=(-128, 0),
+         out_scale=0.00003, octaves=2, expect=DW1),
+    Spec("dw_c1_m4_k1x1", "dw", (1, 3, 5, 1), 4, k=(1, 1), zp=(-128, -128), expect=DW1),
     # the general requantization (shifts >= 0: multipliers above 1) and huge biases
     Spec("pw_shift_pos", "conv", (1, 3, 4, 12), 6, zp=(-9, 3), out_scale=0.00005, octaves=1,
          expect=C1),
@@ -261,6 +320,13 @@ SPECS: tuple[Spec, ...] = (
     Spec("fc_batch2_relu", "fc", (2, 8), 4, zp=(-128, -128), act=Activation.RELU, expect=FC),
     Spec("fc_depth1", "fc", (4, 1), 3, zp=(10, 0), expect=FC),
     Spec("fc_nobias", "fc", (1, 300), 2, bias=False, zp=(-100, 0), expect=FC),
+    # no bias (the offset stays in the kernel's widening) with whole groups of four rows,
+    # batches, a partial group and extreme zero points; a bias near the int32 limits
+    Spec("fc_nobias_groups", "fc", (2, 64), 10, bias=False, zp=(127, 5), expect=FC),
+    Spec("fc_nobias_zp_min", "fc", (1, 128), 8, bias=False, zp=(-128, -128),
+         act=Activation.RELU, expect=FC),
+    Spec("fc_bigbias_groups", "fc", (1, 96), 8, zp=(-128, 0), bias_scale=1 << 24,
+         octaves=12, expect=FC),
 )
 
 
@@ -367,9 +433,9 @@ def test_requant_form_follows_the_proof() -> None:
     cases keep the general path, the DS-CNN-like shapes get the rounding form."""
     by_id = {s.id: s for s in SPECS}
     general = ("pw_shift_pos", "cv_shift_pos", "dw_shift_pos", "dwg_shift_pos",
-               "fc_shift_pos", "pw_bias_2p30")
-    rounding = ("pw_dscnn", "cv_dscnn0", "dw_dscnn", "fc_dscnn", "dw_microspeech", "dw_5x5",
-                "fc_microspeech")
+               "fc_shift_pos", "pw_bias_2p30", "c1_shift_pos")
+    rounding = ("pw_dscnn", "cv_dscnn0", "c1_odd_oc_valid", "dw_dscnn", "fc_dscnn",
+                "dw_microspeech", "dw_5x5", "fc_microspeech")
     for sid in general + rounding:
         g = load_tflite(build_model(by_id[sid]))
         call = select_kernels(g, DSP_BOARD).choices[0].call
@@ -452,6 +518,8 @@ def random_specs(n: int, seed: int) -> list[Spec]:
             c, mult = 1, int(rng.integers(1, 9))
         if kind == "conv" and k == (1, 1):
             k = (1, 2)
+        if kind == "conv" and i % 8 == 1:   # every other conv: the one-channel kernel
+            c, k = 1, (k[0], 4)
         dil = (int(rng.integers(1, 3)), int(rng.integers(1, 3))) if rng.random() < 0.3 \
             else (1, 1)
         if pad == Padding.VALID:   # keep the output non-empty
@@ -460,7 +528,8 @@ def random_specs(n: int, seed: int) -> list[Spec]:
         oc = c * mult if kind == "dw" else int(rng.integers(1, 24))
         specs.append(Spec(f"rnd{i}_{kind}", "conv" if kind == "conv" else "dw",
                           (n_, h, w, c), oc, k=k, stride=stride, dilation=dil, padding=pad,
-                          expect=CG if kind == "conv" else dw_symbol(c, k, mult),
+                          expect=conv_symbol(c, k, dil[1]) if kind == "conv"
+                          else dw_symbol(c, k, mult),
                           **common))  # type: ignore
     return specs
 

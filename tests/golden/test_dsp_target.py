@@ -134,8 +134,9 @@ def test_dsp_kernel_on_cortex_m4(index: int, device_run: tuple[list, list]) -> N
 
 def test_dscnn_end_to_end_with_dsp_kernels(tmp_path: Path) -> None:
     """DS-CNN built by `tinydeploy build` (default: --optimize balanced) for mps2-an386 uses
-    the dsp kernels for every convolution, depthwise and the classifier, within balanced's
-    arena limit, and validates bit-exact against tflite-micro over the serial protocol."""
+    the dsp kernels for every convolution, depthwise and the classifier, with no larger an
+    arena than the reference kernels' plan (its convolutions take no arena scratch), and
+    validates bit-exact against tflite-micro over the serial protocol."""
     from tinydeploy.boards import get_board
     from tinydeploy.build.firmware import build_firmware
     from tinydeploy.flash.runner import Firmware
@@ -146,7 +147,7 @@ def test_dscnn_end_to_end_with_dsp_kernels(tmp_path: Path) -> None:
     graph = load_tflite(model)
     result = build_firmware(model, get_board("mps2-an386"), "validate", tmp_path / "fw")
     symbols = {k.symbol for k in result.kernels}
-    assert {"td_conv2d_s8_dsp", "td_dwconv2d_3x3_s8_dsp", "td_fully_connected_s8_dsp"} \
+    assert {"td_conv2d_c1_s8_dsp", "td_dwconv2d_3x3_s8_dsp", "td_fully_connected_s8_dsp"} \
         <= symbols, symbols
     # the pointwise layers: the forward kernel or its back-to-front twin (the planner's pick)
     assert {"td_conv2d_1x1_s8_dsp", "td_conv2d_1x1_back_s8_dsp"} & symbols, symbols
@@ -154,6 +155,7 @@ def test_dscnn_end_to_end_with_dsp_kernels(tmp_path: Path) -> None:
     sel = result.manifest["selection"]
     assert sel["optimize"] == "balanced"
     assert result.arena_bytes <= sel["arena_limit_bytes"], sel
+    assert result.arena_bytes <= sel["reference_arena_bytes"], sel
     with connect(Firmware.from_build_dir(tmp_path / "fw"), timeout=120) as conn:
         report = validate_cases(conn.session.run, model.read_bytes(),
                                 random_inputs(graph, 4, seed=3))

@@ -81,9 +81,11 @@ def test_selection_lists_only_the_selected_sources() -> None:
     sel = select_kernels(load_tflite(_chain()), None)
     assert [c.variant.op for c in sel.choices] == ["CONV_2D", "RESHAPE", "FULLY_CONNECTED",
                                                    "SOFTMAX"]
-    assert sel.sources == ("kernels/ref/td_conv2d_s8_ref.c",
+    assert sel.sources == ("kernels/ref/td_accum.h", "kernels/ref/td_conv2d_body.h",
+                           "kernels/ref/td_conv2d_s8_ref.c",
+                           "kernels/ref/td_fully_connected_body.h",
                            "kernels/ref/td_fully_connected_s8_ref.c",
-                           "kernels/ref/td_gemmlowp.h",
+                           "kernels/ref/td_gemmlowp.h", "kernels/ref/td_requant64.h",
                            "kernels/ref/td_softmax_body.h",
                            "kernels/ref/td_softmax_s8_ref.c")
     assert sel.choices[1].call is None and sel.choices[1].variant.alias

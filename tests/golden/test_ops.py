@@ -17,8 +17,12 @@ try:
         binary_cases,
         float_cases,
         int16_add_cases,
+        int16_bias32_cases,
         int16_cases,
+        int16_copy_cases,
         int16_shape_cases,
+        int16_sigmoid_cases,
+        int16_softmax_cases,
         int16_window_cases,
         layout_cases,
         log_softmax_cases,
@@ -26,6 +30,7 @@ try:
         reduce_resize_cases,
         unary_cases,
     )
+    from cases_shape_ops import int16_cases as int16_pad_slice_cases
     from golden_ops import arm_compile_errors, check, compare
 except ImportError:  # pragma: no cover - when tests/golden is a package
     from .cases_ops import (
@@ -34,7 +39,13 @@ except ImportError:  # pragma: no cover - when tests/golden is a package
         Out,
         binary_cases,
         float_cases,
+        int16_add_cases,
+        int16_bias32_cases,
         int16_cases,
+        int16_copy_cases,
+        int16_shape_cases,
+        int16_sigmoid_cases,
+        int16_softmax_cases,
         int16_window_cases,
         layout_cases,
         log_softmax_cases,
@@ -42,6 +53,7 @@ except ImportError:  # pragma: no cover - when tests/golden is a package
         reduce_resize_cases,
         unary_cases,
     )
+    from .cases_shape_ops import int16_cases as int16_pad_slice_cases
     from .golden_ops import arm_compile_errors, check, compare
 
 
@@ -88,6 +100,13 @@ NEW_SOURCES = [
     "kernels/ref/td_maxpool2d_s16_ref.c", "kernels/ref/td_softmax_s8_s16_ref.c",
     "kernels/ref/td_add_s16_ref.c", "kernels/ref/td_sub_s16_ref.c", "kernels/ref/td_mul_s16_ref.c",
     "kernels/ref/td_mean_s16_ref.c", "kernels/ref/td_concatenation_s16_ref.c",
+    "kernels/ref/td_transpose_s16_ref.c", "kernels/ref/td_split_s16_ref.c",
+    "kernels/ref/td_pad_s16_ref.c", "kernels/ref/td_strided_slice_s16_ref.c",
+    "kernels/ref/td_resize_nearest_s16_ref.c", "kernels/ref/td_pad_s8_ref.c",
+    "kernels/ref/td_strided_slice_s8_ref.c", "kernels/ref/td_concatenation_s8_ref.c",
+    "kernels/ref/td_logistic_s16_ref.c", "kernels/ref/td_tanh_s16_ref.c",
+    "kernels/ref/td_fully_connected_s16_b32_ref.c", "kernels/ref/td_conv2d_s16_b32_ref.c",
+    "kernels/ref/td_softmax_s16_ref.c",
 ]
 
 
@@ -186,3 +205,78 @@ def test_concatenation_with_a_fused_activation_is_refused_for_int8_and_int16() -
 def test_16x8_ops_match_tflite_micro() -> None:
     check([c.build() for c in int16_cases() + int16_window_cases() + int16_add_cases()
            + int16_shape_cases()])
+
+
+def test_int16_data_movement_matches_tflite_micro() -> None:
+    """TRANSPOSE, SPLIT, SPLIT_V, PACK, RESIZE_NEAREST_NEIGHBOR, PAD, PADV2 and STRIDED_SLICE
+    on int16 data: the int8 kernels' copies (one C body per op), the int16 kernels chosen."""
+    cases = [c.build() for c in int16_copy_cases()] + [c.build() for c in
+                                                       int16_pad_slice_cases()]
+    ops = set()
+    for b in cases:
+        sel = select_kernels(load_tflite(b.model))
+        ops |= {ch.variant.op for ch in sel.choices}
+        assert all(ch.variant.symbol.endswith("_s16_ref") for ch in sel.choices), b.name
+    assert ops == {"TRANSPOSE", "SPLIT", "SPLIT_V", "PACK", "RESIZE_NEAREST_NEIGHBOR", "PAD",
+                   "PADV2", "STRIDED_SLICE"}
+    check(cases)
+
+
+def test_int16_logistic_and_tanh_match_tflite_micro() -> None:
+    """Every int16 input at five input scales (TFLM's power-of-two shortcuts and its general
+    multiplier), and random inputs at four more."""
+    cases = int16_sigmoid_cases()
+    assert {c.op for c in cases} == {"LOGISTIC", "TANH"}
+    check([c.build() for c in cases])
+
+
+def test_16x8_with_int32_bias_matches_tflite_micro() -> None:
+    """The int32-bias 16x8 path of FULLY_CONNECTED and CONV_2D (int32 sums, 32-bit
+    requantization) takes the _b32 kernels; the int64 path gives other bytes on these cases,
+    so the two paths are told apart."""
+    cases = int16_bias32_cases()
+    built = [c.build() for c in cases]
+    for b in built:
+        (choice,) = select_kernels(load_tflite(b.model)).choices
+        assert choice.variant.symbol.endswith("_s16_b32_ref"), b.name
+    check(built)
+
+
+def test_16x8_depthwise_with_int32_bias_is_refused() -> None:
+    """TFLM's int16 DEPTHWISE_CONV_2D reads its bias as int64 whatever its type (what the
+    converter's int32-bias option emits for a Keras DepthwiseConv2D): the interpreter's
+    bytes with an int32 bias are not those of the same bias stored as int64, so the op is
+    refused with the reason rather than matched."""
+    import numpy as np
+
+    from tinydeploy.model import ir
+    from tinydeploy.oracle import run_oracle
+    from tinydeploy.testing.builder import ModelBuilder
+
+    def model(bias_type: str) -> bytes:
+        rng = np.random.default_rng(0)
+        b = ModelBuilder()
+        x = b.tensor("x", (1, 5, 5, 3), "int16", scale=0.0005, zero_point=0)
+        w = b.tensor("w", (1, 3, 3, 3), "int8", scale=[0.01, 0.02, 0.03], axis=3,
+                     data=rng.integers(-127, 128, (1, 3, 3, 3)))
+        bias = b.tensor("b", (3,), bias_type, data=[1000, -2000, 3000])
+        y = b.tensor("y", (1, 5, 5, 3), "int16", scale=0.05, zero_point=0)
+        b.op("DEPTHWISE_CONV_2D", [x, w, bias], [y], ir.DepthwiseConv2DOptions(), version=5)
+        return b.build([x], [y])
+
+    feed = [np.random.default_rng(1).integers(-3000, 3000, (1, 5, 5, 3)).astype(np.int16)]
+    as32, as64 = run_oracle(model("int32"), feed)[0], run_oracle(model("int64"), feed)[0]
+    assert np.mean(as32 != as64) > 0.5
+    select_kernels(load_tflite(model("int64")))
+    with pytest.raises(UnsupportedError, match="reads an int64 bias"):
+        select_kernels(load_tflite(model("int32")))
+
+
+def test_int16_softmax_matches_tflite_micro() -> None:
+    """int16 -> int16 SOFTMAX with TFLM's two 513-entry tables, filled on the host."""
+    cases = int16_softmax_cases()
+    built = [c.build() for c in cases]
+    for b in built:
+        (choice,) = select_kernels(load_tflite(b.model)).choices
+        assert choice.variant.symbol == "td_softmax_s16_ref", b.name
+    check(built)

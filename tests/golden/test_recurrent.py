@@ -22,13 +22,21 @@ from tinydeploy.testing.builder import ModelBuilder
 from tinydeploy.testing.probes import probe_sigmoid_table
 
 try:
-    from cases_recurrent import LstmCase, SvdfCase, default_cases, lstm_cases, sweep_cases
+    from cases_recurrent import (
+        LstmCase,
+        SvdfCase,
+        default_cases,
+        lstm16_cases,
+        lstm_cases,
+        sweep_cases,
+    )
     from golden_ops import arm_compile_errors, check, compare
 except ImportError:  # pragma: no cover - when tests/golden is a package
     from .cases_recurrent import (
         LstmCase,
         SvdfCase,
         default_cases,
+        lstm16_cases,
         lstm_cases,
         sweep_cases,
     )
@@ -62,14 +70,15 @@ def _host_steps(model: bytes, frames: list[np.ndarray], work: Path) -> list[np.n
     assert call is not None
     op = g.operators[0]
     x, y = g.tensor(op.inputs[0]), g.tensor(op.outputs[0])
-    feed = np.stack(frames).astype(np.int8).reshape(-1)
+    feed = np.stack(frames).astype(x.dtype.numpy).reshape(-1)
+    xc, yc = x.dtype.c_type, y.dtype.c_type
     src = [
         "#include <stdio.h>\n#include <string.h>\n#include \"td_kernels.h\"\n",
         cemit.emit_consts(call, "op0", static=True),
         cemit.emit_params(call, "op0", static=True),
-        f"static const int8_t frames[{feed.size}] = {{\n{cemit.format_values(feed, 'int8_t')}"
+        f"static const {xc} frames[{feed.size}] = {{\n{cemit.format_values(feed, xc)}"
         "\n};\n",
-        f"static int8_t in0[{x.size}];\nstatic int8_t out0[{y.size}];\n",
+        f"static {xc} in0[{x.size}];\nstatic {yc} out0[{y.size}];\n",
         f"static uint8_t scratch[{max(16, call.scratch_bytes)}];\n",
     ]
     resets, args = [], {"in0": "in0", "out0": "out0", "scratch": "scratch"}
@@ -83,10 +92,10 @@ def _host_steps(model: bytes, frames: list[np.ndarray], work: Path) -> list[np.n
             args[a] = f"(const {t.dtype.c_type} *)var_{a}"
     src += ["int main(void)\n{\n", *resets,
             f"    for (int t = 0; t < {len(frames)}; ++t) {{\n",
-            f"        memcpy(in0, frames + t * {x.size}, {x.size});\n",
+            f"        memcpy(in0, frames + t * {x.size}, sizeof in0);\n",
             "        memset(scratch, 0xA5, sizeof scratch);\n",
             "        " + cemit.emit_call(call, "op0", args) + "\n",
-            f"        fwrite(out0, 1, {y.size}, stdout);\n    }}\n    return 0;\n}}\n"]
+            "        fwrite(out0, 1, sizeof out0, stdout);\n    }\n    return 0;\n}\n"]
     main_c = work / "main.c"
     main_c.write_text("".join(src))
     objs = [str(harness.compile_kernel(s)) for s in choice.variant.sources
@@ -97,8 +106,8 @@ def _host_steps(model: bytes, frames: list[np.ndarray], work: Path) -> list[np.n
                     str(harness.KERNEL_INCLUDE), str(main_c), *objs, "-o", str(exe)],
                    check=True, capture_output=True)
     out = subprocess.run([str(exe)], check=True, capture_output=True).stdout
-    assert len(out) == len(frames) * y.size
-    return [np.frombuffer(out[t * y.size:(t + 1) * y.size], np.int8).reshape(y.shape)
+    assert len(out) == len(frames) * y.nbytes
+    return [np.frombuffer(out[t * y.nbytes:(t + 1) * y.nbytes], y.dtype.numpy).reshape(y.shape)
             for t in range(len(frames))]
 
 
@@ -151,6 +160,20 @@ def test_lstm_states_persist_across_invocations(case: LstmCase) -> None:
     assert not all(np.array_equal(expected[0], e) for e in expected[1:])
 
 
+def test_16x8_lstm_matches_tflite_micro_over_invocations() -> None:
+    """16x8 LSTM (int16 input/hidden/output, int64 bias): the first invocation of every
+    case in one program, then four invocations in a row of two of them (states carry)."""
+    cases = lstm16_cases()
+    built = [c.build() for c in cases]
+    for b in built:
+        (choice,) = select_kernels(load_tflite(b.model)).choices
+        assert choice.variant.symbol == "td_lstm_s16_ref", b.name
+    check(built)
+    for case in cases[:2]:
+        expected = _check_steps(case.name, case.model(), case.inputs(4))
+        assert not all(np.array_equal(expected[0], e) for e in expected[1:])
+
+
 @pytest.mark.slow
 def test_recurrent_sweep() -> None:
     check([c.build() for c in sweep_cases()])
@@ -180,5 +203,5 @@ def test_lstm_with_peephole_is_rejected() -> None:
 def test_svdf_kernels_build_for_cortex_m_without_warnings() -> None:
     errors = arm_compile_errors(
         ["kernels/ref/td_svdf_s8_s16_ref.c", "kernels/ref/td_svdf_s8_s8_ref.c",
-         "kernels/ref/td_lstm_s8_ref.c"])
+         "kernels/ref/td_lstm_s8_ref.c", "kernels/ref/td_lstm_s16_ref.c"])
     assert not errors, "\n".join(errors)

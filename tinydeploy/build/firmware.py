@@ -27,6 +27,7 @@ from tinydeploy.plan.lifetimes import GraphPlan
 from tinydeploy.procs import run_tool
 
 MANIFEST_FORMAT = 1
+STACK_RULE = "bound + max(256 B, bound / 8), rounded up to 64 B"
 DEFAULT_STACK_BYTES = 4096
 SMALL_RAM_STACK_BYTES = 2048   # boards with at most 32 KB of RAM
 
@@ -39,10 +40,9 @@ def default_stack_bytes(board: Board) -> int:
 
 def stack_sized_from_bound(board: Board) -> bool:
     """True on boards where the stack reserve is the measured call-graph bound plus a margin
-    (`tinydeploy.plan.budget.sized_stack_reserve`) rather than `default_stack_bytes`."""
-    from tinydeploy.plan.budget import TIGHT_RAM_BYTES
-
-    return not board.is_host and board.ram_bytes <= TIGHT_RAM_BYTES
+    (`tinydeploy.plan.budget.sized_stack_reserve`) rather than `default_stack_bytes`: every
+    board with a linker script (the host build's stack is the operating system's)."""
+    return not board.is_host
 
 TOOLS_PACKAGE = {"arm-none-eabi-gcc": "gcc-arm-none-eabi libnewlib-arm-none-eabi",
                  "make": "make", "cc": "gcc"}
@@ -149,7 +149,7 @@ def build_firmware(model: Path | bytes, board: Board, app: App | str, out_dir: P
                    generated_headers: dict[str, str] | None = None,
                    part_files: dict[str, tuple[str, ...]] | None = None,
                    cflags_extra: tuple[str, ...] = (),
-                   optimize: str = "balanced") -> BuildResult:
+                   optimize: str = "balanced", guards: bool = False) -> BuildResult:
     from tinydeploy.codegen.project import render_project
     from tinydeploy.model.loader import load_tflite
     from tinydeploy.plan.budget import (
@@ -184,6 +184,10 @@ def build_firmware(model: Path | bytes, board: Board, app: App | str, out_dir: P
     # proved for choice.selection (twins put in), which is what gets rendered.
     choice = choose_kernels(g, board, optimize, algorithm=algorithm, app=app)
     selection, plan = choice.selection, choice.plan
+    if guards:
+        from tinydeploy.codegen.guards import guarded_plan
+
+        plan = guarded_plan(g, selection, plan, algorithm)   # a guard gap after every buffer
     if not board.is_host and plan.arena_bytes > board.ram_bytes:
         plan_graph(g, selection, board=board, algorithm=algorithm)   # the arena's BudgetError
     if sized:
@@ -210,35 +214,45 @@ def build_firmware(model: Path | bytes, board: Board, app: App | str, out_dir: P
     project = render_project(g, selection, plan, board, app, out_dir,
                              extra_context=extra_context, generated_headers=generated_headers,
                              part_files=part_files,
-                             cflags_extra=cflags_extra, stack_bytes=stack_bytes)
+                             cflags_extra=cflags_extra, stack_bytes=stack_bytes,
+                             guards=guards)
     make = ["make", "-C", str(out_dir), f"-j{jobs or os.cpu_count() or 1}", f"OPT={opt}"]
     if sanitize:
         if not host:
             raise TinydeployError("--sanitize builds only for the host board")
         make.append("SANITIZE=1")
+    objdump = _which("objdump" if host else "arm-none-eabi-objdump")
+    nm = _which("nm" if host else "arm-none-eabi-nm")
+    entry = "main" if host else "Reset_Handler"
+
+    def bound(elf: Path) -> StackReport:
+        files = sorted((out_dir / "obj").rglob("*.ci"))
+        return worst_stack(files, entry, [] if host else handler_names(files),
+                           fpu="fpu" in board.features, linked=set(_symbol_sizes(elf, nm)))
+
+    if sized:
+        # The bound needs the objects' call graphs and the linked symbol set, so a probe link
+        # (obj/probe.elf, never under a final name) comes first; the reserve it gives goes
+        # into linker.ld before the one link of firmware.elf.
+        _run([*make, "obj/probe.elf"], None, f"building {out_dir} for {board.id}")
+        reserve = sized_stack_reserve(bound(out_dir / "obj" / "probe.elf").bytes)
+        if reserve != stack_bytes:
+            from tinydeploy.codegen.linker import render_linker_script
+
+            stack_bytes = reserve
+            (out_dir / "linker.ld").write_text(render_linker_script(board, stack_bytes),
+                                               encoding="utf-8")
     _run(make, None, f"building {out_dir} for {board.id}")
 
     elf = out_dir / "firmware.elf"
-    objdump = _which("objdump" if host else "arm-none-eabi-objdump")
-    nm = _which("nm" if host else "arm-none-eabi-nm")
     sections, flash, ram = _sections(elf, board, objdump)
-    ci_files = sorted((out_dir / "obj").rglob("*.ci"))
-    entry = "main" if host else "Reset_Handler"
-    stack = worst_stack(ci_files, entry, [] if host else handler_names(ci_files),
-                        fpu="fpu" in board.features)
-    if sized and sized_stack_reserve(stack.bytes) != stack_bytes:
-        from tinydeploy.codegen.linker import render_linker_script
-
-        stack_bytes = sized_stack_reserve(stack.bytes)
-        (out_dir / "linker.ld").write_text(render_linker_script(board, stack_bytes),
-                                           encoding="utf-8")
-        _run(make, None, f"linking {out_dir} with a {stack_bytes}-byte stack")
-        sections, flash, ram = _sections(elf, board, objdump)
+    stack = bound(elf)
     if not host and stack.bytes > stack_bytes:
         raise BudgetError(
             f"board '{board.id}': the measured worst-case stack is {stack.bytes} bytes but "
             f"{stack_bytes} are reserved (deepest path: {' > '.join(stack.path)})",
-            hint=f"build again with --stack {((stack.bytes + 255) // 256) * 256}")
+            hint=f"build again with --stack {sized_stack_reserve(stack.bytes)} (the bound "
+                 f"plus its margin), or without --stack to size it so")
     sizes = _symbol_sizes(elf, nm)
     kernels = []
     stored: set[tuple[str, str, int, str]] = set()   # codegen stores equal constants once
@@ -275,6 +289,8 @@ def build_firmware(model: Path | bytes, board: Board, app: App | str, out_dir: P
         stack_bytes=stack.bytes, stack=stack, sections=sections, kernels=tuple(kernels),
     )
     manifest = make_manifest(result, g, plan, project.files, stack_bytes)
+    if guards:
+        manifest["guards"] = True     # a debug build (tinydeploy.codegen.guards)
     manifest["budget"] = budget_json(budget, pre)
     manifest["selection"] = {"optimize": choice.optimize.value, "fallback": choice.fallback,
                              "reference_arena_bytes": choice.reference_arena_bytes,
@@ -282,9 +298,10 @@ def build_firmware(model: Path | bytes, board: Board, app: App | str, out_dir: P
                              "layers": layers_json(choice)}
     manifest["stack_reserve"] = {
         "bytes": stack_bytes,
-        "rule": ("measured bound + max(256 B, bound / 8), rounded up to 64 B (board RAM "
-                 "<= 64 KB)") if sized else ("given (--stack)" if requested_stack is not None
-                                              else "fixed default for the board")}
+        "bound": stack.bytes,
+        "margin": stack_bytes - stack.bytes,
+        "rule": STACK_RULE if sized else ("given (--stack)" if requested_stack is not None
+                                          else "fixed default for the board")}
     tmp = out_dir / "manifest.json.tmp"
     tmp.write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     os.replace(tmp, out_dir / "manifest.json")

@@ -3,8 +3,15 @@
 Each `.ci` file is a VCG graph: nodes are functions with their own frame size
 ("N bytes (static)"), edges are calls. The worst case is the deepest path from the entry
 point, plus the deepest interrupt/exception handler path (an interrupt can arrive at the
-deepest point), plus the hardware exception frame. Calls through function pointers and
-recursion cannot be bounded statically; they are reported, not guessed away silently.
+deepest point), plus the hardware exception frame. The entry point is not an interrupt
+handler even when its name says so (``Reset_Handler``): counting it twice doubled the bound.
+
+A call through a function pointer (GCC's ``__indirect_call`` node: the link's dispatch to
+the application's frame handler, the platform's fault hook) is bounded by the deepest of the
+functions that could be its target: those that no function calls directly yet are linked
+into the firmware (their address is taken), given as ``linked``. Without ``linked`` such a
+call counts as an unknown function. Recursion cannot be bounded statically; it is reported,
+not guessed away silently.
 """
 
 from __future__ import annotations
@@ -55,9 +62,29 @@ def parse_callgraph(files: Iterable[Path]) -> tuple[dict[str, int], dict[str, se
     return frames, calls, dynamic
 
 
+INDIRECT_CALL = "__indirect_call"
+
+
+def indirect_targets(frames: dict[str, int], calls: dict[str, set[str]], linked: set[str],
+                     excluded: Iterable[str]) -> set[str]:
+    """Functions that may be reached through a pointer: linked, never called directly, and
+    not the entry or an interrupt handler. Local symbols of GCC's clones (``f.constprop.0``)
+    match their call-graph names (``f.constprop``)."""
+    called = {callee for targets in calls.values() for callee in targets}
+    present = set(linked) | {re.sub(r"\.\d+$", "", n) for n in linked}
+    skip = set(excluded)
+    return {f for f in frames
+            if f not in called and f not in skip and f in present}
+
+
 def worst_stack(files: Iterable[Path], entry: str, handlers: Iterable[str] = (),
-                fpu: bool = False) -> StackReport:
+                fpu: bool = False, linked: set[str] | None = None) -> StackReport:
     frames, calls, dynamic = parse_callgraph(files)
+    handlers = sorted(set(handlers) - {entry})
+    if linked is not None:
+        targets = indirect_targets(frames, calls, linked, [entry, *handlers])
+        frames[INDIRECT_CALL] = 0
+        calls[INDIRECT_CALL] = targets
     unknown: set[str] = set()
     unbounded: set[str] = set(dynamic)
     memo: dict[str, tuple[int, tuple[str, ...]]] = {}
@@ -82,7 +109,7 @@ def worst_stack(files: Iterable[Path], entry: str, handlers: Iterable[str] = (),
         return result
 
     main_depth, path = deepest(entry, ())
-    isr = max((deepest(h, ())[0] for h in sorted(set(handlers)) if h in frames), default=0)
+    isr = max((deepest(h, ())[0] for h in handlers if h in frames), default=0)
     extra = EXCEPTION_FRAME_BYTES[fpu] if isr or handlers else 0
     return StackReport(main_depth + isr + extra, path, tuple(sorted(unbounded)),
                        tuple(sorted(unknown - {entry})))

@@ -161,3 +161,15 @@ def emit_call(call: KernelCall, prefix: str, args: Mapping[str, str]) -> str:
         return one_line
     sep = ",\n" + " " * (len(call.symbol) + 1)
     return f"{call.symbol}({sep.join(parts)});"
+
+
+def call_arg_tensor(name: str, inputs: tuple[int, ...], outputs: tuple[int, ...]
+                    ) -> tuple[bool, int] | None:
+    """The tensor a kernel call's argument ``name`` points at: ``in<k>`` is input k of the
+    op, ``out<k>`` output k, as (is_output, tensor index); None for any other name (the
+    caller places ``scratch`` and refuses the rest)."""
+    if name.startswith("in"):
+        return False, inputs[int(name[2:])]
+    if name.startswith("out"):
+        return True, outputs[int(name[3:])]
+    return None

@@ -93,14 +93,13 @@ def model_context(graph: Graph, selection: Selection, plan: GraphPlan) -> dict[s
             call = choice.call
             args: dict[str, str] = {}
             for name in call.args:
+                arg = cemit.call_arg_tensor(name, op.inputs, op.outputs)
                 if name == "scratch":
                     args[name] = f"(void *)(td_arena + {plan.scratch_offset(op.index)}u)"
-                elif name.startswith("in"):
-                    t = op.inputs[int(name[2:])]
-                    args[name] = f"(const void *)(td_arena + {plan.tensor_offset(t)}u)"
-                elif name.startswith("out"):
-                    t = op.outputs[int(name[3:])]
-                    args[name] = f"(void *)(td_arena + {plan.tensor_offset(t)}u)"
+                elif arg is not None:
+                    is_out, t = arg
+                    ptr = "void *" if is_out else "const void *"
+                    args[name] = f"({ptr})(td_arena + {plan.tensor_offset(t)}u)"
                 else:
                     raise TinydeployError(f"op {op.index} ({op.type_name}): kernel "
                                           f"{call.symbol} asks for unknown argument '{name}'")
@@ -177,10 +176,13 @@ def render_project(graph: Graph, selection: Selection, plan: GraphPlan, board: B
                    out_dir: Path, *, extra_context: dict[str, Any] | None = None,
                    generated_headers: dict[str, str] | None = None,
                    part_files: dict[str, tuple[str, ...]] | None = None,
-                   cflags_extra: tuple[str, ...] = (), stack_bytes: int = 4096) -> Project:
+                   cflags_extra: tuple[str, ...] = (), stack_bytes: int = 4096,
+                   guards: bool = False) -> Project:
     """Write the project folder. ``out_dir`` is created; files tinydeploy generates are
     overwritten, nothing else in the folder is touched. ``part_files`` restricts an app part
-    to the listed files (e.g. the chosen front-end preset's sources of ``frontend``)."""
+    to the listed files (e.g. the chosen front-end preset's sources of ``frontend``).
+    ``guards``: the debug build of `tinydeploy.codegen.guards` (model_guard.c and
+    firmware/guard/ are added, every op is checked); without it nothing of it is rendered."""
     parts = APP_PARTS[parse_app(app)]
     env = template_env()
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -192,9 +194,17 @@ def render_project(graph: Graph, selection: Selection, plan: GraphPlan, board: B
     verify_inplace(graph, selection, plan)
     ctx = model_context(graph, selection, plan)
     ctx["banner"] = banner(graph.sha256)
-    for tpl, name in (("model.h.j2", "model/model.h"), ("model.c.j2", "model/model.c"),
-                      ("model_data.h.j2", "model/model_data.h"),
-                      ("model_data.c.j2", "model/model_data.c")):
+    ctx["guards"] = guards
+    templates = [("model.h.j2", "model/model.h"), ("model.c.j2", "model/model.c"),
+                 ("model_data.h.j2", "model/model_data.h"),
+                 ("model_data.c.j2", "model/model_data.c")]
+    if guards:
+        from tinydeploy.codegen.guards import guard_context
+
+        ctx.update(guard_context(graph, selection, plan))
+        templates.append(("model_guard.c.j2", "model/model_guard.c"))
+        _copy_tree(FIRMWARE / "guard", src / "guard", written)
+    for tpl, name in templates:
         path = src / name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(env.get_template(tpl).render(**ctx), encoding="utf-8")

@@ -6,6 +6,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from tinydeploy.commands.target import add_device_arguments, add_target_arguments, resolve_target
+
 NAME = "bench"
 HELP = "measure cycles (real board) or instructions (emulated) per inference and per op"
 DESCRIPTION = """\
@@ -20,20 +22,11 @@ examples:
 
 
 def configure(p: argparse.ArgumentParser) -> None:
-    p.add_argument("model", type=Path, help="a full-INT8 .tflite file")
-    p.add_argument("--board", required=True, help="board id or alias")
-    p.add_argument("--optimize", choices=("balanced", "speed", "size"), default="balanced",
-                   help="kernel trade-off: balanced (default: fastest without more flash "
-                        "for weights or a larger arena than the reference kernels), speed, "
-                        "size")
+    add_target_arguments(p)
     p.add_argument("--runs", type=int, default=5, help="inferences to time (default 5)")
-    p.add_argument("--emulate", action="store_true",
-                   help="run a real board's build on its emulated stand-in")
-    p.add_argument("--port", help="serial port of a real, flashed board")
-    p.add_argument("--runner", help="runner to start the device with (default: the board's)")
+    add_device_arguments(p)
     p.add_argument("--opt", default="-O2", choices=["-O2", "-O3", "-Os", "-O1"],
                    help="compiler optimisation (default -O2)")
-    p.add_argument("-o", "--output", type=Path, default=None, help="build folder")
     p.add_argument("--json", action="store_true", help="machine-readable output on stdout")
 
 
@@ -52,7 +45,7 @@ def bench_build(build_dir: Path, runs: int, port: str | None = None,
     from tinydeploy.flash.runner import Firmware
     from tinydeploy.link.connect import connect
     from tinydeploy.link.messages import Done, MsgType, Profile
-    from tinydeploy.link.session import BenchResult
+    from tinydeploy.link.session import BenchResult, gather_profile
 
     fw = Firmware.from_build_dir(build_dir)
     manifest = json.loads((build_dir / "manifest.json").read_text())
@@ -64,13 +57,9 @@ def bench_build(build_dir: Path, runs: int, port: str | None = None,
         boot = [m for m in conn.session.unsolicited
                 if isinstance(m, (Done, Profile)) and (not isinstance(m, Done)
                                                       or m.request == MsgType.BENCH)]
-        done_msgs = [m for m in boot if isinstance(m, Done)]
-        if done_msgs and done_msgs[-1].runs == runs:
-            counts: dict[int, int] = {}
-            for m in boot:
-                if isinstance(m, Profile):
-                    counts.update({m.first + i: c for i, c in enumerate(m.counts)})
-            res = BenchResult(done_msgs[-1], tuple(counts[k] for k in sorted(counts)))
+        counts, _, boot_done = gather_profile(boot)
+        if boot_done is not None and boot_done.runs == runs:
+            res = BenchResult(boot_done, tuple(counts[k] for k in sorted(counts)))
         else:
             res = conn.session.bench(runs)
     done = res.done
@@ -98,23 +87,19 @@ def bench_build(build_dir: Path, runs: int, port: str | None = None,
         "ram_bytes": manifest["ram_bytes"],
         "arena_bytes": manifest["arena_bytes"],
         "stack_bytes": manifest["stack_bytes"],
+        "stack_reserved_bytes": manifest.get("stack_reserved_bytes"),
+        "stack_peak_bytes": done.stack_peak or None,   # measured on the device (painted)
     }
 
 
 def run(args: argparse.Namespace) -> int:
-    from tinydeploy.boards import get_board
     from tinydeploy.build.firmware import build_firmware
-    from tinydeploy.commands.build import default_output
     from tinydeploy.errors import InputDataError
     from tinydeploy.report.output import emit_json, stderr, stdout
 
     if args.runs < 1:
         raise InputDataError(f"--runs must be at least 1, got {args.runs}")
-    board = get_board(args.board)
-    from tinydeploy.link.connect import require_reachable
-
-    require_reachable(board, args.port, args.emulate)
-    out = args.output or default_output(args.model, board.id, "bench", args.emulate)
+    board, out = resolve_target(args, "bench", reachable=True)
     if not args.json:
         stderr.print(f"building the bench app for {board.id} -> {out}")
     build_firmware(args.model, board, "bench", out, emulate=args.emulate, opt=args.opt,
@@ -138,6 +123,11 @@ def run(args: argparse.Namespace) -> int:
     per_inf = next(v for k, v in r.items() if k.endswith("_per_inference"))
     stdout.print(f"[bold]{per_inf:,} {unit} per inference[/] on {r['board']} "
                  f"({r['runs']} runs, min {r['min']:,}, max {r['max']:,})")
+    stack = f"stack bound {r['stack_bytes']:,} B"
+    if r["stack_peak_bytes"]:
+        stack += f", measured peak {r['stack_peak_bytes']:,} B"
+    if r["stack_reserved_bytes"]:
+        stack += f", reserved {r['stack_reserved_bytes']:,} B"
     stdout.print(f"flash {r['flash_bytes']:,} B   RAM {r['ram_bytes']:,} B   arena "
-                 f"{r['arena_bytes']:,} B   stack {r['stack_bytes']:,} B")
+                 f"{r['arena_bytes']:,} B   {stack}")
     return 0

@@ -6,6 +6,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from tinydeploy.commands.target import add_target_arguments, resolve_target
+
 NAME = "build"
 HELP = "generate C firmware for a board and compile it (ELF/HEX/BIN + size report)"
 DESCRIPTION = """\
@@ -24,12 +26,7 @@ def configure(p: argparse.ArgumentParser) -> None:
     from tinydeploy.codegen.project import APPS
     from tinydeploy.plan.arena import ALGORITHMS
 
-    p.add_argument("model", type=Path, help="a full-INT8 .tflite file")
-    p.add_argument("--board", required=True, help="board id or alias (see: tinydeploy boards)")
-    p.add_argument("--optimize", choices=("balanced", "speed", "size"), default="balanced",
-                   help="kernel trade-off: balanced (default: fastest without more flash "
-                        "for weights or a larger arena than the reference kernels), speed, "
-                        "size")
+    add_target_arguments(p)
     p.add_argument("-o", "--output", type=Path, default=None,
                    help="project folder (default: build/<model>-<board>-<app>)")
     p.add_argument("--app", choices=APPS, default="validate",
@@ -39,18 +36,17 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--algorithm", default="auto", choices=ALGORITHMS,
                    help="arena planning algorithm (default: auto)")
     p.add_argument("--stack", type=int, default=None, metavar="BYTES",
-                   help="stack to reserve (default 4096, 2048 on boards with <= 32 KB RAM; "
-                        "checked against the measured need)")
+                   help="stack to reserve (default: the call-graph bound + max(256, "
+                        "bound / 8), rounded up to 64; a bound above it fails the build)")
     p.add_argument("--opt", default="-O2", choices=["-O2", "-O3", "-Os", "-O1", "-O0"],
                    help="compiler optimisation (default -O2)")
+    p.add_argument("--guards", action="store_true",
+                   help="debug build: canary and hash checks around the arena, every scratch "
+                        "buffer and every op's output; a kernel writing outside them stops "
+                        "the firmware naming the op (off by default)")
     p.add_argument("--force", action="store_true",
                    help="write into an output folder that holds files not made by tinydeploy")
     p.add_argument("--json", action="store_true", help="machine-readable output on stdout")
-
-
-def default_output(model: Path, board_id: str, app: str, emulate: bool) -> Path:
-    suffix = "-emulated" if emulate else ""
-    return Path("build") / f"{model.stem}-{board_id}{suffix}-{app}"
 
 
 def check_output_dir(out: Path, force: bool) -> None:
@@ -80,6 +76,9 @@ def result_json(r: Any) -> dict[str, Any]:
         "ram_available": r.board.ram_bytes,
         "arena_bytes": r.arena_bytes,
         "stack_bytes": r.stack_bytes,
+        "stack_reserved_bytes": r.manifest.get("stack_reserved_bytes"),
+        "stack_margin_bytes": r.manifest.get("stack_reserve", {}).get("margin"),
+        "stack_rule": r.manifest.get("stack_reserve", {}).get("rule"),
         "stack_path": list(r.stack.path),
         "sections": r.sections,
         "kernels": [{"op_index": k.op_index, "type": k.type, "symbol": k.symbol,
@@ -119,8 +118,10 @@ def print_report(r: Any) -> None:
     ram = r.manifest.get("budget", {}).get("measured", {}).get("ram", {})
     m.add_row("  arena", f"{r.arena_bytes:,}", "", "")
     reserved = r.manifest.get("stack_reserved_bytes")
+    rule = r.manifest.get("stack_reserve", {})
     m.add_row("  stack", f"{reserved or r.stack_bytes:,}", "",
-              f"measured need {r.stack_bytes:,}")
+              f"bound {r.stack_bytes:,} + margin {rule.get('margin', 0):,}"
+              if reserved else f"bound {r.stack_bytes:,}")
     if ram:
         m.add_row("  app buffers", f"{ram['buffers']:,}", "", "")
         m.add_row("  other .data/.bss", f"{ram['static']:,}", "", "")
@@ -131,19 +132,17 @@ def print_report(r: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tinydeploy.boards import get_board
     from tinydeploy.pipeline import build_app
     from tinydeploy.report.output import emit_json, stderr
 
-    board = get_board(args.board)
-    out = args.output or default_output(args.model, board.id, args.app, args.emulate)
+    board, out = resolve_target(args, args.app)
     check_output_dir(out, args.force)
     if not args.json:
         stderr.print(f"building {args.model} for {board.id}"
                      f"{' (emulated)' if args.emulate else ''}, app {args.app} -> {out}")
     r = build_app(args.model, board, args.app, out, emulate=args.emulate,
                   algorithm=args.algorithm, opt=args.opt, stack_bytes=args.stack,
-                  optimize=args.optimize)
+                  optimize=args.optimize, guards=args.guards)
     if args.json:
         emit_json(result_json(r))
     else:

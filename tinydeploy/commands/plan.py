@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from tinydeploy.commands.target import add_target_arguments
 from tinydeploy.plan.arena import ALGORITHMS
 from tinydeploy.plan.budget import APPS
 
@@ -31,12 +32,7 @@ def _align(text: str) -> int:
 
 
 def configure(p: argparse.ArgumentParser) -> None:
-    p.add_argument("model", type=Path, help="a full-INT8 .tflite file")
-    p.add_argument("--board", required=True, help="board id or alias (see 'tinydeploy boards')")
-    p.add_argument("--optimize", choices=("balanced", "speed", "size"), default="balanced",
-                   help="kernel trade-off: balanced (default: fastest without more flash "
-                        "for weights or a larger arena than the reference kernels), speed, "
-                        "size")
+    add_target_arguments(p)
     p.add_argument("--app", choices=APPS, default="bench",
                    help="the application whose buffers count towards RAM (default: bench)")
     p.add_argument("--algorithm", choices=ALGORITHMS, default="auto",
@@ -81,7 +77,7 @@ def plan_model(model: Path, board_name: str, app: str = "bench", algorithm: str 
     if stack is None and not board.is_host:
         from tinydeploy.plan.budget import sized_stack_reserve, stack_estimate
 
-        # tight RAM: the build reserves the stack bound plus a margin, not a fixed size
+        # the build reserves the stack bound plus a margin, not a fixed size
         stack = (sized_stack_reserve(stack_estimate(selection, app))
                  if stack_sized_from_bound(board) else default_stack_bytes(board))
     budget = compute_budget(selection, gplan.arena_bytes, board, app,
@@ -95,8 +91,11 @@ def plan_model(model: Path, board_name: str, app: str = "bench", algorithm: str 
     if given_stack is not None:
         report["stack_rule"] = "given (--stack)"
     elif not board.is_host:
-        report["stack_rule"] = ("bound + max(256 B, bound / 8), rounded up to 64 B"
-                                if stack_sized_from_bound(board) else "fixed default")
+        from tinydeploy.build.firmware import STACK_RULE
+
+        report["stack_rule"] = STACK_RULE if stack_sized_from_bound(board) else "fixed default"
+    report["stack_margin"] = (None if budget.stack_reserved is None
+                              else budget.stack_reserved - budget.stack_need)
     return report, budget
 
 
@@ -204,7 +203,8 @@ def _print(report: dict[str, Any]) -> None:
     need = (f"need {report['stack_need']:,} "
             + ("(estimate)" if "stack" in est else "(measured)"))
     if report["stack_reserved"] is not None:
-        need += f", reserved {report['stack_reserved']:,}"
+        need += (f", margin {report['stack_margin']:,}, reserved "
+                 f"{report['stack_reserved']:,}")
         if report.get("stack_rule"):
             need += f" ({report['stack_rule']})"
     row(t, "  stack", r["stack"], note=need)

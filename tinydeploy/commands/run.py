@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from tinydeploy.boards import RunnerKind
+from tinydeploy.commands.target import add_target_arguments, resolve_target
 
 NAME = "run"
 HELP = "build, flash (or emulate) and monitor in one step"
@@ -22,12 +23,7 @@ examples:
 def configure(p: argparse.ArgumentParser) -> None:
     from tinydeploy.codegen.project import APPS
 
-    p.add_argument("model", type=Path, help="a full-INT8 .tflite file")
-    p.add_argument("--board", required=True, help="board id or alias")
-    p.add_argument("--optimize", choices=("balanced", "speed", "size"), default="balanced",
-                   help="kernel trade-off: balanced (default: fastest without more flash "
-                        "for weights or a larger arena than the reference kernels), speed, "
-                        "size")
+    add_target_arguments(p)
     p.add_argument("--app", choices=APPS, default="bench", help="device app (default bench)")
     p.add_argument("--emulate", action="store_true",
                    help="run a real board's build on its emulated stand-in")
@@ -41,14 +37,12 @@ def configure(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tinydeploy.boards import get_board
     from tinydeploy.commands import flash
-    from tinydeploy.commands.build import default_output, print_report
+    from tinydeploy.commands.build import print_report
     from tinydeploy.pipeline import build_app
     from tinydeploy.report.output import stderr
 
-    board = get_board(args.board)
-    out = args.output or default_output(args.model, board.id, args.app, args.emulate)
+    board, out = resolve_target(args, args.app)
     if not args.json:
         stderr.print(f"building {args.model} for {board.id}, app {args.app} -> {out}")
     r = build_app(args.model, board, args.app, out, emulate=args.emulate,

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from tinydeploy.commands.target import add_device_arguments, add_target_arguments, resolve_target
+
 NAME = "validate"
 HELP = "run the model on the board and compare every output byte with TFLM's reference"
 DESCRIPTION = """\
@@ -20,30 +22,22 @@ examples:
 
 
 def configure(p: argparse.ArgumentParser) -> None:
-    p.add_argument("model", type=Path, help="a full-INT8 .tflite file")
-    p.add_argument("--board", required=True, help="board id or alias")
-    p.add_argument("--optimize", choices=("balanced", "speed", "size"), default="balanced",
-                   help="kernel trade-off: balanced (default: fastest without more flash "
-                        "for weights or a larger arena than the reference kernels), speed, "
-                        "size")
+    add_target_arguments(p)
     src = p.add_mutually_exclusive_group()
     src.add_argument("--inputs", type=Path, help=".npz/.npy with input tensors (N x shape)")
     src.add_argument("--random", type=int, metavar="N", default=None,
                      help="N random cases, the first two all-minimum and all-maximum "
                           "(default 10)")
     p.add_argument("--seed", type=int, default=0, help="seed for --random (default 0)")
-    p.add_argument("--emulate", action="store_true",
-                   help="run a real board's build on its emulated stand-in")
-    p.add_argument("--port", help="serial port of a real, flashed board")
-    p.add_argument("--runner", help="runner to start the device with (default: the board's)")
-    p.add_argument("-o", "--output", type=Path, default=None, help="build folder")
+    add_device_arguments(p)
+    p.add_argument("--guards", action="store_true",
+                   help="debug build: every op is checked for writes outside its output, "
+                        "scratch and state; a violation fails naming the op")
     p.add_argument("--json", action="store_true", help="machine-readable output on stdout")
 
 
 def run(args: argparse.Namespace) -> int:
-    from tinydeploy.boards import get_board
     from tinydeploy.build.firmware import build_firmware
-    from tinydeploy.commands.build import default_output
     from tinydeploy.errors import InputDataError
     from tinydeploy.flash.runner import Firmware
     from tinydeploy.link.connect import connect
@@ -51,10 +45,7 @@ def run(args: argparse.Namespace) -> int:
     from tinydeploy.model.loader import load_tflite
     from tinydeploy.report.output import emit_json, stderr, stdout
 
-    board = get_board(args.board)
-    from tinydeploy.link.connect import require_reachable
-
-    require_reachable(board, args.port, args.emulate)
+    board, out = resolve_target(args, "validate", reachable=True)
     graph = load_tflite(args.model)
     model_bytes = args.model.read_bytes()
     if args.inputs is not None:
@@ -65,11 +56,10 @@ def run(args: argparse.Namespace) -> int:
             raise InputDataError(f"--random must be at least 1, got {n}")
         cases = random_inputs(graph, n, args.seed)
 
-    out = args.output or default_output(args.model, board.id, "validate", args.emulate)
     if not args.json:
         stderr.print(f"building the validate app for {board.id} -> {out}")
     built = build_firmware(args.model, board, "validate", out, emulate=args.emulate,
-                           graph=graph, optimize=args.optimize)
+                           graph=graph, optimize=args.optimize, guards=args.guards)
     fw = Firmware.from_build_dir(out)
     with connect(fw, port=args.port, runner=args.runner) as conn:
         if conn.info.info.model_sha256 != graph.sha256:
@@ -91,7 +81,9 @@ def run(args: argparse.Namespace) -> int:
                 task = prog.add_task(f"validating on {built.board.id}", total=len(cases))
                 report = validate_cases(on_device, model_bytes, cases,
                                         progress=lambda k: prog.update(task, completed=k))
-    res = {"model": str(args.model), "board": built.board.id, **report.to_json()}
+    res = {"model": str(args.model), "board": built.board.id, **report.to_json(),
+           "stack_bound_bytes": built.stack_bytes,
+           "stack_reserved_bytes": built.manifest.get("stack_reserved_bytes")}
     if args.json:
         emit_json(res)
     else:
@@ -99,6 +91,10 @@ def run(args: argparse.Namespace) -> int:
         color = "green" if ok else "red"
         stdout.print(f"[{color}]{report.bit_exact_cases}/{report.cases} cases bit-exact[/] "
                      f"with the tflite-micro reference on {built.board.name}")
+        if report.stack_peak:
+            stdout.print(f"stack: measured peak {report.stack_peak:,} B, bound "
+                         f"{built.stack_bytes:,} B, reserved "
+                         f"{built.manifest.get('stack_reserved_bytes') or 0:,} B")
         if report.first_mismatch is not None:
             m = report.first_mismatch
             stdout.print(f"first mismatch: case {m.case}, output {m.output}, position "

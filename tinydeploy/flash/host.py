@@ -19,6 +19,7 @@ import tty
 from tinydeploy.boards import Board
 from tinydeploy.errors import ToolchainError
 from tinydeploy.flash.runner import Device, Firmware, Runner
+from tinydeploy.procs import die_with_parent
 
 
 class HostDevice(Device):
@@ -38,8 +39,10 @@ class HostDevice(Device):
         if self.proc is not None:
             return
         try:
+            # die_with_parent: a SIGKILLed tinydeploy takes the host firmware with it
             self.proc = subprocess.Popen([self.exe], stdin=self.master, stdout=self.master,
-                                         stderr=self._stderr, close_fds=True)
+                                         stderr=self._stderr, close_fds=True,
+                                         preexec_fn=die_with_parent())
         except OSError as e:
             raise ToolchainError(f"cannot run host firmware {self.exe}: {e}") from None
         threading.Thread(target=self._watch, daemon=True).start()

@@ -25,6 +25,7 @@ from typing import Any
 from tinydeploy.boards import Board
 from tinydeploy.errors import ToolchainError
 from tinydeploy.flash.runner import Device, Firmware, Runner
+from tinydeploy.procs import die_with_parent
 
 PTY_LINE = re.compile(r"char device redirected to (\S+) \(label uart0\)")
 QEMU = "qemu-system-arm"
@@ -172,8 +173,9 @@ class QemuRunner(Runner):
 
     def start(self, firmware: Firmware, *, timeout: float = 120.0) -> QemuDevice:
         cmd = qemu_command(firmware.board, firmware.elf, self.icount)
+        # die_with_parent: a SIGKILLed tinydeploy (no handler runs) takes QEMU with it
         proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT)
+                                stderr=subprocess.STDOUT, preexec_fn=die_with_parent())
         try:
             return QemuDevice(proc, firmware.board, timeout)
         except BaseException:

@@ -210,6 +210,44 @@ def conv_rows_back_order(rows: int) -> Callable[[KernelCall], AccessOrder]:
     return order
 
 
+C1_ROWS = 12   # twin of TD_C1_ROWS (td_conv2d_c1_s8_dsp.c): kernel rows gathered at a time
+
+
+def _c1_row_ranges(call: KernelCall) -> tuple[np.ndarray, np.ndarray]:
+    """Per output pixel (flat order) the kernel rows [k0, k1) inside the image, as
+    td_tap_range gives them (k1 == k0 when none)."""
+    b, oh, ow = _p(call, "batches"), _p(call, "out_h"), _p(call, "out_w")
+    fh, dh, sh = _p(call, "filter_h"), _p(call, "dilation_h"), _p(call, "stride_h")
+    iy0 = np.arange(oh) * sh - _p(call, "pad_h")
+    k0 = np.clip(-(iy0 // dh), 0, fh)            # ceil(-iy0 / dh), at least 0
+    k1 = np.clip((_p(call, "in_h") - 1 - iy0) // dh + 1, 0, fh)
+    k1 = np.maximum(k1, k0)
+    per_pixel = np.repeat(np.arange(oh), ow)
+    return np.tile(k0[per_pixel], b), np.tile(k1[per_pixel], b)
+
+
+def conv_c1_order(lanes: int) -> Callable[[KernelCall], AccessOrder]:
+    """td_conv2d_c1_s8_dsp: output pixels in pairs (2j, 2j + 1) of flat order, a pair whose
+    pixels see different kernel rows one pixel after the other; per pair (or single pixel) one
+    sub-step per group of ``lanes`` output channels and one for an odd rest. With at most
+    C1_ROWS kernel rows the pair's windows are all read (gathered) before its first output;
+    taller kernels gather again for every group, so the windows are last read at the pair's
+    last sub-step."""
+    def order(call: KernelCall) -> AccessOrder:
+        in_c, out_c = _p(call, "in_c"), _p(call, "out_c")
+        k0, k1 = _c1_row_ranges(call)
+        n = k0.size
+        px = np.arange(n)
+        mate = np.minimum(px ^ 1, n - 1)
+        matched = (k0 == k0[mate]) & (k1 == k1[mate])
+        step = np.where(matched, px & ~1, px)
+        groups = -(-out_c // lanes)
+        last = 0 if _p(call, "filter_h") <= C1_ROWS else groups - 1
+        return _combine(call, in_c, out_c, lambda lp, c: step[lp] * groups + last,
+                        lambda p, o: step[p] * groups + o // lanes)
+    return order
+
+
 def conv_1x1_back_ref_order(call: KernelCall) -> AccessOrder:
     """td_conv2d_1x1_back_s8_ref: one step per output element, pixels from the last to the
     first, channels in order; each step reads the whole input pixel, so an input pixel's

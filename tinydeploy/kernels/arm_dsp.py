@@ -35,6 +35,7 @@ import numpy as np
 
 from tinydeploy.fixedpoint import accumulator_bound, rounding_form_holds
 from tinydeploy.kernels.access import (
+    conv_c1_order,
     conv_rows_back_order,
     conv_rows_order,
     dwconv_lanes_order,
@@ -45,12 +46,14 @@ from tinydeploy.kernels.depthwise import DWCONV2D_S8_REF
 from tinydeploy.kernels.fully_connected import FULLY_CONNECTED_S8_REF
 from tinydeploy.kernels.pooling import AVGPOOL2D_S8_REF
 from tinydeploy.kernels.registry import ConstArray, KernelCall, KernelVariant, register
-from tinydeploy.model.ir import DepthwiseConv2DOptions, Graph, Operator
+from tinydeploy.model.ir import Conv2DOptions, DepthwiseConv2DOptions, Graph, Operator
 
 ARM_DIR = "kernels/arm"
 DSP = frozenset({"dsp"})
 SIMD_HEADER = f"{ARM_DIR}/td_simd.h"
-DW3X3_TAPS_H = f"{ARM_DIR}/td_dw3x3_taps.h"   # 3x3 depthwise tap pointers (private)
+DW3X3_TAPS_H = f"{ARM_DIR}/td_dw3x3_taps.h"   # 3x3 depthwise tap pointers (the mve kernel)
+DW_HEADER = f"{ARM_DIR}/td_dwconv2d_dsp.h"     # what the dsp depthwise kernels share
+DOT4_HEADER = f"{ARM_DIR}/td_dot4_s8_dsp.h"    # four dot products (FC, one-channel dw)
 GEMM_HEADER = f"{ARM_DIR}/td_gemm_s8_dsp.h"
 
 # |x + input_offset| <= 255 and |w| <= 128: a pair of products stays inside int32 and the
@@ -74,9 +77,9 @@ def rounding_form(rows: np.ndarray, call: KernelCall) -> int:
 # Instructions per multiply-accumulate, requantization and loop overhead included, measured
 # on QEMU mps2-an386 (-icount, -O2) on the DS-CNN, micro_speech and AD01-shaped layers.
 INSTRUCTIONS_PER_MAC = {
-    "td_conv2d_1x1_s8_dsp": 1.4, "td_conv2d_s8_dsp": 2.1, "td_dwconv2d_3x3_s8_dsp": 5.7,
+    "td_conv2d_1x1_s8_dsp": 1.33, "td_conv2d_s8_dsp": 2.1, "td_dwconv2d_3x3_s8_dsp": 4.4,
     "td_dwconv2d_s8_dsp": 7.0, "td_fully_connected_s8_dsp": 1.85,
-    "td_dwconv2d_c1_s8_dsp": 2.6,
+    "td_dwconv2d_c1_s8_dsp": 2.9, "td_conv2d_c1_s8_dsp": 1.75,
 }
 
 
@@ -133,7 +136,7 @@ def fold_bias(filter_rows: np.ndarray, bias: np.ndarray | None, input_offset: in
 
 
 GEMM_ROWS = 4          # twin of TD_GEMM_ROWS: input rows (pixels) per filter-row pass
-GEMM_ROWS_IM2COL = 4   # twin of TD_GEMM_ROWS_IM2COL (td_conv2d_s8_dsp)
+GEMM_ROWS_IM2COL = 4   # twin of TD_GEMM_ROWS as td_conv2d_s8_dsp uses it
 
 
 def rows_bytes(depth: int, rows: int = GEMM_ROWS) -> int:
@@ -163,28 +166,45 @@ def conv_1x1_accepts(graph: Graph, op: Operator) -> str | None:
     filt = graph.tensor(op.inputs[1])
     if filt.shape[1:3] != (1, 1):
         return f"filter is {filt.shape[1]}x{filt.shape[2]}, 1x1 required"
+    if filt.shape[3] > PW_STACK_DEPTH:
+        return (f"{filt.shape[3]} input channels: the rows buffer in the kernel's stack frame "
+                f"holds {PW_STACK_DEPTH} (td_conv2d_s8_dsp takes deeper pointwise layers)")
     return None
+
+
+# Twin of TD_GEMM_STACK_DEPTH: the pointwise kernels' rows buffer is a fixed 512-byte array in
+# their stack frame (no arena scratch), enough for this many input channels.
+PW_STACK_DEPTH = 64
 
 
 def _conv_1x1_prepare(graph: Graph, op: Operator) -> KernelCall:
     call = CONV2D_S8_REF.prepare(graph, op)
     assert call.param("pad_h") == 0 and call.param("pad_w") == 0
     depth = int(call.param("in_c"))
-    return as_dsp_gemm_call(call, "td_conv2d_1x1_s8_dsp", depth, rows_bytes(depth))
+    return as_dsp_gemm_call(call, "td_conv2d_1x1_s8_dsp", depth, 0)
 
 
-def conv_scratch_bytes(filter_h: int, filter_w: int, in_c: int) -> int:
+def conv_scratch_bytes(filter_h: int, filter_w: int, in_c: int, pointwise: bool = False
+                       ) -> int:
     """Twin of td_conv2d_s8_dsp_scratch_size: the rows buffer and GEMM_ROWS_IM2COL im2col
-    columns of the depth rounded up to 4 bytes."""
+    columns of the depth rounded up to 4 bytes (no columns for a ``pointwise`` call: a 1x1
+    filter without padding)."""
     depth = filter_h * filter_w * in_c
-    return rows_bytes(depth, GEMM_ROWS_IM2COL) + GEMM_ROWS_IM2COL * ((depth + 3) & ~3)
+    cols = 0 if pointwise else GEMM_ROWS_IM2COL * ((depth + 3) & ~3)
+    return rows_bytes(depth, GEMM_ROWS_IM2COL) + cols
 
 
 def _conv_prepare(graph: Graph, op: Operator) -> KernelCall:
     call = CONV2D_S8_REF.prepare(graph, op)
     fh, fw, c = (int(call.param(k)) for k in ("filter_h", "filter_w", "in_c"))
-    return as_dsp_gemm_call(call, "td_conv2d_s8_dsp", fh * fw * c,
-                            conv_scratch_bytes(fh, fw, c))
+    pointwise = (fh, fw) == (1, 1) and call.param("pad_h") == 0 and call.param("pad_w") == 0
+    dsp = as_dsp_gemm_call(call, "td_conv2d_s8_dsp", fh * fw * c,
+                           conv_scratch_bytes(fh, fw, c, pointwise))
+    if pointwise:   # no im2col: the pointwise kernel's rate
+        rows = dsp.const("filter").values.reshape(-1, c)
+        dsp = replace(dsp, instructions=estimated_instructions("td_conv2d_1x1_s8_dsp", rows,
+                                                               dsp))
+    return dsp
 
 
 def _conv_1x1_back_prepare(graph: Graph, op: Operator) -> KernelCall:
@@ -196,7 +216,7 @@ CONV2D_1X1_S8_DSP = register(KernelVariant(
     sources=(f"{ARM_DIR}/td_conv2d_1x1_s8_dsp.c", GEMM_HEADER, SIMD_HEADER), requires=DSP,
     accepts=conv_1x1_accepts, prepare=_conv_1x1_prepare, priority=20,
     access=conv_rows_order(GEMM_ROWS), twins=("td_conv2d_1x1_back_s8_dsp",),
-    code_bytes=3900))
+    code_bytes=2800))
 
 # The same product back to front: never chosen by priority (it only changes the order), put
 # in the forward kernel's place by the planner when its output should trail its input.
@@ -205,14 +225,62 @@ CONV2D_1X1_BACK_S8_DSP = register(KernelVariant(
     sources=(f"{ARM_DIR}/td_conv2d_1x1_back_s8_dsp.c", GEMM_HEADER, SIMD_HEADER),
     requires=DSP, accepts=conv_1x1_accepts, prepare=_conv_1x1_back_prepare, priority=19,
     access=conv_rows_back_order(GEMM_ROWS), twins=("td_conv2d_1x1_s8_dsp",),
-    code_bytes=3900))
+    code_bytes=2800))
 
 CONV2D_S8_DSP = register(KernelVariant(
     op="CONV_2D", impl="dsp", symbol="td_conv2d_s8_dsp",
     sources=(f"{ARM_DIR}/td_conv2d_s8_dsp.c", GEMM_HEADER, SIMD_HEADER), requires=DSP,
     accepts=_conv_common, prepare=_conv_prepare, priority=10,
     access=conv_rows_order(GEMM_ROWS_IM2COL),
-    code_bytes=4550))
+    code_bytes=3500))
+
+
+C1_LANES = 2   # output channels per group of td_conv2d_c1_s8_dsp
+
+
+def interleave_rows(rows: np.ndarray, lanes: int) -> np.ndarray:
+    """[out_c, depth] int8 (depth % 4 == 0) -> the same bytes with every whole group of
+    ``lanes`` rows interleaved per block of four values ([group][depth / 4][lanes][4]); the
+    last ``out_c % lanes`` rows as they are."""
+    rows = np.asarray(rows, dtype=np.int8)
+    oc, depth = rows.shape
+    assert depth % 4 == 0, depth
+    g = oc // lanes
+    head = rows[:lanes * g].reshape(g, lanes, depth // 4, 4).transpose(0, 2, 1, 3)
+    return np.concatenate([head.reshape(-1), rows[lanes * g:].reshape(-1)]).astype(np.int8)
+
+
+def conv_c1_accepts(graph: Graph, op: Operator) -> str | None:
+    """One input channel, filters four taps wide, no horizontal dilation."""
+    why = _conv_common(graph, op)
+    if why is not None:
+        return why
+    inp, filt = graph.tensor(op.inputs[0]), graph.tensor(op.inputs[1])
+    opts = op.options
+    assert isinstance(opts, Conv2DOptions)   # checked by the reference's accepts
+    if inp.shape[3] != 1:
+        return f"{inp.shape[3]} input channels, 1 required"
+    if filt.shape[2] != 4:
+        return f"filter is {filt.shape[2]} taps wide, 4 required"
+    if opts.dilation_w != 1:
+        return f"horizontal dilation {opts.dilation_w}, 1 required"
+    return None
+
+
+def _conv_c1_prepare(graph: Graph, op: Operator) -> KernelCall:
+    call = CONV2D_S8_REF.prepare(graph, op)
+    depth = int(call.param("filter_h")) * 4
+    rows = call.const("filter").values.astype(np.int8).reshape(-1, depth)
+    return as_dsp_call(call, "td_conv2d_c1_s8_dsp", rows, 0, interleave_rows(rows, C1_LANES))
+
+
+# One input channel, four taps wide (a keyword-spotting first layer): no im2col, no scratch.
+CONV2D_C1_S8_DSP = register(KernelVariant(
+    op="CONV_2D", impl="dsp", symbol="td_conv2d_c1_s8_dsp",
+    sources=(f"{ARM_DIR}/td_conv2d_c1_s8_dsp.c", GEMM_HEADER, SIMD_HEADER),
+    requires=DSP, accepts=conv_c1_accepts, prepare=_conv_c1_prepare, priority=15,
+    access=conv_c1_order(C1_LANES),
+    code_bytes=3000))
 
 
 # --- DEPTHWISE_CONV_2D --------------------------------------------------------------------
@@ -243,14 +311,17 @@ def _dw3x3_dsp_accepts(graph: Graph, op: Operator) -> str | None:
 
 
 def group_dw_taps(taps: np.ndarray) -> np.ndarray:
-    """[9, C] int8 depthwise taps -> int8 [ceil(C/4)][9][4]: group g, tap t = channels 4g ..
-    4g+3 of tap t (0 where the channel does not exist; no padding when C % 4 == 0)."""
+    """[9, C] int8 depthwise taps (C % 4 == 0) -> the layout td_dwconv2d_3x3_s8_dsp.c reads
+    (the same bytes): per group g of channels 4g .. 4g+3, for the tap pairs (t, u) = (0, 1),
+    (2, 3), (4, 5), (6, 7) the words [c0 t, c1 t, c0 u, c1 u] [c2 t, c3 t, c2 u, c3 u], then
+    tap 8 as [c0, c1, c2, c3]."""
     taps = np.asarray(taps, dtype=np.int8)
     ntaps, c = taps.shape
-    groups = (c + 3) // 4
-    padded = np.zeros((ntaps, 4 * groups), dtype=np.int8)
-    padded[:, :c] = taps
-    return np.ascontiguousarray(padded.reshape(ntaps, groups, 4).transpose(1, 0, 2)).reshape(-1)
+    assert ntaps == 9 and c % 4 == 0, (ntaps, c)
+    g = taps.reshape(9, c // 4, 4).transpose(1, 0, 2)          # [groups][9 taps][4 ch]
+    pairs = g[:, :8].reshape(-1, 4, 2, 2, 2)                   # [g][pair][tap][half][ch]
+    pairs = pairs.transpose(0, 1, 3, 2, 4).reshape(-1, 32)      # [g][pair][half][tap][ch]
+    return np.ascontiguousarray(np.concatenate([pairs, g[:, 8]], axis=1)).reshape(-1)
 
 
 def _dw_prepare(graph: Graph, op: Operator) -> KernelCall:
@@ -258,22 +329,16 @@ def _dw_prepare(graph: Graph, op: Operator) -> KernelCall:
     c = int(call.param("in_c"))
     taps = call.const("filter").values.astype(np.int8).reshape(9, c)
     # the accumulator bound wants [out_c, depth] rows: channel c's row is its 9 taps
-    return as_dsp_call(call, "td_dwconv2d_3x3_s8_dsp", taps.T, dw_scratch_bytes(c),
-                       group_dw_taps(taps))
-
-
-def dw_scratch_bytes(channels: int) -> int:
-    """Twin of td_dwconv2d_3x3_s8_dsp_scratch_size: one row of the input zero point, read by
-    the taps that fall outside the image."""
-    return channels
+    return as_dsp_call(call, "td_dwconv2d_3x3_s8_dsp", taps.T, 0, group_dw_taps(taps))
 
 
 DWCONV2D_3X3_S8_DSP = register(KernelVariant(
     op="DEPTHWISE_CONV_2D", impl="dsp", symbol="td_dwconv2d_3x3_s8_dsp",
-    sources=(f"{ARM_DIR}/td_dwconv2d_3x3_s8_dsp.c", SIMD_HEADER, DW3X3_TAPS_H), requires=DSP,
+    sources=(f"{ARM_DIR}/td_dwconv2d_3x3_s8_dsp.c", SIMD_HEADER, DW_HEADER),
+    requires=DSP,
     accepts=_dw3x3_dsp_accepts, prepare=_dw_prepare, priority=20,
     access=dwconv_lanes_order(4),
-    code_bytes=4000))
+    code_bytes=3100))
 
 
 def _dw_dsp_accepts(graph: Graph, op: Operator) -> str | None:
@@ -296,7 +361,7 @@ def _dw_general_prepare(graph: Graph, op: Operator) -> KernelCall:
 
 DWCONV2D_S8_DSP = register(KernelVariant(
     op="DEPTHWISE_CONV_2D", impl="dsp", symbol="td_dwconv2d_s8_dsp",
-    sources=(f"{ARM_DIR}/td_dwconv2d_s8_dsp.c", SIMD_HEADER), requires=DSP,
+    sources=(f"{ARM_DIR}/td_dwconv2d_s8_dsp.c", SIMD_HEADER, DW_HEADER), requires=DSP,
     accepts=_dw_dsp_accepts, prepare=_dw_general_prepare, priority=10,
     access=dwconv_lanes_order(1),
     code_bytes=3400))   # groups of 4 read before written: within lanes(1)
@@ -350,20 +415,47 @@ DWCONV2D_C1_GEMM_S8_DSP = register(KernelVariant(
     code_bytes=4550))
 
 
+def group_c1_taps(taps: np.ndarray) -> np.ndarray:
+    """[kh, kw, M] int8 one-channel depthwise taps -> the layout td_dwconv2d_c1_s8_dsp.c reads
+    (the same bytes): per group of four channels and kernel row, kw // 4 blocks [4 channels]
+    [4 taps], then for kw % 4 >= 2 taps 4F, 4F+1 as [c0 t0, c1 t0, c0 t1, c1 t1][c2 t0, c3 t0,
+    c2 t1, c3 t1], then for an odd kw % 4 the last tap [c0..c3]; the last M % 4 channels as
+    [channel][kh][kw]."""
+    taps = np.asarray(taps, dtype=np.int8)
+    kh, kw, m = taps.shape
+    f4 = kw & ~3
+    parts = []
+    for g in range(m // 4):
+        t = taps[:, :, 4 * g:4 * g + 4]                          # [kh][kw][4]
+        for ky in range(kh):
+            row = t[ky]                                          # [kw][4]
+            parts.append(row[:f4].reshape(-1, 4, 4).transpose(0, 2, 1).reshape(-1))
+            if kw - f4 >= 2:
+                pair = row[f4:f4 + 2]                            # [2 taps][4 channels]
+                parts.append(pair.reshape(2, 2, 2).transpose(1, 0, 2).reshape(-1))
+            if (kw - f4) & 1:
+                parts.append(row[kw - 1])
+    rest = taps[:, :, 4 * (m // 4):]
+    parts.append(np.ascontiguousarray(rest.transpose(2, 0, 1)).reshape(-1))
+    return np.concatenate(parts).astype(np.int8)
+
+
 def _dw_c1_prepare(graph: Graph, op: Operator) -> KernelCall:
     call = DWCONV2D_S8_REF.prepare(graph, op)
     m = int(call.param("out_c"))
-    taps = call.const("filter").values.astype(np.int8).reshape(-1, m)
-    rows = np.ascontiguousarray(taps.T)          # [M][kh * kw]
-    return as_dsp_call(call, "td_dwconv2d_c1_s8_dsp", rows, 0, rows.reshape(-1))
+    kh, kw = int(call.param("filter_h")), int(call.param("filter_w"))
+    taps = call.const("filter").values.astype(np.int8).reshape(kh, kw, m)
+    rows = np.ascontiguousarray(taps.reshape(-1, m).T)          # [M][kh * kw]
+    return as_dsp_call(call, "td_dwconv2d_c1_s8_dsp", rows, 0, group_c1_taps(taps))
 
 
 DWCONV2D_C1_S8_DSP = register(KernelVariant(
     op="DEPTHWISE_CONV_2D", impl="dsp", symbol="td_dwconv2d_c1_s8_dsp",
-    sources=(f"{ARM_DIR}/td_dwconv2d_c1_s8_dsp.c", SIMD_HEADER), requires=DSP,
+    sources=(f"{ARM_DIR}/td_dwconv2d_c1_s8_dsp.c", SIMD_HEADER, DW_HEADER, DOT4_HEADER),
+    requires=DSP,
     accepts=_dw_as_conv_accepts, prepare=_dw_c1_prepare, priority=30,
     access=dwconv_ref_order,
-    code_bytes=1900))
+    code_bytes=2700))
 
 
 # --- FULLY_CONNECTED ----------------------------------------------------------------------
@@ -408,10 +500,10 @@ def interleave_fc_rows(rows: np.ndarray) -> np.ndarray:
 
 
 def fc_interleaved(call: KernelCall) -> KernelCall:
-    """``call`` with its filter interleaved when the kernel reads it so: input_offset 0 and
-    a depth that is a multiple of 4 (td_fully_connected_s8_dsp.c)."""
+    """``call`` with its filter interleaved when the kernel reads it so: a depth that is a
+    multiple of 4 (td_fully_connected_s8_dsp.c)."""
     depth = int(call.param("accum_depth"))
-    if int(call.param("input_offset")) != 0 or depth % 4 or depth == 0:
+    if depth % 4 or depth == 0:
         return call
     rows = call.const("filter").values.astype(np.int8).reshape(-1, depth)
     consts = tuple(ConstArray("filter", "int8_t", interleave_fc_rows(rows))
@@ -421,9 +513,10 @@ def fc_interleaved(call: KernelCall) -> KernelCall:
 
 FULLY_CONNECTED_S8_DSP = register(KernelVariant(
     op="FULLY_CONNECTED", impl="dsp", symbol="td_fully_connected_s8_dsp",
-    sources=(f"{ARM_DIR}/td_fully_connected_s8_dsp.c", GEMM_HEADER, SIMD_HEADER),
+    sources=(f"{ARM_DIR}/td_fully_connected_s8_dsp.c", GEMM_HEADER, SIMD_HEADER,
+             DOT4_HEADER),
     requires=DSP, accepts=_fc_accepts, prepare=_fc_prepare, priority=20,
-    code_bytes=1150))
+    code_bytes=1170))
 
 
 # --- AVERAGE_POOL_2D over the whole image --------------------------------------------------

@@ -27,6 +27,7 @@ import numpy as np
 from tinydeploy.fixedpoint import quantize_multiplier
 from tinydeploy.kernels.common import REF_DIR, activation_range, f32, ref_variant
 from tinydeploy.kernels.elementwise import (
+    add_params,
     binary_reason,
     broadcast_shape,
     broadcast_strides,
@@ -85,14 +86,8 @@ def sub_params(s0: float, z0: int, s1: float, z1: int, so: float, zo: int) -> Pa
     """TFLM CalculateOpDataSub (int8). The source divides the float32 scales in float32, but
     the tflite-micro build that is the oracle gives the double ratios' bytes (checked: with
     float32 ratios 0.05 / 0.22 rounds to another multiplier and one output of the golden
-    case differs by one), as ADD's do."""
-    twice_max = 2.0 * max(f32(s0), f32(s1))
-    m0, sh0 = quantize_multiplier(f32(s0) / twice_max)
-    m1, sh1 = quantize_multiplier(f32(s1) / twice_max)
-    mo, sho = quantize_multiplier(twice_max / ((1 << SUB_LEFT_SHIFT) * f32(so)))
-    return {"left_shift": SUB_LEFT_SHIFT, "in0_offset": -z0, "in0_mult": m0, "in0_shift": sh0,
-            "in1_offset": -z1, "in1_mult": m1, "in1_shift": sh1, "out_offset": zo,
-            "out_mult": mo, "out_shift": sho}
+    case differs by one), as ADD's do: `elementwise.add_params` with SUB's left shift."""
+    return add_params(s0, z0, s1, z1, so, zo, SUB_LEFT_SHIFT)
 
 
 def squared_difference_params(s0: float, z0: int, s1: float, z1: int, so: float, zo: int
@@ -201,11 +196,14 @@ def _prepare_prelu(graph: Graph, op: Operator) -> KernelCall:
 
 
 def _variant(op: str, symbol: str, accepts: Callable[[Graph, Operator], str | None],
-             prepare: Callable[[Graph, Operator], KernelCall]) -> None:
-    register(ref_variant(op, symbol, accepts, prepare, inplace=True, headers=HEADERS))
+             prepare: Callable[[Graph, Operator], KernelCall],
+             headers: tuple[str, ...] = ()) -> None:
+    register(ref_variant(op, symbol, accepts, prepare, inplace=True,
+                         headers=HEADERS + headers))
 
 
-_variant("SUB", "td_sub_s8_ref", _accepts_sub, _prepare_sub)
+_variant("SUB", "td_sub_s8_ref", _accepts_sub, _prepare_sub,
+         (f"{REF_DIR}/td_addsub_one.h",))
 _variant("MAXIMUM", "td_maximum_s8_ref", _accepts_minmax, _prepare_minmax("td_maximum_s8_ref"))
 _variant("MINIMUM", "td_minimum_s8_ref", _accepts_minmax, _prepare_minmax("td_minimum_s8_ref"))
 _variant("SQUARED_DIFFERENCE", "td_squared_difference_s8_ref", _accepts_sqdiff,

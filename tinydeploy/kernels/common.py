@@ -13,6 +13,8 @@ computed here.
 
 from __future__ import annotations
 
+import functools
+import re
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -71,23 +73,26 @@ def compute_padding(stride: int, dilation: int, size: int, filt: int, out: int) 
     return total // 2
 
 
-def activation_range(act: Activation, out: Tensor) -> tuple[int, int] | None:
-    """TFLite ``CalculateActivationRangeQuantized`` for int8 outputs; None when the fused
-    activation has no clamp form (TANH, SIGN_BIT)."""
+def activation_range(act: Activation, out: Tensor, limits: tuple[int, int] = (INT8_MIN, INT8_MAX)
+                     ) -> tuple[int, int] | None:
+    """TFLite ``CalculateActivationRangeQuantized`` for an output whose type spans ``limits``
+    (int8 unless said; the 16x8 kernels pass int16's); None when the fused activation has no
+    clamp form (TANH, SIGN_BIT)."""
     scale = np.float32(out.scale)
     zp = out.zero_point
+    lo, hi = limits
 
     def q(v: float) -> int:
         return zp + round_half_away(float(np.float32(v) / scale))
 
     if act == Activation.NONE:
-        return INT8_MIN, INT8_MAX
+        return lo, hi
     if act == Activation.RELU:
-        return max(INT8_MIN, q(0.0)), INT8_MAX
+        return max(lo, q(0.0)), hi
     if act == Activation.RELU6:
-        return max(INT8_MIN, q(0.0)), min(INT8_MAX, q(6.0))
+        return max(lo, q(0.0)), min(hi, q(6.0))
     if act == Activation.RELU_N1_TO_1:
-        return max(INT8_MIN, q(-1.0)), min(INT8_MAX, q(1.0))
+        return max(lo, q(-1.0)), min(hi, q(1.0))
     return None
 
 
@@ -105,15 +110,54 @@ def per_channel_multipliers(input_scale: float, filter_scales: Sequence[float],
     return mult, shift
 
 
+def int8_shifts(shift: np.ndarray) -> np.ndarray:
+    """The per-channel shifts as the int8 array the kernels read (``const int8_t *shift``): a
+    quarter of the flash of int32. Every shift of `quantize_multiplier` that a kernel can apply
+    lies in [-31, 30] (td_requant.h); one outside would wrap, so it is refused here."""
+    s = np.asarray(shift, dtype=np.int64).reshape(-1)
+    if s.size and (int(s.min()) < -31 or int(s.max()) > 30):
+        raise ValueError(f"per-channel shift range [{int(s.min())}, {int(s.max())}] is outside "
+                         "[-31, 30]: an effective scale of 2^30 or more is not representable")
+    return s.astype(np.int8)
+
+
+@functools.cache
+def private_headers(source: str) -> tuple[str, ...]:
+    """The headers next to ``source`` (a path relative to firmware/) that it includes,
+    directly or through one another, sorted: the private bodies a kernel's source needs
+    copied beside it (``#include "x.h"`` of a file in the same folder; the shared
+    firmware/kernels headers are copied into every project anyway). Empty when the source
+    is not there (a variant declared before its C exists fails at build time instead)."""
+    from tinydeploy.resources import firmware_dir
+
+    root = firmware_dir()
+    found: set[str] = set()
+    todo = [source]
+    while todo:
+        path = root / todo.pop()
+        if not path.is_file():
+            continue
+        for name in re.findall(r'^\s*#\s*include\s+"([^"/]+)"', path.read_text(), re.M):
+            rel = str(path.parent.relative_to(root) / name)
+            if (root / rel).is_file() and rel not in found:
+                found.add(rel)
+                todo.append(rel)
+    return tuple(sorted(found))
+
+
 def ref_variant(op: str, symbol: str, accepts: Callable[[Graph, Operator], str | None],
                 prepare: Callable[[Graph, Operator], KernelCall], *, inplace: bool = False,
                 source: str | None = None, headers: tuple[str, ...] = (),
                 access: Callable[[KernelCall], object] | None = None) -> KernelVariant:
     """A reference kernel variant: no board feature required, priority 0, the one source
     ``kernels/ref/<symbol>.c`` unless ``source`` names another (a kernel shared by ops),
-    then the private ``headers`` it includes (copied into the project, never compiled)."""
+    then the private ``headers`` it includes (copied into the project, never compiled):
+    those listed, then any other the source includes (`private_headers`), so a kernel
+    whose body moves into a shared header needs no change where it is registered."""
+    src = source or f"{REF_DIR}/{symbol}.c"
+    found = tuple(h for h in private_headers(src) if h not in headers)
     return KernelVariant(op=op, impl="ref", symbol=symbol,
-                         sources=(source or f"{REF_DIR}/{symbol}.c", *headers),
+                         sources=(src, *headers, *found),
                          requires=frozenset(), accepts=accepts, prepare=prepare,
                          inplace=inplace, access=access)
 
@@ -131,6 +175,12 @@ def check_int8_tensor(t: Tensor | None, role: str, *, per_tensor: bool = True) -
     if any(s <= 0 for s in t.quant.scale):
         return f"{role} '{t.name}' has a non-positive scale"
     return None
+
+
+def plan_reason(plan: object) -> str | None:
+    """The `accepts` answer of an op's plan function, which returns either its plan or the
+    reason there is none (a str): that reason, else None."""
+    return plan if isinstance(plan, str) else None
 
 
 def first_reason(*reasons: str | None) -> str | None:
@@ -243,7 +293,7 @@ def per_channel_requant(inp: Tensor, filt: Tensor, bias: Tensor | None, out: Ten
                         ) -> tuple[tuple[ConstArray, ...], tuple[int, int], tuple[Param, ...]]:
     """What CONV_2D, DEPTHWISE_CONV_2D and FULLY_CONNECTED prepare alike: the const arrays
     ``filter`` (int8, in the file's layout), ``bias`` (int32, when present), ``mult`` and
-    ``shift`` (int32, one per output channel), in that order; the activation's clamp range;
+    ``shift`` (int32 and int8, one per output channel), in that order; the activation's clamp range;
     and the pointer fields ``filter, bias, mult, shift`` of the params (``bias`` is NULL when
     the op has none). The caller's `accepts` has checked every tensor."""
     assert filt.quant is not None
@@ -251,7 +301,8 @@ def per_channel_requant(inp: Tensor, filt: Tensor, bias: Tensor | None, out: Ten
     rng = activation_range(act, out)
     assert rng is not None
     consts = [ConstArray("filter", "int8_t", np.asarray(filt.data, np.int8).reshape(-1)),
-              ConstArray("mult", "int32_t", mult), ConstArray("shift", "int32_t", shift)]
+              ConstArray("mult", "int32_t", mult),
+              ConstArray("shift", "int8_t", int8_shifts(shift))]
     if bias is not None:
         consts.insert(1, ConstArray("bias", "int32_t",
                                     np.asarray(bias.data, np.int32).reshape(-1)))
@@ -259,3 +310,47 @@ def per_channel_requant(inp: Tensor, filt: Tensor, bias: Tensor | None, out: Ten
         ("filter", "@filter"), ("bias", "@bias" if bias is not None else "NULL"),
         ("mult", "@mult"), ("shift", "@shift"))
     return tuple(consts), rng, pointers
+
+
+# --- copy ops: one body for int8 and int16 ------------------------------------------------
+
+TensorReason = Callable[[Tensor | None, str], str | None]
+
+
+def elem_variants(op: str, stem: str, elems: Sequence[tuple[str, TensorReason]],
+                  accepts: Callable[[Graph, Operator, TensorReason], str | None],
+                  prepare: Callable[[Graph, Operator, TensorReason, str], KernelCall], *,
+                  headers: tuple[str, ...] = ()) -> list[KernelVariant]:
+    """The reference variants of a pure data-movement op, one per element type: for each
+    (short, tensor_reason) of ``elems`` (("s8", int8 check), ("s16", int16 check)) the kernel
+    ``td_<stem>_<short>_ref``, whose `accepts` runs the op's checks with that element
+    check and whose `prepare` is told the symbol. Such ops copy stored values and never
+    requantize, so the host's counts, offsets and strides are in elements and the same for
+    both types; the C kernels of both include one body (``headers``, typically
+    ``td_<stem>_body.h``)."""
+    variants = []
+    for short, reason in elems:
+        symbol = f"td_{stem}_{short}_ref"
+
+        def acc(graph: Graph, op_: Operator, reason: TensorReason = reason) -> str | None:
+            return accepts(graph, op_, reason)
+
+        def prep(graph: Graph, op_: Operator, reason: TensorReason = reason,
+                 symbol: str = symbol) -> KernelCall:
+            return prepare(graph, op_, reason, symbol)
+
+        variants.append(ref_variant(op, symbol, acc, prep, headers=headers))
+    return variants
+
+
+def int16_reason(t: Tensor | None, role: str) -> str | None:
+    """None when ``t`` is a per-tensor int16 tensor with zero point 0."""
+    if t is None:
+        return f"{role} is missing"
+    if t.dtype is not DType.INT16:
+        return f"{role} '{t.name}' is {t.dtype.name}, INT16 required (16x8 variant)"
+    if t.quant is None or len(t.quant.scale) != 1 or not t.quant.scale[0] > 0:
+        return f"{role} '{t.name}' is not per-tensor quantized"
+    if t.quant.zero_point[0] != 0:
+        return f"{role} '{t.name}' has zero point {t.quant.zero_point[0]}; 16x8 requires 0"
+    return None

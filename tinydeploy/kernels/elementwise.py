@@ -183,14 +183,16 @@ def _args(graph: Graph, op: Operator, swapped: bool, b: Tensor) -> tuple[str, ..
 # --- ADD --------------------------------------------------------------------------------
 
 
-def add_params(s0: float, z0: int, s1: float, z1: int, so: float, zo: int
-               ) -> dict[str, int]:
-    """TFLM CalculateOpDataAdd for int8 (scales are float32 values)."""
+def add_params(s0: float, z0: int, s1: float, z1: int, so: float, zo: int,
+               left_shift: int = ADD_LEFT_SHIFT) -> dict[str, int]:
+    """TFLM CalculateOpDataAdd (scales are float32 values, ratios in double): both inputs
+    rescaled to twice the larger scale after a left shift of ``left_shift`` (20 for int8,
+    15 for int16); SUB's Prepare is the same arithmetic."""
     twice_max = 2.0 * max(f32(s0), f32(s1))
     m0, sh0 = quantize_multiplier(f32(s0) / twice_max)
     m1, sh1 = quantize_multiplier(f32(s1) / twice_max)
-    mo, sho = quantize_multiplier(twice_max / ((1 << ADD_LEFT_SHIFT) * f32(so)))
-    return {"left_shift": ADD_LEFT_SHIFT, "in0_offset": -z0, "in0_mult": m0, "in0_shift": sh0,
+    mo, sho = quantize_multiplier(twice_max / ((1 << left_shift) * f32(so)))
+    return {"left_shift": left_shift, "in0_offset": -z0, "in0_mult": m0, "in0_shift": sh0,
             "in1_offset": -z1, "in1_mult": m1, "in1_shift": sh1, "out_offset": zo,
             "out_mult": mo, "out_shift": sho}
 
@@ -328,9 +330,9 @@ def _prepare_dequantize(graph: Graph, op: Operator) -> KernelCall:
 BCAST_HEADER = f"{REF_DIR}/td_bcast_rows.h"
 
 register(ref_variant("ADD", "td_add_s8_ref", _accepts_add, _prepare_add, inplace=True,
-                     headers=(BCAST_HEADER,)))
+                     headers=(BCAST_HEADER, f"{REF_DIR}/td_addsub_one.h")))
 register(ref_variant("MUL", "td_mul_s8_ref", _binary_reason, _prepare_mul, inplace=True,
-                     headers=(BCAST_HEADER,)))
+                     headers=(BCAST_HEADER, f"{REF_DIR}/td_mul_one.h")))
 register(ref_variant("QUANTIZE", LUT_SYMBOL, _accepts_quantize_s8, lut_prepare(
     lambda x, y, op: requantize_lut(x.scale, x.zero_point, y.scale, y.zero_point)),
                      inplace=True, source=LUT_SOURCE))

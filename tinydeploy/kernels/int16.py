@@ -22,14 +22,19 @@ import numpy as np
 
 from tinydeploy.fixedpoint import quantize_multiplier, round_half_away
 from tinydeploy.kernels.common import (
+    activation_range,
     check_window_output,
     compute_padding,
     f32,
+    int8_shifts,
+    int16_reason,
     optional_input,
     per_channel_multipliers,
     ref_variant,
 )
+from tinydeploy.kernels.pooling import pool_prepare, pool_reason
 from tinydeploy.kernels.registry import ConstArray, KernelCall, register
+from tinydeploy.kernels.softmax import softmax_s8_prepare, softmax_s8_reason
 from tinydeploy.model.ir import (
     Activation,
     ActivationOptions,
@@ -39,7 +44,6 @@ from tinydeploy.model.ir import (
     FullyConnectedOptions,
     Graph,
     Operator,
-    Pool2DOptions,
     SoftmaxOptions,
     Tensor,
 )
@@ -48,38 +52,16 @@ INT16_MIN, INT16_MAX = -(1 << 15), (1 << 15) - 1
 _SHORT = {DType.INT8: "s8", DType.INT16: "s16", DType.INT32: "s32"}
 
 
-def int16_reason(t: Tensor | None, role: str) -> str | None:
-    """None when ``t`` is a per-tensor int16 tensor with zero point 0."""
-    if t is None:
-        return f"{role} is missing"
-    if t.dtype is not DType.INT16:
-        return f"{role} '{t.name}' is {t.dtype.name}, INT16 required (16x8 variant)"
-    if t.quant is None or len(t.quant.scale) != 1 or not t.quant.scale[0] > 0:
-        return f"{role} '{t.name}' is not per-tensor quantized"
-    if t.quant.zero_point[0] != 0:
-        return f"{role} '{t.name}' has zero point {t.quant.zero_point[0]}; 16x8 requires 0"
-    return None
-
-
 def activation_range16(act: Activation, out: Tensor) -> tuple[int, int] | None:
     """TFLite CalculateActivationRangeQuantized for an int16 output (zero point 0)."""
-    scale = np.float32(out.scale)
-
-    def q(v: float) -> int:
-        return round_half_away(float(np.float32(v) / scale))
-
-    if act == Activation.NONE:
-        return INT16_MIN, INT16_MAX
-    if act == Activation.RELU:
-        return max(INT16_MIN, q(0.0)), INT16_MAX
-    if act == Activation.RELU6:
-        return max(INT16_MIN, q(0.0)), min(INT16_MAX, q(6.0))
-    if act == Activation.RELU_N1_TO_1:
-        return max(INT16_MIN, q(-1.0)), min(INT16_MAX, q(1.0))
-    return None
+    return activation_range(act, out, (INT16_MIN, INT16_MAX))
 
 
-def _weights_reason(filt: Tensor | None, bias: Tensor | None, oc: int, axis: int) -> str | None:
+def _weights_reason(filt: Tensor | None, bias: Tensor | None, oc: int, axis: int,
+                    bias_type: DType | None = DType.INT64) -> str | None:
+    """The filter and bias checks of the 16x8 weighted ops; ``bias_type`` is the bias dtype
+    of the variant (INT64, or INT32 for the _b32 kernels, which also need a bias; None: the
+    op has no int32-bias path in TFLM)."""
     if filt is None or filt.dtype is not DType.INT8 or filt.quant is None or filt.data is None:
         return "filter must be a constant int8 tensor"
     n = len(filt.quant.scale)
@@ -87,10 +69,15 @@ def _weights_reason(filt: Tensor | None, bias: Tensor | None, oc: int, axis: int
         return f"filter '{filt.name}' has {n} scales for {oc} channels or non-zero zero points"
     if n > 1 and filt.quant.axis != axis:
         return f"filter '{filt.name}' is quantized along axis {filt.quant.axis}, {axis} required"
+    if bias_type is DType.INT32 and bias is None:
+        return "no bias (this variant: an int32 bias)"
     if bias is not None:
-        if bias.dtype is not DType.INT64:
-            return (f"bias '{bias.name}' is {bias.dtype.name}; the 16x8 kernels take int64 bias "
-                    "(TFLM's int32-bias path is not compiled)")
+        if bias_type is None and bias.dtype is not DType.INT64:
+            return (f"bias '{bias.name}' is {bias.dtype.name}; TFLM's 16x8 kernel of this op "
+                    "reads an int64 bias")
+        if bias_type is not None and bias.dtype is not bias_type:
+            return (f"bias '{bias.name}' is {bias.dtype.name} (this variant: "
+                    f"{bias_type.name} bias)")
         if bias.data is None or bias.size != oc:
             return f"bias '{bias.name}' must be constant with {oc} values"
     return None
@@ -101,30 +88,46 @@ def _requant_consts(x: Tensor, filt: Tensor, bias: Tensor | None, out: Tensor, o
     assert filt.quant is not None and filt.data is not None
     mult, shift = per_channel_multipliers(x.scale, filt.quant.scale, out.scale, oc)
     consts = [ConstArray("filter", "int8_t", np.asarray(filt.data, np.int8).reshape(-1)),
-              ConstArray("mult", "int32_t", mult), ConstArray("shift", "int32_t", shift)]
+              ConstArray("mult", "int32_t", mult),
+              ConstArray("shift", "int8_t", int8_shifts(shift))]
+    field = "bias"
     if bias is not None:
         assert bias.data is not None
-        consts.append(ConstArray("bias", "int64_t", np.asarray(bias.data, np.int64).reshape(-1)))
-    return tuple(consts), (("filter", "@filter"), ("bias", "@bias" if bias else "NULL"),
+        if bias.dtype is DType.INT32:
+            field = "bias32"
+            consts.append(ConstArray(field, "int32_t",
+                                     np.asarray(bias.data, np.int32).reshape(-1)))
+        else:
+            consts.append(ConstArray(field, "int64_t",
+                                     np.asarray(bias.data, np.int64).reshape(-1)))
+    return tuple(consts), (("filter", "@filter"), (field, f"@{field}" if bias else "NULL"),
                            ("mult", "@mult"), ("shift", "@shift"))
+
+
+def _symbol16(stem: str, graph: Graph, op: Operator) -> str:
+    """``<stem>_ref``, or ``<stem>_b32_ref`` when the op's bias is int32 (TFLM's int32
+    accumulator path)."""
+    bias = optional_input(graph, op, 2)
+    return f"{stem}_b32_ref" if bias is not None and bias.dtype is DType.INT32 else \
+        f"{stem}_ref"
 
 
 # --- FULLY_CONNECTED 16x8 -----------------------------------------------------------------
 
 
-def _accepts_fc(graph: Graph, op: Operator) -> str | None:
+def _accepts_fc(graph: Graph, op: Operator, bias_type: DType = DType.INT64) -> str | None:
     opts = op.options
     if not isinstance(opts, FullyConnectedOptions) or opts.weights_format != 0:
         return "missing FullyConnectedOptions or shuffled weights"
     x, filt = graph.tensor(op.inputs[0]), graph.tensor(op.inputs[1])
     out = graph.tensor(op.outputs[0])
-    why = int16_reason(x, "input") or int16_reason(out, "output")
+    why = _io16(x, out)
     if why:
         return why
     if len(filt.shape) != 2:
         return f"filter '{filt.name}' must be 2-D"
     oc, depth = filt.shape
-    why = _weights_reason(filt, optional_input(graph, op, 2), oc, 0)
+    why = _weights_reason(filt, optional_input(graph, op, 2), oc, 0, bias_type)
     if why:
         return why
     if not out.shape or out.shape[-1] != oc or x.size != (out.size // oc) * depth:
@@ -147,34 +150,43 @@ def _prepare_fc(graph: Graph, op: Operator) -> KernelCall:
     assert act is not None
     params = (("batches", out.size // oc), ("accum_depth", depth), ("out_c", oc),
               ("act_min", act[0]), ("act_max", act[1]), *pointers)
-    return KernelCall("td_fully_connected_s16_ref", "td_fully_connected_s16_params_t", params,
+    return KernelCall(_symbol16("td_fully_connected_s16", graph, op),
+                      "td_fully_connected_s16_params_t", params,
                       consts, ("in0", "out0"))
 
 
 # --- CONV_2D 16x8 -------------------------------------------------------------------------
 
 
-def _accepts_conv(graph: Graph, op: Operator) -> str | None:
+def _accepts_conv(graph: Graph, op: Operator, bias_type: DType = DType.INT64) -> str | None:
     opts = op.options
     if not isinstance(opts, Conv2DOptions):
         return "missing Conv2DOptions"
     x, filt = graph.tensor(op.inputs[0]), graph.tensor(op.inputs[1])
     out = graph.tensor(op.outputs[0])
-    why = int16_reason(x, "input") or int16_reason(out, "output")
+    why = _io16(x, out)
     if why:
         return why
     if len(x.shape) != 4 or len(filt.shape) != 4:
         return "input and filter must be 4-D"
     oc, fh, fw, fc = filt.shape
-    why = _weights_reason(filt, optional_input(graph, op, 2), oc, 0)
+    why = _weights_reason(filt, optional_input(graph, op, 2), oc, 0, bias_type)
     if why:
         return why
     c = x.shape[3]
     if fc <= 0 or c % fc or oc % (c // fc):
         return f"channels {c} / filter channels {fc} / outputs {oc} do not form groups"
+    return _window_reason(opts, out, x.shape, (fh, fw), oc)
+
+
+def _window_reason(opts: Conv2DOptions | DepthwiseConv2DOptions, out: Tensor,
+                   in_shape: tuple[int, ...], filter_hw: tuple[int, int], oc: int
+                   ) -> str | None:
+    """The checks the 16x8 convolutions share after their tensor checks: a fused activation
+    with an int16 clamp, and the output shape TFLite computes for the window."""
     if activation_range16(opts.activation, out) is None:
         return f"fused activation {opts.activation.name} is not supported"
-    return check_window_output(out, opts.padding, x.shape, (fh, fw),
+    return check_window_output(out, opts.padding, in_shape, filter_hw,
                                (opts.stride_h, opts.stride_w),
                                (opts.dilation_h, opts.dilation_w), oc)
 
@@ -206,7 +218,8 @@ def _prepare_conv(graph: Graph, op: Operator) -> KernelCall:
     params = (("batches", n), ("in_h", h), ("in_w", w), ("in_c", c), ("out_h", oh),
               ("out_w", ow), ("out_c", oc), ("filter_h", fh), ("filter_w", fw),
               ("filter_c", fc), *_window_act_params(opts, out, (h, w), (fh, fw)), *pointers)
-    return KernelCall("td_conv2d_s16_ref", "td_conv2d_s16_params_t", params, consts,
+    return KernelCall(_symbol16("td_conv2d_s16", graph, op), "td_conv2d_s16_params_t", params,
+                      consts,
                       ("in0", "out0"))
 
 
@@ -219,22 +232,18 @@ def _accepts_dw(graph: Graph, op: Operator) -> str | None:
         return "missing DepthwiseConv2DOptions"
     x, filt = graph.tensor(op.inputs[0]), graph.tensor(op.inputs[1])
     out = graph.tensor(op.outputs[0])
-    why = int16_reason(x, "input") or int16_reason(out, "output")
+    why = _io16(x, out)
     if why:
         return why
     if len(x.shape) != 4 or len(filt.shape) != 4 or filt.shape[0] != 1:
         return "input must be 4-D and the filter [1, H, W, C*M]"
     oc, c = filt.shape[3], x.shape[3]
-    why = _weights_reason(filt, optional_input(graph, op, 2), oc, 3)
+    why = _weights_reason(filt, optional_input(graph, op, 2), oc, 3, None)
     if why:
         return why
     if c == 0 or oc % c or opts.depth_multiplier != oc // c:
         return f"filter channels {oc}, input channels {c}, multiplier {opts.depth_multiplier}"
-    if activation_range16(opts.activation, out) is None:
-        return f"fused activation {opts.activation.name} is not supported"
-    return check_window_output(out, opts.padding, x.shape, (filt.shape[1], filt.shape[2]),
-                               (opts.stride_h, opts.stride_w),
-                               (opts.dilation_h, opts.dilation_w), oc)
+    return _window_reason(opts, out, x.shape, (filt.shape[1], filt.shape[2]), oc)
 
 
 def _prepare_dw(graph: Graph, op: Operator) -> KernelCall:
@@ -254,38 +263,7 @@ def _prepare_dw(graph: Graph, op: Operator) -> KernelCall:
 
 
 def _accepts_pool(graph: Graph, op: Operator) -> str | None:
-    opts = op.options
-    if not isinstance(opts, Pool2DOptions):
-        return "missing Pool2DOptions"
-    x, out = graph.tensor(op.inputs[0]), graph.tensor(op.outputs[0])
-    why = int16_reason(x, "input") or int16_reason(out, "output")
-    if why:
-        return why
-    if len(x.shape) != 4 or min(opts.filter_h, opts.filter_w, opts.stride_h, opts.stride_w) < 1:
-        return "input must be 4-D with windows and strides >= 1"
-    if activation_range16(opts.activation, out) is None:
-        return f"fused activation {opts.activation.name} is not supported"
-    return check_window_output(out, opts.padding, x.shape, (opts.filter_h, opts.filter_w),
-                               (opts.stride_h, opts.stride_w), (1, 1), x.shape[3])
-
-
-def _prepare_pool(symbol: str) -> Callable[[Graph, Operator], KernelCall]:
-    def prepare(graph: Graph, op: Operator) -> KernelCall:
-        opts = op.options
-        assert isinstance(opts, Pool2DOptions)
-        x, out = graph.tensor(op.inputs[0]), graph.tensor(op.outputs[0])
-        n, h, w, c = x.shape
-        _, oh, ow, _ = out.shape
-        act = activation_range16(opts.activation, out)
-        assert act is not None
-        params = (("batches", n), ("in_h", h), ("in_w", w), ("channels", c), ("out_h", oh),
-                  ("out_w", ow), ("filter_h", opts.filter_h), ("filter_w", opts.filter_w),
-                  ("stride_h", opts.stride_h), ("stride_w", opts.stride_w),
-                  ("pad_h", compute_padding(opts.stride_h, 1, h, opts.filter_h, oh)),
-                  ("pad_w", compute_padding(opts.stride_w, 1, w, opts.filter_w, ow)),
-                  ("act_min", act[0]), ("act_max", act[1]))
-        return KernelCall(symbol, "td_pool2d_params_t", params, (), ("in0", "out0"))
-    return prepare
+    return pool_reason(graph, op, _io16)
 
 
 # --- ADD int16 ------------------------------------------------------------------------------
@@ -334,15 +312,12 @@ def _accepts_add16(graph: Graph, op: Operator) -> str | None:
 
 
 def _prepare_add16(graph: Graph, op: Operator) -> KernelCall:
-    from tinydeploy.kernels.elementwise import broadcast_shape, broadcast_strides
+    from tinydeploy.kernels.elementwise import add_params, broadcast_shape, broadcast_strides
 
     a, b = graph.op_inputs(op)
     out = graph.op_outputs(op)[0]
     assert a is not None and b is not None
-    twice_max = 2.0 * max(f32(a.scale), f32(b.scale))
-    m0, sh0 = quantize_multiplier(f32(a.scale) / twice_max)
-    m1, sh1 = quantize_multiplier(f32(b.scale) / twice_max)
-    mo, sho = quantize_multiplier(twice_max / ((1 << ADD16_LEFT_SHIFT) * f32(out.scale)))
+    q = add_params(a.scale, 0, b.scale, 0, out.scale, 0, ADD16_LEFT_SHIFT)
     act = op.options.activation if isinstance(op.options, ActivationOptions) else \
         Activation.NONE
     rng = activation_range16(act, out)
@@ -351,11 +326,9 @@ def _prepare_add16(graph: Graph, op: Operator) -> KernelCall:
     assert bs is not None
     dims, st0, st1 = broadcast_strides(a.shape, b.shape, bs)
     params: tuple[tuple[str, int | float | str], ...] = (
-        ("left_shift", ADD16_LEFT_SHIFT), ("in0_offset", 0), ("in0_mult", m0),
-        ("in0_shift", sh0), ("in1_offset", 0), ("in1_mult", m1), ("in1_shift", sh1),
-        ("out_offset", 0), ("out_mult", mo), ("out_shift", sho), ("act_min", rng[0]),
-        ("act_max", rng[1]), ("out_dims", "@out_dims"), ("in0_strides", "@in0_strides"),
-        ("in1_strides", "@in1_strides"), ("in1_const", "NULL"))
+        *q.items(), ("act_min", rng[0]), ("act_max", rng[1]), ("out_dims", "@out_dims"),
+        ("in0_strides", "@in0_strides"), ("in1_strides", "@in1_strides"),
+        ("in1_const", "NULL"))
     symbol = "td_sub_s16_ref" if op.opcode == "SUB" else "td_add_s16_ref"
     return KernelCall(symbol, "td_add_params_t", params,
                       (ConstArray("out_dims", "int32_t", np.array(dims, np.int32)),
@@ -470,32 +443,104 @@ def _prepare_concat16(graph: Graph, op: Operator) -> KernelCall:
 # --- SOFTMAX int8 -> int16 --------------------------------------------------------------
 
 
-def _accepts_softmax16(graph: Graph, op: Operator) -> str | None:
-    if not isinstance(op.options, SoftmaxOptions):
-        return "missing SoftmaxOptions"
-    x, out = graph.tensor(op.inputs[0]), graph.tensor(op.outputs[0])
-    if x.dtype is not DType.INT8 or out.dtype is not DType.INT16:
-        return f"{x.dtype.name} -> {out.dtype.name} (this variant: INT8 -> INT16)"
-    if x.quant is None or out.quant is None or len(x.quant.scale) != 1:
-        return "input and output must be per-tensor quantized"
+def _softmax16_output_reason(out: Tensor) -> str | None:
+    if out.dtype is not DType.INT16 or out.quant is None or len(out.quant.scale) != 1:
+        return f"output '{out.name}' is {out.dtype.name} (this variant: per-tensor INT16)"
     if out.zero_point != INT16_MIN or abs(out.scale - 1 / 65536) > 0.001 / 65536:
         return (f"output '{out.name}' has scale {out.scale:g} and zero point {out.zero_point}; "
                 "TFLM requires 1/65536 and -32768 for int8 -> int16 softmax")
-    from tinydeploy.kernels.softmax import softmax_shape_beta_reason
-
-    return softmax_shape_beta_reason(x, out, op.options.beta)
+    return None
 
 
-def _prepare_softmax16(graph: Graph, op: Operator) -> KernelCall:
-    from tinydeploy.kernels.softmax import softmax_exp_table
+def _accepts_softmax16(graph: Graph, op: Operator) -> str | None:
+    return softmax_s8_reason(graph, op, _softmax16_output_reason)
 
+
+# --- SOFTMAX int16 -> int16 ------------------------------------------------------------------
+
+LUT16_SIZE = 513   # TFLite's int16 tables: 512 steps and the end point
+
+
+def lut16_populate(input_scale: float, input_zp: int, output_scale: float,
+                   transform: Callable[[np.float32], np.float32]) -> np.ndarray:
+    """TFLite's ``LUTPopulateInt16<float>`` (output zero point 0): 512 samples of
+    ``transform`` over the input range and the end point, each lowered by half the error of
+    linear interpolation at the interval's midpoint, all in float32 as TFLite (so the
+    device's ``LUTLookup`` interpolation is unbiased)."""
+    f = np.float32
+    scale_in, scale_out = f(input_scale), f(output_scale)
+    in_min = f(scale_in * f(INT16_MIN - input_zp))
+    in_max = f(scale_in * f(INT16_MAX - input_zp))
+    out_min = f(scale_out * f(INT16_MIN))
+    out_max = f(scale_out * f(INT16_MAX))
+    steps = LUT16_SIZE - 1
+    step = f(f(in_max - in_min) / f(steps))
+    half = f(step / f(2))
+    inv = f(f(65536) / f(out_max - out_min))
+
+    def rnd(v: np.float32) -> np.float32:
+        return f(round_half_away(float(v)))
+
+    def clamp(v: np.float32) -> int:
+        return int(min(max(v, f(INT16_MIN)), f(INT16_MAX)))
+
+    lut = []
+    for i in range(steps):
+        x0 = f(in_min + f(f(i) * step))
+        val = transform(x0)
+        mid = transform(f(x0 + half))
+        nxt = transform(f(in_min + f(f(i + 1) * step)))
+        sample = rnd(f(val * inv))
+        interp = rnd(f(f(f(nxt * inv) + sample) / f(2)))
+        bias = rnd(f(f(interp - rnd(f(mid * inv))) / f(2)))
+        lut.append(clamp(f(sample - bias)))
+    lut.append(clamp(rnd(f(transform(in_max) * inv))))
+    return np.array(lut, dtype=np.int16)
+
+
+def softmax16_tables() -> tuple[np.ndarray, np.ndarray]:
+    """TFLM's int16 SOFTMAX tables: exp over [-10, 0] and 1 / (1 + x) over [0, 1], both
+    into Q0.15 (the same for every model)."""
+    from tinydeploy.kernels.unary import exp32
+
+    rng = INT16_MAX - INT16_MIN
+    f = np.float32
+    exp_lut = lut16_populate(float(f(10.0) / f(rng)), INT16_MAX, float(f(2.0) / f(rng)),
+                             exp32)
+    inv_lut = lut16_populate(float(f(1.0) / f(rng)), INT16_MIN, float(f(2.0) / f(rng)),
+                             lambda v: f(f(1.0) / f(f(1.0) + v)))
+    return exp_lut, inv_lut
+
+
+def _accepts_softmax_s16(graph: Graph, op: Operator) -> str | None:
+    if not isinstance(op.options, SoftmaxOptions):
+        return "missing SoftmaxOptions"
+    x, out = graph.tensor(op.inputs[0]), graph.tensor(op.outputs[0])
+    why = _io16(x, out)
+    if why:
+        return why
+    if abs(out.scale - 1 / 32768) > 0.001 / 32768:
+        return (f"output '{out.name}' has scale {out.scale:g}; TFLM requires 1/32768 for "
+                "int16 softmax")
+    if not x.shape or x.shape != out.shape:
+        return f"shapes {list(x.shape)} -> {list(out.shape)} differ"
+    mult, shift = quantize_multiplier(f32(x.scale) * f32(op.options.beta) / (10.0 / 65535.0))
+    if mult == 0 or shift > 30:
+        return f"input scale {x.scale:g} with beta {op.options.beta:g} is outside TFLM's range"
+    return None
+
+
+def _prepare_softmax_s16(graph: Graph, op: Operator) -> KernelCall:
     assert isinstance(op.options, SoftmaxOptions)
     x = graph.tensor(op.inputs[0])
-    table, _ = softmax_exp_table(op.options.beta, x.scale)
+    mult, shift = quantize_multiplier(f32(x.scale) * f32(op.options.beta) / (10.0 / 65535.0))
+    exp_lut, inv_lut = softmax16_tables()
     depth = x.shape[-1]
-    return KernelCall("td_softmax_s8_s16_ref", "td_softmax_params_t",
-                      (("rows", x.size // depth), ("depth", depth), ("exp_lut", "@exp_lut")),
-                      (ConstArray("exp_lut", "int32_t", table),), ("in0", "out0"))
+    return KernelCall("td_softmax_s16_ref", "td_softmax_s16_params_t",
+                      (("rows", x.size // depth), ("depth", depth), ("mult", mult),
+                       ("shift", shift), ("exp_lut", "@exp_lut"), ("inv_lut", "@inv_lut")),
+                      (ConstArray("exp_lut", "int16_t", exp_lut),
+                       ConstArray("inv_lut", "int16_t", inv_lut)), ("in0", "out0"))
 
 
 # --- QUANTIZE between integer types, DEQUANTIZE int16 --------------------------------------
@@ -552,15 +597,89 @@ def _prepare_dequant16(graph: Graph, op: Operator) -> KernelCall:
                        ("zero_point", x.zero_point)), (), ("in0", "out0"))
 
 
-register(ref_variant("FULLY_CONNECTED", "td_fully_connected_s16_ref", _accepts_fc, _prepare_fc,
-                     headers=("kernels/ref/td_requant64.h",)))
-register(ref_variant("CONV_2D", "td_conv2d_s16_ref", _accepts_conv, _prepare_conv,
-                     headers=("kernels/ref/td_requant64.h",)))
+# --- LOGISTIC / TANH int16 ------------------------------------------------------------------
+
+def sigmoid16_table() -> np.ndarray:
+    """TFLite's 256-entry sigmoid table (`recurrent.SIGMOID_TABLE_Q16`, measured from the
+    interpreter) as the kernels' uint16 constant array."""
+    from tinydeploy.kernels.recurrent import SIGMOID_TABLE_Q16
+
+    return np.array(SIGMOID_TABLE_Q16, dtype=np.uint16)
+
+
+def checked_log2(x: float) -> tuple[bool, int]:
+    """TFLite ``CheckedLog2`` in float32: (x is a power of two within 1e-3 in log2, the
+    rounded exponent)."""
+    lg = np.float32(np.log(np.float32(x))) * np.float32(np.float32(1.0) /
+                                                        np.float32(np.log(np.float32(2.0))))
+    r = round_half_away(float(lg))
+    return abs(float(np.float32(lg - np.float32(r)))) < 1e-3, r
+
+
+def sigmoid16_multiplier(input_scale: float, tanh: bool) -> tuple[int, int]:
+    """TFLM's int16 LOGISTIC/TANH Prepare and the power-of-two case of its Eval: (mult,
+    shift) with x = (in * mult + round) >> shift in units of 1/(3 * 4096), i.e. 2^17 for
+    +-10.7. A power-of-two input scale 2^-12 (and 2^-11 for TANH) becomes mult 3 << shift,
+    shift 0; any other scale is scale * 3 * 4096 doubled up to above 16383.5, truncated."""
+    pot, log2r = checked_log2(input_scale)
+    left_shift = 12 + log2r
+    if pot and left_shift in ((0, 1) if tanh else (0,)):
+        return 3 << left_shift, 0
+    m = f32(input_scale) * 4096.0 * 3.0
+    shift = 0
+    while m <= 32767.0 / 2.0 and shift <= 30:
+        shift += 1
+        m *= 2.0
+    return int(m), shift
+
+
+def _accepts_sigmoid16(graph: Graph, op: Operator) -> str | None:
+    ins, outs = graph.op_inputs(op), graph.op_outputs(op)
+    if len(ins) != 1 or len(outs) != 1:
+        return f"expects 1 input and 1 output, has {len(ins)} and {len(outs)}"
+    x, y = ins[0], outs[0]
+    why = _io16(x, y)
+    if why:
+        return why
+    assert x is not None
+    if x.size != y.size:
+        return f"input has {x.size} elements, output {y.size}"
+    pot, log2r = checked_log2(y.scale)
+    if not pot or log2r != -15:
+        return (f"output '{y.name}' has scale {y.scale:g}; TFLM's int16 {op.opcode} requires "
+                "2^-15 (1/32768)")
+    mult, _ = sigmoid16_multiplier(x.scale, op.opcode == "TANH")
+    if mult > INT16_MAX:
+        return (f"input '{x.name}' scale {x.scale:g} gives multiplier {mult} above 32767 "
+                "(TFLM's limit: input scale below about 2.67)")
+    return None
+
+
+def _prepare_sigmoid16(graph: Graph, op: Operator) -> KernelCall:
+    x = graph.op_inputs(op)[0]
+    assert x is not None
+    mult, shift = sigmoid16_multiplier(x.scale, op.opcode == "TANH")
+    symbol = "td_tanh_s16_ref" if op.opcode == "TANH" else "td_logistic_s16_ref"
+    return KernelCall(symbol, "td_sigmoid16_params_t",
+                      (("size", x.size), ("mult", mult), ("shift", shift), ("lut", "@lut")),
+                      (ConstArray("lut", "uint16_t", sigmoid16_table()),), ("in0", "out0"))
+
+
+for _op, _stem, _acc, _prep in (
+        ("FULLY_CONNECTED", "td_fully_connected_s16", _accepts_fc, _prepare_fc),
+        ("CONV_2D", "td_conv2d_s16", _accepts_conv, _prepare_conv)):
+    for _suffix, _bias in (("", DType.INT64), ("_b32", DType.INT32)):
+        register(ref_variant(
+            _op, f"{_stem}{_suffix}_ref",
+            lambda g, o, _a=_acc, _b=_bias: _a(g, o, _b), _prep,  # type: ignore[misc]
+            headers=(f"kernels/ref/{_stem.replace('_s16', '')}_body.h",
+                     "kernels/ref/td_accum.h", "kernels/ref/td_requant64.h")))
 register(ref_variant("DEPTHWISE_CONV_2D", "td_dwconv2d_s16_ref", _accepts_dw, _prepare_dw,
-                     headers=("kernels/ref/td_requant64.h",)))
+                     headers=("kernels/ref/td_dwconv2d_body.h", "kernels/ref/td_accum.h",
+                              "kernels/ref/td_requant64.h")))
 for _op, _sym in (("AVERAGE_POOL_2D", "td_avgpool2d_s16_ref"),
                   ("MAX_POOL_2D", "td_maxpool2d_s16_ref")):
-    register(ref_variant(_op, _sym, _accepts_pool, _prepare_pool(_sym),
+    register(ref_variant(_op, _sym, _accepts_pool, pool_prepare(_sym, (INT16_MIN, INT16_MAX)),
                          headers=("kernels/ref/td_pool2d_body.h",
                                   "kernels/ref/td_pool2d_window.h")))
 for _src, _dst in ((DType.INT16, DType.INT8), (DType.INT8, DType.INT16),
@@ -571,19 +690,24 @@ for _src, _dst in ((DType.INT16, DType.INT8), (DType.INT8, DType.INT16),
                          inplace=_src.itemsize == _dst.itemsize,
                          headers=("kernels/ref/td_requant_body.h",)))
 register(ref_variant("ADD", "td_add_s16_ref", _accepts_add16, _prepare_add16, inplace=True,
-                     headers=("kernels/ref/td_bcast_rows.h",)))
+                     headers=("kernels/ref/td_bcast_rows.h", "kernels/ref/td_addsub_one.h")))
 register(ref_variant("SUB", "td_sub_s16_ref", _accepts_add16, _prepare_add16, inplace=True,
-                     headers=("kernels/ref/td_bcast_rows.h",)))
+                     headers=("kernels/ref/td_bcast_rows.h", "kernels/ref/td_addsub_one.h")))
 register(ref_variant("MUL", "td_mul_s16_ref", _accepts_mul16, _prepare_mul16, inplace=True,
-                     headers=("kernels/ref/td_bcast_rows.h",)))
+                     headers=("kernels/ref/td_bcast_rows.h", "kernels/ref/td_mul_one.h")))
 register(ref_variant("MEAN", "td_mean_s16_ref", _accepts_mean16, _prepare_mean16,
                      headers=("kernels/ref/td_mean_body.h", "kernels/ref/td_bcast_rows.h")))
 register(ref_variant("SUM", "td_mean_s16_ref", _accepts_mean16, _prepare_mean16,
                      headers=("kernels/ref/td_mean_body.h", "kernels/ref/td_bcast_rows.h")))
 register(ref_variant("CONCATENATION", "td_concatenation_s16_ref", _accepts_concat16,
-                     _prepare_concat16))
-register(ref_variant("SOFTMAX", "td_softmax_s8_s16_ref", _accepts_softmax16, _prepare_softmax16,
+                     _prepare_concat16, headers=("kernels/ref/td_concatenation_body.h",)))
+register(ref_variant("SOFTMAX", "td_softmax_s8_s16_ref", _accepts_softmax16,
+                     softmax_s8_prepare("td_softmax_s8_s16_ref"),
                      headers=("kernels/ref/td_softmax_body.h", "kernels/ref/td_gemmlowp.h")))
 register(ref_variant("DEQUANTIZE", "td_dequantize_s16_ref", _accepts_dequant16,
                      _prepare_dequant16))
-
+for _op, _sym in (("LOGISTIC", "td_logistic_s16_ref"), ("TANH", "td_tanh_s16_ref")):
+    register(ref_variant(_op, _sym, _accepts_sigmoid16, _prepare_sigmoid16, inplace=True,
+                         headers=("kernels/ref/td_sigmoid16.h",)))
+register(ref_variant("SOFTMAX", "td_softmax_s16_ref", _accepts_softmax_s16, _prepare_softmax_s16,
+                     headers=("kernels/ref/td_lut16.h",)))

@@ -1,7 +1,9 @@
-"""int8 data-movement ops: TRANSPOSE, DEPTH_TO_SPACE, SPACE_TO_DEPTH, SPLIT, SPLIT_V, PACK.
+"""Data-movement ops: TRANSPOSE, DEPTH_TO_SPACE, SPACE_TO_DEPTH, SPLIT, SPLIT_V, PACK.
 
-None of them computes: TFLite Micro copies the stored int8 values, so the kernels do too and
-the host turns every op into a copy pattern:
+None of them computes: TFLite Micro copies the stored values, so the kernels do too and the
+host turns every op into a copy pattern, in elements, the same for int8 and int16 (TFLM has
+int16 kernels of TRANSPOSE, SPLIT, SPLIT_V and PACK; the block ops are int8 only); each op's
+int8 and int16 kernels include one body (`td_<op>_body.h`, see `common.elem_variants`):
 
 * TRANSPOSE and the two block ops become one 6-D permutation on ``td_transpose_s8_ref``:
   DEPTH_TO_SPACE sees its input [N, H, W, C] as [N, H, W, b, b, C/b^2] and writes it as
@@ -21,7 +23,14 @@ from __future__ import annotations
 import numpy as np
 
 from tinydeploy.kernels.activations import int8_per_tensor_reason
-from tinydeploy.kernels.common import const_ints, i32, ref_variant
+from tinydeploy.kernels.common import (
+    TensorReason,
+    const_ints,
+    elem_variants,
+    i32,
+    int16_reason,
+    plan_reason,
+)
 from tinydeploy.kernels.registry import ConstArray, KernelCall, register
 from tinydeploy.model.ir import BlockSizeOptions, Graph, Operator, PackOptions, Tensor
 
@@ -29,6 +38,8 @@ TRANSPOSE_DIMS = 6
 TFLM_TRANSPOSE_MAX_RANK = 5
 SPLIT_MAX_OUTPUTS = 16
 CONCAT_MAX_INPUTS = 10
+S8: tuple[tuple[str, TensorReason], ...] = (("s8", int8_per_tensor_reason),)
+COPY_ELEMS: tuple[tuple[str, TensorReason], ...] = S8 + (("s16", int16_reason),)
 
 
 def permutation_strides(in_shape: tuple[int, ...], perm: list[int]
@@ -54,20 +65,21 @@ def permutation_strides(in_shape: tuple[int, ...], perm: list[int]
     return [1] * lead + [e for e, _ in merged], [0] * lead + [s for _, s in merged]
 
 
-def _transpose_call(in_shape: tuple[int, ...], perm: list[int]) -> KernelCall:
+def _transpose_call(in_shape: tuple[int, ...], perm: list[int], symbol: str) -> KernelCall:
     dims, strides = permutation_strides(in_shape, perm)
-    return KernelCall(symbol="td_transpose_s8_ref", params_type="td_transpose_params_t",
+    return KernelCall(symbol=symbol, params_type="td_transpose_params_t",
                       params=(("out_dims", "@out_dims"), ("in_strides", "@in_strides")),
                       consts=(ConstArray("out_dims", "int32_t", i32(dims)),
                               ConstArray("in_strides", "int32_t", i32(strides))),
                       args=("in0", "out0"))
 
 
-def _io(graph: Graph, op: Operator, n_in: int) -> tuple[Tensor, Tensor] | str:
+def _io(graph: Graph, op: Operator, n_in: int, reason: TensorReason
+        ) -> tuple[Tensor, Tensor] | str:
     ins, outs = graph.op_inputs(op), graph.op_outputs(op)
     if len(ins) != n_in or len(outs) != 1:
         return f"expects {n_in} input(s) and 1 output, has {len(ins)} and {len(outs)}"
-    why = int8_per_tensor_reason(ins[0], "input") or int8_per_tensor_reason(outs[0], "output")
+    why = reason(ins[0], "input") or reason(outs[0], "output")
     if why:
         return why
     x = ins[0]
@@ -80,8 +92,9 @@ def _io(graph: Graph, op: Operator, n_in: int) -> tuple[Tensor, Tensor] | str:
 # --- TRANSPOSE ------------------------------------------------------------------------------
 
 
-def _transpose_plan(graph: Graph, op: Operator) -> tuple[Tensor, list[int]] | str:
-    io = _io(graph, op, 2)
+def _transpose_plan(graph: Graph, op: Operator, reason: TensorReason
+                    ) -> tuple[Tensor, list[int]] | str:
+    io = _io(graph, op, 2, reason)
     if isinstance(io, str):
         return io
     x, y = io
@@ -100,23 +113,24 @@ def _transpose_plan(graph: Graph, op: Operator) -> tuple[Tensor, list[int]] | st
     return x, perm
 
 
-def _accepts_transpose(graph: Graph, op: Operator) -> str | None:
-    plan = _transpose_plan(graph, op)
-    return plan if isinstance(plan, str) else None
+def _accepts_transpose(graph: Graph, op: Operator, reason: TensorReason) -> str | None:
+    return plan_reason(_transpose_plan(graph, op, reason))
 
 
-def _prepare_transpose(graph: Graph, op: Operator) -> KernelCall:
-    plan = _transpose_plan(graph, op)
+def _prepare_transpose(graph: Graph, op: Operator, reason: TensorReason,
+                       symbol: str) -> KernelCall:
+    plan = _transpose_plan(graph, op, reason)
     assert not isinstance(plan, str), plan
     x, perm = plan
-    return _transpose_call(x.shape, perm)
+    return _transpose_call(x.shape, perm, symbol)
 
 
 # --- DEPTH_TO_SPACE / SPACE_TO_DEPTH --------------------------------------------------------
 
 
-def _block_plan(graph: Graph, op: Operator) -> tuple[tuple[int, ...], list[int]] | str:
-    io = _io(graph, op, 1)
+def _block_plan(graph: Graph, op: Operator, reason: TensorReason
+                ) -> tuple[tuple[int, ...], list[int]] | str:
+    io = _io(graph, op, 1, reason)
     if isinstance(io, str):
         return io
     x, y = io
@@ -141,21 +155,22 @@ def _block_plan(graph: Graph, op: Operator) -> tuple[tuple[int, ...], list[int]]
     return view, perm
 
 
-def _accepts_block(graph: Graph, op: Operator) -> str | None:
-    plan = _block_plan(graph, op)
-    return plan if isinstance(plan, str) else None
+def _accepts_block(graph: Graph, op: Operator, reason: TensorReason) -> str | None:
+    return plan_reason(_block_plan(graph, op, reason))
 
 
-def _prepare_block(graph: Graph, op: Operator) -> KernelCall:
-    plan = _block_plan(graph, op)
+def _prepare_block(graph: Graph, op: Operator, reason: TensorReason, symbol: str
+                   ) -> KernelCall:
+    plan = _block_plan(graph, op, reason)
     assert not isinstance(plan, str), plan
-    return _transpose_call(*plan)
+    return _transpose_call(*plan, symbol)
 
 
 # --- SPLIT / SPLIT_V --------------------------------------------------------------------------
 
 
-def _split_plan(graph: Graph, op: Operator) -> tuple[int, list[int]] | str:
+def _split_plan(graph: Graph, op: Operator, reason: TensorReason
+                ) -> tuple[int, list[int]] | str:
     """(outer, chunks) of SPLIT (inputs: axis, value) or SPLIT_V (value, sizes, axis)."""
     ins, outs = graph.op_inputs(op), graph.op_outputs(op)
     n_in = 2 if op.opcode == "SPLIT" else 3
@@ -164,7 +179,7 @@ def _split_plan(graph: Graph, op: Operator) -> tuple[int, list[int]] | str:
                 f"{len(outs)}")
     x = ins[1] if op.opcode == "SPLIT" else ins[0]
     axis_t = ins[0] if op.opcode == "SPLIT" else ins[2]
-    why = int8_per_tensor_reason(x, "input")
+    why = reason(x, "input")
     if why:
         return why
     assert x is not None
@@ -180,7 +195,7 @@ def _split_plan(graph: Graph, op: Operator) -> tuple[int, list[int]] | str:
         return f"axis {axes[0]} out of range for rank {rank}"
     total = 0
     for k, y in enumerate(outs):
-        why = int8_per_tensor_reason(y, f"output {k}")
+        why = reason(y, f"output {k}")
         if why:
             return why
         if len(y.shape) != rank or any(y.shape[d] != x.shape[d] for d in range(rank)
@@ -202,17 +217,17 @@ def _split_plan(graph: Graph, op: Operator) -> tuple[int, list[int]] | str:
     return outer, [y.shape[axis] * inner for y in outs]
 
 
-def _accepts_split(graph: Graph, op: Operator) -> str | None:
-    plan = _split_plan(graph, op)
-    return plan if isinstance(plan, str) else None
+def _accepts_split(graph: Graph, op: Operator, reason: TensorReason) -> str | None:
+    return plan_reason(_split_plan(graph, op, reason))
 
 
-def _prepare_split(graph: Graph, op: Operator) -> KernelCall:
-    plan = _split_plan(graph, op)
+def _prepare_split(graph: Graph, op: Operator, reason: TensorReason, symbol: str
+                   ) -> KernelCall:
+    plan = _split_plan(graph, op, reason)
     assert not isinstance(plan, str), plan
     outer, chunks = plan
     data_input = "in1" if op.opcode == "SPLIT" else "in0"
-    return KernelCall(symbol="td_split_s8_ref", params_type="td_split_params_t",
+    return KernelCall(symbol=symbol, params_type="td_split_params_t",
                       params=(("num_outputs", len(chunks)), ("outer", outer),
                               ("chunks", "@chunks")),
                       consts=(ConstArray("chunks", "int32_t", i32(chunks)),),
@@ -222,19 +237,20 @@ def _prepare_split(graph: Graph, op: Operator) -> KernelCall:
 # --- PACK ---------------------------------------------------------------------------------
 
 
-def _pack_plan(graph: Graph, op: Operator) -> tuple[int, int, int] | str:
-    """(outer, chunk, count): each input is ``outer`` chunks of ``chunk`` bytes."""
+def _pack_plan(graph: Graph, op: Operator, reason: TensorReason
+               ) -> tuple[int, int, int] | str:
+    """(outer, chunk, count): each input is ``outer`` chunks of ``chunk`` elements."""
     ins, outs = graph.op_inputs(op), graph.op_outputs(op)
     if not 1 <= len(ins) <= CONCAT_MAX_INPUTS or len(outs) != 1:
         return f"expects 1..{CONCAT_MAX_INPUTS} inputs and 1 output, has {len(ins)}"
     out = outs[0]
-    why = int8_per_tensor_reason(out, "output")
+    why = reason(out, "output")
     if why:
         return why
     first = ins[0]
     assert first is not None
     for k, t in enumerate(ins):
-        why = int8_per_tensor_reason(t, f"input {k}")
+        why = reason(t, f"input {k}")
         if why:
             return why
         assert t is not None
@@ -255,28 +271,35 @@ def _pack_plan(graph: Graph, op: Operator) -> tuple[int, int, int] | str:
     return outer, chunk, len(ins)
 
 
-def _accepts_pack(graph: Graph, op: Operator) -> str | None:
-    plan = _pack_plan(graph, op)
-    return plan if isinstance(plan, str) else None
+def _accepts_pack(graph: Graph, op: Operator, reason: TensorReason) -> str | None:
+    return plan_reason(_pack_plan(graph, op, reason))
 
 
-def _prepare_pack(graph: Graph, op: Operator) -> KernelCall:
-    plan = _pack_plan(graph, op)
+def _prepare_pack(graph: Graph, op: Operator, reason: TensorReason, symbol: str
+                  ) -> KernelCall:
+    plan = _pack_plan(graph, op, reason)
     assert not isinstance(plan, str), plan
     outer, chunk, count = plan
     return KernelCall(
-        symbol="td_concatenation_s8_ref", params_type="td_concatenation_params_t",
+        symbol=symbol, params_type="td_concatenation_params_t",
         params=(("num_inputs", count), ("outer", outer), ("out_chunk", chunk * count),
                 ("chunks", "@chunks")),
         consts=(ConstArray("chunks", "int32_t", i32([chunk] * count)),),
         args=tuple(f"in{k}" for k in range(count)) + ("out0",))
 
 
-register(ref_variant("TRANSPOSE", "td_transpose_s8_ref", _accepts_transpose,
-                     _prepare_transpose))
-register(ref_variant("DEPTH_TO_SPACE", "td_transpose_s8_ref", _accepts_block, _prepare_block))
-register(ref_variant("SPACE_TO_DEPTH", "td_transpose_s8_ref", _accepts_block, _prepare_block))
-register(ref_variant("SPLIT", "td_split_s8_ref", _accepts_split, _prepare_split))
-register(ref_variant("SPLIT_V", "td_split_s8_ref", _accepts_split, _prepare_split))
-register(ref_variant("PACK", "td_concatenation_s8_ref", _accepts_pack, _prepare_pack,
-                     source="kernels/ref/td_concatenation_s8_ref.c"))
+_HEADERS = {stem: (f"kernels/ref/td_{stem}_body.h",)
+            for stem in ("transpose", "split", "concatenation")}
+for _v in (elem_variants("TRANSPOSE", "transpose", COPY_ELEMS, _accepts_transpose,
+                         _prepare_transpose, headers=_HEADERS["transpose"])
+           + elem_variants("DEPTH_TO_SPACE", "transpose", S8, _accepts_block, _prepare_block,
+                           headers=_HEADERS["transpose"])
+           + elem_variants("SPACE_TO_DEPTH", "transpose", S8, _accepts_block, _prepare_block,
+                           headers=_HEADERS["transpose"])
+           + elem_variants("SPLIT", "split", COPY_ELEMS, _accepts_split, _prepare_split,
+                           headers=_HEADERS["split"])
+           + elem_variants("SPLIT_V", "split", COPY_ELEMS, _accepts_split, _prepare_split,
+                           headers=_HEADERS["split"])
+           + elem_variants("PACK", "concatenation", COPY_ELEMS, _accepts_pack, _prepare_pack,
+                           headers=_HEADERS["concatenation"])):
+    register(_v)

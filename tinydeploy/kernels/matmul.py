@@ -30,7 +30,9 @@ from tinydeploy.kernels.common import (
     compute_out_size,
     compute_padding,
     f32,
+    int8_shifts,
     per_channel_multipliers,
+    plan_reason,
     ref_variant,
 )
 from tinydeploy.kernels.registry import ConstArray, KernelCall, register
@@ -107,8 +109,7 @@ def _matmul_plan(graph: Graph, op: Operator) -> dict[str, object] | str:
 
 
 def _accepts_matmul(graph: Graph, op: Operator) -> str | None:
-    plan = _matmul_plan(graph, op)
-    return plan if isinstance(plan, str) else None
+    return plan_reason(_matmul_plan(graph, op))
 
 
 def _prepare_matmul(graph: Graph, op: Operator) -> KernelCall:
@@ -191,8 +192,7 @@ def _tconv_plan(graph: Graph, op: Operator) -> dict[str, object] | str:
 
 
 def _accepts_tconv(graph: Graph, op: Operator) -> str | None:
-    plan = _tconv_plan(graph, op)
-    return plan if isinstance(plan, str) else None
+    return plan_reason(_tconv_plan(graph, op))
 
 
 def _prepare_tconv(graph: Graph, op: Operator) -> KernelCall:
@@ -205,7 +205,7 @@ def _prepare_tconv(graph: Graph, op: Operator) -> KernelCall:
     assert filt.data is not None
     consts = [ConstArray("filter", "int8_t", np.asarray(filt.data, np.int8).reshape(-1)),
               ConstArray("mult", "int32_t", np.asarray(plan["mult"], np.int32)),
-              ConstArray("shift", "int32_t", np.asarray(plan["shift"], np.int32))]
+              ConstArray("shift", "int8_t", int8_shifts(np.asarray(plan["shift"])))]
     bias_ref = "NULL"
     if isinstance(bias, Tensor):
         assert bias.data is not None

@@ -9,7 +9,11 @@ passed through as TFLM does).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from tinydeploy.kernels.common import (
+    INT8_MAX,
+    INT8_MIN,
     REF_DIR,
     activation_range,
     check_activation,
@@ -19,15 +23,19 @@ from tinydeploy.kernels.common import (
     ref_variant,
 )
 from tinydeploy.kernels.registry import KernelCall, register
-from tinydeploy.model.ir import Graph, Operator, Pool2DOptions
+from tinydeploy.model.ir import Graph, Operator, Pool2DOptions, Tensor
 
 
-def _accepts(graph: Graph, op: Operator) -> str | None:
+def pool_reason(graph: Graph, op: Operator,
+                io_reason: Callable[[Tensor | None, Tensor | None], str | None] = check_io_int8
+                ) -> str | None:
+    """TFLM's pooling checks; ``io_reason`` checks the input and output element type
+    (int8 here, int16 for the 16x8 kernels in `int16.py`)."""
     opts = op.options
     if not isinstance(opts, Pool2DOptions):
         return "missing Pool2DOptions"
     inp, out = graph.tensor(op.inputs[0]), graph.tensor(op.outputs[0])
-    r = check_io_int8(inp, out)
+    r = io_reason(inp, out)
     if r:
         return r
     if len(inp.shape) != 4 or len(out.shape) != 4:
@@ -39,14 +47,17 @@ def _accepts(graph: Graph, op: Operator) -> str | None:
         (opts.stride_h, opts.stride_w), (1, 1), inp.shape[3])
 
 
-def _prepare_for(symbol: str):  # type: ignore[no-untyped-def]
+def pool_prepare(symbol: str, limits: tuple[int, int] = (INT8_MIN, INT8_MAX)
+                 ) -> Callable[[Graph, Operator], KernelCall]:
+    """The pooling kernels' prepare: window, strides, TFLite's padding and the clamp of the
+    fused activation within ``limits`` (the output type's range)."""
     def prepare(graph: Graph, op: Operator) -> KernelCall:
         opts = op.options
         assert isinstance(opts, Pool2DOptions)
         inp, out = graph.tensor(op.inputs[0]), graph.tensor(op.outputs[0])
         n, h, w, c = inp.shape
         _, oh, ow, _ = out.shape
-        act = activation_range(opts.activation, out)
+        act = activation_range(opts.activation, out, limits)
         assert act is not None
         params = (
             ("batches", n), ("in_h", h), ("in_w", w), ("channels", c),
@@ -65,8 +76,8 @@ def _prepare_for(symbol: str):  # type: ignore[no-untyped-def]
 WINDOW_HEADERS = (f"{REF_DIR}/td_pool2d_body.h", f"{REF_DIR}/td_pool2d_window.h")
 
 AVGPOOL2D_S8_REF = register(ref_variant("AVERAGE_POOL_2D", "td_avgpool2d_s8_ref",
-                                        _accepts, _prepare_for("td_avgpool2d_s8_ref"),
+                                        pool_reason, pool_prepare("td_avgpool2d_s8_ref"),
                                         headers=WINDOW_HEADERS))
 MAXPOOL2D_S8_REF = register(ref_variant("MAX_POOL_2D", "td_maxpool2d_s8_ref",
-                                        _accepts, _prepare_for("td_maxpool2d_s8_ref"),
+                                        pool_reason, pool_prepare("td_maxpool2d_s8_ref"),
                                         headers=WINDOW_HEADERS))

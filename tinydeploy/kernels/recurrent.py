@@ -30,7 +30,7 @@ import numpy as np
 
 from tinydeploy.fixedpoint import quantize_multiplier
 from tinydeploy.kernels.activations import int8_io_reason, int8_per_tensor_reason
-from tinydeploy.kernels.common import REF_DIR, f32, ref_variant
+from tinydeploy.kernels.common import REF_DIR, f32, int16_reason, ref_variant
 from tinydeploy.kernels.registry import ConstArray, KernelCall, KernelVariant, register
 from tinydeploy.model.ir import (
     Activation,
@@ -191,7 +191,9 @@ def _lstm_cell_tanh(cell_scale: float) -> tuple[int, int]:
     return 3 << shift, 0
 
 
-def _lstm_reason(graph: Graph, op: Operator) -> str | None:
+def _lstm_reason(graph: Graph, op: Operator, wide: bool = False) -> str | None:
+    """TFLM's checks of its integer LSTM; ``wide`` for the 16x8 kernel (int16 input, hidden
+    state and output with zero point 0, int64 biases)."""
     ins, outs = graph.op_inputs(op), graph.op_outputs(op)
     if len(ins) != 24 or len(outs) != 1:
         return f"expects 24 inputs and 1 output, has {len(ins)} and {len(outs)}"
@@ -204,7 +206,11 @@ def _lstm_reason(graph: Graph, op: Operator) -> str | None:
         if ins[k] is not None:
             return "peephole, projection and layer-norm LSTMs are not supported (nor by TFLM)"
     x, h, c, out = ins[LSTM_INPUT], ins[LSTM_HIDDEN], ins[LSTM_CELL], outs[0]
-    why = int8_io_reason(x, out) or int8_per_tensor_reason(h, "hidden state")
+    if wide:
+        why = int16_reason(x, "input") or int16_reason(out, "output") or \
+            int16_reason(h, "hidden state")
+    else:
+        why = int8_io_reason(x, out) or int8_per_tensor_reason(h, "hidden state")
     if why:
         return why
     assert x is not None and h is not None
@@ -235,9 +241,10 @@ def _lstm_reason(graph: Graph, op: Operator) -> str | None:
             return f"weights {k} '{w.name}' must be per-tensor symmetric"
     for k, wk in zip(LSTM_BIASES, LSTM_IN_WEIGHTS, strict=True):
         bias, w = ins[k], ins[wk]
-        if bias is None or bias.dtype is not DType.INT32 or not bias.is_constant or \
+        bias_type = DType.INT64 if wide else DType.INT32
+        if bias is None or bias.dtype is not bias_type or not bias.is_constant or \
                 bias.size != n_state:
-            return f"bias {k} must be constant int32 [{n_state}]"
+            return f"bias {k} must be constant {bias_type.name.lower()} [{n_state}]"
         assert w is not None and w.quant is not None
         prod = f32(x.scale) * f32(w.quant.scale[0])
         bs = f32(bias.quant.scale[0]) if bias.quant is not None and bias.quant.scale else 0.0
@@ -253,6 +260,8 @@ def _prepare_lstm(graph: Graph, op: Operator) -> KernelCall:
     assert x is not None and h is not None and c is not None and c.quant is not None
     assert isinstance(op.options, SequenceLSTMOptions)
     opts = op.options
+    wide = x.dtype is DType.INT16
+    bias_field = "bias64" if wide else "bias"
     n_state, n_in = h.shape[1], x.shape[2]
     batches, steps = (x.shape[1], x.shape[0]) if opts.time_major else (x.shape[0], x.shape[1])
     in_w, rec_w, bias = [], [], []
@@ -262,7 +271,7 @@ def _prepare_lstm(graph: Graph, op: Operator) -> KernelCall:
         assert wi is not None and wr is not None and b is not None
         in_w.append(np.asarray(wi.data, dtype=np.int8).reshape(-1))
         rec_w.append(np.asarray(wr.data, dtype=np.int8).reshape(-1))
-        bias.append(np.asarray(b.data, dtype=np.int32).reshape(-1))
+        bias.append(np.asarray(b.data, dtype=np.int64).reshape(-1))
         m, s = quantize_multiplier(f32(x.scale) * f32(wi.scale) / GATE_SCALE)
         in_m.append(m)
         in_s.append(s)
@@ -280,7 +289,7 @@ def _prepare_lstm(graph: Graph, op: Operator) -> KernelCall:
     consts = (
         ConstArray("in_weights", "int8_t", np.concatenate(in_w)),
         ConstArray("rec_weights", "int8_t", np.concatenate(rec_w)),
-        ConstArray("bias", "int32_t", np.concatenate(bias)),
+        ConstArray(bias_field, "int64_t" if wide else "int32_t", np.concatenate(bias)),
         ConstArray("in_mult", "int32_t", np.array(in_m, dtype=np.int32)),
         ConstArray("in_shift", "int32_t", np.array(in_s, dtype=np.int32)),
         ConstArray("rec_mult", "int32_t", np.array(rec_m, dtype=np.int32)),
@@ -292,14 +301,16 @@ def _prepare_lstm(graph: Graph, op: Operator) -> KernelCall:
         ("state_size", n_state), ("time_major", int(opts.time_major)),
         ("input_offset", -x.zero_point), ("hidden_offset", -h.zero_point),
         ("hidden_zp", h.zero_point), ("in_weights", "@in_weights"),
-        ("rec_weights", "@rec_weights"), ("bias", "@bias"), ("in_mult", "@in_mult"),
+        ("rec_weights", "@rec_weights"), (bias_field, f"@{bias_field}"),
+        ("in_mult", "@in_mult"),
         ("in_shift", "@in_shift"), ("rec_mult", "@rec_mult"), ("rec_shift", "@rec_shift"),
         ("forget_mult", forget[0]), ("forget_shift", forget[1]),
         ("input_mult", inp[0]), ("input_shift", inp[1]),
         ("hidden_mult", hid[0]), ("hidden_shift", hid[1]),
         ("cell_tanh_mult", tanh_m), ("cell_tanh_shift", tanh_s), ("cell_clip", clip),
         ("sigmoid_lut", "@sigmoid_lut"))
-    return KernelCall(symbol="td_lstm_s8_ref", params_type="td_lstm_params_t", params=params,
+    return KernelCall(symbol="td_lstm_s16_ref" if wide else "td_lstm_s8_ref",
+                      params_type="td_lstm_params_t", params=params,
                       consts=consts,
                       args=("in0", f"in{LSTM_HIDDEN}", f"in{LSTM_CELL}", "out0", "scratch"),
                       scratch_bytes=2 * 5 * n_state)
@@ -307,3 +318,5 @@ def _prepare_lstm(graph: Graph, op: Operator) -> KernelCall:
 
 register(ref_variant("UNIDIRECTIONAL_SEQUENCE_LSTM", "td_lstm_s8_ref", _lstm_reason,
                      _prepare_lstm))
+register(ref_variant("UNIDIRECTIONAL_SEQUENCE_LSTM", "td_lstm_s16_ref",
+                     lambda g, o: _lstm_reason(g, o, wide=True), _prepare_lstm))

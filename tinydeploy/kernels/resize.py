@@ -9,6 +9,9 @@ exactly as TFLite Micro computes it per pixel:
 * bilinear: ``ResizeBilinearInteger``'s Q10 scale (rounded integer division), the scaled
   position, its lower/upper source index and the Q10 weight, with C's truncating division.
 
+RESIZE_NEAREST_NEIGHBOR also runs on int16 (TFLM's int16 kernel: the same copies, one C body
+for both types); TFLM's RESIZE_BILINEAR is int8 only.
+
 The output keeps the input's quantization in TFLM (values are copied or interpolated as
 stored), so no requantization happens. A size tensor that is not constant would make the
 output shape depend on data and is refused.
@@ -22,7 +25,8 @@ import numpy as np
 
 from tinydeploy.fixedpoint import round_half_away
 from tinydeploy.kernels.activations import int8_per_tensor_reason
-from tinydeploy.kernels.common import ref_variant
+from tinydeploy.kernels.common import TensorReason, elem_variants, plan_reason, ref_variant
+from tinydeploy.kernels.layout import COPY_ELEMS
 from tinydeploy.kernels.registry import ConstArray, KernelCall, register
 from tinydeploy.model.ir import Graph, Operator, ResizeOptions, Tensor
 
@@ -59,12 +63,13 @@ def bilinear_taps(v: int, in_size: int, out_size: int, align: bool, half: bool
     return lower, upper, scaled - (1 << 10) * lower
 
 
-def _plan(graph: Graph, op: Operator) -> tuple[Tensor, Tensor, bool, bool] | str:
+def _plan(graph: Graph, op: Operator, reason: TensorReason = int8_per_tensor_reason
+          ) -> tuple[Tensor, Tensor, bool, bool] | str:
     ins, outs = graph.op_inputs(op), graph.op_outputs(op)
     if len(ins) != 2 or len(outs) != 1:
         return f"expects 2 inputs and 1 output, has {len(ins)} and {len(outs)}"
     x, size, y = ins[0], ins[1], outs[0]
-    why = int8_per_tensor_reason(x, "input") or int8_per_tensor_reason(y, "output")
+    why = reason(x, "input") or reason(y, "output")
     if why:
         return why
     assert x is not None
@@ -86,9 +91,9 @@ def _plan(graph: Graph, op: Operator) -> tuple[Tensor, Tensor, bool, bool] | str
     return x, y, opts.align_corners, opts.half_pixel_centers
 
 
-def _accepts(graph: Graph, op: Operator) -> str | None:
-    plan = _plan(graph, op)
-    return plan if isinstance(plan, str) else None
+def _accepts(graph: Graph, op: Operator, reason: TensorReason = int8_per_tensor_reason
+             ) -> str | None:
+    return plan_reason(_plan(graph, op, reason))
 
 
 def _call(symbol: str, x: Tensor, y: Tensor, rows: list[int], cols: list[int]) -> KernelCall:
@@ -102,13 +107,14 @@ def _call(symbol: str, x: Tensor, y: Tensor, rows: list[int], cols: list[int]) -
         args=("in0", "out0"))
 
 
-def _prepare_nearest(graph: Graph, op: Operator) -> KernelCall:
-    plan = _plan(graph, op)
+def _prepare_nearest(graph: Graph, op: Operator, reason: TensorReason, symbol: str
+                     ) -> KernelCall:
+    plan = _plan(graph, op, reason)
     assert not isinstance(plan, str), plan
     x, y, align, half = plan
     rows = [nearest_index(v, x.shape[1], y.shape[1], align, half) for v in range(y.shape[1])]
     cols = [nearest_index(v, x.shape[2], y.shape[2], align, half) for v in range(y.shape[2])]
-    return _call("td_resize_nearest_s8_ref", x, y, rows, cols)
+    return _call(symbol, x, y, rows, cols)
 
 
 def _prepare_bilinear(graph: Graph, op: Operator) -> KernelCall:
@@ -122,7 +128,8 @@ def _prepare_bilinear(graph: Graph, op: Operator) -> KernelCall:
     return _call("td_resize_bilinear_s8_ref", x, y, rows, cols)
 
 
-register(ref_variant("RESIZE_NEAREST_NEIGHBOR", "td_resize_nearest_s8_ref", _accepts,
-                     _prepare_nearest))
+for _v in elem_variants("RESIZE_NEAREST_NEIGHBOR", "resize_nearest", COPY_ELEMS, _accepts,
+                        _prepare_nearest, headers=("kernels/ref/td_resize_nearest_body.h",)):
+    register(_v)
 register(ref_variant("RESIZE_BILINEAR", "td_resize_bilinear_s8_ref", _accepts,
                      _prepare_bilinear))

@@ -25,13 +25,13 @@ from collections.abc import Callable
 import numpy as np
 
 from tinydeploy.fixedpoint import quantize_multiplier
-from tinydeploy.kernels.activations import int8_io_reason, int8_per_tensor_reason
-from tinydeploy.kernels.common import const_ints, f32, i32, ref_variant
+from tinydeploy.kernels.activations import int8_per_tensor_reason
+from tinydeploy.kernels.common import TensorReason, const_ints, elem_variants, f32, i32, ref_variant
+from tinydeploy.kernels.layout import COPY_ELEMS
 from tinydeploy.kernels.registry import ConstArray, KernelCall, register
 from tinydeploy.model.ir import (
     Activation,
     ConcatenationOptions,
-    DType,
     Graph,
     Operator,
     ReducerOptions,
@@ -47,20 +47,23 @@ CONCAT_MAX_INPUTS = 10
 
 
 def _io_reason(ins: tuple[Tensor | None, ...], outs: tuple[Tensor, ...],
-               n_inputs: tuple[int, ...], expected: str) -> str | None:
-    """The arity check (``n_inputs`` allowed, ``expected`` in words) and the int8 checks of
-    input 0 and the output, shared by PAD, STRIDED_SLICE and MEAN."""
+               n_inputs: tuple[int, ...], expected: str,
+               reason: TensorReason = int8_per_tensor_reason) -> str | None:
+    """The arity check (``n_inputs`` allowed, ``expected`` in words) and the element checks
+    (int8 unless ``reason`` says otherwise) of input 0 and the output, shared by PAD,
+    STRIDED_SLICE and MEAN."""
     if len(ins) not in n_inputs or len(outs) != 1:
         return f"expects {expected} and 1 output, has {len(ins)} and {len(outs)}"
-    return int8_io_reason(ins[0], outs[0])
+    return reason(ins[0], "input") or reason(outs[0], "output")
 
 
 # --- PAD / PADV2 --------------------------------------------------------------------------
 
 
-def _pad_plan(graph: Graph, op: Operator) -> tuple[dict[str, object] | None, str | None]:
+def _pad_plan(graph: Graph, op: Operator, reason: TensorReason
+              ) -> tuple[dict[str, object] | None, str | None]:
     ins, outs = graph.op_inputs(op), graph.op_outputs(op)
-    why = _io_reason(ins, outs, (2, 3), "2 or 3 inputs")
+    why = _io_reason(ins, outs, (2, 3), "2 or 3 inputs", reason)
     if why:
         return None, why
     x, out = ins[0], outs[0]
@@ -84,8 +87,9 @@ def _pad_plan(graph: Graph, op: Operator) -> tuple[dict[str, object] | None, str
     pad_value = out.zero_point
     if len(ins) == 3 and ins[2] is not None:
         c = ins[2]
-        if c.dtype is not DType.INT8 or c.data is None or c.size != 1:
-            return None, f"constant_values '{c.name}' must be a constant int8 scalar"
+        if c.dtype is not out.dtype or c.data is None or c.size != 1:
+            return None, (f"constant_values '{c.name}' must be a constant "
+                          f"{out.dtype.name.lower()} scalar")
         if c.quant is None or c.quant.zero_point[0] != out.zero_point or \
                 f32(c.quant.scale[0]) != f32(out.scale):
             return None, (f"constant_values '{c.name}' must share the output's scale and "
@@ -98,15 +102,15 @@ def _pad_plan(graph: Graph, op: Operator) -> tuple[dict[str, object] | None, str
             "pad_before": [0] * lead + before}, None
 
 
-def _accepts_pad(graph: Graph, op: Operator) -> str | None:
-    return _pad_plan(graph, op)[1]
+def _accepts_pad(graph: Graph, op: Operator, reason: TensorReason) -> str | None:
+    return _pad_plan(graph, op, reason)[1]
 
 
-def _prepare_pad(graph: Graph, op: Operator) -> KernelCall:
-    plan, why = _pad_plan(graph, op)
+def _prepare_pad(graph: Graph, op: Operator, reason: TensorReason, symbol: str) -> KernelCall:
+    plan, why = _pad_plan(graph, op, reason)
     assert plan is not None, why
     return KernelCall(
-        symbol="td_pad_s8_ref", params_type="td_pad_params_t",
+        symbol=symbol, params_type="td_pad_params_t",
         params=(("pad_value", int(plan["pad_value"])),  # type: ignore[call-overload]
                 ("in_dims", "@in_dims"), ("out_dims", "@out_dims"),
                 ("pad_before", "@pad_before")),
@@ -248,10 +252,10 @@ def strided_slice_plan(in_shape: tuple[int, ...], begin: list[int], end: list[in
     return start_off, counts, steps, out_shape
 
 
-def _slice_plan(graph: Graph, op: Operator
+def _slice_plan(graph: Graph, op: Operator, reason: TensorReason
                 ) -> tuple[tuple[int, list[int], list[int], list[int]] | None, str | None]:
     ins, outs = graph.op_inputs(op), graph.op_outputs(op)
-    why = _io_reason(ins, outs, (4,), "4 inputs")
+    why = _io_reason(ins, outs, (4,), "4 inputs", reason)
     if why:
         return None, why
     x, out = ins[0], outs[0]
@@ -288,16 +292,17 @@ def _slice_plan(graph: Graph, op: Operator
     return plan, None
 
 
-def _accepts_slice(graph: Graph, op: Operator) -> str | None:
-    return _slice_plan(graph, op)[1]
+def _accepts_slice(graph: Graph, op: Operator, reason: TensorReason) -> str | None:
+    return _slice_plan(graph, op, reason)[1]
 
 
-def _prepare_slice(graph: Graph, op: Operator) -> KernelCall:
-    plan, why = _slice_plan(graph, op)
+def _prepare_slice(graph: Graph, op: Operator, reason: TensorReason, symbol: str
+                   ) -> KernelCall:
+    plan, why = _slice_plan(graph, op, reason)
     assert plan is not None, why
     start, counts, steps, _ = plan
     return KernelCall(
-        symbol="td_strided_slice_s8_ref", params_type="td_strided_slice_params_t",
+        symbol=symbol, params_type="td_strided_slice_params_t",
         params=(("start", start), ("counts", "@counts"), ("steps", "@steps")),
         consts=(ConstArray("counts", "int32_t", i32(counts)),
                 ConstArray("steps", "int32_t", i32(steps))),
@@ -400,11 +405,14 @@ def _prepare_mean(graph: Graph, op: Operator) -> KernelCall:
         scratch_bytes=4 * n)
 
 
-register(ref_variant("PAD", "td_pad_s8_ref", _accepts_pad, _prepare_pad))
-register(ref_variant("PADV2", "td_pad_s8_ref", _accepts_pad, _prepare_pad))
+for _v in (elem_variants("PAD", "pad", COPY_ELEMS, _accepts_pad, _prepare_pad,
+                         headers=("kernels/ref/td_pad_body.h",))
+           + elem_variants("PADV2", "pad", COPY_ELEMS, _accepts_pad, _prepare_pad,
+                           headers=("kernels/ref/td_pad_body.h",))
+           + elem_variants("STRIDED_SLICE", "strided_slice", COPY_ELEMS, _accepts_slice,
+                           _prepare_slice, headers=("kernels/ref/td_strided_slice_body.h",))):
+    register(_v)
 register(ref_variant("CONCATENATION", "td_concatenation_s8_ref", _accepts_concat,
-                     _prepare_concat))
-register(ref_variant("STRIDED_SLICE", "td_strided_slice_s8_ref", _accepts_slice,
-                     _prepare_slice))
+                     _prepare_concat, headers=("kernels/ref/td_concatenation_body.h",)))
 register(ref_variant("MEAN", "td_mean_s8_ref", _accepts_mean, _prepare_mean,
                      headers=("kernels/ref/td_mean_body.h", "kernels/ref/td_bcast_rows.h")))

@@ -16,6 +16,8 @@ has table value 0, which yields the same bytes as TFLM's skip (it adds 0 and out
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from tinydeploy.fixedpoint import (
@@ -24,7 +26,7 @@ from tinydeploy.fixedpoint import (
     multiply_by_quantized_multiplier_greater_than_one,
     preprocess_softmax_scaling,
 )
-from tinydeploy.kernels.common import REF_DIR, check_int8_tensor, f32, first_reason, ref_variant
+from tinydeploy.kernels.common import REF_DIR, check_int8_tensor, f32, ref_variant
 from tinydeploy.kernels.registry import ConstArray, KernelCall, register
 from tinydeploy.model.ir import Graph, Operator, SoftmaxOptions, Tensor
 
@@ -56,31 +58,46 @@ def softmax_shape_beta_reason(inp: Tensor, out: Tensor, beta: float) -> str | No
     return None
 
 
-def _accepts(graph: Graph, op: Operator) -> str | None:
+def softmax_s8_reason(graph: Graph, op: Operator,
+                      output_reason: Callable[[Tensor], str | None]) -> str | None:
+    """TFLM's checks of an int8-input softmax; ``output_reason`` checks the output tensor
+    (int8 here, int16 for the int8 -> int16 kernel in `int16.py`)."""
     if not isinstance(op.options, SoftmaxOptions):
         return "missing SoftmaxOptions"
     inp, out = graph.tensor(op.inputs[0]), graph.tensor(op.outputs[0])
-    r = first_reason(check_int8_tensor(inp, "input"), check_int8_tensor(out, "output"))
+    r = check_int8_tensor(inp, "input") or output_reason(out)
+    if r:
+        return r
+    return softmax_shape_beta_reason(inp, out, op.options.beta)
+
+
+def _int8_output_reason(out: Tensor) -> str | None:
+    r = check_int8_tensor(out, "output")
     if r:
         return r
     if out.zero_point != -128 or np.float32(out.scale) != np.float32(1.0 / 256):
         return (f"output '{out.name}' has scale {out.scale} and zero point {out.zero_point}; "
                 "TFLite requires 1/256 and -128 for int8 softmax")
-    return softmax_shape_beta_reason(inp, out, op.options.beta)
+    return None
 
 
-def _prepare(graph: Graph, op: Operator) -> KernelCall:
-    assert isinstance(op.options, SoftmaxOptions)
-    inp = graph.tensor(op.inputs[0])
-    table, _ = softmax_exp_table(op.options.beta, inp.scale)
-    depth = inp.shape[-1]
-    params = (("rows", inp.size // depth if depth else 0), ("depth", depth),
-              ("exp_lut", "@exp_lut"))
-    return KernelCall("td_softmax_s8_ref", "td_softmax_params_t", params,
-                      (ConstArray("exp_lut", "int32_t", table),), ("in0", "out0"))
+def softmax_s8_prepare(symbol: str) -> Callable[[Graph, Operator], KernelCall]:
+    """The prepare of the int8-input softmax kernels ``symbol``: TFLM's exp table of the
+    differences to the row maximum (`softmax_exp_table`)."""
+    def prepare(graph: Graph, op: Operator) -> KernelCall:
+        assert isinstance(op.options, SoftmaxOptions)
+        inp = graph.tensor(op.inputs[0])
+        table, _ = softmax_exp_table(op.options.beta, inp.scale)
+        depth = inp.shape[-1]
+        params = (("rows", inp.size // depth if depth else 0), ("depth", depth),
+                  ("exp_lut", "@exp_lut"))
+        return KernelCall(symbol, "td_softmax_params_t", params,
+                          (ConstArray("exp_lut", "int32_t", table),), ("in0", "out0"))
+    return prepare
 
 
 SOFTMAX_HEADERS = (f"{REF_DIR}/td_softmax_body.h", f"{REF_DIR}/td_gemmlowp.h")
 
-SOFTMAX_S8_REF = register(ref_variant("SOFTMAX", "td_softmax_s8_ref", _accepts, _prepare,
-                                      headers=SOFTMAX_HEADERS))
+SOFTMAX_S8_REF = register(ref_variant(
+    "SOFTMAX", "td_softmax_s8_ref", lambda g, o: softmax_s8_reason(g, o, _int8_output_reason),
+    softmax_s8_prepare("td_softmax_s8_ref"), headers=SOFTMAX_HEADERS))

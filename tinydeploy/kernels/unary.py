@@ -92,7 +92,8 @@ def _expf() -> object:
     return f
 
 
-def _exp32(x: np.float32) -> np.float32:
+def exp32(x: np.float32) -> np.float32:
+    """The C library's expf of a float32 (what TFLite's std::exp on a float calls)."""
     f = _expf()
     if f is not None:
         return np.float32(f(float(x)))  # type: ignore[operator]
@@ -104,7 +105,7 @@ def elu_lut(in_scale: float, in_zp: int, out_scale: float, out_zp: int) -> np.nd
     vals = []
     for q in range(-128, 128):
         x = np.float32(in_scale) * np.float32(q - in_zp)
-        y = _exp32(x) - np.float32(1) if x < 0 else x
+        y = exp32(x) - np.float32(1) if x < 0 else x
         r = round_half_away(float(np.float32(y * inv)))
         v = float(np.float32(np.float32(r) + np.float32(out_zp)))
         vals.append(_clamp8(int(v)))

@@ -14,29 +14,24 @@ processes may share the cache.
 from __future__ import annotations
 
 import ctypes
-import hashlib
 import json
-import os
-import shutil
-import subprocess
-import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from tinydeploy.errors import InputDataError, ToolchainError
+from tinydeploy.errors import InputDataError
 from tinydeploy.kws.frontend_config import (
     FeatureKind,
     FrontendConfig,
     hz_to_mel,
     render_frontend_header,
 )
-from tinydeploy.kws.presets import FrontendPreset, PresetSpec
-from tinydeploy.resources import firmware_dir
+from tinydeploy.kws.hostlib import compile_host_library
+from tinydeploy.kws.presets import FrontendPreset, PresetSpec, frame_count
 
-FIRMWARE_FRONTEND = firmware_dir() / "frontend"
 SOURCES = ("td_frontend.c", "td_fe_float.h")   # this preset's files besides td_frontend.h
 # The flags that make float arithmetic deterministic: no contraction into FMA, no fast-math,
 # IEEE semantics. -O2 never reassociates float sums without -ffast-math.
@@ -45,51 +40,13 @@ DETERMINISTIC_CFLAGS = ("-std=c99", "-O2", "-ffp-contract=off", "-fno-fast-math"
 HOST_CFLAGS = (*DETERMINISTIC_CFLAGS, "-fPIC", "-shared")
 
 
-def _cache_root() -> Path:
-    default = Path(tempfile.gettempdir()) / "tinydeploy-cache"
-    return Path(os.environ.get("TINYDEPLOY_CACHE", default))
-
-
-def write_frontend_header(cfg: FrontendConfig, directory: Path) -> Path:
-    """Write ``td_frontend_config.h`` for ``cfg`` into ``directory``; returns its path."""
-    directory.mkdir(parents=True, exist_ok=True)
-    path = directory / "td_frontend_config.h"
-    text = render_frontend_header(cfg)
-    if not path.exists() or path.read_text() != text:
-        path.write_text(text)
-    return path
-
-
 def build_host_library(cfg: Any, cc: str = "gcc", *, sources: tuple[str, ...] = SOURCES,
                        render: Any = render_frontend_header, stem: str = "frontend") -> Path:
     """Compile a front-end preset for the host as a shared library (``sources``: its files
     under firmware/frontend/, the .c ones compiled, every one hashed; ``render``: its config
     header); cached by content digest."""
-    header = render(cfg)
-    h = hashlib.sha256(header.encode())
-    for src in (*sources, "td_frontend.h"):
-        h.update((FIRMWARE_FRONTEND / src).read_bytes())
-    h.update(" ".join((cc, *HOST_CFLAGS)).encode())
-    digest = h.hexdigest()[:20]
-    out_dir = _cache_root() / f"{stem}-{digest}"
-    lib = out_dir / "libtd_frontend.so"
-    if lib.exists():
-        return lib
-    if shutil.which(cc) is None:
-        raise ToolchainError(f"host C compiler '{cc}' not found; it builds the audio front end",
-                             hint="install gcc (apt-get install gcc)")
-    out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / "td_frontend_config.h").write_text(header)
-    tmp = out_dir / f"libtd_frontend.{os.getpid()}.so"
-    cmd = [cc, *HOST_CFLAGS, f"-I{out_dir}", f"-I{FIRMWARE_FRONTEND}",
-           *[str(FIRMWARE_FRONTEND / s) for s in sources if s.endswith(".c")],
-           "-lm", "-o", str(tmp)]
-    proc = subprocess.run(cmd, capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise ToolchainError(f"compiling the audio front end failed ({cc} exit "
-                             f"{proc.returncode}):\n{proc.stderr.strip()}")
-    os.replace(tmp, lib)
-    return lib
+    return compile_host_library(cfg, render, sources, HOST_CFLAGS, cc=cc, stem=stem,
+                                library="libtd_frontend", what="audio")
 
 
 def clip_batch(audio: np.ndarray, clip_samples: int) -> np.ndarray:
@@ -191,22 +148,37 @@ class HostFrontend:
         return float(self._lib.td_frontend_logf(x))
 
 
-def stream_frames_s8(lib: ctypes.CDLL, scratch: ctypes.Array, cfg: Any, audio: np.ndarray,
-                     quant: Quant) -> np.ndarray:
-    """``td_frontend_reset`` then ``td_frontend_frame_s8`` on every frame of ``audio`` (a
-    linear buffer) in time order, for a preset library loaded with ctypes."""
+def _stream_of(audio: np.ndarray, cfg: Any) -> tuple[np.ndarray, int]:
+    """``audio`` as one linear int16 buffer and its number of whole frames (at least one)."""
     x = np.ascontiguousarray(audio, dtype=np.int16).reshape(-1)
     if x.size < cfg.window:
         raise InputDataError(f"stream of {x.size} samples is shorter than one window "
                              f"({cfg.window})")
-    n = 1 + (x.size - cfg.window) // cfg.stride
-    out = np.empty((n, cfg.n_out), dtype=np.int8)
+    return x, frame_count(x.size, cfg.window, cfg.stride)
+
+
+def _frames_s8(lib: ctypes.CDLL, scratch: ctypes.Array, cfg: Any, x: np.ndarray,
+               rows: np.ndarray, quant: Quant) -> Iterator[int]:
+    """``td_frontend_reset``, then ``td_frontend_frame_s8`` of frame t of the stream ``x``
+    into ``rows[t]`` for every frame in time order, yielding t after each."""
     i16p, i8p = ctypes.POINTER(ctypes.c_int16), ctypes.POINTER(ctypes.c_int8)
     base = x.ctypes.data_as(i16p)
+    scale, zp = float(quant.scale), int(quant.zero_point)
     lib.td_frontend_reset(scratch)
-    for t in range(n):
-        lib.td_frontend_frame_s8(base, x.size, t * cfg.stride, out[t].ctypes.data_as(i8p),
-                                 float(quant.scale), int(quant.zero_point), scratch)
+    for t in range(rows.shape[0]):
+        lib.td_frontend_frame_s8(base, x.size, t * cfg.stride, rows[t].ctypes.data_as(i8p),
+                                 scale, zp, scratch)
+        yield t
+
+
+def stream_frames_s8(lib: ctypes.CDLL, scratch: ctypes.Array, cfg: Any, audio: np.ndarray,
+                     quant: Quant) -> np.ndarray:
+    """``td_frontend_reset`` then ``td_frontend_frame_s8`` on every frame of ``audio`` (a
+    linear buffer) in time order, for a preset library loaded with ctypes."""
+    x, n = _stream_of(audio, cfg)
+    out = np.empty((n, cfg.n_out), dtype=np.int8)
+    for _ in _frames_s8(lib, scratch, cfg, x, out, quant):
+        pass
     return out
 
 
@@ -217,22 +189,14 @@ def stream_windows(lib: ctypes.CDLL, scratch: ctypes.Array, cfg: Any, audio: np.
     state, a window every ``infer_every`` frames once ``cfg.frames`` exist) and the number of
     frames computed at each: ([windows, frames, n_out] int8, [windows] int64). With
     ``window_hook``, ``td_frontend_window_s8`` rewrites each window as the app does."""
-    x = np.ascontiguousarray(audio, dtype=np.int16).reshape(-1)
-    if x.size < cfg.window:
-        raise InputDataError(f"stream of {x.size} samples is shorter than one window "
-                             f"({cfg.window})")
-    n = 1 + (x.size - cfg.window) // cfg.stride
+    x, n = _stream_of(audio, cfg)
     rows = np.empty((n, cfg.n_out), dtype=np.int8)
     steps = list(range(cfg.frames, n + 1, infer_every))
     wins = np.empty((len(steps), cfg.frames, cfg.n_out), dtype=np.int8)
-    i16p, i8p = ctypes.POINTER(ctypes.c_int16), ctypes.POINTER(ctypes.c_int8)
-    base = x.ctypes.data_as(i16p)
+    i8p = ctypes.POINTER(ctypes.c_int8)
     scale, zp = float(quant.scale), int(quant.zero_point)
-    lib.td_frontend_reset(scratch)
     w = 0
-    for t in range(n):
-        lib.td_frontend_frame_s8(base, x.size, t * cfg.stride, rows[t].ctypes.data_as(i8p),
-                                 scale, zp, scratch)
+    for t in _frames_s8(lib, scratch, cfg, x, rows, quant):
         if w < len(steps) and t + 1 == steps[w]:
             wins[w] = rows[t + 1 - cfg.frames:t + 1]
             if window_hook:

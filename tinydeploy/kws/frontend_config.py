@@ -15,9 +15,7 @@ mel bands.
 
 from __future__ import annotations
 
-import hashlib
 import json
-import math
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -26,7 +24,14 @@ from typing import Protocol
 import numpy as np
 
 from tinydeploy.errors import InputDataError
-from tinydeploy.kws.presets import PresetConfig
+from tinydeploy.kws.header import (
+    c_array,
+    framing_macros,
+    hexf,
+    read_config_text,
+    render_config_header,
+)
+from tinydeploy.kws.presets import PresetConfig, frame_count
 from tinydeploy.resources import firmware_dir
 
 
@@ -92,7 +97,7 @@ class FrontendConfig:
 
     @property
     def frames(self) -> int:
-        return 1 + (self.clip_samples - self.window) // self.stride
+        return frame_count(self.clip_samples, self.window, self.stride)
 
     @property
     def n_out(self) -> int:
@@ -129,12 +134,7 @@ class FrontendConfig:
 
     @classmethod
     def load(cls, path: Path) -> FrontendConfig:
-        try:
-            text = Path(path).read_text()
-        except OSError as err:
-            raise InputDataError(f"{path}: cannot read front-end config ({err.strerror})") \
-                from err
-        return cls.from_json(text, str(path))
+        return cls.from_json(read_config_text(path), str(path))
 
 
 # ---- tables ------------------------------------------------------------------------------
@@ -149,8 +149,7 @@ class FrontendTables:
     """Every constant the C front end reads, as float32 (int32 for indices)."""
 
     window: np.ndarray        # [window] periodic Hann, scaled by 1/32768 (int16 -> [-1, 1))
-    cos: np.ndarray           # [fft/2] cos(2 pi k / fft)
-    sin: np.ndarray           # [fft/2] sin(2 pi k / fft)
+    cos: np.ndarray           # [fft/2] cos(2 pi k / fft); the sines are read from it too
     bin_first: int            # first FFT bin with a nonzero mel weight
     bin_last: int             # last one (inclusive)
     bin_band: np.ndarray      # [bins] int: lower band index (-1 = the bin feeds band 0 only)
@@ -160,13 +159,38 @@ class FrontendTables:
     out_bias: np.ndarray      # [n_out] -mean / std
 
 
+def sines_from_cosines(cos: np.ndarray) -> np.ndarray:
+    """sin(2 pi k / N), k < N/2, as td_fe_float.h's ``td_fe_sin`` reads it from the cosine
+    table ``cos`` (N/2 entries): ``cos[|N/4 - k|]``, and 0 at k = 0."""
+    n = 2 * len(cos)
+    sin = cos[np.abs(n // 4 - np.arange(n // 2))].copy()
+    sin[0] = 0.0
+    return sin
+
+
+def fft_cosines(fft: int) -> np.ndarray:
+    """The float presets' twiddle table: cos(2 pi k / fft) for k < fft/2, float32.
+
+    Invariant: the sines the C code derives from it (``sines_from_cosines``) are, bit for
+    bit, sin(2 pi k / fft) rounded to float32, so one table serves both; this holds for
+    every power of two in 16..4096 and is checked here for the size asked for."""
+    k = np.arange(fft // 2, dtype=np.float64)
+    cos = np.cos(2.0 * np.pi * k / fft).astype(np.float32)
+    sin = np.sin(2.0 * np.pi * k / fft).astype(np.float32)
+    derived = sines_from_cosines(cos)
+    if not np.array_equal(derived.view(np.uint32), sin.view(np.uint32)):
+        bad = int(np.nonzero(derived.view(np.uint32) != sin.view(np.uint32))[0][0])
+        raise InputDataError(f"front-end config: fft={fft}: sin(2 pi {bad} / {fft}) is not "
+                             f"the cosine table's entry {abs(fft // 4 - bad)} in float32",
+                             hint="use a power of two in [16, 4096] for fft")
+    return cos
+
+
 def compute_tables(cfg: FrontendConfig) -> FrontendTables:
     n = np.arange(cfg.window, dtype=np.float64)
     hann = 0.5 - 0.5 * np.cos(2.0 * np.pi * n / cfg.window)        # periodic Hann
     window = (hann / 32768.0).astype(np.float32)
-    k = np.arange(cfg.fft // 2, dtype=np.float64)
-    cos = np.cos(2.0 * np.pi * k / cfg.fft).astype(np.float32)
-    sin = np.sin(2.0 * np.pi * k / cfg.fft).astype(np.float32)
+    cos = fft_cosines(cfg.fft)
 
     lo, hi = hz_to_mel(cfg.mel_low_hz), hz_to_mel(cfg.mel_high_hz)
     edges = np.linspace(lo, hi, cfg.mel_bands + 2)        # edges[j+1] is band j's centre
@@ -200,7 +224,7 @@ def compute_tables(cfg: FrontendConfig) -> FrontendTables:
     mean = np.asarray(cfg.mean or [0.0] * cfg.n_out, dtype=np.float64)
     std = np.asarray(cfg.std or [1.0] * cfg.n_out, dtype=np.float64)
     return FrontendTables(
-        window=window, cos=cos, sin=sin, bin_first=first, bin_last=last,
+        window=window, cos=cos, bin_first=first, bin_last=last,
         bin_band=np.asarray(bands, dtype=np.int32),
         w_lower=np.asarray(wl, dtype=np.float32), w_upper=np.asarray(wu, dtype=np.float32),
         out_matrix=(mat / std[:, None]).astype(np.float32),
@@ -209,24 +233,6 @@ def compute_tables(cfg: FrontendConfig) -> FrontendTables:
 
 
 # ---- the C header ----------------------------------------------------------------------------
-
-def _hexf(x: float) -> str:
-    """An exact C99 hexadecimal float literal for a float32 value."""
-    v = float(np.float32(x))
-    if v == 0.0:
-        return "-0.0f" if math.copysign(1.0, v) < 0 else "0.0f"
-    return f"{v.hex()}f"
-
-
-def _array(ctype: str, name: str, values: np.ndarray, per_line: int = 4) -> list[str]:
-    vals = np.asarray(values).ravel()
-    fmt = _hexf if ctype == "float" else (lambda v: str(int(v)))
-    out = [f"static const {ctype} {name}[{len(vals)}] = {{"]
-    for i in range(0, len(vals), per_line):
-        out.append("    " + ", ".join(fmt(v) for v in vals[i:i + per_line]) + ",")
-    out.append("};")
-    return out
-
 
 class FloatPresetSizes(PresetConfig, Protocol):
     """A float preset's config (FrontendConfig, MlperfConfig): any preset's sizes plus the
@@ -251,8 +257,6 @@ class FloatPresetTables(Protocol):
     @property
     def cos(self) -> np.ndarray: ...
     @property
-    def sin(self) -> np.ndarray: ...
-    @property
     def bin_band(self) -> np.ndarray: ...
     @property
     def w_lower(self) -> np.ndarray: ...
@@ -264,11 +268,7 @@ def float_preset_macros(cfg: FloatPresetSizes, t: FloatPresetTables) -> list[str
     """The size macros of a float preset's config header, in this order in every preset
     (td_fe_float.h and both preset sources read them)."""
     return [
-        f"#define TD_FE_SAMPLE_RATE {cfg.sample_rate}",
-        f"#define TD_FE_CLIP_SAMPLES {cfg.clip_samples}",
-        f"#define TD_FE_WINDOW {cfg.window}",
-        f"#define TD_FE_STRIDE {cfg.stride}",
-        f"#define TD_FE_FRAMES {cfg.frames}",
+        *framing_macros(cfg),
         f"#define TD_FE_FFT {cfg.fft}",
         f"#define TD_FE_FFT_LOG2 {cfg.fft.bit_length() - 1}",
         f"#define TD_FE_MEL_BANDS {cfg.mel_bands}",
@@ -281,32 +281,22 @@ def float_preset_macros(cfg: FloatPresetSizes, t: FloatPresetTables) -> list[str
 def float_preset_tables(t: FloatPresetTables) -> list[str]:
     """The tables td_fe_float.h reads (window, FFT twiddles, mel bands and weights)."""
     return [
-        *_array("float", "td_fe_window", t.window),
-        *_array("float", "td_fe_cos", t.cos),
-        *_array("float", "td_fe_sin", t.sin),
-        *_array("int8_t", "td_fe_bin_band", t.bin_band, per_line=16),
-        *_array("float", "td_fe_w_lower", t.w_lower),
-        *_array("float", "td_fe_w_upper", t.w_upper),
+        *c_array("float", "td_fe_window", t.window),
+        *c_array("float", "td_fe_cos", t.cos),
+        *c_array("int8_t", "td_fe_bin_band", t.bin_band, per_line=16),
+        *c_array("float", "td_fe_w_lower", t.w_lower),
+        *c_array("float", "td_fe_w_upper", t.w_upper),
     ]
-
-
-def config_digest(cfg: FrontendConfig) -> str:
-    return hashlib.sha256(cfg.to_json().encode()).hexdigest()
 
 
 def render_frontend_header(cfg: FrontendConfig) -> str:
     """``td_frontend_config.h`` for ``cfg``: macros for the sizes, and (when the including
     file defines ``TD_FRONTEND_DEFINE_TABLES``, which only td_frontend.c does) the tables."""
     t = compute_tables(cfg)
-    lines = [
-        f"/* generated by tinydeploy from front-end config {config_digest(cfg)}, do not edit */",
-        "/* " + cfg.to_json().replace("\n", " ").replace("  ", "").strip() + " */",
-        "#ifndef TD_FRONTEND_CONFIG_H",
-        "#define TD_FRONTEND_CONFIG_H",
-        "",
+    body = [
         *float_preset_macros(cfg, t),
         f"#define TD_FE_KIND_MFCC {1 if cfg.kind is FeatureKind.MFCC else 0}",
-        f"#define TD_FE_LOG_FLOOR {_hexf(cfg.log_floor)}",
+        f"#define TD_FE_LOG_FLOOR {hexf(cfg.log_floor)}",
         "#define TD_FE_PRESET_TINYDEPLOY 1",
         "",
         "/* Working memory of one frame computation (4 * (TD_FE_FFT + TD_FE_MEL_BANDS) bytes);",
@@ -315,17 +305,13 @@ def render_frontend_header(cfg: FrontendConfig) -> str:
         "    float fft[TD_FE_FFT]; /* TD_FE_FFT / 2 complex values, interleaved re, im */",
         "    float mel[TD_FE_MEL_BANDS];",
         "} td_frontend_scratch_t;",
-        "",
-        "#ifdef TD_FRONTEND_DEFINE_TABLES",
-        *float_preset_tables(t),
-        *_array("float", "td_fe_out_matrix", t.out_matrix),
-        *_array("float", "td_fe_out_bias", t.out_bias),
-        "#endif /* TD_FRONTEND_DEFINE_TABLES */",
-        "",
-        "#endif /* TD_FRONTEND_CONFIG_H */",
-        "",
     ]
-    return "\n".join(lines)
+    tables = [
+        *float_preset_tables(t),
+        *c_array("float", "td_fe_out_matrix", t.out_matrix),
+        *c_array("float", "td_fe_out_bias", t.out_bias),
+    ]
+    return render_config_header(cfg, body, tables)
 
 
 def main(argv: list[str] | None = None) -> int:

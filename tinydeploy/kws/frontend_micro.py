@@ -14,18 +14,13 @@ correction table); wrap-around of 16-bit intermediates is reproduced where the C
 from __future__ import annotations
 
 import ctypes
-import hashlib
-import os
-import shutil
-import subprocess
-import tempfile
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from tinydeploy.errors import InputDataError, ToolchainError
+from tinydeploy.errors import InputDataError
 from tinydeploy.kws.frontend_micro_config import (
     INT8_DIV,
     INT8_SCALE,
@@ -40,12 +35,11 @@ from tinydeploy.kws.frontend_micro_config import (
     compute_tables,
     render_microspeech_header,
 )
-from tinydeploy.kws.presets import FrontendPreset, PresetSpec
-from tinydeploy.resources import firmware_dir
+from tinydeploy.kws.header import write_header
+from tinydeploy.kws.hostlib import compile_host_library
+from tinydeploy.kws.presets import FrontendPreset, PresetSpec, frame_count
 
-FIRMWARE_FRONTEND = firmware_dir() / "frontend"
 SOURCES = ("td_frontend_micro.c",)
-HEADERS = ("td_frontend.h",)
 CFLAGS = ("-std=c99", "-O2", "-Wall", "-Wextra", "-Werror")
 HOST_CFLAGS = (*CFLAGS, "-fPIC", "-shared")
 
@@ -66,7 +60,7 @@ def _pcm(audio: np.ndarray) -> np.ndarray:
 
 
 def n_frames(n_samples: int, cfg: MicroSpeechConfig) -> int:
-    return 0 if n_samples < cfg.window else 1 + (n_samples - cfg.window) // cfg.stride
+    return frame_count(n_samples, cfg.window, cfg.stride)
 
 
 # ---- TensorFlow's op (the oracle) ----------------------------------------------------------
@@ -327,45 +321,16 @@ def reference_features(audio: np.ndarray, cfg: MicroSpeechConfig | None = None) 
 
 # ---- the C front end on the host ---------------------------------------------------------------
 
-def _cache_root() -> Path:
-    default = Path(tempfile.gettempdir()) / "tinydeploy-cache"
-    return Path(os.environ.get("TINYDEPLOY_CACHE", default))
-
-
 def write_microspeech_header(cfg: MicroSpeechConfig, directory: Path,
                              name: str = "td_frontend_config.h") -> Path:
-    directory.mkdir(parents=True, exist_ok=True)
-    path = directory / name
-    text = render_microspeech_header(cfg)
-    if not path.exists() or path.read_text() != text:
-        path.write_text(text)
-    return path
+    return write_header(render_microspeech_header(cfg), directory, name)
 
 
 def build_host_library(cfg: MicroSpeechConfig, cc: str = "gcc") -> Path:
     """Compile td_frontend_micro.c for the host as a shared library, cached by digest."""
-    header = render_microspeech_header(cfg)
-    h = hashlib.sha256(header.encode())
-    for src in SOURCES + HEADERS:
-        h.update((FIRMWARE_FRONTEND / src).read_bytes())
-    h.update(" ".join((cc, *HOST_CFLAGS)).encode())
-    out_dir = _cache_root() / f"frontend-micro-{h.hexdigest()[:20]}"
-    lib = out_dir / "libtd_frontend_micro.so"
-    if lib.exists():
-        return lib
-    if shutil.which(cc) is None:
-        raise ToolchainError(f"host C compiler '{cc}' not found; it builds the audio front end",
-                             hint="install gcc (apt-get install gcc)")
-    write_microspeech_header(cfg, out_dir)
-    tmp = out_dir / f"libtd_frontend_micro.{os.getpid()}.so"
-    cmd = [cc, *HOST_CFLAGS, f"-I{out_dir}", f"-I{FIRMWARE_FRONTEND}",
-           *[str(FIRMWARE_FRONTEND / s) for s in SOURCES], "-o", str(tmp)]
-    proc = subprocess.run(cmd, capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise ToolchainError(f"compiling the micro-speech front end failed ({cc} exit "
-                             f"{proc.returncode}):\n{proc.stderr.strip()}")
-    os.replace(tmp, lib)
-    return lib
+    return compile_host_library(cfg, render_microspeech_header, SOURCES, HOST_CFLAGS, cc=cc,
+                                stem="frontend-micro", library="libtd_frontend_micro",
+                                what="micro-speech")
 
 
 class HostMicroFrontend:

@@ -71,6 +71,12 @@ class PresetConfig(Protocol):
     def to_json(self) -> str: ...
 
 
+def frame_count(samples: int, window: int, stride: int) -> int:
+    """Whole frames of ``window`` samples, ``stride`` apart, in ``samples`` samples (0 when
+    they do not hold one window): the framing of every preset, clip or stream."""
+    return 0 if samples < window else 1 + (samples - window) // stride
+
+
 class HostFeatures(Protocol):
     """A preset's C front end on the host (the device's own code via ctypes)."""
 

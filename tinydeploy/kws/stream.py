@@ -312,27 +312,42 @@ class DeviceStreamResult:
     last_output: bytes | None = None     # model output 0 of the last window (OUTPUT replies)
 
 
+AUDIO_ATTEMPTS = 6      # clean-reply attempts per AUDIO frame before the stream is given up
+AUDIO_RETRIES = 16      # resends of one attempt after a timeout or a damaged request (at least)
+
+
 def stream_to_device(session: Any, audio: np.ndarray, *, realtime: bool = False,
                      sample_rate: int = 16000,
-                     on_detection: Callable[[Detection], None] | None = None
-                     ) -> DeviceStreamResult:
+                     on_detection: Callable[[Detection], None] | None = None,
+                     on_window: Callable[[int, bytes | None], None] | None = None,
+                     attempts: int = AUDIO_ATTEMPTS) -> DeviceStreamResult:
     """Send ``audio`` in AUDIO frames (stream index 0 first, so the device starts a new
     stream); at real time (paced by the wall clock) or as fast as the link allows. EVENT
     frames become detections (``on_detection`` is called as they arrive); DONE/PROFILE
-    replies give the per-window counts."""
+    replies give the per-window counts; ``on_window(windows_so_far, output)`` is called after
+    every frame that completed a window, with its last window's model output 0.
+
+    A flaky link never changes a result: the replies of one AUDIO frame (its EVENTs, OUTPUT,
+    PROFILE, DONE and ACK) count only from an attempt during which no damaged frame arrived
+    from the device (a request the device rejected as damaged, or that timed out, is resent
+    by the session within the attempt); otherwise the frame is sent again and the device, which
+    recognises a resent frame, answers with the same replies without computing anything
+    (firmware/app/kws/main.c). After ``attempts`` unclean attempts, or when the device lost
+    the stream (a reset: it expects another sample index), a LinkError names the samples
+    whose results are unknown. EVENTs are unsolicited (sequence 0): a late copy of an EVENT
+    already counted (same audio time) is dropped, as detections are strictly increasing in
+    time."""
+    from tinydeploy.errors import LinkError
     from tinydeploy.link.messages import Audio, Done, Event, MsgType, Output, Profile
 
     dets: list[Detection] = []
     runs, lo, hi, total, fe, model, unit = 0, -1, 0, 0, 0, 0, ""
     last: bytes | None = None
-    chunks: dict[int, bytes] = {}
+    pending: list[Detection] = []        # EVENTs of the current attempt
 
     def take(msg: Any) -> None:
         if isinstance(msg, Event):
-            d = Detection(int(msg.label), float(msg.score), int(msg.timestamp_ms))
-            dets.append(d)
-            if on_detection:
-                on_detection(d)
+            pending.append(Detection(int(msg.label), float(msg.score), int(msg.timestamp_ms)))
 
     prev = session.on_message
 
@@ -342,8 +357,12 @@ def stream_to_device(session: Any, audio: np.ndarray, *, realtime: bool = False,
             prev(m, seq)
 
     session.on_message = hook
+    # a stream cannot go back: resending a damaged AUDIO frame is cheap, losing it is not
+    retries = getattr(session, "retries", AUDIO_RETRIES)
+    session.retries = max(retries, AUDIO_RETRIES)
     x = np.ascontiguousarray(audio, dtype="<i2")
     t0 = time.monotonic()
+    stats = session.stats
     try:
         for start in range(0, x.size, AUDIO_CHUNK):
             if realtime:
@@ -351,27 +370,61 @@ def stream_to_device(session: Any, audio: np.ndarray, *, realtime: bool = False,
                 delay = due - time.monotonic()
                 if delay > 0:
                     time.sleep(delay)
-            replies = session.request(Audio(start, x[start:start + AUDIO_CHUNK].tobytes()),
-                                      MsgType.ACK)
+            msg = Audio(start, x[start:start + AUDIO_CHUNK].tobytes())
+            end = start + len(msg.pcm) // 2
+            for _attempt in range(attempts):
+                pending.clear()
+                bad = stats.bad_frames
+                try:
+                    replies = session.request(msg, MsgType.ACK)
+                except LinkError as e:
+                    if "AUDIO gap" in e.message:
+                        raise LinkError(
+                            f"the keyword stream was lost at sample {start} "
+                            f"({start / sample_rate:.2f} s): {e.message}; detections and "
+                            "windows from there on are unknown",
+                            hint="was the device reset? stream again from the start") from None
+                    raise LinkError(f"{e.message}; the results of samples [{start}, {end}) "
+                                    f"are unknown", hint=e.hint) from None
+                if stats.bad_frames == bad:
+                    break
+                stats.retries += 1
+                session.resync()
+            else:
+                raise LinkError(f"AUDIO samples [{start}, {end}): a damaged reply in each of "
+                                f"{attempts} attempts, its detections and window result are "
+                                f"unknown", hint="check the cable and the baud rate")
+            chunks: dict[int, bytes] = {}
+            done = None
             for m in replies:
                 if isinstance(m, Output):
                     if m.tensor == 0:
                         chunks[m.offset] = m.data
                 elif isinstance(m, Done):
-                    runs += m.runs
-                    lo = m.min if lo < 0 else min(lo, m.min)
-                    hi = max(hi, m.max)
-                    total += m.total
-                    unit = m.unit
-                    if chunks:
-                        last = b"".join(chunks[k] for k in sorted(chunks))
-                        chunks = {}
+                    done = m
                 elif isinstance(m, Profile) and len(m.counts) >= 2:
                     fe += m.counts[0]
                     model += m.counts[1]
                 else:
                     take(m)
+            for d in pending:
+                if dets and d.time_ms <= dets[-1].time_ms:
+                    continue          # a late copy of an EVENT already counted
+                dets.append(d)
+                if on_detection:
+                    on_detection(d)
+            if done is not None:
+                runs += done.runs
+                lo = done.min if lo < 0 else min(lo, done.min)
+                hi = max(hi, done.max)
+                total += done.total
+                unit = done.unit
+                if chunks:
+                    last = b"".join(chunks[k] for k in sorted(chunks))
+                if on_window and done.runs:
+                    on_window(runs, last if chunks else None)
     finally:
         session.on_message = prev
+        session.retries = retries
     return DeviceStreamResult(tuple(dets), runs, max(lo, 0), hi, total / runs if runs else 0.0,
                               fe, model, unit, time.monotonic() - t0, last)

@@ -185,6 +185,36 @@ def _tensorflow(tc: TrainConfig, log: Log) -> Any:
     tf.config.experimental.enable_op_determinism()
     return tf
 
+def _compile(tf: Any, model: Any, tc: TrainConfig, steps: int) -> None:
+    """Adam on a cosine-decayed learning rate over ``steps`` batches, sparse cross-entropy."""
+    sched = tf.keras.optimizers.schedules.CosineDecay(tc.learning_rate, steps, alpha=0.02)
+    model.compile(optimizer=tf.keras.optimizers.Adam(sched),
+                  loss="sparse_categorical_crossentropy", metrics=["accuracy"])
+
+
+def _progress(tf: Any, tc: TrainConfig, log: Log, t0: float, val_name: str,
+              val_missing: float) -> Any:
+    """A Keras callback that logs each epoch's loss and accuracies and the seconds since
+    ``t0``; ``val_name`` labels the validation accuracy (``val_missing`` without one)."""
+
+    class _Progress(tf.keras.callbacks.Callback):
+        def on_epoch_end(self, epoch: int, logs: dict | None = None) -> None:
+            logs = logs or {}
+            log(f"epoch {epoch + 1}/{tc.epochs}: loss {logs.get('loss', 0):.3f} "
+                f"acc {logs.get('accuracy', 0):.3f} {val_name} "
+                f"{logs.get('val_accuracy', val_missing):.3f} ({time.time() - t0:.0f} s)")
+
+    return _Progress()
+
+
+def _quantize(model: Any, calibration: np.ndarray, model_path: Path) -> None:
+    """The trained Keras ``model`` as a full-INT8 .tflite at ``model_path``."""
+    with tempfile.TemporaryDirectory(prefix="td-kws-") as tmp:
+        keras_path = Path(tmp) / "dscnn.keras"
+        model.save(keras_path)
+        quantize_keras(keras_path, calibration, model_path)
+
+
 def train_kws(ds: Dataset, out_dir: Path, cfg: TrainConfig | None = None,
               log: Log = print) -> TrainResult:
     """Train, quantize and evaluate; writes ``dscnn_int8.tflite``, ``labels.txt`` and
@@ -202,20 +232,11 @@ def train_kws(ds: Dataset, out_dir: Path, cfg: TrainConfig | None = None,
     tr, va, te = (ds.split == int(s) for s in (Split.TRAIN, Split.VALIDATION, Split.TEST))
     model = build_dscnn(tf, fcfg.shape, len(LABELS), tc)
     steps = int(np.ceil(tr.sum() / tc.batch)) * tc.epochs
-    sched = tf.keras.optimizers.schedules.CosineDecay(tc.learning_rate, steps, alpha=0.02)
-    model.compile(optimizer=tf.keras.optimizers.Adam(sched),
-                  loss="sparse_categorical_crossentropy", metrics=["accuracy"])
+    _compile(tf, model, tc, steps)
     t0 = time.time()
-
-    class _Progress(tf.keras.callbacks.Callback):
-        def on_epoch_end(self, epoch: int, logs: dict | None = None) -> None:
-            logs = logs or {}
-            log(f"epoch {epoch + 1}/{tc.epochs}: loss {logs.get('loss', 0):.3f} "
-                f"acc {logs.get('accuracy', 0):.3f} val_acc {logs.get('val_accuracy', 0):.3f}"
-                f" ({time.time() - t0:.0f} s)")
-
     model.fit(x[tr], y[tr], batch_size=tc.batch, epochs=tc.epochs, shuffle=True,
-              validation_data=(x[va], y[va]), verbose=0, callbacks=[_Progress()])
+              validation_data=(x[va], y[va]), verbose=0,
+              callbacks=[_progress(tf, tc, log, t0, "val_acc", 0)])
     secs["train"] = time.time() - t0
     float_acc = {}
     for name, m in (("validation", va), ("test", te)):
@@ -228,10 +249,7 @@ def train_kws(ds: Dataset, out_dir: Path, cfg: TrainConfig | None = None,
     calib_idx = np.sort(rng.choice(np.nonzero(tr)[0], size=min(tc.calibration_samples,
                                                                 int(tr.sum())), replace=False))
     t0 = time.time()
-    with tempfile.TemporaryDirectory(prefix="td-kws-") as tmp:
-        keras_path = Path(tmp) / "dscnn.keras"
-        model.save(keras_path)
-        quantize_keras(keras_path, x[calib_idx], model_path)
+    _quantize(model, x[calib_idx], model_path)
     secs["quantize"] = time.time() - t0
     model_bytes = model_path.read_bytes()
     quant = input_quant_of(model_bytes)
@@ -667,20 +685,10 @@ def train_kws_mix(synth: Dataset | None, corpus: RealCorpus | None, out_dir: Pat
         model = k.Model(model.input, model.layers[-1](x), name="dscnn")
     batches = _Batches(tf, cache, tc.batch, tc.seed, mean, std, mx.augment)
     steps = len(batches) * tc.epochs
-    sched = tf.keras.optimizers.schedules.CosineDecay(tc.learning_rate, steps, alpha=0.02)
-    model.compile(optimizer=tf.keras.optimizers.Adam(sched),
-                  loss="sparse_categorical_crossentropy", metrics=["accuracy"])
+    _compile(tf, model, tc, steps)
     t0 = time.time()
-
-    class _Progress(tf.keras.callbacks.Callback):
-        def on_epoch_end(self, epoch: int, logs: dict | None = None) -> None:
-            logs = logs or {}
-            log(f"epoch {epoch + 1}/{tc.epochs}: loss {logs.get('loss', 0):.3f} "
-                f"acc {logs.get('accuracy', 0):.3f} real-val acc "
-                f"{logs.get('val_accuracy', float('nan')):.3f} ({time.time() - t0:.0f} s)")
-
     model.fit(batches, epochs=tc.epochs, validation_data=val_data, verbose=0,
-              callbacks=[_Progress()])
+              callbacks=[_progress(tf, tc, log, t0, "real-val acc", float("nan"))])
     secs["train"] = time.time() - t0
 
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -689,10 +697,7 @@ def train_kws_mix(synth: Dataset | None, corpus: RealCorpus | None, out_dir: Pat
     calib_idx = rng.choice(len(cache), size=min(tc.calibration_samples, len(cache)),
                            replace=False)
     t0 = time.time()
-    with tempfile.TemporaryDirectory(prefix="td-kws-") as tmp:
-        keras_path = Path(tmp) / "dscnn.keras"
-        model.save(keras_path)
-        quantize_keras(keras_path, cache.batch(calib_idx, mean, std)[..., None], model_path)
+    _quantize(model, cache.batch(calib_idx, mean, std)[..., None], model_path)
     secs["quantize"] = time.time() - t0
     model_bytes = model_path.read_bytes()
     quant = input_quant_of(model_bytes)

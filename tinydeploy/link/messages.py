@@ -1,6 +1,9 @@
 """Typed messages of the serial protocol (docs/protocol.md, "Messages").
 
-Each message is a frozen dataclass with a ``TYPE`` and ``pack()`` / ``unpack(payload)``.
+Each message is a frozen dataclass with a ``TYPE`` and ``pack()`` / ``unpack(payload)``;
+those whose payload is fixed fields and then nothing, bytes or text declare only that layout
+(`_Laid`: ``FIELDS``, ``REST``), the others (INVOKE, AUDIO, STOP, INFO, TENSOR, PROFILE, DONE)
+write their own.
 All integers are little-endian; strings are ``u8 length`` followed by UTF-8 bytes (the device
 sends ASCII). `decode_message` turns a `Frame` into its dataclass and raises `LinkError`
 naming the type and the byte counts when a payload does not match its layout, so a device
@@ -19,7 +22,9 @@ from typing import ClassVar, Self
 from tinydeploy.errors import LinkError
 from tinydeploy.link.frame import MAX_PAYLOAD, Frame
 
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2
+#: Versions this host reads: 1 had no stack figures in DONE.
+SUPPORTED_VERSIONS = (1, 2)
 #: Data bytes per LOAD_INPUT / OUTPUT chunk (5 bytes of header keep a chunk ≤ MAX_PAYLOAD).
 CHUNK_BYTES = 240
 #: Per-op counts per PROFILE frame.
@@ -128,37 +133,62 @@ class _Reader:
                             f"trailing bytes ({len(self.data)} in all)")
 
 
-@dataclass(frozen=True)
-class Hello:
-    TYPE: ClassVar[MsgType] = MsgType.HELLO
+class _Rest(enum.Enum):
+    """What follows a `_Laid` message's fixed fields: nothing, raw bytes, or UTF-8 text."""
 
-    def pack(self) -> bytes:
-        return b""
-
-    @classmethod
-    def unpack(cls, payload: bytes) -> Hello:
-        _Reader("HELLO", payload).end()
-        return cls()
+    NONE = "none"
+    BYTES = "bytes"
+    TEXT = "text"
 
 
 @dataclass(frozen=True)
-class _Chunk:
-    """A tensor chunk, both directions: u8 tensor, u32 byte offset, then the data bytes.
-    Subclasses differ only in TYPE (and so in direction)."""
+class _Laid:
+    """A message laid out as its table says: the fields, in declaration order, packed with
+    ``FIELDS`` (a struct format), then per ``REST`` nothing (the payload must end there), the
+    last field's bytes, or its text (UTF-8, cut to what fits one frame; undecodable bytes
+    read as U+FFFD). Messages of any other layout write their own pack/unpack."""
 
     TYPE: ClassVar[MsgType]
-    tensor: int
-    offset: int
-    data: bytes
+    FIELDS: ClassVar[str] = "<"
+    REST: ClassVar[_Rest] = _Rest.NONE
 
     def pack(self) -> bytes:
-        return struct.pack("<BI", self.tensor, self.offset) + self.data
+        values = [getattr(self, f.name) for f in dataclasses.fields(self)]
+        if self.REST is _Rest.NONE:
+            return struct.pack(self.FIELDS, *values)
+        head = struct.pack(self.FIELDS, *values[:-1])
+        if self.REST is _Rest.BYTES:
+            return head + values[-1]
+        return head + values[-1].encode("utf-8")[:MAX_PAYLOAD - len(head)]
 
     @classmethod
     def unpack(cls, payload: bytes) -> Self:
         r = _Reader(cls.TYPE.name, payload)
-        t, off = r.take("<BI")
-        return cls(t, off, r.rest())
+        values = list(r.take(cls.FIELDS))
+        if cls.REST is _Rest.NONE:
+            r.end()
+        elif cls.REST is _Rest.BYTES:
+            values.append(r.rest())
+        else:
+            values.append(r.rest().decode("utf-8", errors="replace"))
+        return cls(*values)
+
+
+@dataclass(frozen=True)
+class Hello(_Laid):
+    TYPE: ClassVar[MsgType] = MsgType.HELLO
+
+
+@dataclass(frozen=True)
+class _Chunk(_Laid):
+    """A tensor chunk, both directions: u8 tensor, u32 byte offset, then the data bytes.
+    Subclasses differ only in TYPE (and so in direction)."""
+
+    FIELDS: ClassVar[str] = "<BI"
+    REST: ClassVar[_Rest] = _Rest.BYTES
+    tensor: int
+    offset: int
+    data: bytes
 
 
 @dataclass(frozen=True)
@@ -185,19 +215,10 @@ class Invoke:
 
 
 @dataclass(frozen=True)
-class Bench:
+class Bench(_Laid):
     TYPE: ClassVar[MsgType] = MsgType.BENCH
+    FIELDS: ClassVar[str] = "<I"
     runs: int
-
-    def pack(self) -> bytes:
-        return struct.pack("<I", self.runs)
-
-    @classmethod
-    def unpack(cls, payload: bytes) -> Bench:
-        r = _Reader("BENCH", payload)
-        n = int(r.one("<I"))
-        r.end()
-        return cls(n)
 
 
 @dataclass(frozen=True)
@@ -224,16 +245,10 @@ class Audio:
 
 
 @dataclass(frozen=True)
-class Ping:
+class Ping(_Laid):
     TYPE: ClassVar[MsgType] = MsgType.PING
+    REST: ClassVar[_Rest] = _Rest.BYTES
     data: bytes = b""
-
-    def pack(self) -> bytes:
-        return self.data
-
-    @classmethod
-    def unpack(cls, payload: bytes) -> Ping:
-        return cls(bytes(payload))
 
 
 @dataclass(frozen=True)
@@ -249,21 +264,14 @@ class Stop:
 
 
 @dataclass(frozen=True)
-class Ack:
+class Ack(_Laid):
     """Success reply to ``acked`` (a request type); PING's ACK echoes its bytes in ``data``."""
 
     TYPE: ClassVar[MsgType] = MsgType.ACK
+    FIELDS: ClassVar[str] = "<B"
+    REST: ClassVar[_Rest] = _Rest.BYTES
     acked: int
     data: bytes = b""
-
-    def pack(self) -> bytes:
-        return bytes([self.acked]) + self.data
-
-    @classmethod
-    def unpack(cls, payload: bytes) -> Ack:
-        r = _Reader("ACK", payload)
-        acked = int(r.one("<B"))
-        return cls(acked, r.rest())
 
 
 @dataclass(frozen=True)
@@ -366,7 +374,9 @@ class Profile:
 
 @dataclass(frozen=True)
 class Done:
-    """End of an INVOKE or BENCH: ``runs`` inferences, min/max/total of their counts."""
+    """End of an INVOKE or BENCH: ``runs`` inferences, min/max/total of their counts; from
+    protocol 2 on, the device's stack high-water mark and reserve in bytes (None from a
+    version-1 device; 0 where the platform does not own the stack)."""
 
     TYPE: ClassVar[MsgType] = MsgType.DONE
     request: int
@@ -375,65 +385,58 @@ class Done:
     max: int
     total: int
     unit: str
+    stack_peak: int | None = None
+    stack_size: int | None = None
 
     @property
     def mean(self) -> float:
         return self.total / self.runs if self.runs else 0.0
 
     def pack(self) -> bytes:
+        stack = (b"" if self.stack_peak is None
+                 else struct.pack("<II", self.stack_peak, self.stack_size or 0))
         return (struct.pack("<BIIIQ", self.request, self.runs, self.min, self.max, self.total)
-                + _pack_str(self.unit))
+                + _pack_str(self.unit) + stack)
 
     @classmethod
     def unpack(cls, payload: bytes) -> Done:
         r = _Reader("DONE", payload)
         req, runs, lo, hi, total = r.take("<BIIIQ")
         unit = r.take_str()
+        peak = size = None
+        if r.pos < len(r.data):
+            peak, size = r.take("<II")
         r.end()
-        return cls(req, runs, lo, hi, total, unit)
+        return cls(req, runs, lo, hi, total, unit, peak, size)
 
 
 @dataclass(frozen=True)
-class Event:
+class Event(_Laid):
     """An application event, e.g. a keyword detection: label index, score, device time."""
 
     TYPE: ClassVar[MsgType] = MsgType.EVENT
+    FIELDS: ClassVar[str] = "<HfI"
     label: int
     score: float
     timestamp_ms: int
 
-    def pack(self) -> bytes:
-        return struct.pack("<HfI", self.label, self.score, self.timestamp_ms)
-
-    @classmethod
-    def unpack(cls, payload: bytes) -> Event:
-        r = _Reader("EVENT", payload)
-        label, score, ts = r.take("<HfI")
-        r.end()
-        return cls(label, float(score), ts)
-
 
 @dataclass(frozen=True)
-class Log:
+class Log(_Laid):
     TYPE: ClassVar[MsgType] = MsgType.LOG
+    FIELDS: ClassVar[str] = "<B"
+    REST: ClassVar[_Rest] = _Rest.TEXT
     level: int
     text: str
 
-    def pack(self) -> bytes:
-        return bytes([self.level]) + self.text.encode("utf-8")[:MAX_PAYLOAD - 1]
-
-    @classmethod
-    def unpack(cls, payload: bytes) -> Log:
-        r = _Reader("LOG", payload)
-        level = int(r.one("<B"))
-        return cls(level, r.rest().decode("utf-8", errors="replace"))
-
 
 @dataclass(frozen=True)
-class Error:
+class Error(_Laid):
     """The device rejected a frame: ``code`` (ErrorCode), ``ref_type`` the offending type."""
 
     TYPE: ClassVar[MsgType] = MsgType.ERROR
+    FIELDS: ClassVar[str] = "<BB"
+    REST: ClassVar[_Rest] = _Rest.TEXT
     code: int
     ref_type: int
     text: str = ""
@@ -441,15 +444,6 @@ class Error:
     @property
     def code_name(self) -> str:
         return _name(ErrorCode, self.code)
-
-    def pack(self) -> bytes:
-        return bytes([self.code, self.ref_type]) + self.text.encode("utf-8")[:MAX_PAYLOAD - 2]
-
-    @classmethod
-    def unpack(cls, payload: bytes) -> Error:
-        r = _Reader("ERROR", payload)
-        code, ref = r.take("<BB")
-        return cls(code, ref, r.rest().decode("utf-8", errors="replace"))
 
 
 Message = (Hello | LoadInput | Invoke | Bench | Audio | Ping | Stop | Ack | Info | TensorDesc

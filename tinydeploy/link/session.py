@@ -24,6 +24,7 @@ from tinydeploy.link.frame import BadFrame, Frame, FrameDecoder, encode_frame
 from tinydeploy.link.messages import (
     CHUNK_BYTES,
     PROTOCOL_VERSION,
+    SUPPORTED_VERSIONS,
     Ack,
     Audio,
     Bench,
@@ -34,6 +35,8 @@ from tinydeploy.link.messages import (
     Info,
     Invoke,
     LoadInput,
+    Log,
+    LogLevel,
     Message,
     MsgType,
     Output,
@@ -111,6 +114,22 @@ class _InputLost(LinkError):
 
 _FRAME_FAULTS = frozenset({ErrorCode.CRC, ErrorCode.COBS, ErrorCode.TRUNCATED,
                            ErrorCode.LENGTH, ErrorCode.OVERSIZED})
+
+
+def gather_profile(messages: Sequence[Message]) -> tuple[dict[int, int], int | None,
+                                                         Done | None]:
+    """From the replies to one request: the per-op counts of its PROFILE frames ({op index:
+    count}), the op total the last of them names (None without one) and its last DONE."""
+    counts: dict[int, int] = {}
+    total: int | None = None
+    done: Done | None = None
+    for m in messages:
+        if isinstance(m, Profile):
+            counts.update({m.first + i: c for i, c in enumerate(m.counts)})
+            total = m.total
+        elif isinstance(m, Done):
+            done = m
+    return counts, total, done
 
 
 def _check_profile(counts: dict[int, int], total: int | None, what: str) -> None:
@@ -194,6 +213,20 @@ class Session:
                 self.unsolicited.append(msg)
                 if self.on_message:
                     self.on_message(msg, 0)
+                if isinstance(msg, Error) and msg.code in _FRAME_FAULTS:
+                    # a block the device could not even read a header from (COBS, TRUNCATED,
+                    # OVERSIZED): while a request is pending it is most likely that request,
+                    # so resend now rather than wait for the timeout (a resend is safe)
+                    self.stats.errors.append(msg)
+                    raise _Transient(f"device could not read {what}: {msg.code_name} "
+                                     f"({msg.text or 'no detail'})")
+                if isinstance(msg, Log) and msg.level == LogLevel.FAULT:
+                    # the device reported a fault (a CPU fault, a sanitizer, a --guards
+                    # violation) and stops: no reply will come, say why instead of waiting
+                    raise LinkError(f"the device stopped during {what} (seq {seq}): "
+                                    f"{msg.text}",
+                                    hint="a debug build (--guards) names the op; the "
+                                         "firmware's fault line gives pc and lr")
                 continue
             if frame.seq != seq:
                 self.stats.stale += 1
@@ -249,7 +282,7 @@ class Session:
         info = next(replies)
         if not isinstance(info, Info):
             raise LinkError(f"HELLO answered with {info.TYPE.name}, expected INFO")
-        if info.version != PROTOCOL_VERSION:
+        if info.version not in SUPPORTED_VERSIONS:
             raise LinkError(f"device speaks protocol version {info.version}, this host "
                             f"speaks {PROTOCOL_VERSION}", hint="rebuild the firmware")
         ins: list[TensorDesc] = []
@@ -286,17 +319,11 @@ class Session:
     def _invoke_once(self, dev: DeviceInfo, profile: bool) -> InvokeResult:
         bufs = [bytearray(d.bytes) for d in dev.outputs]
         got = [0] * len(bufs)
-        counts: dict[int, int] = {}
-        total: int | None = None
-        done: Done | None = None
-        for m in self.request(Invoke(profile), MsgType.DONE):
+        replies = self.request(Invoke(profile), MsgType.DONE)
+        for m in replies:
             if isinstance(m, Output):
                 self._place(bufs, got, m)
-            elif isinstance(m, Profile):
-                counts.update({m.first + i: c for i, c in enumerate(m.counts)})
-                total = m.total
-            elif isinstance(m, Done):
-                done = m
+        counts, total, done = gather_profile(replies)
         assert done is not None
         # a profiled INVOKE owes one count per op, even when every PROFILE frame was lost
         _check_profile(counts, dev.info.num_ops if profile and dev.info.num_ops else total,
@@ -359,15 +386,7 @@ class Session:
             "BENCH", lambda: self._bench_once(runs))
 
     def _bench_once(self, runs: int) -> BenchResult:
-        counts: dict[int, int] = {}
-        total: int | None = None
-        done: Done | None = None
-        for m in self.request(Bench(runs), MsgType.DONE):
-            if isinstance(m, Profile):
-                counts.update({m.first + i: c for i, c in enumerate(m.counts)})
-                total = m.total
-            elif isinstance(m, Done):
-                done = m
+        counts, total, done = gather_profile(self.request(Bench(runs), MsgType.DONE))
         assert done is not None
         # BENCH always ends with the per-op means (docs/protocol.md): one count per op owed
         n_ops = self.device.info.num_ops if self.device is not None else 0
@@ -388,4 +407,4 @@ class Session:
 
 
 __all__ = ["BenchResult", "DeviceInfo", "ErrorCode", "InvokeResult", "LinkStats", "Port",
-           "Session", "open_port", "port_error"]
+           "Session", "gather_profile", "open_port", "port_error"]

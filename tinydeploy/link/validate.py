@@ -36,6 +36,7 @@ class ValidationReport:
     mismatched_elements: int
     per_op: tuple[int, ...]            # counts of the last case
     unit: str
+    stack_peak: int | None = None      # device stack high-water mark after the last case
 
     def to_json(self) -> dict[str, Any]:
         m = self.first_mismatch
@@ -48,6 +49,7 @@ class ValidationReport:
                 "case": m.case, "output": m.output, "index": m.index,
                 "position": list(m.position), "actual": m.actual, "expected": m.expected},
             "unit": self.unit,
+            "stack_peak_bytes": self.stack_peak,
         }
 
 
@@ -146,9 +148,11 @@ def validate_cases(run_device: Callable[[list[np.ndarray]], tuple[list[np.ndarra
     bad = 0
     per_op: tuple[int, ...] = ()
     unit = ""
+    peak: int | None = None
     for k, case in enumerate(cases):
         got, res = run_device(case)
         per_op, unit = tuple(res.per_op), res.unit
+        peak = getattr(getattr(res, "done", None), "stack_peak", None) or None
         want = oracle.run(case)
         ok = len(got) == len(want)
         if not ok and first is None:
@@ -176,4 +180,4 @@ def validate_cases(run_device: Callable[[list[np.ndarray]], tuple[list[np.ndarra
         exact += ok
         if progress:
             progress(k + 1)
-    return ValidationReport(len(cases), exact, max_diff, first, bad, per_op, unit)
+    return ValidationReport(len(cases), exact, max_diff, first, bad, per_op, unit, peak)

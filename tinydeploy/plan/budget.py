@@ -153,21 +153,33 @@ def weights_bytes(selection: Selection) -> int:
     return total
 
 
-# Boards with at most this much RAM reserve the stack from its call-graph bound plus a margin
-# instead of a fixed size: there every byte of RAM counts.
-TIGHT_RAM_BYTES = 64 * 1024
+# Every board reserves the stack from its call-graph bound plus a margin instead of a fixed
+# size (`--stack` overrides it): a fixed 4 KB was 2.7x the DS-CNN's need.
 STACK_MARGIN_MIN = 256   # bytes; or an eighth of the bound, whichever is larger
 STACK_RESERVE_ALIGN = 64
 
 
 def stack_margin(bound: int) -> int:
-    """Head room over a stack bound: for what the call graph cannot see (libgcc helpers such
-    as division on the Cortex-M0, exception entry of a fault handler), max(256 B, bound / 8)."""
+    """Head room over a stack bound, max(256 B, bound / 8), for what the call graph cannot see.
+
+    The bound (`tinydeploy.build.stack.worst_stack`) already holds the deepest path from
+    ``Reset_Handler`` (calls through the link's handler pointer resolved to their possible
+    targets), the deepest interrupt handler and one exception entry: 32 B, or 104 B with the
+    FP context on a core with an FPU (M4F, M7, M33, M55: lazy stacking reserves the space
+    whenever FP registers are live). What the graph misses: libgcc calls the compiler inserts
+    (``__aeabi_uldivmod`` and ``__udivmoddi4``, 40 B; the Cortex-M0's division helpers,
+    16 B), a second exception entry of a fault taken inside an interrupt (104 B), and
+    newlib leaf functions counted at a flat 64 B that may use a little more. Their sum stays
+    below 256 B; the bound / 8 term covers larger builds' proportional slack. A fault report
+    itself (the fault handler formatting and sending one LOG frame) is not covered: it
+    ends the program, and the stack sits at the bottom of RAM, so running out there faults
+    instead of corrupting data. The device's painted high-water mark checks all of it
+    (tests/test_stack_peak.py)."""
     return max(STACK_MARGIN_MIN, bound // 8)
 
 
 def sized_stack_reserve(bound: int) -> int:
-    """The stack reserved on a tight board: the bound plus `stack_margin`, rounded up to 64."""
+    """The stack reserved: the bound plus `stack_margin`, rounded up to 64."""
     n = bound + stack_margin(bound)
     return -(-n // STACK_RESERVE_ALIGN) * STACK_RESERVE_ALIGN
 

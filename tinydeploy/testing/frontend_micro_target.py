@@ -11,7 +11,6 @@ are exact: instructions = ticks * 1e9 / clock.
 
 from __future__ import annotations
 
-import shutil
 import struct
 import subprocess
 import tempfile
@@ -23,11 +22,12 @@ import numpy as np
 from tinydeploy.errors import InputDataError, ToolchainError
 from tinydeploy.kws.frontend_micro import (
     CFLAGS,
-    FIRMWARE_FRONTEND,
     SOURCES,
     write_microspeech_header,
 )
 from tinydeploy.kws.frontend_micro_config import MicroSpeechConfig
+from tinydeploy.kws.hostlib import FIRMWARE_FRONTEND
+from tinydeploy.testing.semihost import HARNESS_DIR, need_tool, run_semihosted
 from tinydeploy.toolchain import Core, core_flags, ldflags, ldlibs
 
 
@@ -56,13 +56,6 @@ class DeviceFeatures:
     instructions: np.ndarray      # [frames] instructions of each uint16 frame computation
 
 
-def _need(tool: str) -> None:
-    if shutil.which(tool) is None:
-        raise ToolchainError(f"'{tool}' not found; it runs the front end on an emulated board",
-                             hint="apt-get install gcc-arm-none-eabi libnewlib-arm-none-eabi "
-                                  "qemu-system-arm")
-
-
 def _linker_script(t: MicroTarget) -> str:
     return f"""/* front-end harness for QEMU {t.machine} */
 MEMORY
@@ -83,15 +76,16 @@ SECTIONS
 
 
 def build_micro_harness(cfg: MicroSpeechConfig, target: MicroTarget, out_dir: Path) -> Path:
-    _need("arm-none-eabi-gcc")
+    need_tool("arm-none-eabi-gcc")
     write_microspeech_header(cfg, out_dir)
     (out_dir / "harness.ld").write_text(_linker_script(target))
-    harness = Path(__file__).resolve().parent / "frontend_harness" / "fe_micro_semihost_main.c"
+    harness = HARNESS_DIR / "fe_micro_semihost_main.c"
     elf = out_dir / f"fe_micro_{target.machine}.elf"
     cmd = ["arm-none-eabi-gcc", *core_flags(target.core), *CFLAGS, "-ffreestanding",
            "-ffunction-sections", "-fdata-sections",
            f"-I{out_dir}", f"-I{FIRMWARE_FRONTEND}",
            *[str(FIRMWARE_FRONTEND / s) for s in SOURCES], str(harness),
+           str(HARNESS_DIR / "td_semihost_start.c"),
            *ldflags(target.core, str(out_dir / "harness.ld")), *ldlibs(target.core),
            "-o", str(elf)]
     proc = subprocess.run(cmd, capture_output=True, text=True)
@@ -109,7 +103,7 @@ def run_microspeech_on_qemu(audio: np.ndarray, cfg: MicroSpeechConfig | None = N
     if machine not in TARGETS:
         raise InputDataError(f"no micro-speech harness for machine '{machine}'",
                              hint=f"machines: {', '.join(TARGETS)}")
-    _need("qemu-system-arm")
+    need_tool("qemu-system-arm")
     target = TARGETS[machine]
     pcm = np.ascontiguousarray(audio, dtype="<i2").ravel()
     rec = np.dtype([("u16", "<u2", (cfg.channels,)), ("s8", "i1", (cfg.channels,)),
@@ -118,17 +112,7 @@ def run_microspeech_on_qemu(audio: np.ndarray, cfg: MicroSpeechConfig | None = N
         d = Path(tmp)
         elf = build_micro_harness(cfg, target, d)
         (d / "fe_in.bin").write_bytes(struct.pack("<i", pcm.size) + pcm.tobytes())
-        cmd = ["qemu-system-arm", "-M", machine, "-nographic", "-monitor", "none",
-               "-serial", "null", "-icount", "shift=0",
-               "-semihosting-config", "enable=on,target=native", "-kernel", str(elf)]
-        try:
-            proc = subprocess.run(cmd, cwd=d, capture_output=True, timeout=timeout)
-        except subprocess.TimeoutExpired as err:
-            raise ToolchainError(f"micro-speech harness on {machine} did not finish in "
-                                 f"{timeout:.0f} s for {pcm.size} samples") from err
-        if proc.returncode != 0:
-            raise ToolchainError(f"micro-speech harness on {machine} exited {proc.returncode}: "
-                                 f"{proc.stderr.decode(errors='replace').strip()}")
+        run_semihosted(elf, machine, d, timeout, "micro-speech harness", f"{pcm.size} samples")
         out = np.frombuffer((d / "fe_out.bin").read_bytes(), dtype=rec)
     instr = out["ticks"].astype(np.int64) * 1_000_000_000 // target.systick_hz
     return DeviceFeatures(u16=out["u16"].copy(), s8=out["s8"].copy(), instructions=instr)

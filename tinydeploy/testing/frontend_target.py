@@ -6,7 +6,6 @@ semihosting, so it depends on nothing but the front end, arm-none-eabi-gcc and Q
 
 from __future__ import annotations
 
-import shutil
 import struct
 import subprocess
 import tempfile
@@ -19,11 +18,12 @@ import numpy as np
 from tinydeploy.errors import ToolchainError
 from tinydeploy.kws.frontend import (
     DETERMINISTIC_CFLAGS,
-    FIRMWARE_FRONTEND,
     Quant,
 )
 from tinydeploy.kws.frontend_config import FrontendConfig
+from tinydeploy.kws.hostlib import FIRMWARE_FRONTEND
 from tinydeploy.kws.presets import PresetSpec, choice_of
+from tinydeploy.testing.semihost import HARNESS_DIR, need_tool, run_semihosted
 from tinydeploy.toolchain import Core, core_flags, ldflags, ldlibs
 
 
@@ -48,13 +48,6 @@ TARGETS = {
 SYSTICK_HZ = 25_000_000      # mps2 machines' processor clock as QEMU models it
 
 
-def _need(tool: str) -> None:
-    if shutil.which(tool) is None:
-        raise ToolchainError(f"'{tool}' not found; it runs the front end on an emulated board",
-                             hint="apt-get install gcc-arm-none-eabi libnewlib-arm-none-eabi "
-                                  "qemu-system-arm")
-
-
 def _spec_of(cfg: Any) -> PresetSpec:
     return choice_of(cfg).spec
 
@@ -62,17 +55,16 @@ def _spec_of(cfg: Any) -> PresetSpec:
 def build_frontend_harness(cfg: Any, target: QemuTarget, out_dir: Path) -> Path:
     """The harness for any float preset's config (it calls td_frontend_clip_f32 and
     td_frontend_clip_s8)."""
-    _need("arm-none-eabi-gcc")
+    need_tool("arm-none-eabi-gcc")
     spec = _spec_of(cfg)
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "td_frontend_config.h").write_text(spec.render_header(cfg))
-    test_dir = Path(__file__).resolve().parent / "frontend_harness"
     elf = out_dir / f"fe_{target.machine}.elf"
     cmd = ["arm-none-eabi-gcc", *target.cflags, *DETERMINISTIC_CFLAGS, "-ffreestanding",
            f"-I{out_dir}", f"-I{FIRMWARE_FRONTEND}",
            *[str(FIRMWARE_FRONTEND / s) for s in spec.sources if s.endswith(".c")],
-           str(test_dir / "fe_semihost_main.c"),
-           *ldflags(target.core, str(test_dir / "fe_semihost.ld")),
+           str(HARNESS_DIR / "fe_semihost_main.c"), str(HARNESS_DIR / "td_semihost_start.c"),
+           *ldflags(target.core, str(HARNESS_DIR / "fe_semihost.ld")),
            *ldlibs(target.core), "-o", str(elf)]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:
@@ -91,12 +83,12 @@ def run_frontend_on_qemu(clips: np.ndarray, quant: Quant, cfg: Any = None,
 def run_frontend_on_qemu_timed(clips: np.ndarray, quant: Quant, cfg: Any = None,
                                machine: str = "mps2-an386", timeout: float = 120.0
                                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """As `run_frontend_on_qemu`, plus the instructions ``td_frontend_clip_s8`` took per clip
-    (SysTick under -icount shift=0, 40 instructions a tick on mps2)."""
     """Features of ``clips`` [n, clip_samples] int16 computed on the emulated board:
-    (float32 [n, frames, n_out], int8 [n, frames, n_out])."""
+    (float32 [n, frames, n_out], int8 [n, frames, n_out]), plus the instructions
+    ``td_frontend_clip_s8`` took per clip (SysTick under -icount shift=0, 40 instructions a
+    tick on mps2)."""
     cfg = cfg or FrontendConfig()
-    _need("qemu-system-arm")
+    need_tool("qemu-system-arm")
     target = TARGETS[machine]
     machine = target.machine
     clips = np.ascontiguousarray(clips, dtype=np.int16).reshape(-1, cfg.clip_samples)
@@ -106,18 +98,7 @@ def run_frontend_on_qemu_timed(clips: np.ndarray, quant: Quant, cfg: Any = None,
         elf = build_frontend_harness(cfg, target, d)
         (d / "fe_in.bin").write_bytes(struct.pack("<ifi", n, quant.scale, quant.zero_point)
                                       + clips.astype("<i2").tobytes())
-        cmd = ["qemu-system-arm", "-M", machine, "-icount", "shift=0", "-nographic",
-               "-monitor", "none",
-               "-serial", "null", "-semihosting-config", "enable=on,target=native",
-               "-kernel", str(elf)]
-        try:
-            proc = subprocess.run(cmd, cwd=d, capture_output=True, timeout=timeout)
-        except subprocess.TimeoutExpired as err:
-            raise ToolchainError(f"front-end harness on {machine} did not finish in "
-                                 f"{timeout:.0f} s for {n} clips") from err
-        if proc.returncode != 0:
-            raise ToolchainError(f"front-end harness on {machine} exited {proc.returncode}: "
-                                 f"{proc.stderr.decode(errors='replace').strip()}")
+        run_semihosted(elf, machine, d, timeout, "front-end harness", f"{n} clips")
         raw = (d / "fe_out.bin").read_bytes()
         ticks = np.frombuffer((d / "fe_ticks.bin").read_bytes(), dtype="<u4").astype(np.int64)
     per = cfg.frames * cfg.n_out

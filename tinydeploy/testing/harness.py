@@ -32,7 +32,7 @@ from tinydeploy.errors import ToolchainError
 from tinydeploy.kernels.registry import Selection, select_kernels
 from tinydeploy.model.ir import Graph
 from tinydeploy.resources import firmware_dir
-from tinydeploy.toolchain import SANITIZE_CFLAGS, Core, cflags
+from tinydeploy.toolchain import DEBIAN_PACKAGES, SANITIZE_CFLAGS, Core, cflags
 
 FIRMWARE_DIR = firmware_dir()
 KERNEL_INCLUDE = FIRMWARE_DIR / "kernels"
@@ -54,7 +54,8 @@ def _cc() -> str:
     cc = os.environ.get("CC", "gcc")
     if shutil.which(cc) is None:
         raise ToolchainError(f"host C compiler '{cc}' not found",
-                             hint="install gcc (apt-get install gcc) or set CC")
+                             hint=f"install gcc (apt-get install {DEBIAN_PACKAGES['host']}) "
+                                  "or set CC")
     return cc
 
 
@@ -167,12 +168,11 @@ def _emit_case(k: int, case: HostCase, sel: Selection) -> tuple[str, str, list[i
         defs.append(cemit.emit_params(call, prefix, static=True))
         args: dict[str, str] = {}
         for a in call.args:
-            if a.startswith("in"):
-                ti = op.inputs[int(a[2:])]
-                args[a] = f"(const {g.tensor(ti).dtype.c_type} *){array_of(ti)}"
-            elif a.startswith("out"):
-                ti = op.outputs[int(a[3:])]
-                args[a] = f"({g.tensor(ti).dtype.c_type} *){array_of(ti)}"
+            arg = cemit.call_arg_tensor(a, op.inputs, op.outputs)
+            if arg is not None:
+                is_out, ti = arg
+                const = "" if is_out else "const "
+                args[a] = f"({const}{g.tensor(ti).dtype.c_type} *){array_of(ti)}"
             elif a == "scratch":
                 sname = f"{prefix}_scratch"
                 nbytes = max(16, call.scratch_bytes)

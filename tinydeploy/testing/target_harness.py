@@ -30,7 +30,7 @@ from tinydeploy.testing.harness import (
     harness_program,
     parse_outputs,
 )
-from tinydeploy.toolchain import ARM_LDLIBS, ARM_PREFIX, Core, cflags
+from tinydeploy.toolchain import ARM_LDLIBS, ARM_PREFIX, DEBIAN_PACKAGES, Core, cflags
 
 TEST_RT = FIRMWARE_DIR / "kernels" / "arm" / "test"
 # QEMU machines whose memory map td_dsp_test.ld describes, and their cores
@@ -50,8 +50,8 @@ def _tool(name: str) -> str:
     path = shutil.which(name)
     if path is None:
         raise ToolchainError(f"{name} not found",
-                             hint="apt-get install gcc-arm-none-eabi libnewlib-arm-none-eabi "
-                                  "qemu-system-arm")
+                             hint=f"apt-get install {DEBIAN_PACKAGES['arm']} "
+                                  f"{DEBIAN_PACKAGES['qemu']}")
     return path
 
 

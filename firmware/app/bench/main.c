@@ -6,7 +6,6 @@
  * profiling overhead never inflates the per-inference figure.
  */
 #include <stdint.h>
-#include <string.h>
 
 #include "model.h"
 #include "td_link.h"
@@ -34,11 +33,30 @@ static void fill_inputs(void)
     }
 }
 
+/* sum / n (n > 0, quotient below 2^32) by shift and subtract: a 64-bit '/' would link
+ * libgcc's __aeabi_uldivmod and __udivmoddi4, 750 bytes of flash for one division per op */
+static uint32_t mean_u64(uint64_t sum, uint32_t n)
+{
+    uint64_t r = 0;
+    uint32_t q = 0;
+    for (int i = 0; i < 64; ++i) {
+        r = (r << 1) | (uint32_t)(sum >> 63);
+        sum <<= 1;
+        q <<= 1;
+        if (r >= n) {
+            r -= n;
+            q |= 1u;
+        }
+    }
+    return q;
+}
+
 static void bench(uint8_t seq, uint32_t runs)
 {
     uint32_t lo = 0xFFFFFFFFu, hi = 0;
     uint64_t total = 0;
-    memset(per_op_sum, 0, sizeof per_op_sum);
+    for (uint32_t k = 0; k < TD_MODEL_NUM_OPS; ++k)
+        per_op_sum[k] = 0;
     for (uint32_t r = 0; r < runs; ++r) {
         uint32_t t0, dt;
         fill_inputs();
@@ -54,7 +72,7 @@ static void bench(uint8_t seq, uint32_t runs)
             per_op_sum[k] += per_op[k];
     }
     for (uint32_t k = 0; k < TD_MODEL_NUM_OPS; ++k)
-        per_op[k] = runs ? (uint32_t)(per_op_sum[k] / runs) : 0u;
+        per_op[k] = runs ? mean_u64(per_op_sum[k], runs) : 0u;
     td_link_send_profile(seq, per_op, TD_MODEL_NUM_OPS);
     td_link_send_done(seq, TD_MSG_BENCH, runs, runs ? lo : 0u, hi, total);
 }

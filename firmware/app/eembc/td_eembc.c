@@ -281,6 +281,20 @@ static void cmd_profile(void)
     td_eembc_endl();
 }
 
+/* A refused 'db load N': the buffer is emptied and the error names N and the limit. */
+static void db_refuse(td_eembc_t *e, uint32_t n, const char *mid, uint32_t limit,
+                      const char *tail)
+{
+    e->db_size = 0;
+    e->db_pos = 0;
+    error_begin("db load: ");
+    td_eembc_put_u64(n);
+    td_eembc_puts(mid);
+    td_eembc_put_u64(limit);
+    td_eembc_puts(tail);
+    error_end();
+}
+
 static void cmd_db_load(td_eembc_t *e, const char *arg, const char *extra)
 {
     uint32_t n, want = input_bytes();
@@ -289,25 +303,12 @@ static void cmd_db_load(td_eembc_t *e, const char *arg, const char *extra)
         return;
     }
     if (n != want) {
-        e->db_size = 0;
-        e->db_pos = 0;
-        error_begin("db load: ");
-        td_eembc_put_u64(n);
-        td_eembc_puts(" bytes but the model's input is ");
-        td_eembc_put_u64(want);
-        td_eembc_puts(" bytes");
-        error_end();
+        db_refuse(e, n, " bytes but the model's input is ", want, " bytes");
         return;
     }
     if (n > TD_EEMBC_DB_BYTES) {
-        e->db_size = 0;
-        e->db_pos = 0;
-        error_begin("db load: ");
-        td_eembc_put_u64(n);
-        td_eembc_puts(" bytes exceed the ");
-        td_eembc_put_u64(TD_EEMBC_DB_BYTES);
-        td_eembc_puts("-byte buffer, define TD_EEMBC_DB_BYTES");
-        error_end();
+        db_refuse(e, n, " bytes exceed the ", TD_EEMBC_DB_BYTES,
+                  "-byte buffer, define TD_EEMBC_DB_BYTES");
         return;
     }
     e->db_size = n;
@@ -465,6 +466,13 @@ static void cmd_infer(td_eembc_t *e, const char *a, const char *b, const char *e
     td_eembc_puts(" at ");
     td_eembc_put_u64((uint64_t)TD_CLOCK_HZ);
     td_eembc_puts(" Hz]");
+    td_eembc_endl();
+    /* the stack's painted high-water mark and its reserve (0 on the host build) */
+    td_eembc_puts("m-stack-[peak ");
+    td_eembc_put_u64(td_stack_peak());
+    td_eembc_puts(" B of ");
+    td_eembc_put_u64(td_stack_size());
+    td_eembc_puts(" B]");
     td_eembc_endl();
     print_results();
 }

@@ -18,6 +18,11 @@
  * AUDIO payload: first_sample u32 (stream index; 0 restarts the stream), PCM int16 LE.
  * A gap in the stream is an ERROR STATE naming the expected index. HELLO, PING, STOP as in
  * every application (docs/protocol.md).
+ *
+ * A resent AUDIO (the same first_sample and length as the last one processed: its replies
+ * were lost or damaged on the way) is not computed again: the device sends the same replies
+ * again, the EVENTs of that frame included (up to TD_KWS_REPLAY_EVENTS), from what it kept.
+ * So a host can ask again until it has one complete, undamaged set of replies per frame.
  */
 #include <stdint.h>
 #include <string.h>
@@ -63,6 +68,7 @@
 #endif
 
 #define FEAT_BYTES (TD_FE_FRAMES * TD_FE_OUT)
+#define TD_KWS_REPLAY_EVENTS 4u /* EVENTs one AUDIO frame can raise and replay */
 
 static td_link_t app_link;
 static td_frontend_scratch_t fe_scratch;
@@ -78,11 +84,20 @@ static uint8_t model_ok;
 static uint32_t win_runs, win_min, win_max;
 static uint64_t win_total, win_fe, win_model;
 
+/* the last AUDIO frame processed and its EVENTs, for a resend (see the header) */
+static uint32_t last_first, last_n;
+static uint8_t last_valid;
+static uint32_t ev_count;
+static uint16_t ev_label[TD_KWS_REPLAY_EVENTS];
+static float ev_score[TD_KWS_REPLAY_EVENTS];
+static uint32_t ev_ms[TD_KWS_REPLAY_EVENTS];
+
 static void stream_reset(void)
 {
     total = 0u;
     frames = 0u;
     fe_pending = 0u;
+    last_valid = 0u;
     td_frontend_reset(&fe_scratch); /* a stateful front end (micro-speech) starts afresh */
     td_kws_detect_reset(&detector);
 }
@@ -116,6 +131,12 @@ static void run_window(void)
     if (td_kws_detect_push(&detector, probs, total / (TD_FE_SAMPLE_RATE / 1000u), &label,
                            &score)) {
         td_link_event(label, score, total / (TD_FE_SAMPLE_RATE / 1000u));
+        if (ev_count < TD_KWS_REPLAY_EVENTS) {
+            ev_label[ev_count] = label;
+            ev_score[ev_count] = score;
+            ev_ms[ev_count] = total / (TD_FE_SAMPLE_RATE / 1000u);
+        }
+        ev_count++;
     }
     dt_model = td_cycles_now() - t0;
     dt = dt_model + fe_pending;
@@ -146,6 +167,21 @@ static void push_sample(int16_t s)
     }
 }
 
+/* The replies of the last AUDIO frame (its window statistics are kept until the next one;
+ * its last window's output is still in the arena), then its ACK. */
+static void send_replies(uint8_t seq)
+{
+    if (win_runs) {
+        uint32_t split[2];
+        td_link_send_outputs(seq); /* the last window's model output */
+        split[0] = (uint32_t)win_fe;
+        split[1] = (uint32_t)win_model;
+        td_link_send_profile(seq, split, 2u);
+        td_link_send_done(seq, TD_MSG_AUDIO, win_runs, win_min, win_max, win_total);
+    }
+    td_link_ack(seq, TD_MSG_AUDIO);
+}
+
 static void handle_audio(const td_frame_t *f)
 {
     td_rd_t r;
@@ -159,6 +195,19 @@ static void handle_audio(const td_frame_t *f)
     if (!model_ok) {
         td_link_error(f->seq, TD_ERR_STATE, f->type,
                       "model input/output does not match the front end");
+        return;
+    }
+    n = (uint32_t)(f->len - r.pos) / 2u;
+    if (first != 0u && last_valid && first == last_first && n == last_n &&
+        first + n == total) {
+        if (ev_count > TD_KWS_REPLAY_EVENTS) {
+            td_link_error(f->seq, TD_ERR_STATE, f->type,
+                          "AUDIO resent: too many events to replay");
+            return;
+        }
+        for (i = 0; i < ev_count; i++)
+            td_link_event(ev_label[i], ev_score[i], ev_ms[i]);
+        send_replies(f->seq);
         return;
     }
     if (first == 0u) {
@@ -177,20 +226,15 @@ static void handle_audio(const td_frame_t *f)
     win_min = 0xFFFFFFFFu;
     win_max = 0u;
     win_total = win_fe = win_model = 0u;
-    n = (uint32_t)(f->len - r.pos) / 2u;
+    ev_count = 0u;
     for (i = 0; i < n; i++) {
         const uint8_t *b = &f->payload[r.pos + 2u * i];
         push_sample((int16_t)(uint16_t)((uint32_t)b[0] | ((uint32_t)b[1] << 8)));
     }
-    if (win_runs) {
-        uint32_t split[2];
-        td_link_send_outputs(f->seq); /* the last window's model output */
-        split[0] = (uint32_t)win_fe;
-        split[1] = (uint32_t)win_model;
-        td_link_send_profile(f->seq, split, 2u);
-        td_link_send_done(f->seq, TD_MSG_AUDIO, win_runs, win_min, win_max, win_total);
-    }
-    td_link_ack(f->seq, f->type);
+    last_first = first;
+    last_n = n;
+    last_valid = 1u;
+    send_replies(f->seq);
 }
 
 static int handle(td_link_t *l, const td_frame_t *f, void *ctx)

@@ -21,7 +21,8 @@
 
 int32_t td_conv2d_1x1_back_s8_dsp_scratch_size(const td_conv2d_params_t *p)
 {
-    return td_rows_bytes(TD_GEMM_ROWS, p->in_c);
+    (void)p;
+    return 0;
 }
 
 /* The input pixel of output pixel `px` (flat batch, y, x order). */
@@ -35,12 +36,11 @@ static const int8_t *td_input_pixel(const td_conv2d_params_t *p, const int8_t *i
     return in0 + ((b * p->in_h + oy * p->stride_h) * p->in_w + ox * p->stride_w) * p->in_c;
 }
 
-void td_conv2d_1x1_back_s8_dsp(const td_conv2d_params_t *p, const int8_t *in0, int8_t *out0,
-                               void *scratch)
+void td_conv2d_1x1_back_s8_dsp(const td_conv2d_params_t *p, const int8_t *in0, int8_t *out0)
 {
     const int32_t k = p->in_c;
     const int32_t oc = p->out_c;
-    td_word_t *buf = (td_word_t *)scratch;
+    td_word_t buf[TD_GEMM_STACK_BYTES / 4];   /* the rows buffer: in_c <= TD_GEMM_STACK_DEPTH */
     int32_t end = p->batches * p->out_h * p->out_w;
     while (end > 0) {
         const int32_t first = end > TD_GEMM_ROWS ? end - TD_GEMM_ROWS : 0;
@@ -49,10 +49,10 @@ void td_conv2d_1x1_back_s8_dsp(const td_conv2d_params_t *p, const int8_t *in0, i
         for (int32_t j = 0; j < n; ++j) {
             rows[j] = td_input_pixel(p, in0, first + j);
         }
-        td_extend_rows(rows, n, k, p->input_offset, buf, TD_GEMM_ROWS);
+        td_extend_rows(rows, n, k, p->input_offset, buf);
         td_rows_times_filter(buf, n, p->filter, k, oc, p->bias, p->mult, p->shift,
                              p->output_offset, p->act_min, p->act_max, out0 + first * oc, oc,
-                             p->requant_form, TD_GEMM_ROWS);
+                             p->requant_form);
         end = first;
     }
 }

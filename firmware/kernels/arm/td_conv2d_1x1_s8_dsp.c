@@ -20,17 +20,17 @@
 
 int32_t td_conv2d_1x1_s8_dsp_scratch_size(const td_conv2d_params_t *p)
 {
-    return td_rows_bytes(TD_GEMM_ROWS, p->in_c);
+    (void)p;
+    return 0;
 }
 
-void td_conv2d_1x1_s8_dsp(const td_conv2d_params_t *p, const int8_t *in0, int8_t *out0,
-                          void *scratch)
+void td_conv2d_1x1_s8_dsp(const td_conv2d_params_t *p, const int8_t *in0, int8_t *out0)
 {
     const int32_t k = p->in_c;
     const int32_t oc = p->out_c;
     const int32_t pixels = p->batches * p->out_h * p->out_w;
     const int32_t dense = p->stride_h == 1 && p->stride_w == 1;
-    td_word_t *buf = (td_word_t *)scratch;
+    td_word_t buf[TD_GEMM_STACK_BYTES / 4];   /* the rows buffer: in_c <= TD_GEMM_STACK_DEPTH */
     int32_t b = 0, y = 0, x = 0;
     for (int32_t px = 0; px < pixels; px += TD_GEMM_ROWS) {
         const int32_t n = pixels - px < TD_GEMM_ROWS ? pixels - px : TD_GEMM_ROWS;
@@ -49,9 +49,9 @@ void td_conv2d_1x1_s8_dsp(const td_conv2d_params_t *p, const int8_t *in0, int8_t
                 }
             }
         }
-        td_extend_rows(rows, n, k, p->input_offset, buf, TD_GEMM_ROWS);
+        td_extend_rows(rows, n, k, p->input_offset, buf);
         td_rows_times_filter(buf, n, p->filter, k, oc, p->bias, p->mult, p->shift,
                              p->output_offset, p->act_min, p->act_max, out0 + px * oc, oc,
-                             p->requant_form, TD_GEMM_ROWS);
+                             p->requant_form);
     }
 }

@@ -3,13 +3,14 @@
  * channel count, one input channel included; no groups) as im2col + a SIMD matrix product,
  * bit-exact with td_conv2d_s8_ref.
  *
- * For each group of TD_GEMM_ROWS_IM2COL (4) output pixels (flat batch, y, x order) the
+ * For each group of TD_GEMM_ROWS (4) output pixels (flat batch, y, x order) the
  * receptive fields are copied into four int8 scratch columns of k = filter_h * filter_w *
  * in_c bytes, in the filter's [ky][kx][i] order, widened with the input offset into the rows
  * buffer and multiplied with every int8 filter row (see td_gemm_s8_dsp.h). Taps outside the
  * image are filled with the input zero point (-input_offset), which widens to 0: exactly what
  * the reference's skipping of padded taps contributes. Scratch is a small multiple of k,
- * never of the input.
+ * never of the input. A 1x1 filter (pointwise layers deeper than td_conv2d_1x1_s8_dsp's 64
+ * channels) needs no im2col: the rows are widened from the input pixels in place.
  *
  * Parameters: td_conv2d_params_t as for td_conv2d_s8_ref with filter_c = in_c (no groups);
  * filter, bias, mult and shift are the reference's; requant_form as chosen on the host.
@@ -25,10 +26,16 @@ static int32_t td_col_pitch(const td_conv2d_params_t *p)
     return (p->filter_h * p->filter_w * p->in_c + 3) & ~3;
 }
 
+/* A 1x1 filter without padding reads each pixel's in_c input bytes in place: no im2col. */
+static int32_t td_is_pointwise(const td_conv2d_params_t *p)
+{
+    return p->filter_h == 1 && p->filter_w == 1 && p->pad_h == 0 && p->pad_w == 0;
+}
+
 int32_t td_conv2d_s8_dsp_scratch_size(const td_conv2d_params_t *p)
 {
-    return td_rows_bytes(TD_GEMM_ROWS_IM2COL, p->filter_h * p->filter_w * p->in_c)
-           + TD_GEMM_ROWS_IM2COL * td_col_pitch(p);
+    return td_rows_bytes(TD_GEMM_ROWS, p->filter_h * p->filter_w * p->in_c)
+           + (td_is_pointwise(p) ? 0 : TD_GEMM_ROWS * td_col_pitch(p));
 }
 
 /* the next output pixel in flat (batch, y, x) order */
@@ -109,21 +116,27 @@ void td_conv2d_s8_dsp(const td_conv2d_params_t *p, const int8_t *in0, int8_t *ou
     const int32_t oc = p->out_c;
     const int32_t pixels = p->batches * p->out_h * p->out_w;
     td_word_t *buf = (td_word_t *)scratch;
-    int8_t *col0 = (int8_t *)scratch + td_rows_bytes(TD_GEMM_ROWS_IM2COL, k);
+    int8_t *col0 = (int8_t *)scratch + td_rows_bytes(TD_GEMM_ROWS, k);
     const int32_t pitch = td_col_pitch(p);
+    const int32_t pointwise = td_is_pointwise(p);
     int32_t b = 0, oy = 0, ox = 0;
-    for (int32_t px = 0; px < pixels; px += TD_GEMM_ROWS_IM2COL) {
-        const int32_t n = pixels - px < TD_GEMM_ROWS_IM2COL ? pixels - px : TD_GEMM_ROWS_IM2COL;
+    for (int32_t px = 0; px < pixels; px += TD_GEMM_ROWS) {
+        const int32_t n = pixels - px < TD_GEMM_ROWS ? pixels - px : TD_GEMM_ROWS;
         const int8_t *cols[TD_GEMM_ROWS];
         for (int32_t j = 0; j < n; ++j) {
-            int8_t *col = col0 + j * pitch;
-            td_im2col(p, in0, b, oy, ox, col);
+            if (pointwise) {
+                cols[j] = in0 + ((b * p->in_h + oy * p->stride_h) * p->in_w
+                                 + ox * p->stride_w) * p->in_c;
+            } else {
+                int8_t *col = col0 + j * pitch;
+                td_im2col(p, in0, b, oy, ox, col);
+                cols[j] = col;
+            }
             td_advance(p, &b, &oy, &ox);
-            cols[j] = col;
         }
-        td_extend_rows(cols, n, k, p->input_offset, buf, TD_GEMM_ROWS_IM2COL);
+        td_extend_rows(cols, n, k, p->input_offset, buf);
         td_rows_times_filter(buf, n, p->filter, k, oc, p->bias, p->mult, p->shift,
                              p->output_offset, p->act_min, p->act_max, out0 + px * oc, oc,
-                             p->requant_form, TD_GEMM_ROWS_IM2COL);
+                             p->requant_form);
     }
 }

@@ -1,7 +1,6 @@
 /*
  * td_dw3x3_taps.h - the nine input pointers of one 3x3 depthwise output pixel. Private to
- * td_dwconv2d_3x3_s8_dsp.c and td_dwconv2d_3x3_s8_mve.c (static inline: no call on the hot
- * path).
+ * td_dwconv2d_3x3_s8_mve.c (static inline: no call on the hot path).
  *
  * A tap inside the image points at that pixel's channels; a tap in the padding points at
  * zp_row, a row of the input zero point, which contributes exactly what the reference's

@@ -42,18 +42,18 @@
 
 /* The int8 outputs dst[0..n-1] (n in 1..4) of four accumulators (bias included): requantize,
  * + output zero point, clamp. The per-channel arrays are read for n lanes only. */
-static inline void td_output_x4_mve(int32x4_t acc, const int32_t *mult, const int32_t *shift,
+static inline void td_output_x4_mve(int32x4_t acc, const int32_t *mult, const int8_t *shift,
                                     int32_t out_off, int32_t lo, int32_t hi, int8_t *dst,
                                     int32_t n)
 {
     if (n == 4) { /* a whole group (a constant once inlined): no predication */
-        int32x4_t v = td_requantize_x4_mve(acc, vldrwq_s32(mult), vldrwq_s32(shift));
+        int32x4_t v = td_requantize_x4_mve(acc, vldrwq_s32(mult), vldrbq_s32(shift));
         v = vaddq_n_s32(v, out_off);
         vstrbq_s32(dst, vminq_s32(vmaxq_s32(v, vdupq_n_s32(lo)), vdupq_n_s32(hi)));
         return;
     }
     const mve_pred16_t pred = vctp32q((uint32_t)n);
-    int32x4_t v = td_requantize_x4_mve(acc, vldrwq_z_s32(mult, pred), vldrwq_z_s32(shift, pred));
+    int32x4_t v = td_requantize_x4_mve(acc, vldrwq_z_s32(mult, pred), vldrbq_z_s32(shift, pred));
     v = vaddq_n_s32(v, out_off);
     v = vminq_s32(vmaxq_s32(v, vdupq_n_s32(lo)), vdupq_n_s32(hi));
     vstrbq_p_s32(dst, v, pred);
@@ -69,7 +69,8 @@ void td_dwconv2d_3x3_s8_mve(const td_dwconv2d_params_t *p, const int8_t *in0, in
 {
     const int32_t ch = p->in_c;
     const int8_t *filter = p->filter;
-    const int32_t *bias = p->bias, *mult = p->mult, *shift = p->shift;
+    const int32_t *bias = p->bias, *mult = p->mult;
+    const int8_t *shift = p->shift;
     const int32_t out_off = p->output_offset, lo = p->act_min, hi = p->act_max;
     const int8_t *zp_row = (const int8_t *)scratch;
     const int8_t *tap[9];

@@ -17,8 +17,8 @@
  */
 #include "td_kernels.h"
 
+#include "td_dwconv2d_dsp.h"
 #include "td_simd.h"
-#include "td_tap_range.h"
 
 int32_t td_dwconv2d_s8_dsp_scratch_size(const td_dwconv2d_params_t *p)
 {
@@ -26,25 +26,20 @@ int32_t td_dwconv2d_s8_dsp_scratch_size(const td_dwconv2d_params_t *p)
     return 0;
 }
 
+/* the output of channel c (td_dwconv2d_dsp.h's td_dw_out with this layer's parameters) */
 static inline __attribute__((always_inline)) int8_t
-td_dw_out(int32_t acc, const td_dwconv2d_params_t *p, int32_t c, int32_t zp2p1,
-          const int round_form)
+td_dwg_out(int32_t acc, const td_dwconv2d_params_t *p, int32_t c, int32_t zp2p1,
+           const int round_form)
 {
-    int32_t v;
-    if (round_form) {
-        const int32_t e = -p->shift[c];
-        v = td_requant_round_form(acc, p->mult[c], e, td_requant_rnd(zp2p1, e));
-    } else {
-        v = td_requantize(acc, p->mult[c], p->shift[c]) + p->output_offset;
-    }
-    return (int8_t)td_clamp_s32(v, p->act_min, p->act_max);
+    return td_dw_out(acc, p->mult[c], p->shift[c], zp2p1, p->output_offset, p->act_min,
+                     p->act_max, round_form, 0);
 }
 
 static inline __attribute__((always_inline)) void
 td_dw_body(const td_dwconv2d_params_t *p, const int8_t *in0, int8_t *out0, const int round_form)
 {
     const int32_t ch = p->in_c, ch4 = ch & ~3;
-    const int32_t in_h = p->in_h, in_w = p->in_w, fh = p->filter_h, fw = p->filter_w;
+    const int32_t in_h = p->in_h, in_w = p->in_w, fw = p->filter_w;
     const int32_t dh = p->dilation_h, dw = p->dilation_w;
     const int32_t off = p->input_offset, off2 = td_pack_off(off);
     const int32_t zp2p1 = 2 * p->output_offset + 1;
@@ -54,27 +49,21 @@ td_dw_body(const td_dwconv2d_params_t *p, const int8_t *in0, int8_t *out0, const
     for (int32_t b = 0; b < p->batches; ++b) {
         const int8_t *image = in0 + b * in_h * in_row;
         for (int32_t oy = 0; oy < p->out_h; ++oy) {
-            const int32_t iy0 = oy * p->stride_h - p->pad_h;
-            int32_t ky0, ky1;
-            td_tap_range(iy0, dh, fh, in_h, &ky0, &ky1);
+            td_dw_window_t win;
+            td_dw_rows(p, oy, &win);
             for (int32_t ox = 0; ox < p->out_w; ++ox, dst += ch) {
-                const int32_t ix0 = ox * p->stride_w - p->pad_w;
-                int32_t kx0, kx1;
-                td_tap_range(ix0, dw, fw, in_w, &kx0, &kx1);
-                const int32_t nx = kx1 - kx0;
+                td_dw_cols(p, ox, &win);
+                const int32_t ky0 = win.ky0, ky1 = win.ky1, kx0 = win.kx0;
+                const int32_t nx = win.kx1 - kx0;
                 const int32_t inside = nx > 0 && ky1 > ky0;
                 /* (no tap inside: the loops below do not run; no pointer leaves the image) */
-                const int8_t *src0 =
-                    inside ? image + (iy0 + ky0 * dh) * in_row + (ix0 + kx0 * dw) * ch : image;
+                const int8_t *src0 = inside ? image + (win.iy0 + ky0 * dh) * in_row
+                                                  + (win.ix0 + kx0 * dw) * ch
+                                            : image;
                 const int8_t *w0 = inside ? p->filter + (ky0 * fw + kx0) * ch : p->filter;
                 for (int32_t c = 0; c < ch4; c += 4) {
-                    int32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0;
-                    if (bias != 0) {
-                        a0 = bias[c];
-                        a1 = bias[c + 1];
-                        a2 = bias[c + 2];
-                        a3 = bias[c + 3];
-                    }
+                    int32_t a0, a1, a2, a3;
+                    td_dw_bias4(bias, c, &a0, &a1, &a2, &a3);
                     const int8_t *srow = src0 + c, *wrow = w0 + c;
                     for (int32_t ky = ky0; ky < ky1; ++ky, srow += dh * in_row,
                          wrow += fw * ch) {
@@ -89,10 +78,10 @@ td_dw_body(const td_dwconv2d_params_t *p, const int8_t *in0, int8_t *out0, const
                             a3 = td_smlatt(xo, wo, a3);
                         }
                     }
-                    dst[c] = td_dw_out(a0, p, c, zp2p1, round_form);
-                    dst[c + 1] = td_dw_out(a1, p, c + 1, zp2p1, round_form);
-                    dst[c + 2] = td_dw_out(a2, p, c + 2, zp2p1, round_form);
-                    dst[c + 3] = td_dw_out(a3, p, c + 3, zp2p1, round_form);
+                    dst[c] = td_dwg_out(a0, p, c, zp2p1, round_form);
+                    dst[c + 1] = td_dwg_out(a1, p, c + 1, zp2p1, round_form);
+                    dst[c + 2] = td_dwg_out(a2, p, c + 2, zp2p1, round_form);
+                    dst[c + 3] = td_dwg_out(a3, p, c + 3, zp2p1, round_form);
                 }
                 for (int32_t c = ch4; c < ch; ++c) {
                     int32_t a = bias != 0 ? bias[c] : 0;
@@ -103,7 +92,7 @@ td_dw_body(const td_dwconv2d_params_t *p, const int8_t *in0, int8_t *out0, const
                             a += (srow[kx * dw * ch] + off) * wrow[kx * ch];
                         }
                     }
-                    dst[c] = td_dw_out(a, p, c, zp2p1, round_form);
+                    dst[c] = td_dwg_out(a, p, c, zp2p1, round_form);
                 }
             }
         }

@@ -4,21 +4,23 @@
  *
  * out[b][o] = bias[o] + dot(in[b] + input_offset, filter[o]), requantized per feature. Both
  * operands stay int8 in memory: per block of four inputs one LDR and two SXTAB16 widen the
- * input (adding the offset) once for four filter rows (the last one to three rows: three),
- * each widened by one LDR and two SXTB16 and accumulated by two SMLAD (td_gemm_s8_dsp.h
- * explains the lane order). A partial last block reads the filter bytes past the depth as 0.
+ * input (adding the offset) once for four filter rows (td_dot4_s8_dsp.h; the last one to
+ * three rows: three), each widened by one LDR and two SXTB16 and accumulated by two SMLAD
+ * (td_gemm_s8_dsp.h explains the lane order). A partial last block reads the filter bytes
+ * past the depth as 0.
  *
  * Parameters: td_fully_connected_params_t as for td_fully_connected_s8_ref with
  * filter_offset = 0 (symmetric weights; the host keeps the reference kernel otherwise); when
  * the layer has a bias the host folds the input offset into it (bias[o] + input_offset *
  * sum(filter[o]), the same value modulo 2^32) and passes input_offset = 0; whenever
- * input_offset = 0 and accum_depth % 4 == 0, the whole groups of four filter rows are
- * interleaved per block of four values ([out_c/4][depth/4][4 rows][4], the same bytes; the
- * last out_c % 4 rows as in the reference);
+ * accum_depth % 4 == 0, the whole groups of four filter rows are interleaved per block of
+ * four values ([out_c/4][depth/4][4 rows][4], the same bytes; the last out_c % 4 rows as in
+ * the reference);
  * requant_form as chosen on the host. No scratch (the size companion answers 0).
  */
 #include "td_kernels.h"
 
+#include "td_dot4_s8_dsp.h"
 #include "td_gemm_s8_dsp.h"
 
 int32_t td_fully_connected_s8_dsp_scratch_size(const td_fully_connected_params_t *p)
@@ -66,69 +68,6 @@ static inline void td_dot_rows3(const int8_t *x, const int8_t *const w[3], int32
     acc[2] = a2;
 }
 
-#if TD_SIMD_NATIVE && defined(__OPTIMIZE__)
-/* acc[0..3] += dot(x, four rows) over k values (k % 4 == 0, input offset 0: folded into the
- * bias on the host), the rows interleaved per block of four values (w: [k/4][4 rows][4]):
- * one asm loop in 11 registers (the compiler's own allocation spills), 25 instructions per
- * 16 multiply-accumulates. */
-static inline void td_dot_rows4_blocks(const int8_t *x, const int8_t *w, int32_t k,
-                                       int32_t acc[4])
-{
-    const int8_t *end = x + k;
-    int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];
-    int32_t xe, xo, v, t;
-    __asm__ volatile(
-        "1:\n\t"
-        "ldr %[v], [%[x]], #4\n\t"
-        "sxtb16 %[xe], %[v]\n\t"
-        "sxtb16 %[xo], %[v], ror #8\n\t"
-        "ldr %[v], [%[w]], #4\n\t"
-        "sxtb16 %[t], %[v]\n\t"
-        "smlad %[a0], %[xe], %[t], %[a0]\n\t"
-        "sxtb16 %[v], %[v], ror #8\n\t"
-        "smlad %[a0], %[xo], %[v], %[a0]\n\t"
-        "ldr %[v], [%[w]], #4\n\t"
-        "sxtb16 %[t], %[v]\n\t"
-        "smlad %[a1], %[xe], %[t], %[a1]\n\t"
-        "sxtb16 %[v], %[v], ror #8\n\t"
-        "smlad %[a1], %[xo], %[v], %[a1]\n\t"
-        "ldr %[v], [%[w]], #4\n\t"
-        "sxtb16 %[t], %[v]\n\t"
-        "smlad %[a2], %[xe], %[t], %[a2]\n\t"
-        "sxtb16 %[v], %[v], ror #8\n\t"
-        "smlad %[a2], %[xo], %[v], %[a2]\n\t"
-        "ldr %[v], [%[w]], #4\n\t"
-        "sxtb16 %[t], %[v]\n\t"
-        "smlad %[a3], %[xe], %[t], %[a3]\n\t"
-        "sxtb16 %[v], %[v], ror #8\n\t"
-        "smlad %[a3], %[xo], %[v], %[a3]\n\t"
-        "cmp %[x], %[end]\n\t"
-        "bne 1b"
-        : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [x] "+r"(x),
-          [w] "+r"(w), [xe] "=&r"(xe), [xo] "=&r"(xo), [v] "=&r"(v), [t] "=&r"(t)
-        : [end] "r"(end)
-        : "cc", "memory");
-    acc[0] = a0;
-    acc[1] = a1;
-    acc[2] = a2;
-    acc[3] = a3;
-}
-#else
-/* the same through the td_simd.h functions */
-static inline void td_dot_rows4_blocks(const int8_t *x, const int8_t *w, int32_t k,
-                                       int32_t acc[4])
-{
-    for (int32_t q = 0; q < k >> 2; ++q) {
-        const int32_t xv = td_read_s8x4(x + 4 * q);
-        const int32_t xe = td_sxtb16(xv), xo = td_sxtb16_ror8(xv);
-        for (int32_t j = 0; j < 4; ++j) {
-            const int32_t v = td_read_s8x4(w + 16 * q + 4 * j);
-            acc[j] = td_smlad(xo, td_sxtb16_ror8(v), td_smlad(xe, td_sxtb16(v), acc[j]));
-        }
-    }
-}
-#endif
-
 void td_fully_connected_s8_dsp(const td_fully_connected_params_t *p, const int8_t *in0,
                                int8_t *out0)
 {
@@ -136,13 +75,14 @@ void td_fully_connected_s8_dsp(const td_fully_connected_params_t *p, const int8_
     const int32_t oc = p->out_c;
     const int32_t off2 = td_pack_off(p->input_offset);
     const int32_t zp2p1 = 2 * p->output_offset + 1;
-    const int32_t *bias = p->bias, *mult = p->mult, *shift = p->shift;
-    const int32_t interleaved = p->input_offset == 0 && (k & 3) == 0 && k > 0;
+    const int32_t *bias = p->bias, *mult = p->mult;
+    const int8_t *shift = p->shift;
+    const int32_t interleaved = (k & 3) == 0 && k > 0;
     for (int32_t r = 0; r < p->batches; ++r) {
         const int8_t *x = in0 + r * k;
         int8_t *d = out0 + r * oc;
         for (int32_t o = 0; o < oc;) {
-            /* four rows through the unrolled loop (input offset folded), else by three */
+            /* four rows through the unrolled loop, else by three */
             const int32_t four = interleaved && oc - o >= 4;
             const int32_t rows = four ? 4 : (oc - o < 3 ? oc - o : 3);
             int32_t acc[4];
@@ -150,7 +90,8 @@ void td_fully_connected_s8_dsp(const td_fully_connected_params_t *p, const int8_
                 acc[j] = bias != 0 && j < rows ? bias[o + j] : 0;
             }
             if (four) {
-                td_dot_rows4_blocks(x, p->filter + o * k, k, acc);
+                const int8_t *w = p->filter + o * k;
+                td_dot4_blocks(x, &w, k >> 2, off2, acc);
             } else {
                 const int8_t *const w[3] = {
                     p->filter + o * k, p->filter + (o + (rows > 1)) * k,

@@ -6,14 +6,15 @@
  * four of them are read with one LDR and widened in registers by SXTB16 / SXTB16 ROR #8 into
  * the int16 lanes (w0, w2) and (w1, w3). Inputs are widened the same way, once per input row,
  * with the input offset added by SXTAB16 (so no bias folding: the bias is the model's), into
- * a "rows" buffer in scratch: for every block of four values, for each of TD_GEMM_ROWS rows,
+ * a "rows" buffer (the pointwise kernels' stack frame, or arena scratch for td_conv2d_s8_dsp):
+ * for every block of four values, for each of TD_GEMM_ROWS rows,
  * the two words (x0+off, x2+off) and (x1+off, x3+off). SMLAD of matching words is then the
  * dot product of four values. The last, partial block holds whatever the input had there:
  * the weight bytes past k are read as 0, so it contributes nothing.
  *
  * One weight word is multiplied with TD_GEMM_ROWS (4) input rows (so the widening of a weight
- * is shared by four output pixels, and the rows' words come from one pointer): 15 instructions
- * for 16 multiply-accumulates (the inner loop is unrolled twice). Accumulators start at the
+ * is shared by four output pixels, and the rows' words come from one pointer): 16 instructions
+ * for 16 multiply-accumulates (td_dot4_rows, inline assembly). Accumulators start at the
  * bias; |x + off| <= 255 and |w| <= 128 keep every SMLAD inside int32 for depths below 2^16.
  *
  * Requantization: per layer the host chose either the general td_requantize or the rounding
@@ -28,12 +29,17 @@
 #include "td_requant.h"
 #include "td_simd.h"
 
-/* Input rows multiplied together: the body handles up to TD_GEMM_ROWS_MAX (6: 21
- * instructions per 24 MACs, 13 registers); the kernels use 4 (15 per 16), whose rows buffer
- * (32 bytes per 4 values of depth) keeps the arena of a DS-CNN within 9,000 B. */
-#define TD_GEMM_ROWS_MAX 6
+/* Input rows multiplied together: 4 (16 instructions per 16 MACs, td_dot4_rows; 32 bytes
+ * of rows buffer per 4 values of depth). More rows would need more registers than the 13 an
+ * inline-assembly loop can take beside the accumulators' pointers. */
 #define TD_GEMM_ROWS 4
-#define TD_GEMM_ROWS_IM2COL 4
+
+/* The pointwise kernels keep their rows buffer in their stack frame, a fixed
+ * TD_GEMM_STACK_BYTES (measured by -fstack-usage like any frame), so the arena holds no
+ * scratch for them: depths up to TD_GEMM_STACK_DEPTH (64) values. Deeper pointwise layers
+ * go to td_conv2d_s8_dsp, whose rows buffer is arena scratch. */
+#define TD_GEMM_STACK_DEPTH 64
+#define TD_GEMM_STACK_BYTES (TD_GEMM_ROWS * 8 * TD_GEMM_STACK_DEPTH / 4)
 
 /* blocks of four values in a row of k values (the last may be partial) */
 static inline int32_t td_blocks(int32_t k)
@@ -57,19 +63,19 @@ static inline int32_t td_read_partial_s8(const int8_t *p, int32_t n)
     return (int32_t)v;
 }
 
-/* Widens rows[0..n-1] (1 <= n <= nrows, k values each) with the input offset into buf, a
- * buffer of nrows rows; the rows n.. of buf repeat row n-1 (their outputs are written to row
- * n-1's place again, with the same values), so the matrix product needs no per-row tests. */
+/* Widens rows[0..n-1] (1 <= n <= TD_GEMM_ROWS, k values each) with the input offset into
+ * buf; the rows n.. of buf repeat row n-1 (their outputs are written to row n-1's place
+ * again, with the same values), so the matrix product needs no per-row tests. */
 static inline __attribute__((always_inline)) void
 td_extend_rows(const int8_t *const rows[], int32_t n, int32_t k, int32_t input_offset,
-               td_word_t *buf, const int32_t nrows)
+               td_word_t *buf)
 {
     const int32_t off2 = td_pack_off(input_offset);
     const int32_t full = k >> 2;
-    for (int32_t j = 0; j < nrows; ++j) {
+    for (int32_t j = 0; j < TD_GEMM_ROWS; ++j) {
         const int8_t *src = rows[j < n ? j : n - 1];
         td_word_t *dst = buf + 2 * j;
-        for (int32_t q = 0; q < full; ++q, src += 4, dst += 2 * nrows) {
+        for (int32_t q = 0; q < full; ++q, src += 4, dst += 2 * TD_GEMM_ROWS) {
             const int32_t x = td_read_s8x4(src);
             dst[0] = td_sxtab16(off2, x);
             dst[1] = td_sxtab16_ror8(off2, x);
@@ -99,67 +105,103 @@ td_gemm_clamp(int32_t v, int32_t lo, int32_t hi, const int full_range)
     return full_range ? (int8_t)td_ssat8(v) : (int8_t)td_clamp_s32(v, lo, hi);
 }
 
+/* a0..a3 += the dot products of `blocks` >= 1 blocks of the four widened rows at x (the
+ * rows buffer layout, TD_GEMM_ROWS = 4) with filter row *w (advanced past them): per block
+ * one LDR and two SXTB16 of the weights, four LDRD of the rows and eight SMLAD, two blocks
+ * per loop iteration (an odd count enters the loop in its middle). */
+static inline __attribute__((always_inline)) void
+td_dot4_rows(const td_word_t *x, const int8_t **w, int32_t blocks, int32_t *a0, int32_t *a1,
+             int32_t *a2, int32_t *a3)
+{
+#if TD_SIMD_NATIVE && defined(__OPTIMIZE__)
+    int32_t r0 = *a0, r1 = *a1, r2 = *a2, r3 = *a3;
+    const int8_t *pw = *w;
+    int32_t wv, we, x0, x1;
+#define TD_DOT4_BLOCK                                   \
+        "ldr %[wv], [%[pw]], #4\n\t"                    \
+        "sxtb16 %[we], %[wv]\n\t"                       \
+        "sxtb16 %[wv], %[wv], ror #8\n\t"               \
+        "ldrd %[x0], %[x1], [%[x]], #8\n\t"             \
+        "smlad %[r0], %[x0], %[we], %[r0]\n\t"          \
+        "smlad %[r0], %[x1], %[wv], %[r0]\n\t"          \
+        "ldrd %[x0], %[x1], [%[x]], #8\n\t"             \
+        "smlad %[r1], %[x0], %[we], %[r1]\n\t"          \
+        "smlad %[r1], %[x1], %[wv], %[r1]\n\t"          \
+        "ldrd %[x0], %[x1], [%[x]], #8\n\t"             \
+        "smlad %[r2], %[x0], %[we], %[r2]\n\t"          \
+        "smlad %[r2], %[x1], %[wv], %[r2]\n\t"          \
+        "ldrd %[x0], %[x1], [%[x]], #8\n\t"             \
+        "smlad %[r3], %[x0], %[we], %[r3]\n\t"          \
+        "smlad %[r3], %[x1], %[wv], %[r3]\n\t"
+    __asm__ volatile(
+        "lsrs %[n], %[n], #1\n\t"
+        "bcc 1f\n\t"
+        "adds %[n], %[n], #1\n\t"
+        "b 2f\n\t"
+        "1:\n\t"
+        TD_DOT4_BLOCK
+        "2:\n\t"
+        TD_DOT4_BLOCK
+        "subs %[n], %[n], #1\n\t"
+        "bne 1b\n\t"
+        : [r0] "+r"(r0), [r1] "+r"(r1), [r2] "+r"(r2), [r3] "+r"(r3), [x] "+r"(x),
+          [pw] "+r"(pw), [n] "+r"(blocks), [wv] "=&r"(wv), [we] "=&r"(we), [x0] "=&r"(x0),
+          [x1] "=&r"(x1)
+        :
+        : "cc", "memory");
+#undef TD_DOT4_BLOCK
+    *a0 = r0;
+    *a1 = r1;
+    *a2 = r2;
+    *a3 = r3;
+    *w = pw;
+#else
+    const int8_t *pw = *w;
+    for (; blocks > 0; --blocks, pw += 4, x += 8) {
+        const int32_t wv = td_read_s8x4(pw);
+        const int32_t we = td_sxtb16(wv), wo = td_sxtb16_ror8(wv);
+        *a0 = td_smlad(x[1], wo, td_smlad(x[0], we, *a0));
+        *a1 = td_smlad(x[3], wo, td_smlad(x[2], we, *a1));
+        *a2 = td_smlad(x[5], wo, td_smlad(x[4], we, *a2));
+        *a3 = td_smlad(x[7], wo, td_smlad(x[6], we, *a3));
+    }
+    *w = pw;
+#endif
+}
+
 /* The matrix product of the rows buffer with every int8 filter row: output o of row j goes
  * to d[j][o]. Specialised by the compiler per requantization form and clamp kind. */
 static inline __attribute__((always_inline)) void
 td_rows_times_filter_body(const td_word_t *buf, const int8_t *filter, int32_t k,
                           int32_t out_c, const int32_t *bias, const int32_t *mult,
-                          const int32_t *shift, int32_t out_off, int32_t lo, int32_t hi,
-                          int8_t *const d[TD_GEMM_ROWS_MAX], const int round_form,
-                          const int full_range, const int32_t nrows)
+                          const int8_t *shift, int32_t out_off, int32_t lo, int32_t hi,
+                          int8_t *const d[TD_GEMM_ROWS], const int round_form,
+                          const int full_range)
 {
     const int32_t full = k >> 2, tail = k & 3;
     const int32_t zp2p1 = 2 * out_off + 1;
     int8_t *d0 = d[0], *d1 = d[1], *d2 = d[2], *d3 = d[3];
-    int8_t *d4 = nrows > 4 ? d[4] : d0, *d5 = nrows > 4 ? d[5] : d0;
     const int8_t *w = filter;
+    const td_word_t *x_tail = buf + 2 * TD_GEMM_ROWS * full;
     for (int32_t o = 0; o < out_c; ++o) {
         const int32_t b = bias != 0 ? bias[o] : 0;
-        int32_t a0 = b, a1 = b, a2 = b, a3 = b, a4 = b, a5 = b;
-        const td_word_t *x = buf;
-#pragma GCC unroll 2
-        for (int32_t q = 0; q < full; ++q) {
-            const int32_t wv = td_read_s8x4(w);
-            w += 4;
-            const int32_t we = td_sxtb16(wv), wo = td_sxtb16_ror8(wv);
-            int32_t x0, x1;
-            x = td_load2(x, &x0, &x1);
-            a0 = td_smlad(x1, wo, td_smlad(x0, we, a0));
-            x = td_load2(x, &x0, &x1);
-            a1 = td_smlad(x1, wo, td_smlad(x0, we, a1));
-            x = td_load2(x, &x0, &x1);
-            a2 = td_smlad(x1, wo, td_smlad(x0, we, a2));
-            x = td_load2(x, &x0, &x1);
-            a3 = td_smlad(x1, wo, td_smlad(x0, we, a3));
-            if (nrows > 4) {
-                x = td_load2(x, &x0, &x1);
-                a4 = td_smlad(x1, wo, td_smlad(x0, we, a4));
-                x = td_load2(x, &x0, &x1);
-                a5 = td_smlad(x1, wo, td_smlad(x0, we, a5));
-            }
+        int32_t a0 = b, a1 = b, a2 = b, a3 = b;
+        if (full > 0) {
+            td_dot4_rows(buf, &w, full, &a0, &a1, &a2, &a3);
         }
         if (tail) {
             const int32_t wv = td_read_partial_s8(w, tail);
+            const td_word_t *x = x_tail;
             w += tail;
             const int32_t we = td_sxtb16(wv), wo = td_sxtb16_ror8(wv);
             a0 = td_smlad(x[1], wo, td_smlad(x[0], we, a0));
             a1 = td_smlad(x[3], wo, td_smlad(x[2], we, a1));
             a2 = td_smlad(x[5], wo, td_smlad(x[4], we, a2));
             a3 = td_smlad(x[7], wo, td_smlad(x[6], we, a3));
-            if (nrows > 4) {
-                a4 = td_smlad(x[9], wo, td_smlad(x[8], we, a4));
-                a5 = td_smlad(x[11], wo, td_smlad(x[10], we, a5));
-            }
         }
         const int32_t m = mult[o];
         const int32_t es = round_form ? -shift[o] : shift[o];
         const int32_t r = round_form ? td_requant_rnd(zp2p1, es) : 0;
-        if (nrows > 4) {
-            d5[o] = td_gemm_clamp(td_gemm_value(a5, m, es, r, out_off, round_form), lo, hi,
-                                  full_range);
-            d4[o] = td_gemm_clamp(td_gemm_value(a4, m, es, r, out_off, round_form), lo, hi,
-                                  full_range);
-        }
         d3[o] = td_gemm_clamp(td_gemm_value(a3, m, es, r, out_off, round_form), lo, hi,
                               full_range);
         d2[o] = td_gemm_clamp(td_gemm_value(a2, m, es, r, out_off, round_form), lo, hi,
@@ -171,29 +213,35 @@ td_rows_times_filter_body(const td_word_t *buf, const int8_t *filter, int32_t k,
     }
 }
 
-/* Multiplies the rows buffer (nrows rows: TD_GEMM_ROWS or TD_GEMM_ROWS_IM2COL, a constant
- * at each call) with every filter row and writes the int8 outputs of row j (j < n) to
- * dst + j * dst_stride; rows past n repeat row n-1 (see td_extend_rows). */
+/* Multiplies the rows buffer with every filter row and writes the int8 outputs of row j
+ * (j < n) to dst + j * dst_stride; rows past n repeat row n-1 (see td_extend_rows). */
 static inline __attribute__((always_inline)) void
 td_rows_times_filter(const td_word_t *buf, int32_t n, const int8_t *filter, int32_t k,
                      int32_t out_c, const int32_t *bias, const int32_t *mult,
-                     const int32_t *shift, int32_t out_off, int32_t lo, int32_t hi,
-                     int8_t *dst, int32_t dst_stride, int32_t round_form, const int32_t nrows)
+                     const int8_t *shift, int32_t out_off, int32_t lo, int32_t hi,
+                     int8_t *dst, int32_t dst_stride, int32_t round_form)
 {
-    int8_t *d[TD_GEMM_ROWS_MAX];
-    for (int32_t j = 0; j < TD_GEMM_ROWS_MAX; ++j) {
+    int8_t *d[TD_GEMM_ROWS];
+    for (int32_t j = 0; j < TD_GEMM_ROWS; ++j) {
         d[j] = dst + (j < n ? j : n - 1) * dst_stride;
     }
     if (!round_form) {
         td_rows_times_filter_body(buf, filter, k, out_c, bias, mult, shift, out_off, lo, hi,
-                                  d, 0, 0, nrows);
+                                  d, 0, 0);
     } else if (lo == INT8_MIN && hi == INT8_MAX) {
         td_rows_times_filter_body(buf, filter, k, out_c, bias, mult, shift, out_off, lo, hi,
-                                  d, 1, 1, nrows);
+                                  d, 1, 1);
     } else {
         td_rows_times_filter_body(buf, filter, k, out_c, bias, mult, shift, out_off, lo, hi,
-                                  d, 1, 0, nrows);
+                                  d, 1, 0);
     }
+}
+
+/* 1 when the branch-free requantization needs no clamp but SSAT: the rounding form proven on
+ * the host (requant_form) and an activation range that is all of int8. */
+static inline int td_fast_requant(int32_t requant_form, int32_t act_min, int32_t act_max)
+{
+    return requant_form && act_min == INT8_MIN && act_max == INT8_MAX;
 }
 
 #endif /* TD_GEMM_S8_DSP_H */

@@ -208,4 +208,17 @@ static inline int32_t td_pack_off(int32_t v)
     return (int32_t)(((uint32_t)v << 16) | ((uint32_t)v & 0xFFFFu));
 }
 
+/* the bottom halves of x and y as one word: bottom = x's, top = y's (PKHBT x, y, LSL #16;
+ * plain C, which the compiler turns into that one instruction) */
+static inline int32_t td_pkhbt16(int32_t x, int32_t y)
+{
+    return (int32_t)(((uint32_t)x & 0xFFFFu) | ((uint32_t)y << 16));
+}
+
+/* the top halves of x and y as one word: bottom = x's, top = y's (PKHTB y, y, x, ASR #16) */
+static inline int32_t td_pkhtb16(int32_t y, int32_t x)
+{
+    return (int32_t)(((uint32_t)y & 0xFFFF0000u) | ((uint32_t)x >> 16));
+}
+
 #endif /* TD_SIMD_H */

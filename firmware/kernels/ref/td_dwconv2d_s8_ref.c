@@ -5,47 +5,15 @@
  * out[b, y, x, o] = clamp(requant(sum over (ky, kx) inside the image of
  *                   (in[b, iy, ix, i] + input_offset) * filter[ky, kx, o] + bias[o],
  *                   mult[o], shift[o]) + output_offset, act_min, act_max).
- * No scratch memory.
+ * No scratch memory. The loop is td_dwconv2d_body.h's (int32 path of td_accum.h).
  */
 #include "td_kernels.h"
 
+#define TD_ACCUM TD_ACCUM_S8
+#define TD_DW_PARAMS td_dwconv2d_params_t
+#include "td_dwconv2d_body.h"
+
 void td_dwconv2d_s8_ref(const td_dwconv2d_params_t *p, const int8_t *in0, int8_t *out0)
 {
-    for (int32_t b = 0; b < p->batches; ++b) {
-        for (int32_t oy = 0; oy < p->out_h; ++oy) {
-            const int32_t iy0 = oy * p->stride_h - p->pad_h;
-            for (int32_t ox = 0; ox < p->out_w; ++ox) {
-                const int32_t ix0 = ox * p->stride_w - p->pad_w;
-                for (int32_t i = 0; i < p->in_c; ++i) {
-                    for (int32_t m = 0; m < p->depth_multiplier; ++m) {
-                        const int32_t o = i * p->depth_multiplier + m;
-                        int32_t acc = 0;
-                        for (int32_t ky = 0; ky < p->filter_h; ++ky) {
-                            const int32_t iy = iy0 + p->dilation_h * ky;
-                            if (iy < 0 || iy >= p->in_h) {
-                                continue;
-                            }
-                            for (int32_t kx = 0; kx < p->filter_w; ++kx) {
-                                const int32_t ix = ix0 + p->dilation_w * kx;
-                                if (ix < 0 || ix >= p->in_w) {
-                                    continue;
-                                }
-                                const int32_t v =
-                                    in0[((b * p->in_h + iy) * p->in_w + ix) * p->in_c + i];
-                                const int32_t f =
-                                    p->filter[(ky * p->filter_w + kx) * p->out_c + o];
-                                acc += (v + p->input_offset) * f;
-                            }
-                        }
-                        if (p->bias != 0) {
-                            acc += p->bias[o];
-                        }
-                        acc = td_requantize(acc, p->mult[o], p->shift[o]) + p->output_offset;
-                        out0[((b * p->out_h + oy) * p->out_w + ox) * p->out_c + o] =
-                            (int8_t)td_clamp_s32(acc, p->act_min, p->act_max);
-                    }
-                }
-            }
-        }
-    }
+    td_dwconv2d_body(p, in0, out0);
 }

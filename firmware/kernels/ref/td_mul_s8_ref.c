@@ -3,19 +3,17 @@
  *
  * (a - zp0) * (b - zp1) is rescaled once by the host-computed multiplier of
  * scale0 * scale1 / out_scale, offset by the output zero point and clamped to the fused
- * activation range. Broadcast strides come from the host (tinydeploy/kernels/elementwise.py).
+ * activation range (td_mul_one.h). Broadcast strides come from the host
+ * (tinydeploy/kernels/elementwise.py).
  */
 #include <stddef.h>
 
 #include "td_bcast_rows.h"
 #include "td_kernels.h"
 
-static inline int8_t td_mul_one(const td_mul_params_t *p, int32_t a, int32_t b)
-{
-    const int32_t prod = (a + p->in0_offset) * (b + p->in1_offset);
-    const int32_t out = td_requantize(prod, p->out_mult, p->out_shift) + p->out_offset;
-    return (int8_t)td_clamp_s32(out, p->act_min, p->act_max);
-}
+#define TD_MUL_NAME td_mul_one
+#define TD_MUL_T int8_t
+#include "td_mul_one.h"
 
 void td_mul_s8_ref(const td_mul_params_t *p, const int8_t *in0, const int8_t *in1,
                    int8_t *out0)

@@ -1,13 +1,12 @@
 /*
- * Cortex-M startup, vector table, fault report, cycle counter and exit, shared by the cmsdk,
- * stm32f4 and nrf5 families. C only: the vector table is a const array placed first in flash
- * by the rendered linker script (templates/linker.ld.j2), which also provides the symbols
+ * Cortex-M startup, vector table, stack painting, fault report, cycle counter and exit, shared
+ * by the cmsdk, stm32f4 and nrf5 families. C only: the vector table is a const array placed
+ * first in flash by the rendered linker script (templates/linker.ld.j2), which also provides the symbols
  * used here. Invariants: the FPU (and MVE) is enabled before any C code that may use it;
  * .data is copied and .bss zeroed before main(); the stack sits at the bottom of RAM so an
  * overflow faults instead of corrupting data.
  */
 #include <stdint.h>
-#include <string.h>
 
 #include "td_cortexm.h"
 #include "td_fmt.h"
@@ -15,7 +14,7 @@
 
 extern uint32_t __data_load__[], __data_start__[], __data_end__[];
 extern uint32_t __bss_start__[], __bss_end__[];
-extern uint32_t __stack_top__[];
+extern uint32_t __stack_limit__[], __stack_top__[];
 
 int main(void);
 void Reset_Handler(void);
@@ -66,15 +65,25 @@ const td_vector_t td_vector_table[16 + TD_NUM_IRQS] = {
 static void td_data_init(void) __attribute__((noinline));
 static void td_data_init(void)
 {
-    uint32_t *src = __data_load__;
-    for (uint32_t *dst = __data_start__; dst < __data_end__;)
+    /* volatile stores: the compiler would otherwise turn these loops into calls to newlib's
+     * memcpy and memset, which the startup alone would then pull into every firmware */
+    const uint32_t *src = __data_load__;
+    for (volatile uint32_t *dst = __data_start__; dst < __data_end__;)
         *dst++ = *src++;
-    for (uint32_t *dst = __bss_start__; dst < __bss_end__;)
+    for (volatile uint32_t *dst = __bss_start__; dst < __bss_end__;)
         *dst++ = 0;
 }
 
 __attribute__((noreturn)) void Reset_Handler(void)
 {
+    /* Paint the stack below this frame, here and not in a function (which would paint over
+     * its own frame); the volatile store keeps the compiler from making it a memset call. */
+    {
+        uint32_t *sp;
+        __asm volatile("mov %0, sp" : "=r"(sp));
+        for (volatile uint32_t *w = __stack_limit__; w < sp; ++w)
+            *w = TD_STACK_PAINT;
+    }
 #if defined(__ARM_FP) || defined(__ARM_FEATURE_MVE)
     /* CP10/CP11 full access, before any code that the compiler may give FP or MVE
      * instructions (td_data_init is a separate, non-inlined function for that reason). */
@@ -92,6 +101,19 @@ __attribute__((noreturn)) void Reset_Handler(void)
     td_platform_exit(main());
     for (;;) {
     }
+}
+
+uint32_t td_stack_peak(void)
+{
+    const uint32_t *w = __stack_limit__;
+    while (w < __stack_top__ && *w == TD_STACK_PAINT)
+        ++w;
+    return (uint32_t)((uintptr_t)__stack_top__ - (uintptr_t)w);
+}
+
+uint32_t td_stack_size(void)
+{
+    return (uint32_t)((uintptr_t)__stack_top__ - (uintptr_t)__stack_limit__);
 }
 
 /* ---- semihosting exit and spin ---- */

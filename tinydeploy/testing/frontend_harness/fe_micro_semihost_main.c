@@ -12,50 +12,7 @@
 #include <stdint.h>
 
 #include "td_frontend.h"
-
-#define SYS_OPEN 0x01
-#define SYS_CLOSE 0x02
-#define SYS_WRITE 0x05
-#define SYS_READ 0x06
-#define SYS_EXIT 0x18
-
-#define SYST_CSR (*(volatile uint32_t *)0xE000E010u)
-#define SYST_RVR (*(volatile uint32_t *)0xE000E014u)
-#define SYST_CVR (*(volatile uint32_t *)0xE000E018u)
-
-static int32_t td_semihost(int32_t op, void *arg)
-{
-    register int32_t r0 __asm__("r0") = op;
-    register void *r1 __asm__("r1") = arg;
-    __asm__ volatile("bkpt 0xAB" : "+r"(r0) : "r"(r1) : "memory");
-    return r0;
-}
-
-static void td_exit(int ok)
-{
-    /* ADP_Stopped_ApplicationExit -> exit 0; ADP_Stopped_RunTimeErrorUnknown -> exit 1 */
-    td_semihost(SYS_EXIT, (void *)(uintptr_t)(ok ? 0x20026 : 0x20023));
-    for (;;) {
-    }
-}
-
-static int32_t td_open(const char *name, uint32_t len, int32_t mode)
-{
-    uint32_t args[3];
-    args[0] = (uint32_t)(uintptr_t)name;
-    args[1] = (uint32_t)mode;
-    args[2] = len;
-    return td_semihost(SYS_OPEN, args);
-}
-
-static int td_xfer(int32_t op, int32_t fd, void *buf, uint32_t n)
-{
-    uint32_t args[3];
-    args[0] = (uint32_t)fd;
-    args[1] = (uint32_t)(uintptr_t)buf;
-    args[2] = n;
-    return td_semihost(op, args) == 0; /* returns the count NOT transferred */
-}
+#include "td_semihost.h"
 
 static int16_t ring[TD_FE_WINDOW];
 static int16_t chunk[TD_FE_STRIDE];
@@ -80,9 +37,9 @@ int main(void)
                                           : 1u + ((uint32_t)n - TD_FE_WINDOW) / TD_FE_STRIDE;
     td_frontend_reset(&st_u16);
     td_frontend_reset(&st_s8);
-    SYST_RVR = 0x00FFFFFFu;
-    SYST_CVR = 0u;
-    SYST_CSR = 5u; /* processor clock, no interrupt, enabled */
+    TD_SYST_RVR = 0x00FFFFFFu;
+    TD_SYST_CVR = 0u;
+    TD_SYST_CSR = 5u; /* processor clock, no interrupt, enabled */
     for (frame = 0u; frame < frames; frame++) {
         const uint32_t until = frame * TD_FE_STRIDE + TD_FE_WINDOW;
         const uint32_t start = (frame * TD_FE_STRIDE) % TD_FE_WINDOW;
@@ -97,9 +54,9 @@ int main(void)
             }
             have += k;
         }
-        t0 = SYST_CVR;
+        t0 = TD_SYST_CVR;
         td_frontend_frame_u16(ring, TD_FE_WINDOW, start, rec.u16, &st_u16);
-        t1 = SYST_CVR;
+        t1 = TD_SYST_CVR;
         td_frontend_frame_s8(ring, TD_FE_WINDOW, start, rec.s8, 0.0f, 0, &st_s8);
         rec.ticks = (t0 - t1) & 0x00FFFFFFu; /* SysTick counts down */
         if (!td_xfer(SYS_WRITE, fout, &rec, sizeof rec)) {
@@ -109,35 +66,4 @@ int main(void)
     td_semihost(SYS_CLOSE, &fout);
     td_exit(1);
     return 0;
-}
-
-/* ---- minimal start-up: vector table, .data/.bss init, FPU enable ---- */
-extern uint32_t _sidata, _sdata, _edata, _sbss, _ebss, _estack;
-
-void td_reset_handler(void);
-static void td_fault_handler(void)
-{
-    td_exit(0);
-}
-
-__attribute__((section(".vectors"), used)) static void (*const td_vectors[16])(void) = {
-    (void (*)(void))(uintptr_t)&_estack, td_reset_handler, td_fault_handler, td_fault_handler,
-    td_fault_handler, td_fault_handler, td_fault_handler, 0, 0, 0, 0, td_fault_handler,
-    td_fault_handler, 0, td_fault_handler, td_fault_handler,
-};
-
-void td_reset_handler(void)
-{
-    uint32_t *src = &_sidata, *dst = &_sdata;
-    while (dst < &_edata) {
-        *dst++ = *src++;
-    }
-    for (dst = &_sbss; dst < &_ebss; dst++) {
-        *dst = 0;
-    }
-#if defined(__ARM_FP)
-    *(volatile uint32_t *)0xE000ED88u |= (0xFu << 20); /* CPACR: CP10, CP11 full access */
-    __asm__ volatile("dsb\n\tisb");
-#endif
-    td_exit(main() == 0);
 }

@@ -1,0 +1,62 @@
+"""What the model commands (build, bench, validate, run, plan) are pointed at: a model, a
+board and the kernel trade-off, and where the generated project goes.
+
+One definition of these arguments and of their handling, so every command spells, documents
+and checks them the same way. Not a command: it is not in ``COMMAND_MODULES``.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tinydeploy.boards import Board
+
+BOARD_HELP = "board id or alias (see 'tinydeploy boards')"
+
+
+def add_target_arguments(p: argparse.ArgumentParser) -> None:
+    """The positional model and ``--board`` (required) and ``--optimize``."""
+    from tinydeploy.plan.choose import OPTIMIZE_CHOICES
+
+    p.add_argument("model", type=Path, help="a full-INT8 .tflite file")
+    p.add_argument("--board", required=True, help=BOARD_HELP)
+    p.add_argument("--optimize", choices=OPTIMIZE_CHOICES, default="balanced",
+                   help="kernel trade-off: balanced (default: fastest without more flash "
+                        "for weights or a larger arena than the reference kernels), speed, "
+                        "size")
+
+
+def add_device_arguments(p: argparse.ArgumentParser) -> None:
+    """How bench and validate reach the device that runs the build: ``--emulate``,
+    ``--port``, ``--runner``, then the build folder ``-o``."""
+    p.add_argument("--emulate", action="store_true",
+                   help="run a real board's build on its emulated stand-in")
+    p.add_argument("--port", help="serial port of a real, flashed board")
+    p.add_argument("--runner", help="runner to start the device with (default: the board's)")
+    p.add_argument("-o", "--output", type=Path, default=None, help="build folder")
+
+
+def default_output(model: Path, board_id: str, app: str, emulate: bool) -> Path:
+    """``build/<model>-<board>[-emulated]-<app>`` (docs/architecture.md, "Names")."""
+    suffix = "-emulated" if emulate else ""
+    return Path("build") / f"{model.stem}-{board_id}{suffix}-{app}"
+
+
+def resolve_target(args: argparse.Namespace, app: str, *, reachable: bool = False
+                   ) -> tuple[Board, Path]:
+    """The board of ``--board`` and the project folder (``-o`` or the default one).
+
+    ``reachable``: the command talks to the device after building, so a real board without
+    ``--port`` (and without ``--emulate``) is refused before anything is built."""
+    from tinydeploy.boards import get_board
+
+    board = get_board(args.board)
+    if reachable:
+        from tinydeploy.link.connect import require_reachable
+
+        require_reachable(board, args.port, args.emulate)
+    out = args.output or default_output(args.model, board.id, app, args.emulate)
+    return board, out
