@@ -83,7 +83,7 @@ def _stream(firmware: Firmware, faults: Faults, seed: int, port_wrap: Any = None
                 proxy.faults = faults          # the faults start with the stream
                 try:
                     res = stream_to_device(session, audio,
-                                           on_window=lambda n, out: windows.append((n, out)))
+                                           on_window=lambda n, out, _: windows.append((n, out)))
                     outcome, lost = _outcome(res, windows), None
                 except LinkError as e:
                     outcome, lost = None, e.message
