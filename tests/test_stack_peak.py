@@ -113,7 +113,7 @@ def test_reserve_below_the_bound_fails_the_build(tmp_path: Path) -> None:
     msg = e.value.message
     bound = int(re.search(r"stack is (\d+) bytes", msg).group(1))  # type: ignore[union-attr]
     assert bound > 256 and "256 are reserved" in msg
-    assert f"--stack {((bound + 255) // 256) * 256}" in (e.value.hint or "")
+    assert f"--stack {sized_stack_reserve(bound)}" in (e.value.hint or "")
 
 
 def _ci(path: Path, nodes: dict[str, int], edges: list[tuple[str, str]]) -> None:

@@ -20,6 +20,7 @@ try:
         int16_bias32_cases,
         int16_cases,
         int16_copy_cases,
+        int16_minmax_cases,
         int16_shape_cases,
         int16_sigmoid_cases,
         int16_softmax_cases,
@@ -43,6 +44,7 @@ except ImportError:  # pragma: no cover - when tests/golden is a package
         int16_bias32_cases,
         int16_cases,
         int16_copy_cases,
+        int16_minmax_cases,
         int16_shape_cases,
         int16_sigmoid_cases,
         int16_softmax_cases,
@@ -106,7 +108,8 @@ NEW_SOURCES = [
     "kernels/ref/td_strided_slice_s8_ref.c", "kernels/ref/td_concatenation_s8_ref.c",
     "kernels/ref/td_logistic_s16_ref.c", "kernels/ref/td_tanh_s16_ref.c",
     "kernels/ref/td_fully_connected_s16_b32_ref.c", "kernels/ref/td_conv2d_s16_b32_ref.c",
-    "kernels/ref/td_softmax_s16_ref.c",
+    "kernels/ref/td_softmax_s16_ref.c", "kernels/ref/td_lstm_s16_ref.c",
+    "kernels/ref/td_maximum_s16_ref.c", "kernels/ref/td_minimum_s16_ref.c",
 ]
 
 
@@ -243,22 +246,33 @@ def test_16x8_with_int32_bias_matches_tflite_micro() -> None:
 
 
 def test_16x8_depthwise_with_int32_bias_is_refused() -> None:
-    """TFLM's int16 DEPTHWISE_CONV_2D reads its bias as int64 whatever its type, so an int32
-    bias would give garbage there: refused with the reason."""
+    """TFLM's int16 DEPTHWISE_CONV_2D reads its bias as int64 whatever its type (what the
+    converter's int32-bias option emits for a Keras DepthwiseConv2D): the interpreter's
+    bytes with an int32 bias are not those of the same bias stored as int64, so the op is
+    refused with the reason rather than matched."""
     import numpy as np
 
     from tinydeploy.model import ir
+    from tinydeploy.oracle import run_oracle
     from tinydeploy.testing.builder import ModelBuilder
 
-    b = ModelBuilder()
-    x = b.tensor("x", (1, 5, 5, 3), "int16", scale=0.0005, zero_point=0)
-    w = b.tensor("w", (1, 3, 3, 3), "int8", scale=[0.01, 0.02, 0.03], axis=3,
-                 data=np.ones((1, 3, 3, 3), np.int8))
-    bias = b.tensor("b", (3,), "int32", data=[100, -2000, 300])
-    y = b.tensor("y", (1, 5, 5, 3), "int16", scale=0.0008, zero_point=0)
-    b.op("DEPTHWISE_CONV_2D", [x, w, bias], [y], ir.DepthwiseConv2DOptions(), version=5)
+    def model(bias_type: str) -> bytes:
+        rng = np.random.default_rng(0)
+        b = ModelBuilder()
+        x = b.tensor("x", (1, 5, 5, 3), "int16", scale=0.0005, zero_point=0)
+        w = b.tensor("w", (1, 3, 3, 3), "int8", scale=[0.01, 0.02, 0.03], axis=3,
+                     data=rng.integers(-127, 128, (1, 3, 3, 3)))
+        bias = b.tensor("b", (3,), bias_type, data=[1000, -2000, 3000])
+        y = b.tensor("y", (1, 5, 5, 3), "int16", scale=0.05, zero_point=0)
+        b.op("DEPTHWISE_CONV_2D", [x, w, bias], [y], ir.DepthwiseConv2DOptions(), version=5)
+        return b.build([x], [y])
+
+    feed = [np.random.default_rng(1).integers(-3000, 3000, (1, 5, 5, 3)).astype(np.int16)]
+    as32, as64 = run_oracle(model("int32"), feed)[0], run_oracle(model("int64"), feed)[0]
+    assert np.mean(as32 != as64) > 0.5
+    select_kernels(load_tflite(model("int64")))
     with pytest.raises(UnsupportedError, match="reads an int64 bias"):
-        select_kernels(load_tflite(b.build([x], [y])))
+        select_kernels(load_tflite(model("int32")))
 
 
 def test_int16_softmax_matches_tflite_micro() -> None:
@@ -268,4 +282,13 @@ def test_int16_softmax_matches_tflite_micro() -> None:
     for b in built:
         (choice,) = select_kernels(load_tflite(b.model)).choices
         assert choice.variant.symbol == "td_softmax_s16_ref", b.name
+    check(built)
+
+
+def test_int16_maximum_and_minimum_match_tflite_micro() -> None:
+    """MAXIMUM and MINIMUM on int16 data with broadcasting (raw compares, one scale)."""
+    built = [c.build() for c in int16_minmax_cases()]
+    symbols = {ch.variant.symbol for b in built
+               for ch in select_kernels(load_tflite(b.model)).choices}
+    assert symbols == {"td_maximum_s16_ref", "td_minimum_s16_ref"}
     check(built)

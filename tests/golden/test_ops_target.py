@@ -25,6 +25,7 @@ try:
         int16_bias32_cases,
         int16_cases,
         int16_copy_cases,
+        int16_minmax_cases,
         int16_shape_cases,
         int16_sigmoid_cases,
         int16_softmax_cases,
@@ -44,6 +45,7 @@ except ImportError:  # pragma: no cover - when tests/golden is a package
         int16_bias32_cases,
         int16_cases,
         int16_copy_cases,
+        int16_minmax_cases,
         int16_shape_cases,
         int16_sigmoid_cases,
         int16_softmax_cases,
@@ -75,7 +77,7 @@ def test_every_new_op_is_bit_exact_on_the_emulated_core(machine: str) -> None:
     cases = (all_cases() + float_cases() + int16_cases() + int16_window_cases()
              + int16_add_cases() + int16_shape_cases() + int16_copy_cases()
              + int16_pad_slice_cases() + int16_sigmoid_cases() + int16_bias32_cases()
-             + int16_softmax_cases() + lstm16_cases())
+             + int16_softmax_cases() + lstm16_cases() + int16_minmax_cases())
     built = [c.build() for c in cases]
     ops = {c.op for c in cases}
     assert len(ops) >= 20, sorted(ops)
@@ -152,3 +154,24 @@ def test_keyword_model_with_int16_io_is_bit_exact_on_m4_and_m0(board_id: str, st
         report = validate_cases(conn.session.run, model.read_bytes(),
                                 random_inputs(graph, 5, seed=6))
     assert report.bit_exact_cases == report.cases == 5, report.first_mismatch
+
+
+@pytest.mark.parametrize("board_id", ["mps2-an386", "microbit-v1"])
+def test_16x8_lstm_validates_bit_exact_on_m4_and_m0(board_id: str, tmp_path: Path) -> None:
+    """A 16x8 UNIDIRECTIONAL_SEQUENCE_LSTM (int16 input, hidden state and output, int64
+    biases) built for the Cortex-M4F and the Cortex-M0, four invocations in a row over the
+    serial protocol (the hidden and cell states carry over), bit-exact with tflite-micro."""
+    from tinydeploy.boards import get_board
+    from tinydeploy.build.firmware import build_firmware
+    from tinydeploy.flash.runner import Firmware
+    from tinydeploy.link.connect import connect
+    from tinydeploy.link.validate import random_inputs, validate_cases
+
+    model = tmp_path / "lstm16.tflite"
+    model.write_bytes(lstm16_cases()[1].model())
+    graph = load_tflite(model)
+    build_firmware(model, get_board(board_id), "validate", tmp_path / "fw", graph=graph)
+    with connect(Firmware.from_build_dir(tmp_path / "fw"), timeout=120) as conn:
+        report = validate_cases(conn.session.run, model.read_bytes(),
+                                random_inputs(graph, 4, seed=9))
+    assert report.bit_exact_cases == report.cases == 4, report.first_mismatch

@@ -251,7 +251,8 @@ def build_firmware(model: Path | bytes, board: Board, app: App | str, out_dir: P
         raise BudgetError(
             f"board '{board.id}': the measured worst-case stack is {stack.bytes} bytes but "
             f"{stack_bytes} are reserved (deepest path: {' > '.join(stack.path)})",
-            hint=f"build again with --stack {((stack.bytes + 255) // 256) * 256}")
+            hint=f"build again with --stack {sized_stack_reserve(stack.bytes)} (the bound "
+                 f"plus its margin), or without --stack to size it so")
     sizes = _symbol_sizes(elf, nm)
     kernels = []
     stored: set[tuple[str, str, int, str]] = set()   # codegen stores equal constants once

@@ -216,7 +216,7 @@ CONV2D_1X1_S8_DSP = register(KernelVariant(
     sources=(f"{ARM_DIR}/td_conv2d_1x1_s8_dsp.c", GEMM_HEADER, SIMD_HEADER), requires=DSP,
     accepts=conv_1x1_accepts, prepare=_conv_1x1_prepare, priority=20,
     access=conv_rows_order(GEMM_ROWS), twins=("td_conv2d_1x1_back_s8_dsp",),
-    code_bytes=3900))
+    code_bytes=2800))
 
 # The same product back to front: never chosen by priority (it only changes the order), put
 # in the forward kernel's place by the planner when its output should trail its input.
@@ -225,14 +225,14 @@ CONV2D_1X1_BACK_S8_DSP = register(KernelVariant(
     sources=(f"{ARM_DIR}/td_conv2d_1x1_back_s8_dsp.c", GEMM_HEADER, SIMD_HEADER),
     requires=DSP, accepts=conv_1x1_accepts, prepare=_conv_1x1_back_prepare, priority=19,
     access=conv_rows_back_order(GEMM_ROWS), twins=("td_conv2d_1x1_s8_dsp",),
-    code_bytes=3900))
+    code_bytes=2800))
 
 CONV2D_S8_DSP = register(KernelVariant(
     op="CONV_2D", impl="dsp", symbol="td_conv2d_s8_dsp",
     sources=(f"{ARM_DIR}/td_conv2d_s8_dsp.c", GEMM_HEADER, SIMD_HEADER), requires=DSP,
     accepts=_conv_common, prepare=_conv_prepare, priority=10,
     access=conv_rows_order(GEMM_ROWS_IM2COL),
-    code_bytes=4550))
+    code_bytes=3500))
 
 
 C1_LANES = 2   # output channels per group of td_conv2d_c1_s8_dsp
@@ -516,7 +516,7 @@ FULLY_CONNECTED_S8_DSP = register(KernelVariant(
     sources=(f"{ARM_DIR}/td_fully_connected_s8_dsp.c", GEMM_HEADER, SIMD_HEADER,
              DOT4_HEADER),
     requires=DSP, accepts=_fc_accepts, prepare=_fc_prepare, priority=20,
-    code_bytes=1150))
+    code_bytes=1170))
 
 
 # --- AVERAGE_POOL_2D over the whole image --------------------------------------------------

@@ -242,27 +242,36 @@ static void td_c1_locate(const td_conv2d_params_t *p, const int8_t *in0, int32_t
     out->ix0 = ox * p->stride_w - p->pad_w;
 }
 
+/* Pixels a and b (b may be a) through the copy for the layer's requantization (direct calls,
+ * so the stack bound follows them: no call through a pointer). */
+static void td_c1_pair_any(const td_conv2d_params_t *p, const td_c1_pixel_t *a,
+                           const td_c1_pixel_t *b, int8_t *da, int8_t *db, int fast)
+{
+    if (fast) {
+        td_c1_pair_fast(p, a, b, da, db);
+    } else {
+        td_c1_pair_general(p, a, b, da, db);
+    }
+}
+
 void td_conv2d_c1_s8_dsp(const td_conv2d_params_t *p, const int8_t *in0, int8_t *out0)
 {
-    void (*pair)(const td_conv2d_params_t *, const td_c1_pixel_t *, const td_c1_pixel_t *,
-                 int8_t *, int8_t *) =
-        td_fast_requant(p->requant_form, p->act_min, p->act_max) ? td_c1_pair_fast
-                                                                  : td_c1_pair_general;
+    const int fast = td_fast_requant(p->requant_form, p->act_min, p->act_max);
     const int32_t oc = p->out_c, pixels = p->batches * p->out_h * p->out_w;
     for (int32_t px = 0; px < pixels; px += 2) {
         td_c1_pixel_t a, b;
         td_c1_locate(p, in0, px, &a);
         int8_t *da = out0 + px * oc;
         if (px + 1 == pixels) {
-            pair(p, &a, &a, da, da);
+            td_c1_pair_any(p, &a, &a, da, da, fast);
             break;
         }
         td_c1_locate(p, in0, px + 1, &b);
         if (a.k0 == b.k0 && a.k1 == b.k1) {
-            pair(p, &a, &b, da, da + oc);
+            td_c1_pair_any(p, &a, &b, da, da + oc, fast);
         } else {   /* different kernel rows: one pixel at a time */
-            pair(p, &a, &a, da, da);
-            pair(p, &b, &b, da + oc, da + oc);
+            td_c1_pair_any(p, &a, &a, da, da, fast);
+            td_c1_pair_any(p, &b, &b, da + oc, da + oc, fast);
         }
     }
 }

@@ -22,10 +22,11 @@
  *           4-byte aligned (LDRD; the generated constants are 16-byte aligned);
  *   bias, mult, shift: the reference's; requant_form as chosen on the host. No scratch.
  *
- * On the Cortex-M, for the rounding form into all of int8 (with a bias), one asm loop runs
- * every group of a pixel: bias, taps and the four requantizations (9 instructions each:
- * SMMLAR folds in the rounding constant, SSAT the last shift), about 138 instructions per
- * pixel and four channels. Other forms take the taps' asm block and the C requantization.
+ * On the Cortex-M, for the rounding form (with a bias), one asm loop runs every group of a
+ * pixel: bias, taps and the four requantizations (9 instructions each: SMMLAR folds in the
+ * rounding constant, SSAT the last shift; the four bytes clamped together by SSUB8 / SEL
+ * when the activation range is not all of int8, one STR), about 140 instructions per pixel
+ * and four channels. The general requantization takes the taps' asm block and C.
  */
 #include "td_kernels.h"
 
@@ -130,6 +131,8 @@ typedef struct {
     int32_t npad;               /* 64 */
     const int8_t *zp;           /* 68: &zpw */
     uint8_t pad[12];            /* 72: 4 * t of the padded taps */
+    uint32_t lo4, hi4;          /* 84: act_min, act_max in four bytes */
+    int32_t clamp;              /* 92: 1 unless [act_min, act_max] is all of int8 */
 } td_dw3x3_ctx_t;
 
 /* One pixel's taps into x: p0 the address of its (possibly padded) top-left tap, off[t] tap
@@ -139,6 +142,7 @@ static inline void td_dw3x3_pixel(uintptr_t p0, const int32_t off[9], int32_t ro
                                   int32_t cols, td_dw3x3_ctx_t *x)
 {
     if (rows == 7 && cols == 7) {
+#pragma GCC unroll 9
         for (int32_t t = 0; t < 9; ++t) {
             x->tap[t] = (const int8_t *)(p0 + (uintptr_t)off[t]);
         }
@@ -156,6 +160,14 @@ static inline void td_dw3x3_pixel(uintptr_t p0, const int32_t off[9], int32_t ro
     x->npad = n;
 }
 
+/* Bit k set when position origin + k * d (k = 0, 1, 2) lies in [0, n). */
+static inline int32_t td_dw3x3_inside(int32_t origin, int32_t d, int32_t n)
+{
+    const uint32_t u = (uint32_t)n;
+    return (int32_t)((uint32_t)origin < u) | (int32_t)((uint32_t)(origin + d) < u) << 1
+           | (int32_t)((uint32_t)(origin + 2 * d) < u) << 2;
+}
+
 /* The padded taps' pointers for channels c .. c+3 (an address, not an object: only ever
  * read back at + c). */
 static inline void td_dw3x3_repad(td_dw3x3_ctx_t *x, int32_t c)
@@ -168,12 +180,13 @@ static inline void td_dw3x3_repad(td_dw3x3_ctx_t *x, int32_t c)
 
 #if TD_SIMD_NATIVE && defined(__OPTIMIZE__)
 /* One output in the rounding form (td_requant.h; the host proved every channel shifts right,
- * e = -shift >= 1) saturated to int8 (the activation range is all of int8), channel c + j,
+ * e = -shift >= 1) saturated to int8 into byte j of a0 (the four outputs, clamped to the
+ * activation range with SSUB8 / SEL and stored with one STR after the fourth), channel c + j,
  * its multiplier in register m: t = ~shift = e - 1; r = zp2p1 << (e - 1) (td_requant_rnd);
  * SMMLAR(2 * acc, m, r) = SMMULR(2 * acc, m) + r exactly; plus the sign of acc (that of
  * SMMULR's x, except where x = 0 and acc < 0: then r - 1 and r give the same quotient, as
  * r mod 2^e = 2^(e-1)); shifted right by e - 1 and, inside SSAT, by 1. 9 instructions plus
- * half an LDRD of multipliers. y: the shifts at c, v: zp2p1, a0: the outputs at c. */
+ * half an LDRD of multipliers. y: the shifts at c, v: zp2p1. */
 #define TD_DW_REQ1(j, a, m)                                                                \
     "ldrsb %[t], [%[y], #" #j "]\n\t"                                                      \
     "mvn %[t], %[t]\n\t"                                                                   \
@@ -185,7 +198,7 @@ static inline void td_dw3x3_repad(td_dw3x3_ctx_t *x, int32_t c)
 #define TD_DW_REQ_END(j)                                                                   \
     "asr %[k], %[k], %[t]\n\t"                                                             \
     "ssat %[k], #8, %[k], asr #1\n\t"                                                      \
-    "strb %[k], [%[a0], #" #j "]\n\t"
+    "bfi %[a0], %[k], #8 * " #j ", #8\n\t"
 
 /* Every group of channels of one pixel: bias, nine taps, four outputs, in 14 registers. */
 static inline void td_dw3x3_groups_asm(td_dw3x3_ctx_t *ctx, const int8_t *w)
@@ -219,13 +232,23 @@ static inline void td_dw3x3_groups_asm(td_dw3x3_ctx_t *ctx, const int8_t *w)
         "add %[y], %[y], %[c]\n\t"
         "ldr %[v], [%[tap], #52]\n\t"
         TD_DW_REQ1(0, a0, q)
-        "ldr %[a0], [%[tap], #48]\n\t"
-        "add %[a0], %[a0], %[c]\n\t"
-        TD_DW_REQ_END(0)
+        "asr %[k], %[k], %[t]\n\t"
+        "ssat %[a0], #8, %[k], asr #1\n\t"
         TD_DW_REQ1(1, a1, u) TD_DW_REQ_END(1)
         "ldrd %[q], %[u], [%[x], #8]\n\t"
         TD_DW_REQ1(2, a2, q) TD_DW_REQ_END(2)
         TD_DW_REQ1(3, a3, u) TD_DW_REQ_END(3)
+        "ldr %[t], [%[tap], #92]\n\t"         /* the activation range, bytewise */
+        "cmp %[t], #0\n\t"
+        "beq 5f\n\t"
+        "ldrd %[q], %[u], [%[tap], #84]\n\t"
+        "ssub8 %[t], %[a0], %[q]\n\t"
+        "sel %[a0], %[a0], %[q]\n\t"
+        "ssub8 %[t], %[u], %[a0]\n\t"
+        "sel %[a0], %[a0], %[u]\n\t"
+        "5:\n\t"
+        "ldr %[t], [%[tap], #48]\n\t"
+        "str %[a0], [%[t], %[c]]\n\t"
         "add %[c], %[c], #4\n\t"
         "ldr %[t], [%[tap], #60]\n\t"
         "cmp %[c], %[t]\n\t"
@@ -256,8 +279,8 @@ void td_dwconv2d_3x3_s8_dsp(const td_dwconv2d_params_t *p, const int8_t *in0, in
     const int32_t zp2p1 = 2 * out_off + 1;
     const int32_t off2 = td_pack_off(p->input_offset);
     const uint32_t zpw = 0x01010101u * (uint8_t)(int8_t)(-p->input_offset);
-    /* the whole pixel in one asm loop: the rounding form into all of int8, with a bias */
-    const int fast = TD_DW_HAVE_ASM && round_form && full_range && bias != 0;
+    /* the whole pixel in one asm loop: the rounding form, with a bias */
+    const int fast = TD_DW_HAVE_ASM && round_form && bias != 0;
     td_dw3x3_ctx_t ctx;
     ctx.mult = mult;
     ctx.shift = shift;
@@ -265,30 +288,27 @@ void td_dwconv2d_3x3_s8_dsp(const td_dwconv2d_params_t *p, const int8_t *in0, in
     ctx.zp2p1 = zp2p1;
     ctx.off2 = off2;
     ctx.ch = ch;
+    ctx.lo4 = 0x01010101u * (uint8_t)(int8_t)lo;
+    ctx.hi4 = 0x01010101u * (uint8_t)(int8_t)hi;
+    ctx.clamp = !full_range;
     ctx.zp = (const int8_t *)&zpw;
+    const int32_t in_h = p->in_h, in_w = p->in_w, sh = p->stride_h, sw = p->stride_w;
+    const int32_t dh = p->dilation_h, dw = p->dilation_w;
     int32_t off[9];
     for (int32_t t = 0; t < 9; ++t) {
-        off[t] = ((t / 3) * p->dilation_h * p->in_w + (t % 3) * p->dilation_w) * ch;
+        off[t] = ((t / 3) * dh * in_w + (t % 3) * dw) * ch;
     }
     int8_t *dst = out0;
     for (int32_t b = 0; b < p->batches; ++b) {
-        const int8_t *image = in0 + b * p->in_h * p->in_w * ch;
+        const int8_t *image = in0 + b * in_h * in_w * ch;
         for (int32_t oy = 0; oy < p->out_h; ++oy) {
-            const int32_t iy0 = oy * p->stride_h - p->pad_h;
-            int32_t rows = 0;
-            for (int32_t ky = 0; ky < 3; ++ky) {
-                const int32_t iy = iy0 + ky * p->dilation_h;
-                rows |= (iy >= 0 && iy < p->in_h) << ky;
-            }
+            const int32_t iy0 = oy * sh - p->pad_h;
+            const int32_t rows = td_dw3x3_inside(iy0, dh, in_h);
             for (int32_t ox = 0; ox < p->out_w; ++ox, dst += ch) {
-                const int32_t ix0 = ox * p->stride_w - p->pad_w;
-                int32_t cols = 0;
-                for (int32_t kx = 0; kx < 3; ++kx) {
-                    const int32_t ix = ix0 + kx * p->dilation_w;
-                    cols |= (ix >= 0 && ix < p->in_w) << kx;
-                }
+                const int32_t ix0 = ox * sw - p->pad_w;
+                const int32_t cols = td_dw3x3_inside(ix0, dw, in_w);
                 /* (an address: only the taps inside the image are ever read) */
-                const uintptr_t p0 = (uintptr_t)image + (uintptr_t)((iy0 * p->in_w + ix0) * ch);
+                const uintptr_t p0 = (uintptr_t)image + (uintptr_t)((iy0 * in_w + ix0) * ch);
                 td_dw3x3_pixel(p0, off, rows, cols, &ctx);
                 if (fast) {
                     ctx.dst = dst;

@@ -7,7 +7,7 @@
  * Q0.31 exp rescaled to Q12.19, wrapping add as gemmlowp); (recip, bits) = GetReciprocal(sum)
  * (the leading-zero normalisation and gemmlowp's three Newton-Raphson steps for 1/(1+x));
  * each probability is RoundingDivideByPOT(SRDHM(recip, exp_lut[m - x[c]]), bits + 31 -
- * out_bits), before the caller adds its output zero point and clamps.
+ * out_bits), plus the output zero point, clamped (td_softmax_rows: the whole op).
  * The exp table (all input-scale, beta and diff_min work) is computed on the host.
  */
 #ifndef TD_SOFTMAX_BODY_H
@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "td_gemmlowp.h"
+#include "td_kernels.h"
 
 typedef struct {
     int32_t max;      /* row maximum, the exp table index base */
@@ -54,6 +55,27 @@ static inline int32_t td_softmax_prob(const td_softmax_row_t *row, const int32_t
     const int32_t e = exp_lut[row->max - x];
     return row->exponent > 31 ? 0 : td_rounding_divide_by_pot(
         td_sat_rounding_doubling_high_mul(row->recip, e), row->exponent);
+}
+
+/* The whole op for an output of `bits` bits (8: int8, zero point -128; 16: int16, zero
+ * point -32768): out is int8_t or int16_t data, `bits` a constant at each call site. */
+static inline void td_softmax_rows(const td_softmax_params_t *p, const int8_t *in0, void *out0,
+                                   int bits)
+{
+    int8_t *out8 = (int8_t *)out0;
+    int16_t *out16 = (int16_t *)out0;
+    for (int32_t r = 0; r < p->rows; ++r) {
+        const int8_t *x = in0 + r * p->depth;
+        const td_softmax_row_t row = td_softmax_row(p->exp_lut, x, p->depth, bits);
+        for (int32_t c = 0; c < p->depth; ++c) {
+            const int32_t v = td_softmax_prob(&row, p->exp_lut, x[c]);
+            if (bits == 8) {
+                out8[r * p->depth + c] = td_sat_s8(v + INT8_MIN);
+            } else {
+                out16[r * p->depth + c] = td_sat_s16(v + INT16_MIN);
+            }
+        }
+    }
 }
 
 #endif /* TD_SOFTMAX_BODY_H */

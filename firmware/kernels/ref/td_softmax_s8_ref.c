@@ -9,12 +9,5 @@
 
 void td_softmax_s8_ref(const td_softmax_params_t *p, const int8_t *in0, int8_t *out0)
 {
-    for (int32_t r = 0; r < p->rows; ++r) {
-        const int8_t *x = in0 + r * p->depth;
-        int8_t *y = out0 + r * p->depth;
-        const td_softmax_row_t row = td_softmax_row(p->exp_lut, x, p->depth, 8);
-        for (int32_t c = 0; c < p->depth; ++c) {
-            y[c] = td_sat_s8(td_softmax_prob(&row, p->exp_lut, x[c]) + INT8_MIN);
-        }
-    }
+    td_softmax_rows(p, in0, out0, 8);
 }

@@ -10,12 +10,5 @@
 
 void td_softmax_s8_s16_ref(const td_softmax_params_t *p, const int8_t *in0, int16_t *out0)
 {
-    for (int32_t r = 0; r < p->rows; ++r) {
-        const int8_t *x = in0 + r * p->depth;
-        int16_t *y = out0 + r * p->depth;
-        const td_softmax_row_t row = td_softmax_row(p->exp_lut, x, p->depth, 16);
-        for (int32_t c = 0; c < p->depth; ++c) {
-            y[c] = td_sat_s16(td_softmax_prob(&row, p->exp_lut, x[c]) + INT16_MIN);
-        }
-    }
+    td_softmax_rows(p, in0, out0, 16);
 }
