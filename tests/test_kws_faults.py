@@ -210,3 +210,40 @@ def test_kws_stream_through_a_board_reset(firmware: Firmware) -> None:
     assert state["resets"] == 1
     assert outcome is None, "the stream went on as if nothing was lost"
     assert lost is not None and "lost at sample" in lost, lost
+
+
+@pytest.mark.slow      # ~18 s: --sweep
+def test_kws_stream_gives_up_on_a_silent_device(firmware: Firmware) -> None:
+    """The emulator stops (QMP ``stop``: the board hangs) in the middle of the stream: the
+    stream fails within its bound (16 resends of the session's 0.5 s here), naming the
+    samples, instead of waiting for ever."""
+    state = {"writes": 0}
+
+    class FreezingPort:
+        def __init__(self, host: Any, dev: Any) -> None:
+            self.host, self.dev = host, dev
+            self.timeout = host.timeout
+
+        def read(self, size: int = 1) -> bytes:
+            return bytes(self.host.read(size))
+
+        def write(self, data: bytes) -> int | None:
+            state["writes"] += 1
+            if state["writes"] == 100:
+                self.dev._qmp({"execute": "stop"})
+            return self.host.write(data)
+
+        def flush(self) -> None:
+            self.host.flush()
+
+        @property
+        def in_waiting(self) -> int:
+            return int(self.host.in_waiting)
+
+    t0 = time.monotonic()
+    outcome, lost, _, took = _stream(firmware, Faults(), seed=0, port_wrap=FreezingPort,
+                                     seconds=SHORT)
+    print(f"\nfrozen: {lost}; {took:.1f} s")
+    assert outcome is None and lost is not None
+    assert "no reply to AUDIO" in lost and "samples [" in lost, lost
+    assert time.monotonic() - t0 < 120

@@ -316,6 +316,8 @@ class DeviceStreamResult:
 
 AUDIO_ATTEMPTS = 6      # clean-reply attempts per AUDIO frame before the stream is given up
 AUDIO_RETRIES = 16      # resends of one attempt after a timeout or a damaged request (at least)
+AUDIO_TIMEOUT = 5.0     # s per reply at most: a frame's work is one or two windows, so a dead
+                        # device is given up within AUDIO_RETRIES x AUDIO_TIMEOUT (85 s)
 
 
 def stream_to_device(session: Any, audio: np.ndarray, *, realtime: bool = False,
@@ -363,7 +365,9 @@ def stream_to_device(session: Any, audio: np.ndarray, *, realtime: bool = False,
     session.on_message = hook
     # a stream cannot go back: resending a damaged AUDIO frame is cheap, losing it is not
     retries = getattr(session, "retries", AUDIO_RETRIES)
+    timeout = getattr(session, "timeout", AUDIO_TIMEOUT)
     session.retries = max(retries, AUDIO_RETRIES)
+    session.timeout = min(timeout, AUDIO_TIMEOUT)
     x = np.ascontiguousarray(audio, dtype="<i2")
     t0 = time.monotonic()
     stats = session.stats
@@ -430,6 +434,6 @@ def stream_to_device(session: Any, audio: np.ndarray, *, realtime: bool = False,
                     on_window(runs, last if chunks else None, done)
     finally:
         session.on_message = prev
-        session.retries = retries
+        session.retries, session.timeout = retries, timeout
     return DeviceStreamResult(tuple(dets), runs, max(lo, 0), hi, total / runs if runs else 0.0,
                               fe, model, unit, time.monotonic() - t0, last, *stack)
