@@ -182,7 +182,6 @@ def wav_folder_features(folder: Path, cfg: Any,
     parent folder's name (Speech Commands layout), or an InputDataError naming the file.
     ``cfg``: any preset's config (or a `FrontendChoice`) whose preset has float features."""
     from tinydeploy.frontend.presets import FrontendChoice, choice_of
-    from tinydeploy.kws.wav import fit_clip, read_wav
 
     folder = Path(folder)
     if not folder.is_dir():
@@ -197,9 +196,8 @@ def wav_folder_features(folder: Path, cfg: Any,
         raise InputDataError(f"front-end preset '{choice.preset.value}' has no float features "
                              f"to calibrate a float model on",
                              hint="calibrate with an .npz of the model's float inputs instead")
-    clips = np.stack([fit_clip(read_wav(p, cfg.sample_rate), cfg.clip_samples)
-                      for p in files])
-    x = np.asarray(choice.spec.float_features(cfg, clips), dtype=np.float32)
+    x = np.asarray(choice.spec.float_features(cfg, fit_clips(tuple(files), cfg)),
+                   dtype=np.float32)
     y = None
     if labels is not None:
         idx = {name: i for i, name in enumerate(labels)}
