@@ -23,8 +23,8 @@ from faultproxy import FaultProxy, Faults
 from tinydeploy.boards import get_board
 from tinydeploy.errors import LinkError
 from tinydeploy.flash import Firmware, runner_for
+from tinydeploy.frontend.config import FrontendConfig
 from tinydeploy.kws.device import build_kws_firmware
-from tinydeploy.kws.frontend_config import FrontendConfig
 from tinydeploy.kws.stream import DetectorConfig, detect, stream_posteriors, stream_to_device
 from tinydeploy.kws.wav import read_wav
 from tinydeploy.link.session import Session, open_port

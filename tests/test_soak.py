@@ -26,8 +26,8 @@ import pytest
 from tinydeploy.boards import get_board
 from tinydeploy.build.firmware import build_firmware
 from tinydeploy.flash.runner import Firmware
+from tinydeploy.frontend.config import FrontendConfig
 from tinydeploy.kws.device import build_kws_firmware
-from tinydeploy.kws.frontend_config import FrontendConfig
 from tinydeploy.kws.stream import DetectorConfig, detect, stream_posteriors, stream_to_device
 from tinydeploy.kws.wav import read_wav
 from tinydeploy.link.connect import connect

@@ -16,9 +16,9 @@ from typing import Any
 import numpy as np
 
 from tinydeploy.errors import InputDataError
-from tinydeploy.kws.data import LABELS, SILENCE, UNKNOWN
-from tinydeploy.kws.frontend import Quant
-from tinydeploy.kws.presets import FrontendChoice, HostFeatures, check_model_input, choice_of
+from tinydeploy.frontend.native import Quant
+from tinydeploy.frontend.presets import FrontendChoice, HostFeatures, check_model_input, choice_of
+from tinydeploy.kws.labels import LABELS, SILENCE, UNKNOWN
 
 MAX_LABELS = 16
 MAX_AVG = 16
@@ -249,7 +249,7 @@ def stream_posteriors(audio: np.ndarray, model_bytes: bytes, fcfg: Any,
     tflite-micro interpreter. ([windows, labels] float32, [windows] int64)."""
     from tflite_micro.python.tflite_micro import runtime
 
-    from tinydeploy.kws.train import input_quant_of
+    from tinydeploy.frontend.native import input_quant_of
     from tinydeploy.model.loader import load_tflite
 
     g = load_tflite(model_bytes)
