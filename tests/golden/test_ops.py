@@ -20,6 +20,7 @@ try:
         int16_bias32_cases,
         int16_cases,
         int16_copy_cases,
+        int16_minmax_cases,
         int16_shape_cases,
         int16_sigmoid_cases,
         int16_softmax_cases,
@@ -43,6 +44,7 @@ except ImportError:  # pragma: no cover - when tests/golden is a package
         int16_bias32_cases,
         int16_cases,
         int16_copy_cases,
+        int16_minmax_cases,
         int16_shape_cases,
         int16_sigmoid_cases,
         int16_softmax_cases,
@@ -106,7 +108,8 @@ NEW_SOURCES = [
     "kernels/ref/td_strided_slice_s8_ref.c", "kernels/ref/td_concatenation_s8_ref.c",
     "kernels/ref/td_logistic_s16_ref.c", "kernels/ref/td_tanh_s16_ref.c",
     "kernels/ref/td_fully_connected_s16_b32_ref.c", "kernels/ref/td_conv2d_s16_b32_ref.c",
-    "kernels/ref/td_softmax_s16_ref.c",
+    "kernels/ref/td_softmax_s16_ref.c", "kernels/ref/td_lstm_s16_ref.c",
+    "kernels/ref/td_maximum_s16_ref.c", "kernels/ref/td_minimum_s16_ref.c",
 ]
 
 
@@ -279,4 +282,13 @@ def test_int16_softmax_matches_tflite_micro() -> None:
     for b in built:
         (choice,) = select_kernels(load_tflite(b.model)).choices
         assert choice.variant.symbol == "td_softmax_s16_ref", b.name
+    check(built)
+
+
+def test_int16_maximum_and_minimum_match_tflite_micro() -> None:
+    """MAXIMUM and MINIMUM on int16 data with broadcasting (raw compares, one scale)."""
+    built = [c.build() for c in int16_minmax_cases()]
+    symbols = {ch.variant.symbol for b in built
+               for ch in select_kernels(load_tflite(b.model)).choices}
+    assert symbols == {"td_maximum_s16_ref", "td_minimum_s16_ref"}
     check(built)

@@ -383,10 +383,44 @@ def _prepare_mul16(graph: Graph, op: Operator) -> KernelCall:
                       ("in0", "in1", "out0"))
 
 
+# --- MAXIMUM / MINIMUM int16 ------------------------------------------------------------------
+
+MINMAX16_DIMS = 6
+
+
+def _accepts_minmax16(graph: Graph, op: Operator) -> str | None:
+    """TFLM's int16 MAXIMUM/MINIMUM compare the stored values: both inputs and the output
+    must share one scale (zero points are 0); both operands in the arena."""
+    from tinydeploy.kernels.elementwise import broadcast_shape
+
+    why = _operands16_reason(graph, op)
+    if why:
+        return why
+    (a, b), out = graph.op_inputs(op), graph.op_outputs(op)[0]
+    assert a is not None and b is not None
+    if max(len(a.shape), len(b.shape), len(out.shape)) > MINMAX16_DIMS:
+        return f"rank above {MINMAX16_DIMS}"
+    bs = broadcast_shape(a.shape, b.shape)
+    if bs is None or int(np.prod(bs)) != out.size:
+        return f"shapes {list(a.shape)} and {list(b.shape)} do not broadcast to the output"
+    for t in (a, b):
+        if f32(t.scale) != f32(out.scale):
+            return (f"input '{t.name}' has scale {t.scale:g}, the output {out.scale:g}: TFLM's "
+                    f"int16 {op.opcode} compares raw values, so all three must share one scale")
+    return None
+
+
+def _prepare_minmax16(graph: Graph, op: Operator) -> KernelCall:
+    from tinydeploy.kernels.binary import binary_call
+
+    symbol = "td_maximum_s16_ref" if op.opcode == "MAXIMUM" else "td_minimum_s16_ref"
+    return binary_call(symbol, graph, op, {"act_min": INT16_MIN, "act_max": INT16_MAX})
+
+
 # --- MEAN / SUM, CONCATENATION int16 ----------------------------------------------------
 
 
-def _io16(x: Tensor | None, y: Tensor) -> str | None:
+def _io16(x: Tensor | None, y: Tensor | None) -> str | None:
     return int16_reason(x, "input") or int16_reason(y, "output")
 
 
@@ -711,3 +745,5 @@ for _op, _sym in (("LOGISTIC", "td_logistic_s16_ref"), ("TANH", "td_tanh_s16_ref
                          headers=("kernels/ref/td_sigmoid16.h",)))
 register(ref_variant("SOFTMAX", "td_softmax_s16_ref", _accepts_softmax_s16, _prepare_softmax_s16,
                      headers=("kernels/ref/td_lut16.h",)))
+for _op, _sym in (("MAXIMUM", "td_maximum_s16_ref"), ("MINIMUM", "td_minimum_s16_ref")):
+    register(ref_variant(_op, _sym, _accepts_minmax16, _prepare_minmax16, inplace=True))
