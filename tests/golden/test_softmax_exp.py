@@ -44,11 +44,27 @@ def _cases() -> list[GoldenCase]:
 CASES = _cases()
 
 
-def _host_cases() -> list[tuple[str, str, HostCase]]:
+def sweep_cases(n: int, seed: int = 5) -> list[GoldenCase]:
+    """``n`` random softmax cases (rows 1-3, depth 1-79, scale 1e-4..30, any zero point, beta
+    0.1..5) that the variant accepts."""
+    rng = np.random.default_rng(seed)
+    variant = variant_by_symbol("SOFTMAX", SYMBOL)
+    cases = []
+    for i in range(n):
+        s = SoftmaxSpec((int(rng.integers(1, 4)), int(rng.integers(1, 80))),
+                        float(10 ** rng.uniform(-4, 1.5)), in_zp=int(rng.integers(-128, 128)),
+                        beta=float(10 ** rng.uniform(-1, 0.7)))
+        c = make_case(f"exp_sweep{i}_" + s.id, build_softmax(s), s, seed=90_000 + i)
+        if variant.accepts(c.graph, c.graph.operators[0]) is None:
+            cases.append(c)
+    return cases
+
+
+def _host_cases(cases: list[GoldenCase] | None = None) -> list[tuple[str, str, HostCase]]:
     """(case id, input set name, host case with the exp variant forced) for every input set."""
     variant = variant_by_symbol("SOFTMAX", SYMBOL)
     out = []
-    for c in CASES:
+    for c in CASES if cases is None else cases:
         g = c.graph
         op = g.operators[0]
         assert variant.accepts(g, op) is None, (c.id, variant.accepts(g, op))
@@ -58,8 +74,9 @@ def _host_cases() -> list[tuple[str, str, HostCase]]:
     return out
 
 
-def _compare(results: list[list[np.ndarray]], flat: list[tuple[str, str, HostCase]]) -> None:
-    models = {c.id: c.model for c in CASES}
+def _compare(results: list[list[np.ndarray]], flat: list[tuple[str, str, HostCase]],
+             cases: list[GoldenCase] | None = None) -> None:
+    models = {c.id: c.model for c in (CASES if cases is None else cases)}
     failures = []
     for (cid, name, hc), got in zip(flat, results, strict=True):
         want = run_oracle(models[cid], list(hc.inputs))[0]
@@ -72,6 +89,14 @@ def test_exp_softmax_matches_oracle_on_the_host() -> None:
     flat = _host_cases()
     assert len(flat) >= 60
     _compare(run_host([h for _, _, h in flat]), flat)
+
+
+@pytest.mark.slow
+def test_exp_softmax_random_sweep_matches_oracle() -> None:
+    """--sweep: 300 random cases x 3 input sets on the host."""
+    cases = sweep_cases(300)
+    flat = _host_cases(cases)
+    _compare(run_host([h for _, _, h in flat]), flat, cases)
 
 
 def test_edge_cases_reach_the_kernel_paths() -> None:
