@@ -12,6 +12,14 @@ RAM, with TFLM + CMSIS-NN's figures on the M4 beside ours and the ratios (ours /
 1 is better). The figures also go to a JSON file (default ``bench_vs_tflm.json`` in the
 current directory). A model that does not fit a board is reported with the budget's reason.
 The default build (``--optimize balanced``) is measured unless ``--optimize`` says otherwise.
+
+Then one check per "Must show" line of the project's issue 12, each with its figures and
+``ok`` or ``FAIL``: on the M4, instructions <= 0.9x and flash, arena and RAM <= TFLM's for
+every model; the DS-CNN's and micro_speech's absolute targets; the DS-CNN on microbit-v1
+fits and validates bit-exact against tflite-micro (a validate build run over the serial
+protocol, four inputs); and no model's arena above its reference-kernel plan R for any
+``--optimize`` (all three planned for every model and board; the arena a build gets is its
+plan's). The checks go to the JSON file too.
 """
 
 from __future__ import annotations
@@ -30,6 +38,14 @@ from tinydeploy.report.tflm_reference import TFLM_CMSIS_NN_M4_MODELS
 
 BOARDS = ("mps2-an386", "mps2-an500", "mps3-an547", "microbit-v1")
 TFLM_BOARD = "mps2-an386"
+M0_BOARD = "microbit-v1"
+# issue 12's absolute targets on the M4 (default build): instructions, flash, arena, RAM
+TARGETS: dict[str, dict[str, int]] = {
+    "dscnn": {"instructions": 3_400_000, "flash_bytes": 40_000, "arena_bytes": 9_000,
+              "ram_bytes": 11_500},
+    "micro_speech": {"instructions": 1_100_000, "arena_bytes": 6_836},
+}
+TFLM_INSTRUCTION_RATIO = 0.9
 
 
 def measure(model: Path, board_id: str, work: Path, runs: int = 1,
@@ -64,6 +80,106 @@ def ratios(ours: dict[str, Any], name: str) -> dict[str, float]:
             "ram": ours["ram_bytes"] / t.ram_bytes}
 
 
+def arenas_per_mode(model: Path, board_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """Per board: the reference kernels' arena R and the planned arena of every --optimize
+    (None where the mode's build does not fit the board)."""
+    from tinydeploy.boards import get_board
+    from tinydeploy.errors import BudgetError
+    from tinydeploy.model.loader import load_tflite
+    from tinydeploy.plan.choose import OPTIMIZE_CHOICES, choose_kernels, reference_plan
+
+    graph = load_tflite(model)
+    ref = reference_plan(graph).arena_bytes
+    out: dict[str, dict[str, Any]] = {}
+    for board_id in board_ids:
+        modes: dict[str, int | None] = {}
+        for mode in OPTIMIZE_CHOICES:
+            try:
+                modes[mode] = choose_kernels(graph, get_board(board_id), mode).plan.arena_bytes
+            except BudgetError:
+                modes[mode] = None
+        out[board_id] = {"reference": ref, **modes}
+    return out
+
+
+def validate_on(model: Path, board_id: str, work: Path, cases: int = 4) -> dict[str, Any]:
+    """Build the validate app for ``board_id`` and compare ``cases`` inputs with the
+    tflite-micro oracle over the serial protocol."""
+    from tinydeploy.boards import get_board
+    from tinydeploy.build.firmware import build_firmware
+    from tinydeploy.errors import BudgetError
+    from tinydeploy.flash.runner import Firmware
+    from tinydeploy.link.connect import connect
+    from tinydeploy.link.validate import random_inputs, validate_cases
+    from tinydeploy.model.loader import load_tflite
+
+    out = work / f"{model.stem}-{board_id}-validate"
+    try:
+        build_firmware(model, get_board(board_id), "validate", out)
+    except BudgetError as e:
+        return {"fits": False, "bit_exact": False, "reason": e.message}
+    with connect(Firmware.from_build_dir(out), timeout=300) as conn:
+        report = validate_cases(conn.session.run, model.read_bytes(),
+                                random_inputs(load_tflite(model), cases, seed=12))
+    return {"fits": True, "cases": report.cases, "bit_exact_cases": report.bit_exact_cases,
+            "bit_exact": report.bit_exact_cases == report.cases}
+
+
+def checks(results: dict[str, dict[str, dict[str, Any]]],
+           arenas: dict[str, dict[str, dict[str, Any]]],
+           m0_validation: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """One row per Must-show line of issue 12 that the measured models and boards cover:
+    ``{"line", "model", "figures", "ok"}``."""
+    rows: list[dict[str, Any]] = []
+    for name, per_board in results.items():
+        r = per_board.get(TFLM_BOARD)
+        if r is not None and r["fits"]:
+            t = TFLM_CMSIS_NN_M4_MODELS[name]
+            q = r["vs_tflm"]
+            rows.append({"line": f"M4: instr <= {TFLM_INSTRUCTION_RATIO}x, flash/arena/RAM "
+                                 "<= TFLM", "model": name,
+                         "figures": (f"{q['instructions']:.2f}x / {q['flash']:.2f}x / "
+                                     f"{q['arena']:.2f}x / {q['ram']:.2f}x"),
+                         "ok": (r["instructions"] <= TFLM_INSTRUCTION_RATIO * t.instructions
+                                and r["flash_bytes"] <= t.flash_bytes
+                                and r["arena_bytes"] <= t.arena_bytes
+                                and r["ram_bytes"] <= t.ram_bytes)})
+            if name in TARGETS:
+                want = TARGETS[name]
+                rows.append({"line": "M4 targets (ours / target): "
+                                     + "/".join(k.replace("_bytes", "") for k in want),
+                             "model": name,
+                             "figures": ", ".join(f"{k.replace('_bytes', '')} {r[k]:,} / {v:,}"
+                                                  for k, v in want.items()),
+                             "ok": all(r[k] <= v for k, v in want.items())})
+        if name == "dscnn" and m0_validation is not None:
+            v = m0_validation
+            rows.append({"line": f"fits and bit-exact on {M0_BOARD}", "model": name,
+                         "figures": (f"{v['bit_exact_cases']}/{v['cases']} bit-exact"
+                                     if v["fits"] else v["reason"][:60]),
+                         "ok": bool(v["fits"] and v["bit_exact"])})
+        if name in arenas:
+            worst = [(b, m, a[m], a["reference"]) for b, a in arenas[name].items()
+                     for m in ("balanced", "speed", "size") if a[m] is not None]
+            over = [w for w in worst if w[2] > w[3]]
+            rows.append({"line": "no arena above R for any --optimize", "model": name,
+                         "figures": ("; ".join(f"{b} {m} {x:,} > R {rr:,}"
+                                               for b, m, x, rr in over)[:90]
+                                     or f"max {max((w[2] for w in worst), default=0):,} "
+                                        f"<= R {worst[0][3]:,}" if worst else "none fits"),
+                         "ok": not over})
+    return rows
+
+
+def _checks_table(rows: list[dict[str, Any]]) -> str:
+    head = f"{'check (issue 12, Must show)':<52} {'model':<13} {'result':<5} figures"
+    lines = [head, "-" * len(head)]
+    for r in rows:
+        lines.append(f"{r['line']:<52} {r['model']:<13} {'ok' if r['ok'] else 'FAIL':<5} "
+                     f"{r['figures']}")
+    return "\n".join(lines)
+
+
 def _table(results: dict[str, dict[str, dict[str, Any]]]) -> str:
     head = (f"{'model':<13} {'board':<12} {'instructions':>12} {'flash B':>9} {'arena B':>8} "
             f"{'RAM B':>8}   TFLM (M4) instr / flash / arena / RAM, ratios ours/TFLM")
@@ -94,6 +210,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                     help="where to write the figures (default: ./bench_vs_tflm.json)")
     ap.add_argument("--optimize", choices=("balanced", "speed", "size"), default="balanced",
                     help="the build's trade-off (default: balanced, the default build)")
+    ap.add_argument("--no-validate", action="store_true",
+                    help=f"skip the DS-CNN validation on {M0_BOARD}")
     ap.add_argument("--work", type=Path, default=None,
                     help="build folder (default: a temporary one, removed afterwards)")
     args = ap.parse_args(argv)
@@ -118,10 +236,17 @@ def main(argv: Sequence[str] | None = None) -> int:
                 print(f"  {name} on {board_id}: "
                       + (f"{r['instructions']:,} instructions" if r["fits"]
                          else r["status"]), file=sys.stderr, flush=True)
+        arenas = {name: arenas_per_mode(build_model(name), boards) for name in models}
+        m0 = (validate_on(build_model("dscnn"), M0_BOARD, work)
+              if "dscnn" in models and M0_BOARD in boards and not args.no_validate else None)
+    rows = checks(results, arenas, m0)
     print(_table(results))
+    print()
+    print(_checks_table(rows))
     doc = {"tflm_board": TFLM_BOARD, "optimize": args.optimize,
            "tflm": {k: vars(v) for k, v in TFLM_CMSIS_NN_M4_MODELS.items() if k in models},
-           "results": results, "seconds": round(time.monotonic() - t0, 1)}
+           "results": results, "arenas_per_mode": arenas, "m0_validation": m0,
+           "checks": rows, "seconds": round(time.monotonic() - t0, 1)}
     args.json.write_text(json.dumps(doc, indent=2) + "\n")
     print(f"wrote {args.json} ({doc['seconds']} s)")
     return 0

@@ -5,15 +5,21 @@ above the reference kernels' plan R, balanced's never above R + R/16, speed's ne
 board's RAM (`choose.arena_limit`). Then what each mode promises:
 balanced never stores an op's constants in more bytes than the reference kernel's, speed
 never costs more (estimated) instructions than balanced, size never more flash.
+
+The search (`choose.cheapest_fitting`) is checked against brute force on small synthetic
+problems, including one where demoting one op at a time (the previous rule) is not optimal,
+and on the M55, where the DS-CNN's default build must keep every mve layer.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from tinydeploy.boards import get_board
@@ -22,6 +28,7 @@ from tinydeploy.plan.choose import (
     OPTIMIZE_CHOICES,
     Optimize,
     arena_limit,
+    cheapest_fitting,
     choose_kernels,
     reference_plan,
 )
@@ -99,3 +106,95 @@ def test_plan_cli_shows_the_choice_per_layer() -> None:
     r = subprocess.run([sys.executable, "-m", "tinydeploy", "plan", str(model), "--board",
                         "mps2-an386", "--optimize", "fastest"], capture_output=True, text=True)
     assert r.returncode == 2 and "balanced" in r.stderr
+
+
+# --- the search -------------------------------------------------------------------------
+
+
+def _arena(sizes: list[list[int]], vec: tuple[int, ...]) -> int:
+    """A synthetic arena: ops k and k+1 are live together (their bytes add up)."""
+    s = [sizes[k][j] for k, j in enumerate(vec)]
+    return max((a + b for a, b in zip(s, s[1:], strict=False)), default=s[0] if s else 0)
+
+
+def _greedy(costs: list[list[int]], sizes: list[list[int]], bound: int) -> int:
+    """The previous rule: from the cheapest choice, change one op at a time, taking the change
+    that shrinks the arena for the least added cost, until it fits. Its total cost."""
+    vec = [0] * len(costs)
+    while _arena(sizes, tuple(vec)) > bound:
+        now = _arena(sizes, tuple(vec))
+        moves = [(costs[k][j] - costs[k][vec[k]], k, j) for k in range(len(vec))
+                 for j in range(len(costs[k])) if j != vec[k]
+                 and _arena(sizes, tuple(vec[:k] + [j] + vec[k + 1:])) < now]
+        _, k, j = min(moves)
+        vec[k] = j
+    return sum(costs[k][j] for k, j in enumerate(vec))
+
+
+def _search(costs: list[list[int]], sizes: list[list[int]], bound: int
+            ) -> tuple[tuple[int, ...] | None, int]:
+    return cheapest_fitting([[(c,) for c in row] for row in costs],
+                            lambda vec, _trial: _arena(sizes, vec) <= bound, 10_000)
+
+
+def _brute(costs: list[list[int]], sizes: list[list[int]], bound: int) -> int | None:
+    fits = [sum(costs[k][j] for k, j in enumerate(v))
+            for v in itertools.product(*(range(len(r)) for r in costs))
+            if _arena(sizes, v) <= bound]
+    return min(fits, default=None)
+
+
+def test_search_finds_the_optimum_where_one_op_at_a_time_does_not() -> None:
+    """Two ops live together, 8 + 8 bytes against a limit of 8. Demoting op 1 (cost 1,
+    shrinks to 15) is the cheapest shrinking step, but only demoting op 0 (cost 10) makes it
+    fit, and then op 1's step was for nothing: greedy pays 11, the optimum is 10."""
+    costs, sizes = [[0, 10], [0, 1]], [[8, 0], [8, 7]]
+    assert _greedy(costs, sizes, 8) == 11
+    vec, trials = _search(costs, sizes, 8)
+    assert vec == (1, 0) and trials >= 2
+    assert sum(costs[k][j] for k, j in enumerate(vec)) == _brute(costs, sizes, 8) == 10
+
+
+def test_search_equals_brute_force_on_random_problems() -> None:
+    rng = np.random.default_rng(12)
+    worse = 0
+    for _ in range(60):
+        n = int(rng.integers(2, 6))
+        costs = [sorted(int(c) for c in rng.integers(0, 50, size=int(rng.integers(1, 4))))
+                 for _ in range(n)]
+        sizes = [[int(x) for x in rng.integers(0, 20, size=len(r))] for r in costs]
+        bound = int(rng.integers(5, 40))
+        best = _brute(costs, sizes, bound)
+        vec, _ = _search(costs, sizes, bound)
+        if best is None:
+            assert vec is None
+            continue
+        assert vec is not None and _arena(sizes, vec) <= bound
+        assert sum(costs[k][j] for k, j in enumerate(vec)) == best
+        ref = [min(range(len(r)), key=lambda j, r=r: r[j]) for r in sizes]
+        if _arena(sizes, tuple(ref)) <= bound:   # greedy needs a way down to terminate
+            worse += _greedy_or_none(costs, sizes, bound) != best
+    assert worse >= 1, "no random problem where the greedy rule is worse"
+
+
+def _greedy_or_none(costs: list[list[int]], sizes: list[list[int]], bound: int) -> int | None:
+    try:
+        return _greedy(costs, sizes, bound)
+    except ValueError:   # no single change shrinks the arena: greedy is stuck
+        return None
+
+
+def test_dscnn_default_on_the_m55_keeps_every_mve_layer() -> None:
+    """The pointwise mve kernel's back-to-front twin keeps the depthwise/pointwise chain in
+    place, so the default build takes the mve kernel on every depthwise and pointwise layer,
+    within balanced's arena limit, and costs (estimated) within 10 % of speed."""
+    g = load_tflite(ROOT / "models" / "kws" / "dscnn_int8.tflite")
+    board = get_board("mps3-an547")
+    balanced = choose_kernels(g, board, Optimize.BALANCED)
+    speed = choose_kernels(g, board, Optimize.SPEED)
+    for ch in balanced.selection.choices:
+        if g.operators[ch.op_index].type_name == "DEPTHWISE_CONV_2D" or (
+                g.operators[ch.op_index].type_name == "CONV_2D" and ch.op_index > 0):
+            assert ch.variant.impl == "mve", (ch.op_index, ch.variant.symbol)
+    assert balanced.plan.arena_bytes <= balanced.arena_limit_bytes
+    assert _totals(balanced)[0] <= 1.1 * _totals(speed)[0]

@@ -57,11 +57,23 @@ def activation_range16(act: Activation, out: Tensor) -> tuple[int, int] | None:
     return activation_range(act, out, (INT16_MIN, INT16_MAX))
 
 
+# TensorType INT32 in an op's ``quantized_bias_type`` option
+_TENSOR_TYPE_INT32 = 2
+
+
 def _weights_reason(filt: Tensor | None, bias: Tensor | None, oc: int, axis: int,
-                    bias_type: DType | None = DType.INT64) -> str | None:
+                    bias_type: DType | None = DType.INT64,
+                    declared_bias_type: int = 0) -> str | None:
     """The filter and bias checks of the 16x8 weighted ops; ``bias_type`` is the bias dtype
     of the variant (INT64, or INT32 for the _b32 kernels, which also need a bias; None: the
-    op has no int32-bias path in TFLM)."""
+    op has no int32-bias path in TFLM). ``declared_bias_type`` is the op's
+    ``quantized_bias_type`` option: TFLM takes its int32-accumulator path when it says INT32
+    even without a bias tensor, which no variant here implements, so such an op is refused
+    rather than computed on the int64 path (other bytes)."""
+    if bias is None and declared_bias_type == _TENSOR_TYPE_INT32:
+        return ("no bias, but the op's quantized_bias_type option is INT32 (TFLM's int32 "
+                "accumulator path without a bias is not implemented); re-export with a bias "
+                "or without the int32 bias option")
     if filt is None or filt.dtype is not DType.INT8 or filt.quant is None or filt.data is None:
         return "filter must be a constant int8 tensor"
     n = len(filt.quant.scale)
@@ -127,7 +139,8 @@ def _accepts_fc(graph: Graph, op: Operator, bias_type: DType = DType.INT64) -> s
     if len(filt.shape) != 2:
         return f"filter '{filt.name}' must be 2-D"
     oc, depth = filt.shape
-    why = _weights_reason(filt, optional_input(graph, op, 2), oc, 0, bias_type)
+    why = _weights_reason(filt, optional_input(graph, op, 2), oc, 0, bias_type,
+                          opts.quantized_bias_type)
     if why:
         return why
     if not out.shape or out.shape[-1] != oc or x.size != (out.size // oc) * depth:
@@ -170,7 +183,8 @@ def _accepts_conv(graph: Graph, op: Operator, bias_type: DType = DType.INT64) ->
     if len(x.shape) != 4 or len(filt.shape) != 4:
         return "input and filter must be 4-D"
     oc, fh, fw, fc = filt.shape
-    why = _weights_reason(filt, optional_input(graph, op, 2), oc, 0, bias_type)
+    why = _weights_reason(filt, optional_input(graph, op, 2), oc, 0, bias_type,
+                          opts.quantized_bias_type)
     if why:
         return why
     c = x.shape[3]

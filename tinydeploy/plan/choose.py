@@ -14,23 +14,29 @@ reference kernels:
   that stores more constants than the one with the fewest must save at least
   `BALANCED_INSTRUCTIONS_PER_BYTE` (8) estimated instructions per inference for each extra
   byte: derived tables that buy a few hundred instructions are left to ``speed`` (int8
-  SOFTMAX over 12 classes: the 1,024 B exp table of ``td_softmax_s8_ref`` saves ~2,400
+  SOFTMAX over 12 classes: the 1,024 B exp table of ``td_softmax_s8_ref`` saves ~3,200
   instructions, so ``td_softmax_s8_exp_ref`` computes the exp; over 1,000 classes the table
-  saves ~200,000 and is kept). The cap is the constants of the reference kernel that priority
+  saves ~264,000 and is kept). The cap is the constants of the reference kernel that priority
   selection takes, not of a lower-priority ref variant with fewer.
 
 The arena each mode may use (`arena_limit`), against the reference kernels' plan R:
 
 * ``size``: at most R;
-* ``balanced``: at most R + R/16 — a few hundred bytes of scratch that buy a several-fold
-  speed-up (the DS-CNN's pointwise layers: 512 B for 7.5 M -> 0.7 M instructions) are taken by
-  default; more is a choice the user makes with ``speed``;
+* ``balanced``: at most R + R/16, a deviation from "never a larger arena than the reference
+  kernels": the dsp first-layer convolution (`td_conv2d_s8_dsp`, 480 B of scratch on the
+  DS-CNN) and the dsp pointwise kernels (512 B) are what it buys; with R strictly, the
+  DS-CNN costs 36.7 M estimated instructions instead of 5.2 M on the Cortex-M4 and 6.7 M
+  instead of 2.6 M on the M55 (docs/benchmarks.md). It goes once kernels without scratch
+  cover those layers;
 * ``speed``: no bound but the board's RAM.
 
-A variant whose scratch would raise the peak past the limit is replaced, at the peak op
-first, by the next one with less scratch, down to the reference kernel. When the chosen build
-does not fit the board's RAM or flash, ``speed`` falls back to ``balanced`` and ``balanced``
-to ``size`` (reported in `Choice.fallback`). Every `Choice` reports R and its limit.
+Within the limit, the selection of least total cost (instructions, then flash; ``size``:
+flash, then instructions) is searched for, not built one op at a time: the ops interact
+through the in-place chains of their access orders (`search_selection`). When the cheapest
+choice per op already fits, that is the answer after one plan. When the chosen build does
+not fit the board's RAM or flash, ``speed`` falls back to ``balanced`` and ``balanced`` to
+``size`` (reported in `Choice.fallback`). Every `Choice` reports R, its limit and how many
+selections were planned.
 
 Costs: a variant's call may carry an ``instructions`` estimate (measured per-MAC models of
 the optimised kernels); otherwise a per-MAC, per-output and per-input-element model by
@@ -42,15 +48,24 @@ counted once, as codegen stores them) plus the code-size table of `tinydeploy.pl
 from __future__ import annotations
 
 import enum
-from collections.abc import Sequence
+import heapq
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 from tinydeploy.errors import UnsupportedError
-from tinydeploy.kernels.registry import KernelChoice, KernelVariant, Selection, select_kernels
+from tinydeploy.kernels.access import tolerated_shifts
+from tinydeploy.kernels.registry import (
+    KernelChoice,
+    KernelVariant,
+    Selection,
+    select_kernels,
+    variant_by_symbol,
+)
 from tinydeploy.kernels.registry import variants as registered_variants
 from tinydeploy.model.analysis import op_macs
 from tinydeploy.model.ir import Graph, Operator
+from tinydeploy.plan.arena import Buffer, lower_bound, plan_arena
 from tinydeploy.plan.budget import (
     CONST_ALIGN,
     IMPL_CODE_FACTOR,
@@ -58,7 +73,7 @@ from tinydeploy.plan.budget import (
     KERNEL_CODE_DEFAULT,
     KERNEL_CODE_DSP,
 )
-from tinydeploy.plan.lifetimes import GraphPlan, plan_graph
+from tinydeploy.plan.lifetimes import GraphPlan, graph_buffers, plan_graph, verify_inplace
 
 # instructions per multiply-accumulate and per output element, by implementation
 PER_MAC: dict[str, float] = {"ref": 14.0, "dsp": 1.4, "mve": 0.45}
@@ -117,6 +132,7 @@ class Choice:
     layers: tuple[LayerChoice, ...]
     arena_limit_bytes: int | None = None   # None: the board's RAM is the only bound
     fallback: str | None = None   # e.g. "speed does not fit: balanced"
+    plans: int = 1   # selections planned to find this one (the search's work)
 
 
 def _const_bytes(call: Any) -> int:
@@ -174,10 +190,20 @@ def _key(mode: Optimize, v: KernelVariant, c: VariantCost) -> tuple[Any, ...]:
     return (c.instructions, c.flash_bytes, -v.priority, v.symbol)
 
 
-def _pick(mode: Optimize, cands: Sequence[tuple[KernelVariant, Any, VariantCost]],
-          max_scratch: int | None = None
-          ) -> tuple[int, dict[str, str]]:
-    """Index of the chosen candidate and the reasons the others were passed over."""
+def _cost(mode: Optimize, c: VariantCost) -> tuple[int, int]:
+    """What the search minimises, summed over the ops: instructions then flash (``size``:
+    flash then instructions)."""
+    if mode is Optimize.SIZE:
+        return (c.flash_bytes, c.instructions)
+    return (c.instructions, c.flash_bytes)
+
+
+def _allowed(mode: Optimize, cands: Sequence[tuple[KernelVariant, Any, VariantCost]]
+             ) -> tuple[list[int], dict[str, str]]:
+    """The candidates ``mode`` may use for one op, best first (`_key`), and the reason each
+    other one is not allowed: ``balanced`` keeps no variant whose constants take more flash
+    than the reference kernel's, nor one whose extra constants over the lightest allowed
+    variant save fewer than `BALANCED_INSTRUCTIONS_PER_BYTE` instructions per byte."""
     # the reference kernel: the ref variant priority selection would take (a lower-priority
     # ref variant with fewer constants, e.g. softmax's computed exp, does not lower the cap)
     ref = sorted(((-v.priority, c.const_bytes) for v, _, c in cands if v.impl == "ref"))
@@ -189,9 +215,6 @@ def _pick(mode: Optimize, cands: Sequence[tuple[KernelVariant, Any, VariantCost]
                 and c.const_bytes > ref_const):
             reasons[v.symbol] = (f"constants {c.const_bytes:,} B > reference "
                                  f"{ref_const:,} B (speed takes it)")
-        elif max_scratch is not None and c.scratch_bytes > max_scratch and v.impl != "ref":
-            reasons[v.symbol] = (f"scratch {c.scratch_bytes:,} B would raise the arena above "
-                                 "the mode's limit")
         else:
             allowed.append(i)
     if not allowed:   # keep the reference kernel (or whatever is left) rather than nothing
@@ -210,15 +233,8 @@ def _pick(mode: Optimize, cands: Sequence[tuple[KernelVariant, Any, VariantCost]
                     f"constants {extra:,} B above {lc.symbol} save only {max(saved, 0):,} "
                     f"instructions (< {BALANCED_INSTRUCTIONS_PER_BYTE} per byte; speed "
                     "takes it)")
-    best = min(allowed, key=lambda i: _key(mode, cands[i][0], cands[i][2]))
-    for i in allowed:
-        if i != best:
-            v, _, c = cands[i]
-            other = cands[best][2]
-            reasons[v.symbol] = ("more instructions" if mode is not Optimize.SIZE
-                                 else "more flash" if c.flash_bytes > other.flash_bytes
-                                 else "more scratch or instructions")
-    return best, reasons
+    allowed.sort(key=lambda i: _key(mode, cands[i][0], cands[i][2]))
+    return allowed, reasons
 
 
 # balanced stores a byte more of constants than the lightest accepted variant only for at
@@ -226,6 +242,8 @@ def _pick(mode: Optimize, cands: Sequence[tuple[KernelVariant, Any, VariantCost]
 BALANCED_INSTRUCTIONS_PER_BYTE = 8
 # balanced may exceed the reference kernels' arena by this fraction of it (module docstring)
 BALANCED_ARENA_SLACK = 16
+# the search plans at most this many selections before it repairs the cheapest one instead
+SEARCH_PLANS = 48
 
 
 def arena_limit(mode: Optimize, reference_arena: int) -> int | None:
@@ -240,6 +258,277 @@ def arena_limit(mode: Optimize, reference_arena: int) -> int | None:
 def reference_plan(graph: Graph, algorithm: str = "auto", align: int = 16) -> GraphPlan:
     """The plan with the reference kernels only (the arena no choice may exceed)."""
     return plan_graph(graph, select_kernels(graph, None), None, algorithm, align)
+
+
+def _pair_span(graph: Graph, op: Operator, v: KernelVariant, call: Any, n_in: int, n_out: int,
+               align: int) -> int:
+    """The fewest arena bytes that op's input 0 and output 0 (``n_in``, ``n_out`` bytes) can
+    take together with ``v`` (or one of its twins) at the tightest overlap its access order
+    tolerates on the ``align`` grid (sizes padded to it, as the planner counts them)."""
+    ps, pd = -(-n_in // align) * align, -(-n_out // align) * align
+    if v.inplace and v.access is None:
+        return ps if n_in == n_out else ps + pd
+    if v.access is None or call is None:
+        return ps + pd
+    best = ps + pd
+    for t in (v, *(variant_by_symbol(v.op, name) for name in v.twins)):
+        if t is not v and t.accepts(graph, op) is not None:
+            continue
+        order = t.access(call if t is v else t.prepare(graph, op))
+        if order.in_bytes != n_in or order.out_bytes != n_out:
+            continue
+        lead, trail = tolerated_shifts(order, align)
+        best = min(best, max(ps, lead + pd) - lead, max(ps, trail + pd))
+    return best
+
+
+def local_arena_needs(graph: Graph, cands: Sequence[Sequence[tuple[KernelVariant, Any,
+                                                                     VariantCost]]],
+                      align: int = 16) -> list[list[int]]:
+    """Per op and candidate, a lower bound of the arena of any selection that uses it: the
+    bytes of the other tensors live at that op (their lifetimes do not depend on the kernels,
+    and buffers live at one step never share bytes, except an op's own input 0 and output 0),
+    plus the op's input 0 and output 0 at their tightest overlap (`_pair_span`), plus its
+    scratch. All zero when an op could be an alias or a copy (its choice changes the
+    lifetimes)."""
+    ops = graph.operators
+    zeros = [[0] * len(c) for c in cands]
+    if any(len({v.alias for v, _, _ in c}) > 1 for c in cands):
+        return zeros
+    ref = Selection(tuple(KernelChoice(k, c[0][0], c[0][1]) for k, c in enumerate(cands)))
+    gb = graph_buffers(graph, ref, align)
+    buf = {b.name: b for b in gb.buffers if not b.name.startswith("scratch")}
+    size = {name: b.padded_size for name, b in buf.items()}
+    of = dict(gb.tensor_buffers)
+    protected = {of.get(i) for i in (*graph.main.inputs, *graph.main.outputs)}
+    live = [sum(size[b.name] for b in buf.values() if b.first <= k <= b.last)
+            for k in range(len(ops))]
+    needs = []
+    for k, op in enumerate(ops):
+        src = of.get(op.inputs[0]) if op.inputs and op.inputs[0] >= 0 else None
+        dst = of.get(op.outputs[0]) if op.outputs and op.outputs[0] >= 0 else None
+        pair = sorted(x for x in {src, dst} if x is not None
+                      and buf[x].first <= k <= buf[x].last)
+        others = live[k] - sum(size[x] for x in pair)
+        # the planner overlaps the pair only when the input dies here and is the
+        # application's (graph input or output) or a variable's bytes (lifetimes.py)
+        apart = (len(pair) != 2 or src in protected or buf[src].last != k
+                 or buf[dst].first != k or graph.tensor(op.inputs[0]).is_variable
+                 or graph.tensor(op.outputs[0]).is_variable
+                 or src in {of.get(i) for i in op.inputs[1:] if i >= 0})
+        row = []
+        for v, call, c in cands[k]:
+            if v.alias:
+                row.append(0)
+                continue
+            span = (sum(size[x] for x in pair) if apart else
+                    _pair_span(graph, op, v, call, buf[src].size, buf[dst].size, align))
+            row.append(others + span + -(-c.scratch_bytes // align) * align)
+        needs.append(row)
+    return needs
+
+
+# nodes of the exact arena search spent on one trial plan of `search_selection` (`plan_within`),
+# and how many of the first trials may run it (the later ones use the greedy layouts only)
+TRIAL_NODES = 2_000
+EXACT_TRIALS = 4
+
+
+def _order_shifts(graph: Graph, op: Operator, v: KernelVariant, call: Any, align: int
+                  ) -> tuple[int, int] | None:
+    """The tightest lead and trail that ``v`` or one of its twins tolerates on the ``align``
+    grid, or None for a variant without an access order."""
+    if v.access is None or call is None:
+        return None
+    lead, trail = None, None
+    for t in (v, *(variant_by_symbol(v.op, name) for name in v.twins)):
+        if t is not v and t.accepts(graph, op) is not None:
+            continue
+        lo, hi = tolerated_shifts(t.access(call if t is v else t.prepare(graph, op)), align)
+        lead = lo if lead is None else max(lead, lo)
+        trail = hi if trail is None else min(trail, hi)
+    return None if lead is None or trail is None else (lead, trail)
+
+
+def _undominated(graph: Graph, op: Operator,
+                 cands: Sequence[tuple[KernelVariant, Any, VariantCost]], idx: Sequence[int],
+                 mode: Optimize, align: int) -> list[int]:
+    """``idx`` without the candidates another one dominates: no more cost (`_cost`), no more
+    scratch, the same kind of overlap (none, same offset, or an access order) and, for an
+    access order, a lead and a trail at least as tight (with twins). Such a candidate can
+    only make a selection costlier and its arena no smaller, so the search need not visit
+    it. ``idx`` is sorted best first; of two equal candidates the first is kept."""
+    kind = {i: (cands[i][0].alias, cands[i][0].inplace, cands[i][0].access is None)
+            for i in idx}
+    shifts = {i: _order_shifts(graph, op, cands[i][0], cands[i][1], align) for i in idx}
+    keep: list[int] = []
+    for i in idx:
+        ci = cands[i][2]
+        dominated = False
+        for j in keep:
+            cj = cands[j][2]
+            if kind[j] != kind[i] or _cost(mode, cj) > _cost(mode, ci):
+                continue
+            if cj.scratch_bytes > ci.scratch_bytes:
+                continue
+            si, sj = shifts[i], shifts[j]
+            if si is not None and sj is not None and (sj[0] < si[0] or sj[1] > si[1]):
+                continue
+            dominated = True
+            break
+        if not dominated:
+            keep.append(i)
+    return keep
+
+
+def _chain_extent(buffers: Sequence[Buffer]) -> int:
+    """The bytes of the longest in-place chain: buffers placed over one another
+    (``inplace_of``, ``inplace_shift``) form one rigid block, which no arena can be smaller
+    than, though at no single step are all of its buffers live (the outputs of a chain of
+    front-to-back layers drift down by each layer's lead)."""
+    by_name = {b.name: b for b in buffers}
+    rel: dict[str, int] = {}
+
+    def offset(b: Buffer) -> int:
+        if b.name not in rel:
+            rel[b.name] = (0 if b.inplace_of is None
+                           else offset(by_name[b.inplace_of]) + b.inplace_shift)
+        return rel[b.name]
+
+    def root(b: Buffer) -> str:
+        while b.inplace_of is not None:
+            b = by_name[b.inplace_of]
+        return b.name
+
+    lo: dict[str, int] = {}
+    hi: dict[str, int] = {}
+    for b in buffers:
+        r, o = root(b), offset(b)
+        lo[r] = min(lo.get(r, o), o)
+        hi[r] = max(hi.get(r, o + b.padded_size), o + b.padded_size)
+    return max((hi[r] - lo[r] for r in lo), default=0)
+
+
+def plan_within(graph: Graph, selection: Selection, bound: int, algorithm: str = "auto",
+                align: int = 16, exact: bool = True) -> GraphPlan | None:
+    """A plan of ``selection`` whose arena is at most ``bound``, or None when the planner finds
+    none: cheapest test first. The buffers' lower bound or the longest in-place chain
+    (`_chain_extent`) above ``bound`` rejects without planning; a greedy layout within it
+    accepts; only then (``auto`` and ``exact``) the exact search, with
+    `TRIAL_NODES` nodes and no time limit, so that the answer does not depend on the machine's
+    load. The plan is verified as `plan_graph`'s is."""
+    gb = graph_buffers(graph, selection, align)
+    if max(lower_bound(gb.buffers), _chain_extent(gb.buffers)) > bound:
+        return None
+    tries = ([algorithm] if algorithm != "auto" else ["greedy-size", "greedy-conflicts"])
+    plan = None
+    for alg in tries:
+        p = plan_arena(gb.buffers, algorithm=alg)
+        if p.arena_bytes <= bound:
+            plan = p
+            break
+    if plan is None and algorithm == "auto" and exact:
+        p = plan_arena(gb.buffers, algorithm="auto", time_limit_s=float("inf"),
+                       max_nodes=TRIAL_NODES)
+        plan = p if p.arena_bytes <= bound else None
+    if plan is None:
+        return None
+    gp = GraphPlan(plan, gb.buffers, gb.tensor_buffers, gb.num_ops, gb.selection)
+    verify_inplace(graph, gb.selection, gp)
+    return gp
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """What `search_selection` found: per op the index of the chosen candidate, the plan,
+    how many selections were planned, and whether the result is the optimum (False: the
+    search ran out of `SEARCH_PLANS` and nothing it planned fitted)."""
+
+    picks: tuple[int, ...] | None
+    plan: GraphPlan | None
+    plans: int
+    exact: bool
+
+
+def search_selection(graph: Graph, cands: Sequence[Sequence[tuple[KernelVariant, Any,
+                                                                    VariantCost]]],
+                     allowed: Sequence[Sequence[int]], mode: Optimize, bound: int, *,
+                     algorithm: str = "auto", align: int = 16, max_plans: int = SEARCH_PLANS
+                     ) -> SearchResult:
+    """The selection of least total cost (`_cost`) whose plan fits ``bound``.
+
+    Why a search: the ops interact. A scratch buffer only costs arena at its own op, but an
+    access order decides how far an output may overlap its input, and a chain of in-place
+    layers adds up those shifts; so the op at the peak is not always the one to change, and
+    demoting one op at a time (the previous, greedy rule) can give up a several-fold speed-up
+    that a change elsewhere would have kept.
+
+    How: candidates that cannot fit whatever the other ops take (`local_arena_needs` above
+    ``bound``) are dropped; the remaining selections are visited in order of increasing total
+    cost (best first over the sorted candidate lists, each selection once: a selection's
+    successors raise one index at or after the last raised one), and each is planned with
+    ``algorithm``, the planner being the judge (`plan_within`: cheap rejections first; the
+    exact arena search only in the first `EXACT_TRIALS` trials). The first that fits is the
+    optimum. After ``max_plans`` plans the search gives up (``exact`` False) and the caller
+    repairs the cheapest selection instead. Deterministic: no time limits, ties broken by the
+    candidates' order. Dominated candidates (`_undominated`) are not visited."""
+    needs = local_arena_needs(graph, cands, align)
+    lists = []
+    for k, idx in enumerate(allowed):
+        keep = sorted((i for i in idx if needs[k][i] <= bound),
+                      key=lambda i: (_cost(mode, cands[k][i][2]),
+                                     _key(mode, cands[k][i][0], cands[k][i][2])))
+        keep = _undominated(graph, graph.operators[k], cands[k], keep, mode, align)
+        lists.append(keep or [i for i in idx if cands[k][i][0].impl == "ref"] or list(idx))
+    costs = [[_cost(mode, cands[k][i][2]) for i in lst] for k, lst in enumerate(lists)]
+    found: dict[tuple[int, ...], GraphPlan] = {}
+
+    def fits(vec: tuple[int, ...], trial: int) -> bool:
+        sel = Selection(tuple(KernelChoice(k, cands[k][lists[k][j]][0],
+                                           cands[k][lists[k][j]][1])
+                              for k, j in enumerate(vec)))
+        gp = plan_within(graph, sel, bound, algorithm, align, exact=trial < EXACT_TRIALS)
+        if gp is not None:
+            found[vec] = gp
+        return gp is not None
+
+    vec, plans = cheapest_fitting(costs, fits, max_plans)
+    if vec is None:
+        return SearchResult(None, None, plans, False)
+    return SearchResult(tuple(lists[k][j] for k, j in enumerate(vec)), found[vec], plans, True)
+
+
+def cheapest_fitting(costs: Sequence[Sequence[tuple[int, ...]]],
+                     fits: Callable[[tuple[int, ...], int], bool], max_trials: int
+                     ) -> tuple[tuple[int, ...] | None, int]:
+    """The index vector (one index per op into its candidate list, each list sorted by
+    non-decreasing cost) of least total cost for which ``fits(vector, trial number)`` holds,
+    and the number of trials; None after ``max_trials`` failed ones.
+
+    Best first: a heap of vectors by total cost (cost tuples add element-wise and compare
+    lexicographically; ties by the vector); a popped vector's successors raise one index at
+    or after the position it raised itself, so every vector is generated exactly once and
+    never before a cheaper one. The first vector that fits is therefore the cheapest."""
+    n = len(costs)
+
+    def total(vec: tuple[int, ...]) -> tuple[int, ...]:
+        width = len(costs[0][0]) if n and costs[0] else 0
+        return tuple(sum(costs[k][j][d] for k, j in enumerate(vec)) for d in range(width))
+
+    start = (0,) * n
+    heap: list[tuple[tuple[int, ...], tuple[int, ...], int]] = [(total(start), start, 0)]
+    trials = 0
+    while heap and trials < max_trials:
+        _, vec, last = heapq.heappop(heap)
+        ok = fits(vec, trials)
+        trials += 1
+        if ok:
+            return vec, trials
+        for p in range(last, n):
+            if vec[p] + 1 < len(costs[p]):
+                child = vec[:p] + (vec[p] + 1,) + vec[p + 1:]
+                heapq.heappush(heap, (total(child), child, p))
+    return None, trials
 
 
 def choose_kernels(graph: Graph, board: Any, optimize: Optimize | str = Optimize.BALANCED,
@@ -258,50 +547,66 @@ def choose_kernels(graph: Graph, board: Any, optimize: Optimize | str = Optimize
         cands.append(c)
     ref = reference_plan(graph, algorithm, align)
     bound = arena_limit(mode, ref.arena_bytes)
-    limits: list[int | None] = [None] * len(ops)
-    for _ in range(len(ops) + 1):
-        picks = [_pick(mode, cands[k], limits[k]) for k in range(len(ops))]
-        sel = Selection(tuple(KernelChoice(k, cands[k][i][0], cands[k][i][1])
-                              for k, (i, _) in enumerate(picks)))
-        gp = plan_graph(graph, sel, None, algorithm, align)
-        if bound is None or gp.arena_bytes <= bound:
-            break
-        # the op with the largest scratch live at the peak gives it up first
-        peak = gp.peak_op
-        k = max((k for k in range(len(ops)) if gp.has_scratch(k)
-                 and any(b.name == f"scratch{k}" and b.live_at(peak) for b in gp.buffers)),
-                key=lambda k: (sel.choices[k].call.scratch_bytes, -k), default=None)
-        if k is None:
-            k = max((k for k in range(len(ops)) if gp.has_scratch(k)),
-                    key=lambda k: (sel.choices[k].call.scratch_bytes, -k), default=None)
-        if k is None:
-            break
-        limits[k] = sel.choices[k].call.scratch_bytes - 1
+    allowed, reasons = [], []
+    for c in cands:
+        lst, why = _allowed(mode, c)
+        allowed.append(lst)
+        reasons.append(why)
+    picks = [lst[0] for lst in allowed]
+    plans = 1
+    sel = Selection(tuple(KernelChoice(k, cands[k][i][0], cands[k][i][1])
+                          for k, i in enumerate(picks)))
+    gp = plan_graph(graph, sel, None, algorithm, align)
+    exact = True
     if bound is not None and gp.arena_bytes > bound:
-        sel, gp, picks = _demote_to_reference(graph, cands, sel, picks, bound, algorithm,
-                                              align)
+        found = search_selection(graph, cands, allowed, mode, bound, algorithm=algorithm,
+                                 align=align)
+        plans += found.plans
+        exact = found.exact
+        if found.picks is not None and found.plan is not None:
+            picks = list(found.picks)
+            sel = Selection(tuple(KernelChoice(k, cands[k][i][0], cands[k][i][1])
+                                  for k, i in enumerate(picks)))
+            gp = plan_graph(graph, sel, None, algorithm, align)
+            if gp.arena_bytes > bound:   # the exact search's own time limit stopped it early
+                gp = found.plan
+        else:
+            sel, gp, picks = _demote_to_reference(graph, cands, sel, picks, bound, algorithm,
+                                                  align)
     layers = []
     for k, op in enumerate(ops):
-        i, reasons = picks[k]
+        i = picks[k]
+        why = dict(reasons[k])
+        mine = _cost(mode, cands[k][i][2])
+        for j, (v, _, c) in enumerate(cands[k]):
+            if j == i or v.symbol in why:
+                continue
+            if _cost(mode, c) < mine:
+                why[v.symbol] = ("a selection with it that fits the arena limit costs more "
+                                 "in total" if exact else
+                                 "its layout would raise the arena above the mode's limit")
+            else:
+                why[v.symbol] = ("more instructions" if mode is not Optimize.SIZE
+                                 else "more flash" if c.flash_bytes > cands[k][i][2].flash_bytes
+                                 else "more scratch or instructions")
         chosen = gp.selection.choices[k].variant.symbol if gp.selection else cands[k][i][0].symbol
         layers.append(LayerChoice(k, op.type_name, chosen, tuple(
-            (c, None if j == i else reasons.get(v.symbol)) for j, (v, _, c) in
+            (c, None if j == i else why.get(v.symbol)) for j, (v, _, c) in
             enumerate(cands[k]))))
-    choice = Choice(mode, gp.selection or sel, gp, ref.arena_bytes, tuple(layers), bound)
+    choice = Choice(mode, gp.selection or sel, gp, ref.arena_bytes, tuple(layers), bound,
+                    plans=plans)
     return _fit_or_fall_back(graph, board, choice, algorithm, align, app)
 
 
-def _demote_to_reference(graph: Graph, cands: list[Any], sel: Selection, picks: list[Any],
+def _demote_to_reference(graph: Graph, cands: list[Any], sel: Selection, picks: list[int],
                          bound: int, algorithm: str, align: int
-                         ) -> tuple[Selection, GraphPlan, list[Any]]:
-    """Replace variants, one op at a time, until the arena is within ``bound`` (the mode's
-    `arena_limit`): a variant without the reference's in-place twins can cost more arena than
-    its scratch (e.g. its output cannot trail its input). Each step tries every other
-    candidate of every op and takes the replacement that shrinks the arena for the fewest
-    added instructions (e.g. the M55's pointwise mve kernel, which has no back-to-front twin,
-    gives way to the dsp one, which has), else the one that shrinks it most; the reference
-    kernels' own plan is within the bound, so this ends. Trial plans use the greedy planner;
-    the result uses ``algorithm``."""
+                         ) -> tuple[Selection, GraphPlan, list[int]]:
+    """The repair used when `search_selection` runs out of plans: replace variants, one op at
+    a time, until the arena is within ``bound``. Each step tries every other candidate of
+    every op and takes the replacement that shrinks the arena for the fewest added
+    instructions, else the one that shrinks it most; the reference kernels' own plan is
+    within the bound, so this ends. Trial plans use the greedy planner; the result uses
+    ``algorithm``."""
     choices = list(sel.choices)
     picks = list(picks)
     gp = plan_graph(graph, sel, None, algorithm, align)
@@ -312,10 +617,9 @@ def _demote_to_reference(graph: Graph, cands: list[Any], sel: Selection, picks: 
         for k, ch in enumerate(choices):
             if ch.variant.impl == "ref" or ch.variant.alias:
                 continue
-            now = next(c for v, _, c in cands[k] if v.symbol == ch.variant.symbol
-                       or ch.variant.symbol in v.twins)
+            now = cands[k][picks[k]][2]
             for j, (v, call, c) in enumerate(cands[k]):
-                if v.symbol == now.symbol:
+                if j == picks[k]:
                     continue
                 trial = list(choices)
                 trial[k] = KernelChoice(k, v, call)
@@ -329,8 +633,7 @@ def _demote_to_reference(graph: Graph, cands: list[Any], sel: Selection, picks: 
         _, _, _, k, j = (min(shrinking, key=lambda t: (t[1], t[2], t[3], t[4])) if shrinking
                          else min(trials, key=lambda t: (t[2], t[3], t[4])))
         choices[k] = KernelChoice(k, cands[k][j][0], cands[k][j][1])
-        picks[k] = (j, {**picks[k][1], cands[k][picks[k][0]][0].symbol:
-                        "its layout would raise the arena above the mode's limit"})
+        picks[k] = j
         sel = Selection(tuple(choices))
         gp = plan_graph(graph, sel, None, algorithm, align)
     return sel, gp, picks
