@@ -624,6 +624,18 @@ void td_minimum_s16_ref(const td_binary_params_t *p, const int16_t *in0, const i
                         int16_t *out0);
 
 /* (structs and prototypes of the other ops go between the marker above and these lines) */
+/* ---- SOFTMAX int8 with the exp computed on the device (td_softmax_s8_exp_ref) -------- */
+typedef struct {
+    int32_t rows;        /* [in] product of all but the last dimension */
+    int32_t depth;       /* [in] last dimension, the softmax axis */
+    int32_t multiplier;  /* [in] > 2^30: beta * input_scale as Q5.26 per input step (TFLite's
+                          *      PreprocessSoftmaxScaling), with left_shift */
+    int32_t left_shift;  /* [in] in [0, 31] */
+    int32_t diff_min;    /* [in] <= 0: differences to the row maximum below it give 0 */
+} td_softmax_exp_params_t;
+
+void td_softmax_s8_exp_ref(const td_softmax_exp_params_t *p, const int8_t *in0, int8_t *out0);
+
 #ifdef __cplusplus
 }
 #endif

@@ -155,6 +155,7 @@ VARIANT_MODULES += ["portable", "arm_dsp"]
 VARIANT_MODULES += ["arm_mve"]
 VARIANT_MODULES += ["binary", "unary", "layout", "reduction", "resize", "matmul", "log_softmax",
                     "float_ops", "int16"]
+VARIANT_MODULES += ["softmax_exp"]
 
 _loaded = False
 

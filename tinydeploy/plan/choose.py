@@ -10,7 +10,14 @@ reference kernels:
   fewest instructions;
 * ``balanced`` (the default): the fewest instructions among the variants whose constants
   take no more flash than the reference kernel's (int8 weights: a layout that widens the
-  weights is a speed-for-flash trade that only ``speed`` makes).
+  weights is a speed-for-flash trade that only ``speed`` makes), and among those a variant
+  that stores more constants than the one with the fewest must save at least
+  `BALANCED_INSTRUCTIONS_PER_BYTE` (8) estimated instructions per inference for each extra
+  byte: derived tables that buy a few hundred instructions are left to ``speed`` (int8
+  SOFTMAX over 12 classes: the 1,024 B exp table of ``td_softmax_s8_ref`` saves ~3,200
+  instructions, so ``td_softmax_s8_exp_ref`` computes the exp; over 1,000 classes the table
+  saves ~264,000 and is kept). The cap is the constants of the reference kernel that priority
+  selection takes, not of a lower-priority ref variant with fewer.
 
 The arena each mode may use (`arena_limit`), against the reference kernels' plan R:
 
@@ -195,8 +202,12 @@ def _allowed(mode: Optimize, cands: Sequence[tuple[KernelVariant, Any, VariantCo
              ) -> tuple[list[int], dict[str, str]]:
     """The candidates ``mode`` may use for one op, best first (`_key`), and the reason each
     other one is not allowed: ``balanced`` keeps no variant whose constants take more flash
-    than the reference kernel's."""
-    ref_const = min((c.const_bytes for v, _, c in cands if v.impl == "ref"), default=None)
+    than the reference kernel's, nor one whose extra constants over the lightest allowed
+    variant save fewer than `BALANCED_INSTRUCTIONS_PER_BYTE` instructions per byte."""
+    # the reference kernel: the ref variant priority selection would take (a lower-priority
+    # ref variant with fewer constants, e.g. softmax's computed exp, does not lower the cap)
+    ref = sorted(((-v.priority, c.const_bytes) for v, _, c in cands if v.impl == "ref"))
+    ref_const = ref[0][1] if ref else None
     reasons: dict[str, str] = {}
     allowed = []
     for i, (v, _, c) in enumerate(cands):
@@ -208,10 +219,27 @@ def _allowed(mode: Optimize, cands: Sequence[tuple[KernelVariant, Any, VariantCo
             allowed.append(i)
     if not allowed:   # keep the reference kernel (or whatever is left) rather than nothing
         allowed = [i for i, (v, _, _) in enumerate(cands) if v.impl == "ref"] or [0]
+    if mode is Optimize.BALANCED and len(allowed) > 1:
+        light = min(allowed, key=lambda i: (cands[i][2].const_bytes, cands[i][2].instructions,
+                                            cands[i][0].symbol))
+        lc = cands[light][2]
+        for i in list(allowed):
+            c = cands[i][2]
+            extra = c.const_bytes - lc.const_bytes
+            saved = lc.instructions - c.instructions
+            if extra > 0 and saved < BALANCED_INSTRUCTIONS_PER_BYTE * extra:
+                allowed.remove(i)
+                reasons[cands[i][0].symbol] = (
+                    f"constants {extra:,} B above {lc.symbol} save only {max(saved, 0):,} "
+                    f"instructions (< {BALANCED_INSTRUCTIONS_PER_BYTE} per byte; speed "
+                    "takes it)")
     allowed.sort(key=lambda i: _key(mode, cands[i][0], cands[i][2]))
     return allowed, reasons
 
 
+# balanced stores a byte more of constants than the lightest accepted variant only for at
+# least this many estimated instructions saved per inference (module docstring)
+BALANCED_INSTRUCTIONS_PER_BYTE = 8
 # balanced may exceed the reference kernels' arena by this fraction of it (module docstring)
 BALANCED_ARENA_SLACK = 16
 # the search plans at most this many selections before it repairs the cheapest one instead
