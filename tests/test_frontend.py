@@ -11,13 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tinydeploy.errors import InputDataError
-from tinydeploy.kws.frontend import (
-    HostFrontend,
-    Quant,
-    reference_features,
-    reference_quantize,
-)
-from tinydeploy.kws.frontend_config import (
+from tinydeploy.frontend.config import (
     FeatureKind,
     FrontendConfig,
     compute_tables,
@@ -25,7 +19,13 @@ from tinydeploy.kws.frontend_config import (
     render_frontend_header,
     sines_from_cosines,
 )
-from tinydeploy.kws.hostlib import FIRMWARE_FRONTEND
+from tinydeploy.frontend.hostlib import FIRMWARE_FRONTEND
+from tinydeploy.frontend.native import (
+    HostFrontend,
+    Quant,
+    reference_features,
+    reference_quantize,
+)
 from tinydeploy.resources import models_dir
 
 
@@ -197,4 +197,4 @@ def test_committed_header_matches_committed_config() -> None:
     cfg = FrontendConfig.load(cfg_path) if cfg_path.exists() else FrontendConfig()
     committed = (FIRMWARE_FRONTEND / "td_frontend_config.h").read_text()
     assert committed == render_frontend_header(cfg), \
-        "regenerate with: python -m tinydeploy.kws.frontend_config models/kws/frontend.json"
+        "regenerate with: python -m tinydeploy.frontend.config models/kws/frontend.json"

@@ -16,13 +16,13 @@ import numpy as np
 import pytest
 
 from tinydeploy.errors import InputDataError
-from tinydeploy.kws.frontend_micro import (
+from tinydeploy.frontend.micro import (
     HostMicroFrontend,
     reference_features,
     tf_features,
     to_int8,
 )
-from tinydeploy.kws.frontend_micro_config import (
+from tinydeploy.frontend.micro_config import (
     MicroSpeechConfig,
     compute_tables,
     render_microspeech_header,
@@ -180,7 +180,7 @@ def test_header_reproducible_and_tables_in_range() -> None:
 
 
 def test_registry_resolves_the_preset_and_its_json(tmp_path: Path) -> None:
-    from tinydeploy.kws.presets import check_model_input, resolve_frontend
+    from tinydeploy.frontend.presets import check_model_input, resolve_frontend
 
     named = resolve_frontend("micro-speech")
     assert named.config == MicroSpeechConfig() and named.spec.files == (
@@ -218,7 +218,7 @@ def _random_config(rng: np.random.Generator) -> MicroSpeechConfig | None:
               gain_bits=int(rng.integers(18, 24)), log=bool(rng.random() < 0.85),
               scale_shift=int(rng.integers(2, 9)))
     try:
-        from tinydeploy.kws.frontend_micro_config import compute_tables
+        from tinydeploy.frontend.micro_config import compute_tables
 
         cfg = MicroSpeechConfig(**kw)
         compute_tables(cfg)

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from test_frontend_micro import cases, micro_speech_dir, read_pcm
 
-from tinydeploy.kws.frontend_micro import HostMicroFrontend, reference_features
+from tinydeploy.frontend.micro import HostMicroFrontend, reference_features
 from tinydeploy.testing.frontend_micro_target import run_microspeech_on_qemu
 
 pytestmark = pytest.mark.target
@@ -49,7 +49,7 @@ def test_reference_agrees_on_the_device_stream() -> None:
 
 def test_m0_radix2_config_is_byte_identical_too() -> None:
     """FFT 1024 (a radix-2 stage), 32 channels, 10 ms stride, no PCAN, on the Cortex-M0."""
-    from tinydeploy.kws.frontend_micro_config import MicroSpeechConfig
+    from tinydeploy.frontend.micro_config import MicroSpeechConfig
 
     cfg = MicroSpeechConfig(window_ms=40, stride_ms=10, channels=32, pcan=False)
     audio = _stream()[:20000]
@@ -65,7 +65,7 @@ def test_m0_build_is_integer_only(tmp_path: Path) -> None:
     import re
     import subprocess
 
-    from tinydeploy.kws.frontend_micro_config import MicroSpeechConfig
+    from tinydeploy.frontend.micro_config import MicroSpeechConfig
     from tinydeploy.testing.frontend_micro_target import TARGETS, build_micro_harness
 
     elf = build_micro_harness(MicroSpeechConfig(), TARGETS["microbit"], tmp_path)

@@ -14,8 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tinydeploy.kws.frontend import Quant, reference_quantize
-from tinydeploy.kws.frontend_mlperf import (
+from tinydeploy.frontend.mlperf import (
     MlperfConfig,
     MlperfHost,
     dct_matrix,
@@ -23,6 +22,7 @@ from tinydeploy.kws.frontend_mlperf import (
     numpy_reference_features,
     tf_reference_features,
 )
+from tinydeploy.frontend.native import Quant, reference_quantize
 
 CFG = MlperfConfig()
 # kws_ref_model.tflite's input quantization (MLPerf Tiny's reference DS-CNN)
@@ -56,8 +56,8 @@ def _cases() -> dict[str, np.ndarray]:
                                             np.zeros(7000, np.int16)])
     folder = os.environ.get("TINYDEPLOY_SPEECH_DIR")
     if folder:
-        from tinydeploy.kws.data import fit_clip
         from tinydeploy.kws.wav import read_wav
+        from tinydeploy.train.data import fit_clip
 
         for p in sorted(Path(folder).rglob("*.wav"))[:40]:
             cases[f"real:{p.parent.name}/{p.name}"] = fit_clip(read_wav(p), 16000)

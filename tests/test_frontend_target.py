@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tinydeploy.kws.frontend import HostFrontend, Quant
+from tinydeploy.frontend.native import HostFrontend, Quant
 from tinydeploy.testing.frontend_target import run_frontend_on_qemu
 
 pytestmark = pytest.mark.target
@@ -32,7 +32,7 @@ def _clips(n: int, seed: int) -> np.ndarray:
 
 def _speech(n: int) -> np.ndarray:
     """Synthetic spoken words (espeak-ng) with noise, as in the training data."""
-    from tinydeploy.kws.data import SynthConfig, _clip_job, synthetic_speakers
+    from tinydeploy.train.data import SynthConfig, _clip_job, synthetic_speakers
 
     speakers = synthetic_speakers()
     cfg = SynthConfig(seed=2024)
@@ -55,7 +55,7 @@ def test_device_features_are_byte_identical_to_host(machine: str, n: int) -> Non
 
 
 def test_log_mel_variant_is_byte_identical_too() -> None:
-    from tinydeploy.kws.frontend_config import FeatureKind, FrontendConfig
+    from tinydeploy.frontend.config import FeatureKind, FrontendConfig
 
     cfg = FrontendConfig(kind=FeatureKind.LOG_MEL, fft=512, window=480)
     clips = _clips(8, seed=77)

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from tinydeploy.errors import InputDataError
-from tinydeploy.kws.data import (
+from tinydeploy.kws.wav import decode_wav, encode_wav, read_wav, write_wav
+from tinydeploy.train.data import (
     KEYWORDS,
     LABELS,
     SILENCE,
@@ -22,7 +23,6 @@ from tinydeploy.kws.data import (
     load_speech_commands,
     split_speakers,
 )
-from tinydeploy.kws.wav import decode_wav, encode_wav, read_wav, write_wav
 
 
 def _wav(samples: bytes, *, tag: int = 1, channels: int = 1, rate: int = 16000,

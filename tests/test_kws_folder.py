@@ -114,9 +114,9 @@ def test_device_outputs_equal_simulation(tmp_path: Path) -> None:
     host simulation's (C front end with the window fix-up, tflite-micro)."""
     from tinydeploy.boards import get_board
     from tinydeploy.flash.runner import Firmware
+    from tinydeploy.frontend.presets import resolve_frontend
     from tinydeploy.kws.device import build_kws_firmware
     from tinydeploy.kws.folder import device_predictions, host_predictions
-    from tinydeploy.kws.presets import resolve_frontend
     from tinydeploy.kws.stream import DetectorConfig
     from tinydeploy.link.connect import connect
 

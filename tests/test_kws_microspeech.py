@@ -22,8 +22,8 @@ from test_frontend_micro import micro_speech_dir, read_pcm
 
 from tinydeploy.boards import get_board
 from tinydeploy.flash.runner import Firmware
+from tinydeploy.frontend.presets import resolve_frontend
 from tinydeploy.kws.device import build_kws_firmware
-from tinydeploy.kws.presets import resolve_frontend
 from tinydeploy.kws.stream import DetectorConfig, simulate_stream, stream_to_device
 from tinydeploy.link.connect import connect
 from tinydeploy.model import ir
@@ -139,7 +139,7 @@ def test_tflm_model_on_tensorflow_features_agrees() -> None:
         pytest.skip("TFLM micro_speech model and clips not found (see the test above)")
     from tflite_micro.python.tflite_micro import runtime
 
-    from tinydeploy.kws.frontend_micro import tf_features, to_int8
+    from tinydeploy.frontend.micro import tf_features, to_int8
 
     it = runtime.Interpreter.from_bytes((d / "micro_speech_quantized.tflite").read_bytes())
     for name, want in TFLM_EXPECTS.items():

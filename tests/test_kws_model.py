@@ -13,16 +13,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tinydeploy.kws.data import (
+from tinydeploy.frontend.config import FrontendConfig
+from tinydeploy.frontend.native import HostFrontend
+from tinydeploy.kws.stream import DetectorConfig, build_stream, score_stream, simulate_stream
+from tinydeploy.kws.wav import write_wav
+from tinydeploy.resources import models_dir
+from tinydeploy.train.data import (
     LABELS,
     render_unseen_clips,
 )
-from tinydeploy.kws.frontend import HostFrontend
-from tinydeploy.kws.frontend_config import FrontendConfig
-from tinydeploy.kws.stream import DetectorConfig, build_stream, score_stream, simulate_stream
-from tinydeploy.kws.train import input_quant_of, int8_predict
-from tinydeploy.kws.wav import write_wav
-from tinydeploy.resources import models_dir
+from tinydeploy.train.kws import input_quant_of, int8_predict
 
 MODELS = models_dir() / "kws"
 MODEL = MODELS / "dscnn_int8.tflite"

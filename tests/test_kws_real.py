@@ -10,8 +10,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tinydeploy.kws.augment import NONE, AugmentConfig, augment_clip, room_impulse, spec_augment
-from tinydeploy.kws.data import (
+from tinydeploy.frontend.config import FrontendConfig
+from tinydeploy.kws.wav import write_wav
+from tinydeploy.train.augment import NONE, AugmentConfig, augment_clip, room_impulse, spec_augment
+from tinydeploy.train.data import (
     CLIP,
     LABELS,
     RealCorpus,
@@ -22,8 +24,6 @@ from tinydeploy.kws.data import (
     split_noise,
     which_set,
 )
-from tinydeploy.kws.frontend_config import FrontendConfig
-from tinydeploy.kws.wav import write_wav
 
 # Percentages by TF's rule, (sha1(speaker) mod 2**27) * 100 / (2**27 - 1), worked out once
 # for these speakers: 439c84f4 1.232, 6a27a9bf 1.410 (< 10: validation), 563aa4e6 13.094,
@@ -120,7 +120,7 @@ def test_augmentation_is_seeded_and_switchable() -> None:
 
 
 def test_feature_cache_streams_what_it_holds(tmp_path: Path) -> None:
-    from tinydeploy.kws.train import FeatureCache
+    from tinydeploy.train.kws import FeatureCache
 
     rng = np.random.default_rng(0)
     feats = rng.normal(3, 5, (37, 49, 10)).astype(np.float32)
@@ -151,8 +151,8 @@ SPEAKERS = ("en+m3", "en-us+f2", "en-gb-x-rp+m1", "en-029+f4", "en-us-nyc+m7", "
 
 @pytest.mark.tf
 def test_mixed_training_end_to_end(tmp_path: Path) -> None:
-    from tinydeploy.kws.train import MixConfig, TrainConfig, mix_readme_text, train_kws_mix
     from tinydeploy.model.loader import load_tflite
+    from tinydeploy.train.kws import MixConfig, TrainConfig, mix_readme_text, train_kws_mix
 
     words = {w: TRAIN_SPK + VAL_SPK + TEST_SPK for w in ("yes", "up", "bed")}
     root = make_folder(tmp_path / "real", words)

@@ -14,7 +14,7 @@ import pytest
 from tinydeploy.boards import get_board, list_boards
 from tinydeploy.codegen.platform import board_defines
 from tinydeploy.flash.runner import Firmware
-from tinydeploy.kws.frontend_mlperf import MlperfConfig
+from tinydeploy.frontend.mlperf import MlperfConfig
 from tinydeploy.kws.realtime import (
     MAX_UTILISATION,
     KwsLoad,

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from tinydeploy.errors import InputDataError
-from tinydeploy.kws.data import LABELS
-from tinydeploy.kws.frontend import HostFrontend, Quant
+from tinydeploy.frontend.native import HostFrontend, Quant
 from tinydeploy.kws.stream import Detection, Word, build_stream, score_stream, stream_features
+from tinydeploy.train.data import LABELS
 
 YES, NO, UP = LABELS.index("yes"), LABELS.index("no"), LABELS.index("up")
 

@@ -11,7 +11,12 @@ import pytest
 
 from tinydeploy.boards import get_board
 from tinydeploy.flash.runner import Firmware
-from tinydeploy.kws.data import (
+from tinydeploy.frontend.config import FrontendConfig
+from tinydeploy.kws.device import build_kws_firmware
+from tinydeploy.kws.stream import DetectorConfig, build_stream, simulate_stream, stream_to_device
+from tinydeploy.link.connect import connect
+from tinydeploy.resources import models_dir
+from tinydeploy.train.data import (
     LABELS,
     Split,
     SynthConfig,
@@ -19,11 +24,6 @@ from tinydeploy.kws.data import (
     split_speakers,
     synthetic_speakers,
 )
-from tinydeploy.kws.device import build_kws_firmware
-from tinydeploy.kws.frontend_config import FrontendConfig
-from tinydeploy.kws.stream import DetectorConfig, build_stream, simulate_stream, stream_to_device
-from tinydeploy.link.connect import connect
-from tinydeploy.resources import models_dir
 
 pytestmark = pytest.mark.target
 

@@ -8,10 +8,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tinydeploy.kws.data import LABELS, Dataset, Split, SynthConfig, generate_synthetic
-from tinydeploy.kws.frontend_config import FrontendConfig
-from tinydeploy.kws.train import TrainConfig, make_features, readme_text, train_kws
+from tinydeploy.frontend.config import FrontendConfig
 from tinydeploy.model.loader import load_tflite
+from tinydeploy.train.data import LABELS, Dataset, Split, SynthConfig, generate_synthetic
+from tinydeploy.train.kws import TrainConfig, make_features, readme_text, train_kws
 
 pytestmark = pytest.mark.tf
 

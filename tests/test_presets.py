@@ -12,15 +12,15 @@ import numpy as np
 import pytest
 
 from tinydeploy.errors import InputDataError
-from tinydeploy.kws.frontend_config import FrontendConfig
-from tinydeploy.kws.labels import load_labels
-from tinydeploy.kws.presets import (
+from tinydeploy.frontend.config import FrontendConfig
+from tinydeploy.frontend.presets import (
     FrontendPreset,
     available_presets,
     choice_of,
     preset_spec,
     resolve_frontend,
 )
+from tinydeploy.kws.labels import load_labels
 
 ROOT = Path(__file__).resolve().parent.parent
 MODEL = ROOT / "models" / "kws" / "dscnn_int8.tflite"
@@ -72,10 +72,10 @@ def test_bad_choices_name_the_problem(tmp_path: Path, text: str, words: list[str
 
 
 def test_missing_preset_module_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    from tinydeploy.kws import presets
+    from tinydeploy.frontend import presets
 
     monkeypatch.setitem(presets.PRESET_MODULES, FrontendPreset.MICRO_SPEECH,
-                        "tinydeploy.kws.no_such_frontend")
+                        "tinydeploy.frontend.no_such_frontend")
     with pytest.raises(InputDataError, match="not available in this installation"):
         preset_spec("micro-speech")
     assert "micro-speech" not in available_presets()
@@ -102,7 +102,7 @@ def test_every_preset_streams_like_its_clips() -> None:
     """A clip streamed frame by frame from a reset state gives the clip's own rows (the
     device's streaming path and the training path agree). The clip's largest sample comes
     first, so a peak-normalising preset knows it from the first frame on."""
-    from tinydeploy.kws.frontend import Quant
+    from tinydeploy.frontend.native import Quant
     from tinydeploy.kws.stream import stream_windows_of
 
     rng = np.random.default_rng(3)

@@ -9,8 +9,9 @@ The default run does 300 inferences and 60 s of audio.
 Checked: every result equals the reference for its own input (the inputs come from a pool
 in a shuffled order, so a lost or reordered result shows as a mismatch), no request is lost,
 every window's model output arrives in order and equals the host simulation, the detections
-equal the detector twin's, and the host's resident memory stays flat (sampled at the start,
-the middle and the end; the figures are printed with ``-s``).
+equal the detector twin's, the host's resident memory stays flat and the device's free stack
+(reserve minus the high-water mark in DONE) does not change (sampled at the start, the middle
+and the end; the figures are printed with ``-s``).
 """
 
 from __future__ import annotations
@@ -25,8 +26,8 @@ import pytest
 from tinydeploy.boards import get_board
 from tinydeploy.build.firmware import build_firmware
 from tinydeploy.flash.runner import Firmware
+from tinydeploy.frontend.config import FrontendConfig
 from tinydeploy.kws.device import build_kws_firmware
-from tinydeploy.kws.frontend_config import FrontendConfig
 from tinydeploy.kws.stream import DetectorConfig, detect, stream_posteriors, stream_to_device
 from tinydeploy.kws.wav import read_wav
 from tinydeploy.link.connect import connect
@@ -67,6 +68,7 @@ def test_soak_inferences_on_qemu(request: pytest.FixtureRequest, tmp_path: Path)
     order = np.random.default_rng(5).integers(0, POOL, n)
     build_firmware(MLP, get_board("mps2-an386"), "validate", tmp_path / "fw", graph=graph)
     rss: list[int] = []
+    margins: list[int] = []      # device stack: reserve - high-water mark (DONE, protocol 2)
     wrong, lost = 0, 0
     t0 = time.monotonic()
     with connect(Firmware.from_build_dir(tmp_path / "fw"), timeout=7200) as conn:
@@ -74,7 +76,9 @@ def test_soak_inferences_on_qemu(request: pytest.FixtureRequest, tmp_path: Path)
         for i, k in enumerate(order):
             if i in (0, n // 2, n - 1):
                 rss.append(rss_kb())
-            got, _ = conn.session.run(pool[k], profile=False)
+            got, res = conn.session.run(pool[k], profile=False)
+            if i in (0, n // 2, n - 1) and res.done.stack_peak is not None:
+                margins.append((res.done.stack_size or 0) - res.done.stack_peak)
             same = all(np.array_equal(np.asarray(g).reshape(-1), w)
                        for g, w in zip(got, want[k], strict=True))
             wrong += not same
@@ -84,8 +88,9 @@ def test_soak_inferences_on_qemu(request: pytest.FixtureRequest, tmp_path: Path)
     print(f"\nsoak: {n} inferences on mps2-an386 in {took:.1f} s ({n / took:.0f}/s); "
           f"{wrong} wrong, {lost} lost, {stats.retries} retries, {stats.bad_frames} bad "
           f"frames, {stats.stale} stale; host RSS start/middle/end {rss} kB; QEMU RSS at "
-          f"the end {dev_rss} kB")
+          f"the end {dev_rss} kB; device free stack start/middle/end {margins} B")
     assert wrong == 0 and lost == 0
+    assert len(margins) == 3 and len(set(margins)) == 1 and margins[0] > 0, margins
     assert stats.retries == 0 and stats.bad_frames == 0 and stats.stale == 0
     _rss_flat(rss, "inferences")
 
@@ -123,10 +128,11 @@ def test_soak_kws_stream(request: pytest.FixtureRequest, tmp_path: Path) -> None
 
     build_kws_firmware(model, get_board("host"), tmp_path / "fw", det, fcfg)
     rss: list[int] = []
+    margins: list[int] = []
     state: dict[str, Any] = {"seen": 0, "wrong": 0, "gaps": 0}
     marks = {1, probs.shape[0] // 2, probs.shape[0]}
 
-    def on_window(n: int, out: bytes | None) -> None:
+    def on_window(n: int, out: bytes | None, done: Any) -> None:
         if n != state["seen"] + 1:
             state["gaps"] += 1
         state["seen"] = n
@@ -138,6 +144,8 @@ def test_soak_kws_stream(request: pytest.FixtureRequest, tmp_path: Path) -> None
             state["wrong"] += not np.array_equal(p, probs[n - 1])
         if n in marks:
             rss.append(rss_kb())
+            if done.stack_peak is not None:
+                margins.append((done.stack_size or 0) - done.stack_peak)
 
     t0 = time.monotonic()
     with connect(Firmware.from_build_dir(tmp_path / "fw"), timeout=14400) as conn:
@@ -150,9 +158,11 @@ def test_soak_kws_stream(request: pytest.FixtureRequest, tmp_path: Path) -> None
           f"the host board in {took:.1f} s ({audio.size / 16000 / took:.1f}x real time); "
           f"{res.windows} windows ({state['wrong']} wrong, {state['gaps']} out of order), "
           f"{len(got)} detections ({len(want)} expected); {stats.retries} retries, "
-          f"{stats.bad_frames} bad frames; host RSS start/middle/end {rss} kB")
+          f"{stats.bad_frames} bad frames; host RSS start/middle/end {rss} kB; device free "
+          f"stack start/middle/end {margins} B (the host board owns no stack: it reports 0)")
     assert res.windows == probs.shape[0] == state["seen"]
     assert state["wrong"] == 0 and state["gaps"] == 0
     assert got == want and len(want) >= reps      # the keywords of every repetition
     assert stats.retries == 0 and stats.bad_frames == 0
     _rss_flat(rss, "kws stream")
+    assert len(set(margins)) <= 1, margins          # the stack's high-water mark is flat

@@ -69,8 +69,8 @@ def test_eembc_peak_within_bound(board_id: str, tmp_path: Path) -> None:
 
 @pytest.mark.target
 def test_kws_peak_within_bound(tmp_path: Path) -> None:
+    from tinydeploy.frontend.config import FrontendConfig
     from tinydeploy.kws.device import build_kws_firmware
-    from tinydeploy.kws.frontend_config import FrontendConfig
     from tinydeploy.kws.stream import AUDIO_CHUNK, DetectorConfig
     from tinydeploy.link.connect import connect
     from tinydeploy.link.messages import Audio, Done, MsgType

@@ -20,12 +20,12 @@ import numpy as np
 from tinydeploy.boards import get_board
 from tinydeploy.build.firmware import build_firmware
 from tinydeploy.flash.runner import Firmware
-from tinydeploy.kws.data import render_unseen_clips
-from tinydeploy.kws.frontend import HostFrontend
-from tinydeploy.kws.frontend_config import FrontendConfig
-from tinydeploy.kws.train import input_quant_of
+from tinydeploy.frontend.config import FrontendConfig
+from tinydeploy.frontend.native import HostFrontend
 from tinydeploy.link.connect import connect
 from tinydeploy.oracle import Oracle
+from tinydeploy.train.data import render_unseen_clips
+from tinydeploy.train.kws import input_quant_of
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 MODEL = ROOT / "models" / "kws" / "dscnn_int8.tflite"

@@ -11,7 +11,9 @@ from pathlib import Path
 
 import numpy as np
 
-from tinydeploy.kws.data import (
+from tinydeploy.kws.stream import build_stream
+from tinydeploy.kws.wav import write_wav
+from tinydeploy.train.data import (
     LABELS,
     Split,
     SynthConfig,
@@ -19,8 +21,6 @@ from tinydeploy.kws.data import (
     split_speakers,
     synthetic_speakers,
 )
-from tinydeploy.kws.stream import build_stream
-from tinydeploy.kws.wav import write_wav
 
 WORDS = ("yes", "_unknown_", "stop", "left", "go")
 HERE = Path(__file__).resolve().parent

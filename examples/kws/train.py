@@ -19,10 +19,10 @@ import shlex
 import sys
 from pathlib import Path
 
-from tinydeploy.kws.augment import AugmentConfig
-from tinydeploy.kws.data import SynthConfig, scan_speech_commands
-from tinydeploy.kws.frontend_config import render_frontend_header
-from tinydeploy.kws.train import (
+from tinydeploy.frontend.config import render_frontend_header
+from tinydeploy.train.augment import AugmentConfig
+from tinydeploy.train.data import SynthConfig, scan_speech_commands
+from tinydeploy.train.kws import (
     MixConfig,
     TrainConfig,
     mix_readme_text,

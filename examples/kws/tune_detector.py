@@ -26,17 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from tinydeploy.kws.data import (
-    CLIP,
-    LABELS,
-    SILENCE,
-    UNKNOWN,
-    Split,
-    read_clip,
-    scan_speech_commands,
-    split_noise,
-)
-from tinydeploy.kws.frontend_config import FrontendConfig
+from tinydeploy.frontend.config import FrontendConfig
 from tinydeploy.kws.stream import (
     Detection,
     DetectorConfig,
@@ -46,6 +36,16 @@ from tinydeploy.kws.stream import (
     stream_posteriors,
 )
 from tinydeploy.kws.wav import read_wav
+from tinydeploy.train.data import (
+    CLIP,
+    LABELS,
+    SILENCE,
+    UNKNOWN,
+    Split,
+    read_clip,
+    scan_speech_commands,
+    split_noise,
+)
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 THRESHOLDS = (0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95)
@@ -106,10 +106,10 @@ def fast_posteriors(audio: np.ndarray, model: bytes, fcfg: FrontendConfig,
     import tensorflow as tf
     from tflite_micro.python.tflite_micro import runtime
 
-    from tinydeploy.kws.frontend import HostFrontend
+    from tinydeploy.frontend.native import HostFrontend
     from tinydeploy.kws.stream import stream_features
-    from tinydeploy.kws.train import input_quant_of
     from tinydeploy.model.loader import load_tflite
+    from tinydeploy.train.kws import input_quant_of
 
     out_t = load_tflite(model).outputs[0]
     scale, zp = np.float32(out_t.quant.scale[0]), int(out_t.quant.zero_point[0])

@@ -43,7 +43,7 @@ typedef union {
 /* sin(2 pi k / TD_FE_FFT) for k < TD_FE_HALF, read from the cosine table (one table, not
  * two): sin(2 pi k / N) = cos(2 pi |N/4 - k| / N), and sin 0 = 0. For every FFT size the
  * config allows the float32 entries are equal bit for bit to rounding sin itself
- * (tinydeploy/kws/frontend_config.py checks it when it renders the table). */
+ * (tinydeploy/frontend/config.py checks it when it renders the table). */
 static float td_fe_sin(uint32_t k)
 {
     uint32_t q = TD_FE_FFT / 4;

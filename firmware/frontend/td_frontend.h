@@ -4,7 +4,7 @@
  * One C implementation serves the device and the host (where tinydeploy loads it as a shared
  * library to make training features), so the features a model was trained on are the bytes
  * the device computes. The sizes and every table come from td_frontend_config.h, rendered by
- * tinydeploy/kws/frontend_config.py; docs/frontend.md states the exact math.
+ * tinydeploy/frontend/config.py; docs/frontend.md states the exact math.
  *
  * Arithmetic is IEEE-754 single precision with a fixed operation order and no fused
  * multiply-add (this file forces -ffp-contract=off under GCC; -ffast-math is refused), so

@@ -16,7 +16,7 @@
  *
  * Integer only, no libm: runs on a Cortex-M0 (no FPU, no divider; the only divisions are
  * the ring index, once per frame, and the int8 mapping's / 666, once per value). Every table
- * is computed on the host (tinydeploy/kws/frontend_micro_config.py) and rendered into the
+ * is computed on the host (tinydeploy/frontend/micro_config.py) and rendered into the
  * config header. 16-bit intermediates wrap as two's complement, as the reference's do.
  * No malloc, no static state: the noise estimate lives in the caller's scratch struct, so
  * frames must be computed once each, in time order; td_frontend_reset starts a new stream.

@@ -1,6 +1,6 @@
 /*
  * td_frontend_mlperf.c: the mlperf-kws front-end preset, MLPerf Tiny's keyword-spotting
- * MFCCs (see tinydeploy/kws/frontend_mlperf.py for the exact pipeline and its source):
+ * MFCCs (see tinydeploy/frontend/mlperf.py for the exact pipeline and its source):
  * peak normalisation, periodic Hann window, real FFT, magnitude, mel filterbank, log(x + floor),
  * DCT-II / sqrt(2 * bands), int8 quantization. Implements the API of td_frontend.h.
  *

@@ -617,6 +617,12 @@ void td_softmax_s16_ref(const td_softmax_s16_params_t *p, const int16_t *in0, in
 void td_lstm_s16_ref(const td_lstm_params_t *p, const int16_t *in0, const int16_t *hidden,
                      const int16_t *cell, int16_t *out0, void *scratch);
 
+/* MAXIMUM / MINIMUM int16: td_binary_params_t, both operands in the arena */
+void td_maximum_s16_ref(const td_binary_params_t *p, const int16_t *in0, const int16_t *in1,
+                        int16_t *out0);
+void td_minimum_s16_ref(const td_binary_params_t *p, const int16_t *in0, const int16_t *in1,
+                        int16_t *out0);
+
 /* (structs and prototypes of the other ops go between the marker above and these lines) */
 #ifdef __cplusplus
 }

@@ -893,3 +893,10 @@ def int16_softmax_cases() -> list[OpCase]:
                             (Out(shape, (1 / 32768, 0), dtype="int16"),), SoftmaxOptions(beta),
                             seed=130 + k, label=f"int16 scale={scale:g} beta={beta:g}"))
     return cases
+
+
+def int16_minmax_cases() -> list[OpCase]:
+    """MAXIMUM and MINIMUM on int16 data (TFLM's int16 kernels): the int8 cases with both
+    operands in the arena (broadcasting up to 5-D), on int16 data."""
+    return [_as_int16(c) for c in binary_cases()
+            if c.op in ("MAXIMUM", "MINIMUM") and not any(i.const for i in c.ins)]

@@ -20,6 +20,7 @@ try:
         int16_bias32_cases,
         int16_cases,
         int16_copy_cases,
+        int16_minmax_cases,
         int16_shape_cases,
         int16_sigmoid_cases,
         int16_softmax_cases,
@@ -43,6 +44,7 @@ except ImportError:  # pragma: no cover - when tests/golden is a package
         int16_bias32_cases,
         int16_cases,
         int16_copy_cases,
+        int16_minmax_cases,
         int16_shape_cases,
         int16_sigmoid_cases,
         int16_softmax_cases,
@@ -106,7 +108,8 @@ NEW_SOURCES = [
     "kernels/ref/td_strided_slice_s8_ref.c", "kernels/ref/td_concatenation_s8_ref.c",
     "kernels/ref/td_logistic_s16_ref.c", "kernels/ref/td_tanh_s16_ref.c",
     "kernels/ref/td_fully_connected_s16_b32_ref.c", "kernels/ref/td_conv2d_s16_b32_ref.c",
-    "kernels/ref/td_softmax_s16_ref.c",
+    "kernels/ref/td_softmax_s16_ref.c", "kernels/ref/td_lstm_s16_ref.c",
+    "kernels/ref/td_maximum_s16_ref.c", "kernels/ref/td_minimum_s16_ref.c",
 ]
 
 
@@ -272,6 +275,42 @@ def test_16x8_depthwise_with_int32_bias_is_refused() -> None:
         select_kernels(load_tflite(model("int32")))
 
 
+def test_16x8_without_bias_declaring_int32_bias_is_refused() -> None:
+    """A bias-less 16x8 FULLY_CONNECTED / CONV_2D whose ``quantized_bias_type`` option says
+    INT32 runs TFLM's int32-accumulator path; no variant here implements that path without a
+    bias, so the op is refused with the reason instead of computed on the int64 path. The
+    same op with the default option is compiled and matches the oracle (the option is read,
+    not ignored)."""
+    import numpy as np
+
+    from tinydeploy.model import ir
+    from tinydeploy.testing.builder import ModelBuilder
+
+    def model(kind: str, bias_type: int) -> bytes:
+        rng = np.random.default_rng(0)
+        b = ModelBuilder()
+        if kind == "fc":
+            x = b.tensor("x", (1, 40), "int16", scale=0.0005, zero_point=0)
+            w = b.tensor("w", (6, 40), "int8", scale=0.01, data=rng.integers(-127, 128, (6, 40)))
+            y = b.tensor("y", (1, 6), "int16", scale=0.002, zero_point=0)
+            b.op("FULLY_CONNECTED", [x, w, -1], [y],
+                 ir.FullyConnectedOptions(quantized_bias_type=bias_type), version=7)
+        else:
+            x = b.tensor("x", (1, 5, 5, 3), "int16", scale=0.0005, zero_point=0)
+            w = b.tensor("w", (4, 3, 3, 3), "int8", scale=0.01,
+                         data=rng.integers(-127, 128, (4, 3, 3, 3)))
+            y = b.tensor("y", (1, 5, 5, 4), "int16", scale=0.002, zero_point=0)
+            b.op("CONV_2D", [x, w, -1], [y], ir.Conv2DOptions(quantized_bias_type=bias_type),
+                 version=4)
+        return b.build([x], [y])
+
+    for kind in ("fc", "conv"):
+        assert load_tflite(model(kind, 2)).operators[0].options.quantized_bias_type == 2
+        select_kernels(load_tflite(model(kind, 0)))
+        with pytest.raises(UnsupportedError, match="quantized_bias_type option is INT32"):
+            select_kernels(load_tflite(model(kind, 2)))
+
+
 def test_int16_softmax_matches_tflite_micro() -> None:
     """int16 -> int16 SOFTMAX with TFLM's two 513-entry tables, filled on the host."""
     cases = int16_softmax_cases()
@@ -279,4 +318,13 @@ def test_int16_softmax_matches_tflite_micro() -> None:
     for b in built:
         (choice,) = select_kernels(load_tflite(b.model)).choices
         assert choice.variant.symbol == "td_softmax_s16_ref", b.name
+    check(built)
+
+
+def test_int16_maximum_and_minimum_match_tflite_micro() -> None:
+    """MAXIMUM and MINIMUM on int16 data with broadcasting (raw compares, one scale)."""
+    built = [c.build() for c in int16_minmax_cases()]
+    symbols = {ch.variant.symbol for b in built
+               for ch in select_kernels(load_tflite(b.model)).choices}
+    assert symbols == {"td_maximum_s16_ref", "td_minimum_s16_ref"}
     check(built)

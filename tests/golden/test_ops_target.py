@@ -25,6 +25,7 @@ try:
         int16_bias32_cases,
         int16_cases,
         int16_copy_cases,
+        int16_minmax_cases,
         int16_shape_cases,
         int16_sigmoid_cases,
         int16_softmax_cases,
@@ -44,6 +45,7 @@ except ImportError:  # pragma: no cover - when tests/golden is a package
         int16_bias32_cases,
         int16_cases,
         int16_copy_cases,
+        int16_minmax_cases,
         int16_shape_cases,
         int16_sigmoid_cases,
         int16_softmax_cases,
@@ -75,7 +77,7 @@ def test_every_new_op_is_bit_exact_on_the_emulated_core(machine: str) -> None:
     cases = (all_cases() + float_cases() + int16_cases() + int16_window_cases()
              + int16_add_cases() + int16_shape_cases() + int16_copy_cases()
              + int16_pad_slice_cases() + int16_sigmoid_cases() + int16_bias32_cases()
-             + int16_softmax_cases() + lstm16_cases())
+             + int16_softmax_cases() + lstm16_cases() + int16_minmax_cases())
     built = [c.build() for c in cases]
     ops = {c.op for c in cases}
     assert len(ops) >= 20, sorted(ops)

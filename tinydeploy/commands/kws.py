@@ -120,8 +120,8 @@ def _log(args: argparse.Namespace) -> Any:
 
 
 def _data(args: argparse.Namespace) -> int:
-    from tinydeploy.kws.data import SynthConfig, generate_synthetic, load_speech_commands
     from tinydeploy.report.output import emit_json, stdout
+    from tinydeploy.train.data import SynthConfig, generate_synthetic, load_speech_commands
 
     if args.speech_commands:
         ds = load_speech_commands(args.speech_commands, seed=args.seed)
@@ -140,8 +140,9 @@ def _data(args: argparse.Namespace) -> int:
 
 
 def _train(args: argparse.Namespace) -> int:
-    from tinydeploy.kws.data import Dataset, SynthConfig, scan_speech_commands
-    from tinydeploy.kws.train import (
+    from tinydeploy.report.output import emit_json, stdout
+    from tinydeploy.train.data import Dataset, SynthConfig, scan_speech_commands
+    from tinydeploy.train.kws import (
         MixConfig,
         TrainConfig,
         mix_readme_text,
@@ -151,7 +152,6 @@ def _train(args: argparse.Namespace) -> int:
         train_kws,
         train_kws_mix,
     )
-    from tinydeploy.report.output import emit_json, stdout
 
     cmd = "tinydeploy kws " + " ".join(sys.argv[2:]) if len(sys.argv) > 2 else \
         "tinydeploy kws train"
@@ -273,7 +273,7 @@ def _frontend(args: argparse.Namespace) -> Any:
 
 def _check_input(model: Path, choice: Any) -> None:
     """The model's input must be one window of the chosen front end's features."""
-    from tinydeploy.kws.presets import check_model_input
+    from tinydeploy.frontend.presets import check_model_input
     from tinydeploy.model.loader import load_tflite
 
     g = load_tflite(model)
@@ -358,9 +358,9 @@ def _score(args: argparse.Namespace) -> int:
         return _score_folder(args)
 
     from tinydeploy.errors import InputDataError
-    from tinydeploy.kws.data import Dataset, Split
     from tinydeploy.kws.stream import build_stream, score_stream
     from tinydeploy.report.output import emit_json, stdout
+    from tinydeploy.train.data import Dataset, Split
 
     ds = Dataset.load(args.data).subset(Split.TEST)
     if len(ds) == 0:

@@ -285,7 +285,7 @@ def _realtime(args: argparse.Namespace) -> Any:
 
     from tinydeploy.boards import get_board
     from tinydeploy.errors import InputDataError
-    from tinydeploy.kws.presets import resolve_frontend
+    from tinydeploy.frontend.presets import resolve_frontend
     from tinydeploy.kws.realtime import KwsLoad, measure_kws_load, realtime_verdict
 
     board = get_board(args.board)

@@ -97,8 +97,8 @@ def run(args: argparse.Namespace) -> int:
     labels = parse_labels(args.labels)
     calibration: object = args.calibration
     if args.frontend is not None:
-        from tinydeploy.kws.frontend import wav_folder_features
-        from tinydeploy.kws.presets import resolve_frontend
+        from tinydeploy.frontend.presets import resolve_frontend
+        from tinydeploy.kws.folder import wav_folder_features
 
         if args.calibration is None:
             raise InputDataError(f"--frontend {args.frontend} needs --calibration FOLDER "

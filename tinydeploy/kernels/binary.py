@@ -49,7 +49,9 @@ def _operands(graph: Graph, op: Operator) -> tuple[Tensor, Tensor, Tensor]:
     return a, b, graph.op_outputs(op)[0]
 
 
-def _call(symbol: str, graph: Graph, op: Operator, p: Params) -> KernelCall:
+def binary_call(symbol: str, graph: Graph, op: Operator, p: Params) -> KernelCall:
+    """The td_binary_params_t call of a broadcasting binary op: ``p``'s fields (0 where
+    absent), the broadcast dims and strides, a constant operand's data in flash."""
     a, b, out = _operands(graph, op)
     out_shape = broadcast_shape(a.shape, b.shape)
     assert out_shape is not None
@@ -139,7 +141,7 @@ def _prepare_sub(graph: Graph, op: Operator) -> KernelCall:
     rng = activation_range(fused_activation(op), out)
     assert rng is not None
     p["act_min"], p["act_max"] = rng
-    return _call("td_sub_s8_ref", graph, op, p)
+    return binary_call("td_sub_s8_ref", graph, op, p)
 
 
 def _accepts_minmax(graph: Graph, op: Operator) -> str | None:
@@ -157,7 +159,7 @@ def _accepts_minmax(graph: Graph, op: Operator) -> str | None:
 
 def _prepare_minmax(symbol: str) -> Callable[[Graph, Operator], KernelCall]:
     def prepare(graph: Graph, op: Operator) -> KernelCall:
-        return _call(symbol, graph, op, {"act_min": -128, "act_max": 127})
+        return binary_call(symbol, graph, op, {"act_min": -128, "act_max": 127})
     return prepare
 
 
@@ -175,7 +177,7 @@ def _accepts_sqdiff(graph: Graph, op: Operator) -> str | None:
 
 def _prepare_sqdiff(graph: Graph, op: Operator) -> KernelCall:
     a, b, out = _operands(graph, op)
-    return _call("td_squared_difference_s8_ref", graph, op, squared_difference_params(
+    return binary_call("td_squared_difference_s8_ref", graph, op, squared_difference_params(
         a.scale, a.zero_point, b.scale, b.zero_point, out.scale, out.zero_point))
 
 
@@ -191,7 +193,7 @@ def _accepts_prelu(graph: Graph, op: Operator) -> str | None:
 
 def _prepare_prelu(graph: Graph, op: Operator) -> KernelCall:
     a, b, out = _operands(graph, op)
-    return _call("td_prelu_s8_ref", graph, op, prelu_params(
+    return binary_call("td_prelu_s8_ref", graph, op, prelu_params(
         a.scale, a.zero_point, b.scale, b.zero_point, out.scale, out.zero_point))
 
 

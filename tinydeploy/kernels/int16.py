@@ -57,11 +57,23 @@ def activation_range16(act: Activation, out: Tensor) -> tuple[int, int] | None:
     return activation_range(act, out, (INT16_MIN, INT16_MAX))
 
 
+# TensorType INT32 in an op's ``quantized_bias_type`` option
+_TENSOR_TYPE_INT32 = 2
+
+
 def _weights_reason(filt: Tensor | None, bias: Tensor | None, oc: int, axis: int,
-                    bias_type: DType | None = DType.INT64) -> str | None:
+                    bias_type: DType | None = DType.INT64,
+                    declared_bias_type: int = 0) -> str | None:
     """The filter and bias checks of the 16x8 weighted ops; ``bias_type`` is the bias dtype
     of the variant (INT64, or INT32 for the _b32 kernels, which also need a bias; None: the
-    op has no int32-bias path in TFLM)."""
+    op has no int32-bias path in TFLM). ``declared_bias_type`` is the op's
+    ``quantized_bias_type`` option: TFLM takes its int32-accumulator path when it says INT32
+    even without a bias tensor, which no variant here implements, so such an op is refused
+    rather than computed on the int64 path (other bytes)."""
+    if bias is None and declared_bias_type == _TENSOR_TYPE_INT32:
+        return ("no bias, but the op's quantized_bias_type option is INT32 (TFLM's int32 "
+                "accumulator path without a bias is not implemented); re-export with a bias "
+                "or without the int32 bias option")
     if filt is None or filt.dtype is not DType.INT8 or filt.quant is None or filt.data is None:
         return "filter must be a constant int8 tensor"
     n = len(filt.quant.scale)
@@ -127,7 +139,8 @@ def _accepts_fc(graph: Graph, op: Operator, bias_type: DType = DType.INT64) -> s
     if len(filt.shape) != 2:
         return f"filter '{filt.name}' must be 2-D"
     oc, depth = filt.shape
-    why = _weights_reason(filt, optional_input(graph, op, 2), oc, 0, bias_type)
+    why = _weights_reason(filt, optional_input(graph, op, 2), oc, 0, bias_type,
+                          opts.quantized_bias_type)
     if why:
         return why
     if not out.shape or out.shape[-1] != oc or x.size != (out.size // oc) * depth:
@@ -170,7 +183,8 @@ def _accepts_conv(graph: Graph, op: Operator, bias_type: DType = DType.INT64) ->
     if len(x.shape) != 4 or len(filt.shape) != 4:
         return "input and filter must be 4-D"
     oc, fh, fw, fc = filt.shape
-    why = _weights_reason(filt, optional_input(graph, op, 2), oc, 0, bias_type)
+    why = _weights_reason(filt, optional_input(graph, op, 2), oc, 0, bias_type,
+                          opts.quantized_bias_type)
     if why:
         return why
     c = x.shape[3]
@@ -383,10 +397,44 @@ def _prepare_mul16(graph: Graph, op: Operator) -> KernelCall:
                       ("in0", "in1", "out0"))
 
 
+# --- MAXIMUM / MINIMUM int16 ------------------------------------------------------------------
+
+MINMAX16_DIMS = 6
+
+
+def _accepts_minmax16(graph: Graph, op: Operator) -> str | None:
+    """TFLM's int16 MAXIMUM/MINIMUM compare the stored values: both inputs and the output
+    must share one scale (zero points are 0); both operands in the arena."""
+    from tinydeploy.kernels.elementwise import broadcast_shape
+
+    why = _operands16_reason(graph, op)
+    if why:
+        return why
+    (a, b), out = graph.op_inputs(op), graph.op_outputs(op)[0]
+    assert a is not None and b is not None
+    if max(len(a.shape), len(b.shape), len(out.shape)) > MINMAX16_DIMS:
+        return f"rank above {MINMAX16_DIMS}"
+    bs = broadcast_shape(a.shape, b.shape)
+    if bs is None or int(np.prod(bs)) != out.size:
+        return f"shapes {list(a.shape)} and {list(b.shape)} do not broadcast to the output"
+    for t in (a, b):
+        if f32(t.scale) != f32(out.scale):
+            return (f"input '{t.name}' has scale {t.scale:g}, the output {out.scale:g}: TFLM's "
+                    f"int16 {op.opcode} compares raw values, so all three must share one scale")
+    return None
+
+
+def _prepare_minmax16(graph: Graph, op: Operator) -> KernelCall:
+    from tinydeploy.kernels.binary import binary_call
+
+    symbol = "td_maximum_s16_ref" if op.opcode == "MAXIMUM" else "td_minimum_s16_ref"
+    return binary_call(symbol, graph, op, {"act_min": INT16_MIN, "act_max": INT16_MAX})
+
+
 # --- MEAN / SUM, CONCATENATION int16 ----------------------------------------------------
 
 
-def _io16(x: Tensor | None, y: Tensor) -> str | None:
+def _io16(x: Tensor | None, y: Tensor | None) -> str | None:
     return int16_reason(x, "input") or int16_reason(y, "output")
 
 
@@ -711,3 +759,5 @@ for _op, _sym in (("LOGISTIC", "td_logistic_s16_ref"), ("TANH", "td_tanh_s16_ref
                          headers=("kernels/ref/td_sigmoid16.h",)))
 register(ref_variant("SOFTMAX", "td_softmax_s16_ref", _accepts_softmax_s16, _prepare_softmax_s16,
                      headers=("kernels/ref/td_lut16.h",)))
+for _op, _sym in (("MAXIMUM", "td_maximum_s16_ref"), ("MINIMUM", "td_minimum_s16_ref")):
+    register(ref_variant(_op, _sym, _accepts_minmax16, _prepare_minmax16, inplace=True))

@@ -1,5 +1,5 @@
 """Build the ``kws`` application for a model: the front end the model was trained with (a
-preset and its config, `tinydeploy.kws.presets`; ``frontend.json`` beside the model unless
+preset and its config, `tinydeploy.frontend.presets`; ``frontend.json`` beside the model unless
 chosen) and the detector settings become generated headers (``td_frontend_config_model.h``,
 ``td_kws_config.h``) that take precedence over the committed defaults (see
 firmware/frontend/td_frontend.h and firmware/app/kws/main.c); only that preset's C sources
@@ -12,7 +12,7 @@ from typing import Any
 
 from tinydeploy.boards import Board
 from tinydeploy.build.firmware import BuildResult, build_firmware
-from tinydeploy.kws.presets import FrontendChoice, choice_of, resolve_frontend
+from tinydeploy.frontend.presets import FrontendChoice, choice_of, resolve_frontend
 from tinydeploy.kws.stream import DetectorConfig
 
 

@@ -105,8 +105,7 @@ class FolderScore:
 
 
 def fit_clips(files: tuple[Path, ...], cfg: Any) -> np.ndarray:
-    from tinydeploy.kws.data import fit_clip
-    from tinydeploy.kws.wav import read_wav
+    from tinydeploy.kws.wav import fit_clip, read_wav
 
     return np.stack([fit_clip(read_wav(p, cfg.sample_rate), cfg.clip_samples) for p in files])
 
@@ -119,9 +118,9 @@ def host_predictions(clips: np.ndarray, model_bytes: bytes, choice: Any,
     preset's Python/TensorFlow reference features of the whole clip instead."""
     from tflite_micro.python.tflite_micro import runtime
 
-    from tinydeploy.kws.presets import check_model_input
+    from tinydeploy.frontend.native import input_quant_of
+    from tinydeploy.frontend.presets import check_model_input
     from tinydeploy.kws.stream import stream_windows_of
-    from tinydeploy.kws.train import input_quant_of
     from tinydeploy.model.loader import load_tflite
 
     g = load_tflite(model_bytes)
@@ -173,3 +172,39 @@ def score_json(score: FolderScore, lf: LabelledFolder) -> dict[str, Any]:
             "confusion": {"labels": list(score.labels),
                           "matrix": score.confusion().tolist()},
             "as_unknown": lf.as_unknown, "skipped": lf.skipped}
+
+
+def wav_folder_features(folder: Path, cfg: Any,
+                        labels: list[str] | None = None) -> tuple[np.ndarray,
+                                                                  np.ndarray | None]:
+    """Float features (the model's float input) of every WAV below ``folder``, sorted by path,
+    each fitted to one clip; with ``labels``, also each file's label index taken from its
+    parent folder's name (Speech Commands layout), or an InputDataError naming the file.
+    ``cfg``: any preset's config (or a `FrontendChoice`) whose preset has float features."""
+    from tinydeploy.frontend.presets import FrontendChoice, choice_of
+
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise InputDataError(f"{folder}: not a folder of WAV files",
+                             hint="--frontend kws takes a folder (e.g. one sub-folder per word)")
+    files = sorted(p for p in folder.rglob("*") if p.suffix.lower() == ".wav")
+    if not files:
+        raise InputDataError(f"{folder}: no .wav files found (searched sub-folders too)")
+    choice = cfg if isinstance(cfg, FrontendChoice) else choice_of(cfg)
+    cfg = choice.config
+    if choice.spec.float_features is None:
+        raise InputDataError(f"front-end preset '{choice.preset.value}' has no float features "
+                             f"to calibrate a float model on",
+                             hint="calibrate with an .npz of the model's float inputs instead")
+    x = np.asarray(choice.spec.float_features(cfg, fit_clips(tuple(files), cfg)),
+                   dtype=np.float32)
+    y = None
+    if labels is not None:
+        idx = {name: i for i, name in enumerate(labels)}
+        missing = [p for p in files if p.parent.name not in idx]
+        if missing:
+            raise InputDataError(f"{missing[0]}: its folder '{missing[0].parent.name}' is not "
+                                 f"one of the labels ({', '.join(labels)})",
+                                 hint="name each sub-folder after its label, or drop --labels")
+        y = np.asarray([idx[p.parent.name] for p in files], dtype=np.int64)
+    return x, y

@@ -13,6 +13,13 @@ import numpy as np
 
 from tinydeploy.errors import InputDataError
 
+# The committed model's labels, in its output order: Speech Commands' ten keywords after the
+# two filler classes.
+KEYWORDS: tuple[str, ...] = ("yes", "no", "up", "down", "left", "right", "on", "off",
+                             "stop", "go")
+SILENCE, UNKNOWN = "_silence_", "_unknown_"
+LABELS: tuple[str, ...] = (SILENCE, UNKNOWN, *KEYWORDS)
+
 # Names that mean "no keyword" (compared case-insensitively, surrounding underscores ignored).
 FILLER_NAMES = ("silence", "unknown", "background", "noise")
 
@@ -51,8 +58,6 @@ def model_output_count(model: Path | bytes) -> int:
 def load_labels(model: Path, labels: Path | None = None) -> list[str]:
     """``labels`` (else ``labels.txt`` beside the model, else the project's 12 labels),
     checked against the number of model outputs."""
-    from tinydeploy.kws.data import LABELS
-
     path = labels if labels is not None else Path(model).with_name("labels.txt")
     if labels is None and not path.exists():
         names = list(LABELS)

@@ -16,9 +16,9 @@ from typing import Any
 import numpy as np
 
 from tinydeploy.errors import InputDataError
-from tinydeploy.kws.data import LABELS, SILENCE, UNKNOWN
-from tinydeploy.kws.frontend import Quant
-from tinydeploy.kws.presets import FrontendChoice, HostFeatures, check_model_input, choice_of
+from tinydeploy.frontend.native import Quant
+from tinydeploy.frontend.presets import FrontendChoice, HostFeatures, check_model_input, choice_of
+from tinydeploy.kws.labels import LABELS, SILENCE, UNKNOWN
 
 MAX_LABELS = 16
 MAX_AVG = 16
@@ -249,7 +249,7 @@ def stream_posteriors(audio: np.ndarray, model_bytes: bytes, fcfg: Any,
     tflite-micro interpreter. ([windows, labels] float32, [windows] int64)."""
     from tflite_micro.python.tflite_micro import runtime
 
-    from tinydeploy.kws.train import input_quant_of
+    from tinydeploy.frontend.native import input_quant_of
     from tinydeploy.model.loader import load_tflite
 
     g = load_tflite(model_bytes)
@@ -310,22 +310,27 @@ class DeviceStreamResult:
     unit: str
     seconds: float
     last_output: bytes | None = None     # model output 0 of the last window (OUTPUT replies)
+    stack_peak: int | None = None        # the device's stack high-water mark (last DONE)
+    stack_size: int | None = None        # and its stack reserve (protocol 2 on)
 
 
 AUDIO_ATTEMPTS = 6      # clean-reply attempts per AUDIO frame before the stream is given up
 AUDIO_RETRIES = 16      # resends of one attempt after a timeout or a damaged request (at least)
+AUDIO_TIMEOUT = 5.0     # s per reply at most: a frame's work is one or two windows, so a dead
+                        # device is given up within AUDIO_RETRIES x AUDIO_TIMEOUT (85 s)
 
 
 def stream_to_device(session: Any, audio: np.ndarray, *, realtime: bool = False,
                      sample_rate: int = 16000,
                      on_detection: Callable[[Detection], None] | None = None,
-                     on_window: Callable[[int, bytes | None], None] | None = None,
+                     on_window: Callable[[int, bytes | None, Any], None] | None = None,
                      attempts: int = AUDIO_ATTEMPTS) -> DeviceStreamResult:
     """Send ``audio`` in AUDIO frames (stream index 0 first, so the device starts a new
     stream); at real time (paced by the wall clock) or as fast as the link allows. EVENT
     frames become detections (``on_detection`` is called as they arrive); DONE/PROFILE
-    replies give the per-window counts; ``on_window(windows_so_far, output)`` is called after
-    every frame that completed a window, with its last window's model output 0.
+    replies give the per-window counts; ``on_window(windows_so_far, output, done)`` is called
+    after every frame that completed a window, with its last window's model output 0 and the
+    frame's DONE (counts, and the device's stack high-water mark from protocol 2 on).
 
     A flaky link never changes a result: the replies of one AUDIO frame (its EVENTs, OUTPUT,
     PROFILE, DONE and ACK) count only from an attempt during which no damaged frame arrived
@@ -343,6 +348,7 @@ def stream_to_device(session: Any, audio: np.ndarray, *, realtime: bool = False,
     dets: list[Detection] = []
     runs, lo, hi, total, fe, model, unit = 0, -1, 0, 0, 0, 0, ""
     last: bytes | None = None
+    stack: tuple[int | None, int | None] = (None, None)
     pending: list[Detection] = []        # EVENTs of the current attempt
 
     def take(msg: Any) -> None:
@@ -359,7 +365,9 @@ def stream_to_device(session: Any, audio: np.ndarray, *, realtime: bool = False,
     session.on_message = hook
     # a stream cannot go back: resending a damaged AUDIO frame is cheap, losing it is not
     retries = getattr(session, "retries", AUDIO_RETRIES)
+    timeout = getattr(session, "timeout", AUDIO_TIMEOUT)
     session.retries = max(retries, AUDIO_RETRIES)
+    session.timeout = min(timeout, AUDIO_TIMEOUT)
     x = np.ascontiguousarray(audio, dtype="<i2")
     t0 = time.monotonic()
     stats = session.stats
@@ -419,12 +427,13 @@ def stream_to_device(session: Any, audio: np.ndarray, *, realtime: bool = False,
                 hi = max(hi, done.max)
                 total += done.total
                 unit = done.unit
+                stack = (getattr(done, "stack_peak", None), getattr(done, "stack_size", None))
                 if chunks:
                     last = b"".join(chunks[k] for k in sorted(chunks))
                 if on_window and done.runs:
-                    on_window(runs, last if chunks else None)
+                    on_window(runs, last if chunks else None, done)
     finally:
         session.on_message = prev
-        session.retries = retries
+        session.retries, session.timeout = retries, timeout
     return DeviceStreamResult(tuple(dets), runs, max(lo, 0), hi, total / runs if runs else 0.0,
-                              fe, model, unit, time.monotonic() - t0, last)
+                              fe, model, unit, time.monotonic() - t0, last, *stack)

@@ -118,3 +118,11 @@ def encode_wav(x: np.ndarray, rate: int = SAMPLE_RATE) -> bytes:
 
 def write_wav(path: str | Path, x: np.ndarray, rate: int = SAMPLE_RATE) -> None:
     Path(path).write_bytes(encode_wav(x, rate))
+
+
+def fit_clip(x: np.ndarray, n: int = SAMPLE_RATE) -> np.ndarray:
+    """Zero-pad (at the end) or centre-crop to exactly ``n`` samples."""
+    if x.size >= n:
+        start = (x.size - n) // 2
+        return x[start:start + n]
+    return np.concatenate([x, np.zeros(n - x.size, dtype=x.dtype)])

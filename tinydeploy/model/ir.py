@@ -165,6 +165,7 @@ class Conv2DOptions:
     activation: Activation = Activation.NONE
     dilation_w: int = 1
     dilation_h: int = 1
+    quantized_bias_type: int = 0    # TensorType of the bias the converter meant (0: default)
 
 
 @dataclass(frozen=True)
@@ -184,6 +185,7 @@ class FullyConnectedOptions:
     weights_format: int = 0
     keep_num_dims: bool = False
     asymmetric_quantize_inputs: bool = False
+    quantized_bias_type: int = 0    # TensorType of the bias the converter meant (0: default)
 
 
 @dataclass(frozen=True)

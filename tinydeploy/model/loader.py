@@ -84,7 +84,8 @@ def _parse_options(kind: int, t: Table | None, where: str) -> ir.Options:
 
     if kind == _OPT_CONV2D:
         return ir.Conv2DOptions(_padding(s(0, "b"), where), int(s(1, "i")), int(s(2, "i")),
-                                _act(s(3, "b"), where), int(s(4, "i", 1)), int(s(5, "i", 1)))
+                                _act(s(3, "b"), where), int(s(4, "i", 1)), int(s(5, "i", 1)),
+                                int(s(6, "b")))
     if kind == _OPT_DEPTHWISE:
         return ir.DepthwiseConv2DOptions(
             _padding(s(0, "b"), where), int(s(1, "i")), int(s(2, "i")), int(s(3, "i")),
@@ -94,7 +95,7 @@ def _parse_options(kind: int, t: Table | None, where: str) -> ir.Options:
                                 int(s(3, "i")), int(s(4, "i")), _act(s(5, "b"), where))
     if kind == _OPT_FULLY_CONNECTED:
         return ir.FullyConnectedOptions(_act(s(0, "b"), where), int(s(1, "b")),
-                                        bool(s(2, "?")), bool(s(3, "?")))
+                                        bool(s(2, "?")), bool(s(3, "?")), int(s(4, "b")))
     if kind == _OPT_SOFTMAX:
         return ir.SoftmaxOptions(float(s(0, "f", 0.0)))
     if kind == _OPT_CONCATENATION:

@@ -28,9 +28,9 @@ DEFAULT_MODEL = models_dir() / "kws" / "dscnn_int8.tflite"
 
 def check_features(wavs: list[Path], model: Path, frontend: str | None,
                    machine: str = "mps2-an386") -> dict[str, Any]:
+    from tinydeploy.frontend.native import input_quant_of
+    from tinydeploy.frontend.presets import resolve_frontend
     from tinydeploy.kws.folder import fit_clips
-    from tinydeploy.kws.presets import resolve_frontend
-    from tinydeploy.kws.train import input_quant_of
     from tinydeploy.testing.frontend_target import run_frontend_on_qemu
 
     if not model.exists():

@@ -20,13 +20,13 @@ from pathlib import Path
 import numpy as np
 
 from tinydeploy.errors import InputDataError, ToolchainError
-from tinydeploy.kws.frontend_micro import (
+from tinydeploy.frontend.hostlib import FIRMWARE_FRONTEND
+from tinydeploy.frontend.micro import (
     CFLAGS,
     SOURCES,
     write_microspeech_header,
 )
-from tinydeploy.kws.frontend_micro_config import MicroSpeechConfig
-from tinydeploy.kws.hostlib import FIRMWARE_FRONTEND
+from tinydeploy.frontend.micro_config import MicroSpeechConfig
 from tinydeploy.testing.semihost import HARNESS_DIR, need_tool, run_semihosted
 from tinydeploy.toolchain import Core, core_flags, ldflags, ldlibs
 

@@ -16,13 +16,13 @@ from typing import Any
 import numpy as np
 
 from tinydeploy.errors import ToolchainError
-from tinydeploy.kws.frontend import (
+from tinydeploy.frontend.config import FrontendConfig
+from tinydeploy.frontend.hostlib import FIRMWARE_FRONTEND
+from tinydeploy.frontend.native import (
     DETERMINISTIC_CFLAGS,
     Quant,
 )
-from tinydeploy.kws.frontend_config import FrontendConfig
-from tinydeploy.kws.hostlib import FIRMWARE_FRONTEND
-from tinydeploy.kws.presets import PresetSpec, choice_of
+from tinydeploy.frontend.presets import PresetSpec, choice_of
 from tinydeploy.testing.semihost import HARNESS_DIR, need_tool, run_semihosted
 from tinydeploy.toolchain import Core, core_flags, ldflags, ldlibs
 

@@ -33,7 +33,7 @@ static const int8_t *td_input_pixel(const td_conv2d_params_t *p, const int8_t *i
     const int32_t b = px / per_image;
     const int32_t oy = (px - b * per_image) / p->out_w;
     const int32_t ox = px - b * per_image - oy * p->out_w;
-    return in0 + ((b * p->in_h + oy * p->stride_h) * p->in_w + ox * p->stride_w) * p->in_c;
+    return td_pw_pixel(p, in0, b, oy, ox);
 }
 
 void td_conv2d_1x1_back_s8_dsp(const td_conv2d_params_t *p, const int8_t *in0, int8_t *out0)

@@ -40,7 +40,7 @@ void td_conv2d_1x1_s8_dsp(const td_conv2d_params_t *p, const int8_t *in0, int8_t
                 rows[j] = in0 + (px + j) * k;
                 continue;
             }
-            rows[j] = in0 + ((b * p->in_h + y * p->stride_h) * p->in_w + x * p->stride_w) * k;
+            rows[j] = td_pw_pixel(p, in0, b, y, x);
             if (++x == p->out_w) {
                 x = 0;
                 if (++y == p->out_h) {

@@ -129,7 +129,7 @@ static void td_c1_gather(const td_conv2d_params_t *p, const td_c1_pixel_t *px, i
 }
 
 /* The outputs of pixels a and b (at da, db) in the general requantization (a call: it is
- * the rare path, kept out of the unrolled loop's copy). */
+ * the rare path, kept out of the pair loop). */
 static __attribute__((noinline)) void
 td_c1_store_general(const td_conv2d_params_t *p, int32_t acc_a, int32_t acc_b, int32_t m,
                     int32_t sh, int8_t *da, int8_t *db)
@@ -145,7 +145,7 @@ td_c1_store_general(const td_conv2d_params_t *p, int32_t acc_a, int32_t acc_b, i
  * holds for the layer; zp2p1 = 2 * zero point + 1). */
 static inline __attribute__((always_inline)) void
 td_c1_store(const td_conv2d_params_t *p, int32_t acc_a, int32_t acc_b, int32_t m, int32_t sh,
-            int32_t zp2p1, int8_t *da, int8_t *db, const int fast)
+            int32_t zp2p1, int8_t *da, int8_t *db, int fast)
 {
     if (fast) {
         const int32_t e = -sh, r = td_requant_rnd(zp2p1, e);
@@ -157,9 +157,8 @@ td_c1_store(const td_conv2d_params_t *p, int32_t acc_a, int32_t acc_b, int32_t m
 }
 
 /* Every output channel of pixels a and b (b may be a), which see the same kernel rows. */
-static inline __attribute__((always_inline)) void
-td_c1_pair(const td_conv2d_params_t *p, const td_c1_pixel_t *a, const td_c1_pixel_t *b,
-           int8_t *da, int8_t *db, const int fast)
+static void td_c1_pair(const td_conv2d_params_t *p, const td_c1_pixel_t *a,
+                       const td_c1_pixel_t *b, int8_t *da, int8_t *db, int fast)
 {
     const int32_t fh = p->filter_h, oc = p->out_c, k0 = a->k0, rows = a->k1 - a->k0;
     const int32_t *bias = p->bias, *mult = p->mult;
@@ -216,19 +215,6 @@ td_c1_pair(const td_conv2d_params_t *p, const td_c1_pixel_t *a, const td_c1_pixe
     }
 }
 
-/* td_c1_pair with the fast requantization or the general one (two copies of the loop). */
-static void td_c1_pair_fast(const td_conv2d_params_t *p, const td_c1_pixel_t *a,
-                            const td_c1_pixel_t *b, int8_t *da, int8_t *db)
-{
-    td_c1_pair(p, a, b, da, db, 1);
-}
-
-static void td_c1_pair_general(const td_conv2d_params_t *p, const td_c1_pixel_t *a,
-                               const td_c1_pixel_t *b, int8_t *da, int8_t *db)
-{
-    td_c1_pair(p, a, b, da, db, 0);
-}
-
 /* Output pixel `px` (flat b, y, x order): where its rows are and which it sees. */
 static void td_c1_locate(const td_conv2d_params_t *p, const int8_t *in0, int32_t px,
                          td_c1_pixel_t *out)
@@ -242,18 +228,6 @@ static void td_c1_locate(const td_conv2d_params_t *p, const int8_t *in0, int32_t
     out->ix0 = ox * p->stride_w - p->pad_w;
 }
 
-/* Pixels a and b (b may be a) through the copy for the layer's requantization (direct calls,
- * so the stack bound follows them: no call through a pointer). */
-static void td_c1_pair_any(const td_conv2d_params_t *p, const td_c1_pixel_t *a,
-                           const td_c1_pixel_t *b, int8_t *da, int8_t *db, int fast)
-{
-    if (fast) {
-        td_c1_pair_fast(p, a, b, da, db);
-    } else {
-        td_c1_pair_general(p, a, b, da, db);
-    }
-}
-
 void td_conv2d_c1_s8_dsp(const td_conv2d_params_t *p, const int8_t *in0, int8_t *out0)
 {
     const int fast = td_fast_requant(p->requant_form, p->act_min, p->act_max);
@@ -263,15 +237,15 @@ void td_conv2d_c1_s8_dsp(const td_conv2d_params_t *p, const int8_t *in0, int8_t 
         td_c1_locate(p, in0, px, &a);
         int8_t *da = out0 + px * oc;
         if (px + 1 == pixels) {
-            td_c1_pair_any(p, &a, &a, da, da, fast);
+            td_c1_pair(p, &a, &a, da, da, fast);
             break;
         }
         td_c1_locate(p, in0, px + 1, &b);
         if (a.k0 == b.k0 && a.k1 == b.k1) {
-            td_c1_pair_any(p, &a, &b, da, da + oc, fast);
+            td_c1_pair(p, &a, &b, da, da + oc, fast);
         } else {   /* different kernel rows: one pixel at a time */
-            td_c1_pair_any(p, &a, &a, da, da, fast);
-            td_c1_pair_any(p, &b, &b, da + oc, da + oc, fast);
+            td_c1_pair(p, &a, &a, da, da, fast);
+            td_c1_pair(p, &b, &b, da + oc, da + oc, fast);
         }
     }
 }

@@ -125,8 +125,7 @@ void td_conv2d_s8_dsp(const td_conv2d_params_t *p, const int8_t *in0, int8_t *ou
         const int8_t *cols[TD_GEMM_ROWS];
         for (int32_t j = 0; j < n; ++j) {
             if (pointwise) {
-                cols[j] = in0 + ((b * p->in_h + oy * p->stride_h) * p->in_w
-                                 + ox * p->stride_w) * p->in_c;
+                cols[j] = td_pw_pixel(p, in0, b, oy, ox);
             } else {
                 int8_t *col = col0 + j * pitch;
                 td_im2col(p, in0, b, oy, ox, col);

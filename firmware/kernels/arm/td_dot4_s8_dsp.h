@@ -13,10 +13,13 @@
 
 #include "td_simd.h"
 
-#if TD_SIMD_NATIVE && defined(__OPTIMIZE__)
+/* The asm takes 12 registers; a Cortex-M build that keeps a frame pointer in r7
+ * (-fno-omit-frame-pointer, which none of tinydeploy's builds uses) defines TD_FRAME_POINTER
+ * and gets the C below. */
+#if TD_SIMD_NATIVE && defined(__OPTIMIZE__) && !defined(TD_FRAME_POINTER)
 /* One block in asm, for an asm statement with the operands a0..a3 (accumulators), x (the
  * run), w (the rows), k (the offset in both lanes) and the temporaries xe, xo, v, t. */
-#define TD_DOT4_BLOCK                                                                      \
+#define TD_DOT4_S8_BLOCK                                                                      \
     "ldr %[v], [%[x]], #4\n\t"                                                             \
     "sxtab16 %[xe], %[k], %[v]\n\t"                                                        \
     "sxtab16 %[xo], %[k], %[v], ror #8\n\t"                                                \
@@ -59,7 +62,7 @@ td_dot4_runs(const int8_t *x, const int8_t **wp, int32_t runs, int32_t nb, int32
         "ldr %[t], %[nb]\n\t"
         "add %[end], %[x], %[t]\n\t"
         "1:\n\t"
-        TD_DOT4_BLOCK
+        TD_DOT4_S8_BLOCK
         "cmp %[x], %[end]\n\t"
         "bne 1b\n\t"
         "ldr %[t], %[skip]\n\t"
@@ -87,7 +90,7 @@ td_dot4_blocks(const int8_t *x, const int8_t **wp, int32_t n, int32_t off2, int3
     const int8_t *w = *wp;
     int32_t a0 = a[0], a1 = a[1], a2 = a[2], a3 = a[3];
     int32_t xe, xo, v, t;
-    __asm__ volatile("1:\n\t" TD_DOT4_BLOCK "cmp %[x], %[end]\n\t"
+    __asm__ volatile("1:\n\t" TD_DOT4_S8_BLOCK "cmp %[x], %[end]\n\t"
                      "bne 1b"
                      : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3),
                        [x] "+r"(x), [w] "+r"(w), [xe] "=&r"(xe), [xo] "=&r"(xo),

@@ -20,12 +20,14 @@
  *           (0, 1), (2, 3), (4, 5), (6, 7) two words [c0 t, c1 t, c0 u, c1 u]
  *           [c2 t, c3 t, c2 u, c3 u], then tap 8 as [c0, c1, c2, c3] (tap = 3 * ky + kx),
  *           4-byte aligned (LDRD; the generated constants are 16-byte aligned);
- *   bias, mult, shift: the reference's; requant_form as chosen on the host. No scratch.
+ *   bias, mult: the reference's; shift: the reference's, or with requant_form = 1 (the
+ *           rounding form, every shift <= -1) e - 1 = ~shift for e = -shift;
+ *   requant_form as chosen on the host. No scratch.
  *
  * On the Cortex-M, for the rounding form (with a bias), one asm loop runs every group of a
- * pixel: bias, taps and the four requantizations (9 instructions each: SMMLAR folds in the
+ * pixel: bias, taps and the four requantizations (8 instructions each: SMMLAR folds in the
  * rounding constant, SSAT the last shift; the four bytes clamped together by SSUB8 / SEL
- * when the activation range is not all of int8, one STR), about 140 instructions per pixel
+ * when the activation range is not all of int8, one STR), about 136 instructions per pixel
  * and four channels. The general requantization takes the taps' asm block and C.
  */
 #include "td_kernels.h"
@@ -44,13 +46,14 @@ int32_t td_dwconv2d_3x3_s8_dsp_scratch_size(const td_dwconv2d_params_t *p)
 #if TD_SIMD_NATIVE && defined(__OPTIMIZE__)
 /* Taps t and t + 1 of channels c .. c+3, i = 4 * t the byte offset of tap t's pointer (asm
  * operands: tap, c, w, k = the input offset in both lanes, the accumulators a0..a3 and the
- * temporaries x, y, v, u, q, t): one LDRD for the two tap pointers, one for the two filter
- * words. */
-#define TD_DW_PAIR(i)                                                                      \
+ * temporaries x, y, v, q, t, and TD_DW_WU): one LDRD for the two tap pointers; the two filter
+ * words by TD_DW_W0 / TD_DW_W1 into v and TD_DW_WU: TD_DW_PAIR14 one LDRD into v, u (a 14th
+ * register), TD_DW_PAIR13 two LDR into v. */
+#define TD_DW_PAIR(i, TD_DW_W0, TD_DW_W1, TD_DW_WU)                                        \
     "ldrd %[x], %[y], [%[tap], #" #i "]\n\t"                                               \
     "ldr %[x], [%[x], %[c]]\n\t"                                                           \
     "ldr %[y], [%[y], %[c]]\n\t"                                                           \
-    "ldrd %[v], %[u], [%[w]], #8\n\t"                                                      \
+    TD_DW_W0                                                                               \
     "pkhbt %[q], %[x], %[y], lsl #16\n\t"                                                  \
     "pkhtb %[y], %[y], %[x], asr #16\n\t"                                                  \
     "sxtab16 %[x], %[k], %[q]\n\t"                                                         \
@@ -59,11 +62,12 @@ int32_t td_dwconv2d_3x3_s8_dsp_scratch_size(const td_dwconv2d_params_t *p)
     "sxtab16 %[x], %[k], %[q], ror #8\n\t"                                                 \
     "sxtb16 %[t], %[v], ror #8\n\t"                                                        \
     "smlad %[a1], %[x], %[t], %[a1]\n\t"                                                   \
+    TD_DW_W1                                                                               \
     "sxtab16 %[x], %[k], %[y]\n\t"                                                         \
-    "sxtb16 %[t], %[u]\n\t"                                                                \
+    "sxtb16 %[t], %[" TD_DW_WU "]\n\t"                                                     \
     "smlad %[a2], %[x], %[t], %[a2]\n\t"                                                   \
     "sxtab16 %[x], %[k], %[y], ror #8\n\t"                                                 \
-    "sxtb16 %[t], %[u], ror #8\n\t"                                                        \
+    "sxtb16 %[t], %[" TD_DW_WU "], ror #8\n\t"                                             \
     "smlad %[a3], %[x], %[t], %[a3]\n\t"
 
 /* Tap 8 of channels c .. c+3: one word, SMLABB / SMLATT per channel. */
@@ -80,12 +84,16 @@ int32_t td_dwconv2d_3x3_s8_dsp_scratch_size(const td_dwconv2d_params_t *p)
     "smlabb %[a1], %[q], %[t], %[a1]\n\t"                                                  \
     "smlatt %[a3], %[q], %[t], %[a3]\n\t"
 
+#define TD_DW_PAIR13(i) TD_DW_PAIR(i, "ldr %[v], [%[w]], #4\n\t", "ldr %[v], [%[w]], #4\n\t", "v")
+#define TD_DW_PAIR14(i) TD_DW_PAIR(i, "ldrd %[v], %[u], [%[w]], #8\n\t", "", "u")
+
+/* (13 registers: the filter words by two LDR) */
 #define TD_DW9(tp_, c_, w_, k_, r0_, r1_, r2_, r3_)                                        \
     do {                                                                                   \
-        int32_t x_, y_, v_, u_, q_, t_;                                                    \
-        __asm__(TD_DW_PAIR(0) TD_DW_PAIR(8) TD_DW_PAIR(16) TD_DW_PAIR(24) TD_DW_TAP8       \
+        int32_t x_, y_, v_, q_, t_;                                                        \
+        __asm__(TD_DW_PAIR13(0) TD_DW_PAIR13(8) TD_DW_PAIR13(16) TD_DW_PAIR13(24) TD_DW_TAP8 \
                 : [a0] "+r"(r0_), [a1] "+r"(r1_), [a2] "+r"(r2_), [a3] "+r"(r3_),          \
-                  [w] "+r"(w_), [x] "=&r"(x_), [y] "=&r"(y_), [v] "=&r"(v_), [u] "=&r"(u_), \
+                  [w] "+r"(w_), [x] "=&r"(x_), [y] "=&r"(y_), [v] "=&r"(v_),              \
                   [q] "=&r"(q_), [t] "=&r"(t_)                                             \
                 : [tap] "r"(tp_), [c] "r"(c_), [k] "r"(k_)                                 \
                 : "memory");                                                               \
@@ -178,18 +186,21 @@ static inline void td_dw3x3_repad(td_dw3x3_ctx_t *x, int32_t c)
     }
 }
 
-#if TD_SIMD_NATIVE && defined(__OPTIMIZE__)
+/* The per-pixel asm loop takes 14 registers: all of r0-r12 and lr, none left for a frame
+ * pointer. A build that keeps one in r7 (-fno-omit-frame-pointer, which none of tinydeploy's
+ * builds uses) defines TD_FRAME_POINTER and gets the taps' asm block (13 registers) and the C
+ * requantization instead. */
+#if TD_SIMD_NATIVE && defined(__OPTIMIZE__) && !defined(TD_FRAME_POINTER)
 /* One output in the rounding form (td_requant.h; the host proved every channel shifts right,
  * e = -shift >= 1) saturated to int8 into byte j of a0 (the four outputs, clamped to the
  * activation range with SSUB8 / SEL and stored with one STR after the fourth), channel c + j,
- * its multiplier in register m: t = ~shift = e - 1; r = zp2p1 << (e - 1) (td_requant_rnd);
+ * its multiplier in register m: t = e - 1 (stored so); r = zp2p1 << (e - 1) (td_requant_rnd);
  * SMMLAR(2 * acc, m, r) = SMMULR(2 * acc, m) + r exactly; plus the sign of acc (that of
  * SMMULR's x, except where x = 0 and acc < 0: then r - 1 and r give the same quotient, as
- * r mod 2^e = 2^(e-1)); shifted right by e - 1 and, inside SSAT, by 1. 9 instructions plus
+ * r mod 2^e = 2^(e-1)); shifted right by e - 1 and, inside SSAT, by 1. 8 instructions plus
  * half an LDRD of multipliers. y: the shifts at c, v: zp2p1. */
 #define TD_DW_REQ1(j, a, m)                                                                \
     "ldrsb %[t], [%[y], #" #j "]\n\t"                                                      \
-    "mvn %[t], %[t]\n\t"                                                                   \
     "lsl %[k], %[v], %[t]\n\t"                                                             \
     "lsl %[" #a "], %[" #a "], #1\n\t"                                                     \
     "smmlar %[k], %[" #a "], %[" #m "], %[k]\n\t"                                          \
@@ -224,7 +235,7 @@ static inline void td_dw3x3_groups_asm(td_dw3x3_ctx_t *ctx, const int8_t *w)
         "ldrd %[a0], %[a1], [%[t]]\n\t"
         "ldrd %[a2], %[a3], [%[t], #8]\n\t"
         "ldr %[k], [%[tap], #56]\n\t"
-        TD_DW_PAIR(0) TD_DW_PAIR(8) TD_DW_PAIR(16) TD_DW_PAIR(24) TD_DW_TAP8
+        TD_DW_PAIR14(0) TD_DW_PAIR14(8) TD_DW_PAIR14(16) TD_DW_PAIR14(24) TD_DW_TAP8
         "ldr %[x], [%[tap], #36]\n\t"          /* the four outputs */
         "add %[x], %[x], %[c], lsl #2\n\t"
         "ldrd %[q], %[u], [%[x]]\n\t"
@@ -321,14 +332,19 @@ void td_dwconv2d_3x3_s8_dsp(const td_dwconv2d_params_t *p, const int8_t *in0, in
                     td_dw_bias4(bias, c, &a0, &a1, &a2, &a3);
                     td_dw3x3_repad(&ctx, c);
                     TD_DW9(ctx.tap, c, w, off2, a0, a1, a2, a3);
-                    dst[c] = td_dw_out(a0, mult[c], shift[c], zp2p1, out_off, lo, hi,
-                                       round_form, full_range);
-                    dst[c + 1] = td_dw_out(a1, mult[c + 1], shift[c + 1], zp2p1, out_off, lo,
-                                           hi, round_form, full_range);
-                    dst[c + 2] = td_dw_out(a2, mult[c + 2], shift[c + 2], zp2p1, out_off, lo,
-                                           hi, round_form, full_range);
-                    dst[c + 3] = td_dw_out(a3, mult[c + 3], shift[c + 3], zp2p1, out_off, lo,
-                                           hi, round_form, full_range);
+                    /* (the rounding form's shifts are stored as ~shift) */
+                    const int32_t s0 = round_form ? ~shift[c] : shift[c];
+                    const int32_t s1 = round_form ? ~shift[c + 1] : shift[c + 1];
+                    const int32_t s2 = round_form ? ~shift[c + 2] : shift[c + 2];
+                    const int32_t s3 = round_form ? ~shift[c + 3] : shift[c + 3];
+                    dst[c] = td_dw_out(a0, mult[c], s0, zp2p1, out_off, lo, hi, round_form,
+                                       full_range);
+                    dst[c + 1] = td_dw_out(a1, mult[c + 1], s1, zp2p1, out_off, lo, hi,
+                                           round_form, full_range);
+                    dst[c + 2] = td_dw_out(a2, mult[c + 2], s2, zp2p1, out_off, lo, hi,
+                                           round_form, full_range);
+                    dst[c + 3] = td_dw_out(a3, mult[c + 3], s3, zp2p1, out_off, lo, hi,
+                                           round_form, full_range);
                 }
             }
         }

@@ -26,6 +26,7 @@
 
 #include <stdint.h>
 
+#include "td_kernels.h"
 #include "td_requant.h"
 #include "td_simd.h"
 
@@ -40,6 +41,13 @@
  * go to td_conv2d_s8_dsp, whose rows buffer is arena scratch. */
 #define TD_GEMM_STACK_DEPTH 64
 #define TD_GEMM_STACK_BYTES (TD_GEMM_ROWS * 8 * TD_GEMM_STACK_DEPTH / 4)
+
+/* The input pixel that the 1x1 filter of output pixel (b, y, x) reads (no padding). */
+static inline const int8_t *td_pw_pixel(const td_conv2d_params_t *p, const int8_t *in0,
+                                        int32_t b, int32_t y, int32_t x)
+{
+    return in0 + ((b * p->in_h + y * p->stride_h) * p->in_w + x * p->stride_w) * p->in_c;
+}
 
 /* blocks of four values in a row of k values (the last may be partial) */
 static inline int32_t td_blocks(int32_t k)

@@ -1,14 +1,14 @@
 /*
  * td_minimum_s8_ref.c - int8 MINIMUM with broadcasting, as TFLite Micro's reference: the
- * smaller raw int8 value (no requantization, as in TFLM).
+ * smaller raw int8 value (td_minmax_one.h; TFLM compares the stored values and never
+ * requantizes; the converter gives both inputs and the output one quantization).
  */
 #include "td_binary_walk.h"
 
-static inline int8_t td_minimum_one(const td_binary_params_t *p, int32_t a, int32_t b)
-{
-    (void)p;
-    return (int8_t)(a < b ? a : b);
-}
+#define TD_MINMAX_NAME td_minimum_one
+#define TD_MINMAX_T int8_t
+#define TD_MINMAX_MAX 0
+#include "td_minmax_one.h"
 
 void td_minimum_s8_ref(const td_binary_params_t *p, const int8_t *in0, const int8_t *in1,
                        int8_t *out0)

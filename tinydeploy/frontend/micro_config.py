@@ -31,13 +31,13 @@ from pathlib import Path
 import numpy as np
 
 from tinydeploy.errors import InputDataError
-from tinydeploy.kws.header import (
+from tinydeploy.frontend.header import (
     c_array,
     framing_macros,
     read_config_text,
     render_config_header,
 )
-from tinydeploy.kws.presets import frame_count
+from tinydeploy.frontend.presets import frame_count
 
 PRESET = "micro-speech"
 WINDOW_BITS = 12          # window coefficients are Q12

@@ -23,14 +23,14 @@ from typing import Any
 import numpy as np
 
 from tinydeploy.errors import InputDataError
-from tinydeploy.kws.frontend_config import (
+from tinydeploy.frontend.config import (
     FeatureKind,
     FrontendConfig,
     hz_to_mel,
     render_frontend_header,
 )
-from tinydeploy.kws.hostlib import compile_host_library
-from tinydeploy.kws.presets import FrontendPreset, PresetSpec, frame_count
+from tinydeploy.frontend.hostlib import compile_host_library
+from tinydeploy.frontend.presets import FrontendPreset, PresetSpec, frame_count
 
 SOURCES = ("td_frontend.c", "td_fe_float.h")   # this preset's files besides td_frontend.h
 # The flags that make float arithmetic deterministic: no contraction into FMA, no fast-math,
@@ -69,6 +69,18 @@ class Quant:
 
     scale: float
     zero_point: int
+
+
+def input_quant_of(model_bytes: bytes) -> Quant:
+    """The quantization of the model's (first) input: what the int8 features must use."""
+    from tinydeploy.model.loader import load_tflite
+
+    g = load_tflite(model_bytes)
+    t = g.inputs[0]
+    if t.quant is None:
+        raise InputDataError("model input is not quantized")
+    return Quant(float(t.quant.scale[0]),
+                 int(t.quant.zero_point[0]))
 
 
 class HostFrontend:
@@ -250,43 +262,7 @@ def reference_quantize(x: np.ndarray, quant: Quant) -> np.ndarray:
     return np.clip(r, -128, 127).astype(np.int8)
 
 
-def wav_folder_features(folder: Path, cfg: Any,
-                        labels: list[str] | None = None) -> tuple[np.ndarray,
-                                                                  np.ndarray | None]:
-    """Float features (the model's float input) of every WAV below ``folder``, sorted by path,
-    each fitted to one clip; with ``labels``, also each file's label index taken from its
-    parent folder's name (Speech Commands layout), or an InputDataError naming the file.
-    ``cfg``: any preset's config (or a `FrontendChoice`) whose preset has float features."""
-    from tinydeploy.kws.data import fit_clip
-    from tinydeploy.kws.presets import FrontendChoice, choice_of
-    from tinydeploy.kws.wav import read_wav
 
-    folder = Path(folder)
-    if not folder.is_dir():
-        raise InputDataError(f"{folder}: not a folder of WAV files",
-                             hint="--frontend kws takes a folder (e.g. one sub-folder per word)")
-    files = sorted(p for p in folder.rglob("*") if p.suffix.lower() == ".wav")
-    if not files:
-        raise InputDataError(f"{folder}: no .wav files found (searched sub-folders too)")
-    choice = cfg if isinstance(cfg, FrontendChoice) else choice_of(cfg)
-    cfg = choice.config
-    if choice.spec.float_features is None:
-        raise InputDataError(f"front-end preset '{choice.preset.value}' has no float features "
-                             f"to calibrate a float model on",
-                             hint="calibrate with an .npz of the model's float inputs instead")
-    clips = np.stack([fit_clip(read_wav(p, cfg.sample_rate), cfg.clip_samples)
-                      for p in files])
-    x = np.asarray(choice.spec.float_features(cfg, clips), dtype=np.float32)
-    y = None
-    if labels is not None:
-        idx = {name: i for i, name in enumerate(labels)}
-        missing = [p for p in files if p.parent.name not in idx]
-        if missing:
-            raise InputDataError(f"{missing[0]}: its folder '{missing[0].parent.name}' is not "
-                                 f"one of the labels ({', '.join(labels)})",
-                                 hint="name each sub-folder after its label, or drop --labels")
-        y = np.asarray([idx[p.parent.name] for p in files], dtype=np.int64)
-    return x, y
 
 
 # ---- the preset --------------------------------------------------------------------------------

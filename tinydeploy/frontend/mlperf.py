@@ -44,7 +44,14 @@ from typing import Any
 import numpy as np
 
 from tinydeploy.errors import InputDataError
-from tinydeploy.kws.frontend import (
+from tinydeploy.frontend.config import (
+    fft_cosines,
+    float_preset_macros,
+    float_preset_tables,
+    framing_reason,
+)
+from tinydeploy.frontend.header import c_array, hexf, render_config_header
+from tinydeploy.frontend.native import (
     Quant,
     build_host_library,
     clip_batch,
@@ -52,14 +59,7 @@ from tinydeploy.kws.frontend import (
     stream_frames_s8,
     stream_windows,
 )
-from tinydeploy.kws.frontend_config import (
-    fft_cosines,
-    float_preset_macros,
-    float_preset_tables,
-    framing_reason,
-)
-from tinydeploy.kws.header import c_array, hexf, render_config_header
-from tinydeploy.kws.presets import PRESET_KEY, FrontendPreset, PresetSpec, frame_count
+from tinydeploy.frontend.presets import PRESET_KEY, FrontendPreset, PresetSpec, frame_count
 
 SOURCES = ("td_frontend_mlperf.c", "td_fe_float.h")
 
@@ -156,7 +156,7 @@ def dct_matrix(cfg: MlperfConfig) -> np.ndarray:
 @dataclass(frozen=True)
 class MlperfTables:
     window: np.ndarray        # [window] float32 periodic Hann (unscaled)
-    cos: np.ndarray           # [fft/2] float32 (frontend_config.fft_cosines)
+    cos: np.ndarray           # [fft/2] float32 (config.fft_cosines)
     bin_first: int
     bin_last: int
     bin_band: np.ndarray      # [bins] int: band of w_lower (-1: none)

@@ -20,8 +20,11 @@ from typing import Any
 import numpy as np
 
 from tinydeploy.errors import InputDataError
-from tinydeploy.kws.augment import AugmentConfig, augment_clip, spec_augment
-from tinydeploy.kws.data import (
+from tinydeploy.frontend.config import FrontendConfig
+from tinydeploy.frontend.native import HostFrontend, Quant, input_quant_of
+from tinydeploy.kws.wav import read_wav
+from tinydeploy.train.augment import AugmentConfig, augment_clip, spec_augment
+from tinydeploy.train.data import (
     CLIP,
     KEYWORDS,
     LABELS,
@@ -37,9 +40,6 @@ from tinydeploy.kws.data import (
     read_clip,
     split_noise,
 )
-from tinydeploy.kws.frontend import HostFrontend, Quant
-from tinydeploy.kws.frontend_config import FrontendConfig
-from tinydeploy.kws.wav import read_wav
 
 Log = Callable[[str], None]
 
@@ -146,17 +146,6 @@ def int8_predict(model_bytes: bytes, x_s8: np.ndarray) -> np.ndarray:
         it.invoke()
         preds[i] = int(np.argmax(it.get_output(0)[0]))
     return preds
-
-
-def input_quant_of(model_bytes: bytes) -> Quant:
-    from tinydeploy.model.loader import load_tflite
-
-    g = load_tflite(model_bytes)
-    t = g.inputs[0]
-    if t.quant is None:
-        raise InputDataError("model input is not quantized")
-    return Quant(float(t.quant.scale[0]),
-                 int(t.quant.zero_point[0]))
 
 
 def quantize_keras(keras_path: Path, calib: np.ndarray, out: Path) -> None:
@@ -879,7 +868,7 @@ Data: {data}. Real clips: each training clip of a keyword with at least
 {mix.unknown_real_max} real "unknown" clips; {mix.silence_real} silence clips from the
 background recordings.
 
-Augmentation (`tinydeploy/kws/augment.py`): speed/pitch x{a.speed[0]}-{a.speed[1]}
+Augmentation (`tinydeploy/train/augment.py`): speed/pitch x{a.speed[0]}-{a.speed[1]}
 (p {a.p_speed}), time shift +-{a.shift_ms} ms, simulated room RT60 {a.rt60_s[0]}-{a.rt60_s[1]}
 s (p {a.p_reverb}), noise at {a.snr_db[0]:.0f}-{a.snr_db[1]:.0f} dB SNR (p {a.p_noise}; real
 recordings {100 * a.p_real_noise:.0f} % of the time, else procedural), gain

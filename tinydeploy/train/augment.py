@@ -5,7 +5,7 @@ Waveform ingredients, applied in this order to a 1 s int16 clip: speed/pitch per
 simulated room (convolution with a synthetic room impulse response: a direct path, a few
 early reflections and an exponentially decaying diffuse tail for a random RT60), background
 noise at a random SNR (slices of real recordings, e.g. Speech Commands'
-``_background_noise_``, or the procedural noises of `tinydeploy.kws.data.make_noise`), and a
+``_background_noise_``, or the procedural noises of `tinydeploy.train.data.make_noise`), and a
 random gain. Feature ingredient: SpecAugment-style masking of time frames and feature
 channels of a batch of normalised features.
 
@@ -20,8 +20,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tinydeploy.kws.data import CLIP, fit_clip, make_noise
 from tinydeploy.kws.wav import SAMPLE_RATE, resample
+from tinydeploy.train.data import CLIP, fit_clip, make_noise
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,9 @@ from typing import Any
 import numpy as np
 
 from tinydeploy.errors import InputDataError
-from tinydeploy.kws.frontend_micro_config import (
+from tinydeploy.frontend.header import write_header
+from tinydeploy.frontend.hostlib import compile_host_library
+from tinydeploy.frontend.micro_config import (
     INT8_DIV,
     INT8_SCALE,
     LOG_COEFF,
@@ -35,9 +37,7 @@ from tinydeploy.kws.frontend_micro_config import (
     compute_tables,
     render_microspeech_header,
 )
-from tinydeploy.kws.header import write_header
-from tinydeploy.kws.hostlib import compile_host_library
-from tinydeploy.kws.presets import FrontendPreset, PresetSpec, frame_count
+from tinydeploy.frontend.presets import FrontendPreset, PresetSpec, frame_count
 
 SOURCES = ("td_frontend_micro.c",)
 CFLAGS = ("-std=c99", "-O2", "-Wall", "-Wextra", "-Werror")

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from tinydeploy.errors import ToolchainError
-from tinydeploy.kws.header import write_header
+from tinydeploy.frontend.header import write_header
 from tinydeploy.resources import firmware_dir
 from tinydeploy.toolchain import DEBIAN_PACKAGES
 

@@ -20,7 +20,7 @@ from typing import Protocol
 import numpy as np
 
 from tinydeploy.errors import InputDataError
-from tinydeploy.kws.presets import PresetConfig
+from tinydeploy.frontend.presets import PresetConfig
 
 
 class SerialisedConfig(Protocol):

@@ -5,7 +5,7 @@ features the device computes. Public models were trained with other people's pip
 front end is chosen per model, from a small closed set of presets:
 
 - ``tinydeploy``: the project's own float32 MFCC / log-mel (``firmware/frontend/td_frontend.c``,
-  config `tinydeploy.kws.frontend_config.FrontendConfig`);
+  config `tinydeploy.frontend.config.FrontendConfig`);
 - ``mlperf-kws``: MLPerf Tiny's keyword-spotting MFCCs (``td_frontend_mlperf.c``);
 - ``micro-speech``: TensorFlow's audio microfrontend as TFLM's micro_speech example uses it.
 
@@ -124,9 +124,9 @@ class PresetSpec:
 
 # Where each preset's PRESET_SPEC lives (imported on first use).
 PRESET_MODULES: dict[FrontendPreset, str] = {
-    FrontendPreset.TINYDEPLOY: "tinydeploy.kws.frontend",
-    FrontendPreset.MLPERF_KWS: "tinydeploy.kws.frontend_mlperf",
-    FrontendPreset.MICRO_SPEECH: "tinydeploy.kws.frontend_micro",
+    FrontendPreset.TINYDEPLOY: "tinydeploy.frontend.native",
+    FrontendPreset.MLPERF_KWS: "tinydeploy.frontend.mlperf",
+    FrontendPreset.MICRO_SPEECH: "tinydeploy.frontend.micro",
 }
 
 

@@ -24,14 +24,14 @@ from typing import Protocol
 import numpy as np
 
 from tinydeploy.errors import InputDataError
-from tinydeploy.kws.header import (
+from tinydeploy.frontend.header import (
     c_array,
     framing_macros,
     hexf,
     read_config_text,
     render_config_header,
 )
-from tinydeploy.kws.presets import PresetConfig, frame_count
+from tinydeploy.frontend.presets import PresetConfig, frame_count
 from tinydeploy.resources import firmware_dir
 
 
@@ -315,7 +315,7 @@ def render_frontend_header(cfg: FrontendConfig) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m tinydeploy.kws.frontend_config [CONFIG.json]``: rewrite the committed
+    """``python -m tinydeploy.frontend.config [CONFIG.json]``: rewrite the committed
     ``firmware/frontend/td_frontend_config.h`` (default config when no file is given)."""
     import sys
 

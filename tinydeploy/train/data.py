@@ -26,12 +26,16 @@ from typing import Any
 import numpy as np
 
 from tinydeploy.errors import InputDataError, ToolchainError
-from tinydeploy.kws.wav import SAMPLE_RATE, decode_wav, read_wav, resample, write_wav
+from tinydeploy.kws.labels import KEYWORDS, LABELS, SILENCE, UNKNOWN
+from tinydeploy.kws.wav import (
+    SAMPLE_RATE,
+    decode_wav,
+    fit_clip,
+    read_wav,
+    resample,
+    write_wav,
+)
 
-KEYWORDS: tuple[str, ...] = ("yes", "no", "up", "down", "left", "right", "on", "off",
-                             "stop", "go")
-SILENCE, UNKNOWN = "_silence_", "_unknown_"
-LABELS: tuple[str, ...] = (SILENCE, UNKNOWN, *KEYWORDS)
 CLIP = SAMPLE_RATE   # samples per clip (1 s)
 
 
@@ -83,14 +87,6 @@ class Dataset:
         except (OSError, KeyError, ValueError) as err:
             raise InputDataError(f"{path}: not a tinydeploy KWS dataset ({err})",
                                  hint="make one with `tinydeploy kws data`") from err
-
-
-def fit_clip(x: np.ndarray, n: int = CLIP) -> np.ndarray:
-    """Zero-pad (at the end) or centre-crop to exactly ``n`` samples."""
-    if x.size >= n:
-        start = (x.size - n) // 2
-        return x[start:start + n]
-    return np.concatenate([x, np.zeros(n - x.size, dtype=x.dtype)])
 
 
 # ---- Google Speech Commands v0.02 -----------------------------------------------------------
