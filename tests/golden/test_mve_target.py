@@ -12,6 +12,11 @@ size companion with the host's plan. The program generator and runner are those 
 benchmarks/bench_kernels.py (the DSP target tier's harness), given a DeviceTarget whose
 machine, core and linker script are the Cortex-M55's.
 
+In-place execution is checked on the device too: every mve kernel and the pointwise
+kernel's back-to-front twin run with their output overlapping their input at the shifts
+their declared access orders tolerate (and at one they do not, which must change the
+result), compared with the oracle.
+
 The ARM toolchain and QEMU are required (CI installs them): their absence fails the tier.
 """
 
