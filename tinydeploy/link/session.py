@@ -281,7 +281,10 @@ class Session:
         replies = self._replies(seq, what)
         info = next(replies)
         if not isinstance(info, Info):
-            raise LinkError(f"HELLO answered with {info.TYPE.name}, expected INFO")
+            # the device answers HELLO with INFO and then its TENSOR descriptors: a first
+            # reply of another type means the INFO frame was lost (a damaged frame is
+            # dropped), so ask again rather than fail
+            raise _Transient(f"HELLO answered with {info.TYPE.name} first: its INFO was lost")
         if info.version not in SUPPORTED_VERSIONS:
             raise LinkError(f"device speaks protocol version {info.version}, this host "
                             f"speaks {PROTOCOL_VERSION}", hint="rebuild the firmware")

@@ -187,7 +187,7 @@ static inline int td_fast_requant(int32_t requant_form, int32_t act_min, int32_t
 /* One output in the requantization the host chose, clamped to [lo, hi]: the path of layers
  * whose range is not all of int8 or whose rounding form was not proven (a call, so that the
  * kernels' copies for those layers stay small). */
-static inline __attribute__((noinline)) int8_t
+static __attribute__((noinline, unused)) int8_t
 td_gemm_out_general(int32_t acc, int32_t m, int32_t shift, int32_t out_off, int32_t lo,
                     int32_t hi, int32_t round_form)
 {
