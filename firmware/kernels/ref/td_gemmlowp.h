@@ -65,4 +65,15 @@ static inline int32_t td_one_over_one_plus_x(int32_t a)
     return td_sat_rounding_mul_pot(x, 1);
 }
 
+/* The largest of x[0..n-1] (INT8_MIN for n = 0): the row maximum every softmax-family kernel
+ * subtracts before its exponentials. */
+static inline int32_t td_max_s8(const int8_t *x, int32_t n)
+{
+    int32_t m = INT8_MIN;
+    for (int32_t c = 0; c < n; ++c) {
+        m = x[c] > m ? x[c] : m;
+    }
+    return m;
+}
+
 #endif /* TD_GEMMLOWP_H */

@@ -72,10 +72,7 @@ void td_log_softmax_s8_ref(const td_log_softmax_params_t *p, const int8_t *in0,
     for (int32_t r = 0; r < p->rows; ++r) {
         const int8_t *x = in0 + r * p->depth;
         int8_t *y = out0 + r * p->depth;
-        int32_t m = INT8_MIN;
-        for (int32_t c = 0; c < p->depth; ++c) {
-            m = x[c] > m ? x[c] : m;
-        }
+        const int32_t m = td_max_s8(x, p->depth);
         int32_t sum = 0;
         for (int32_t c = 0; c < p->depth; ++c) {
             sum = td_lsm_add(sum, p->exp_lut[m - x[c]]);

@@ -28,10 +28,7 @@ static inline td_softmax_row_t td_softmax_row(const int32_t *exp_lut, const int8
                                               int32_t depth, int32_t out_bits)
 {
     td_softmax_row_t row;
-    int32_t m = INT8_MIN;
-    for (int32_t c = 0; c < depth; ++c) {
-        m = x[c] > m ? x[c] : m;
-    }
+    const int32_t m = td_max_s8(x, depth);
     uint32_t sum = 0;
     for (int32_t c = 0; c < depth; ++c) {
         sum += (uint32_t)td_rounding_divide_by_pot(exp_lut[m - x[c]], 12);

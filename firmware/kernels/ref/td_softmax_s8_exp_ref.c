@@ -76,10 +76,7 @@ void td_softmax_s8_exp_ref(const td_softmax_exp_params_t *p, const int8_t *in0, 
     for (int32_t r = 0; r < p->rows; ++r) {
         const int8_t *x = in0 + r * p->depth;
         int8_t *y = out0 + r * p->depth;
-        int32_t m = INT8_MIN;
-        for (int32_t c = 0; c < p->depth; ++c) {
-            m = x[c] > m ? x[c] : m;
-        }
+        const int32_t m = td_max_s8(x, p->depth);
         uint32_t sum = 0;
         int32_t recip = 0;
         int32_t exponent = 0;
