@@ -8,8 +8,9 @@
  * difference is SRDHM(d * 2^left_shift, multiplier) (MultiplyByQuantizedMultiplierGreater-
  * ThanOne; no wrap since |d| <= the input radius) and its exp is gemmlowp's
  * exp_on_negative_values<5> (Q0.31). Pass 0 sums RoundingDivideByPOT(exp, 12) (Q12.19,
- * wrapping add), then GetReciprocal; pass 1 outputs RoundingDivideByPOT(SRDHM(recip, exp),
- * num_bits_over_unit + 23) - 128, and -128 where d < diff_min. The exps are computed twice
+ * wrapping add), then GetReciprocal (td_one_over_one_plus_x, once per row); pass 1 outputs
+ * RoundingDivideByPOT(SRDHM(recip, exp), num_bits_over_unit + 23) - 128, and -128 where
+ * d < diff_min. The exps are computed twice
  * (one call site, so the code is stored once); no table, no scratch. Not in place.
  */
 #include "td_gemmlowp.h"
@@ -56,21 +57,6 @@ static int32_t td_exp_q5_26(int32_t a)
     return a == 0 ? INT32_MAX : result;
 }
 
-/* gemmlowp one_over_one_plus_x_for_x_in_0_1 (as td_one_over_one_plus_x) with td_sx_mul:
- * a in [0, 1) Q0.31; half_den in [1/2, 1) and x in (1, 3) (Q2.29) stay positive. */
-static int32_t td_sx_recip(int32_t a)
-{
-    const int64_t s = (int64_t)a + INT32_MAX;
-    const int32_t half_den = (int32_t)((s + 1) >> 1);   /* RoundingHalfSum, s > 0 */
-    int32_t x = (int32_t)(1515870810u + (uint32_t)td_sx_mul(half_den, -1010580540));
-    for (int32_t i = 0; i < 3; ++i) {
-        const int32_t one_minus = (int32_t)((1u << 29) - (uint32_t)td_sx_mul(half_den, x));
-        x = (int32_t)((uint32_t)x + (uint32_t)td_sat_rounding_mul_pot(td_sx_mul(x, one_minus),
-                                                                      2));
-    }
-    return td_sat_rounding_mul_pot(x, 1);
-}
-
 void td_softmax_s8_exp_ref(const td_softmax_exp_params_t *p, const int8_t *in0, int8_t *out0)
 {
     for (int32_t r = 0; r < p->rows; ++r) {
@@ -102,7 +88,7 @@ void td_softmax_s8_exp_ref(const td_softmax_exp_params_t *p, const int8_t *in0, 
             if (pass == 0) {
                 /* GetReciprocal of the Q12.19 sum (>= the maximum's exp, so non-zero) */
                 const int32_t headroom_plus_one = td_clz32(sum);
-                recip = td_sx_recip(
+                recip = td_one_over_one_plus_x(
                     (int32_t)((sum << headroom_plus_one) - ((uint32_t)1 << 31)));
                 exponent = 12 - headroom_plus_one + 31 - 8;
             }
