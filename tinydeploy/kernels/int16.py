@@ -301,9 +301,29 @@ def _operands16_reason(graph: Graph, op: Operator) -> str | None:
     return None
 
 
+def _broadcast16_reason(a: Tensor, b: Tensor, out: Tensor) -> str | None:
+    """None when the int16 binary op's two inputs broadcast to exactly its output."""
+    from tinydeploy.kernels.elementwise import broadcast_shape
+
+    bs = broadcast_shape(a.shape, b.shape)
+    if bs is None or int(np.prod(bs)) != out.size:
+        return f"shapes {list(a.shape)} and {list(b.shape)} do not broadcast to the output"
+    return None
+
+
+def _activation16_reason(op: Operator, out: Tensor) -> str | None:
+    """None when the op's fused activation (NONE without ActivationOptions) has an int16
+    range on ``out``."""
+    act = op.options.activation if isinstance(op.options, ActivationOptions) else \
+        Activation.NONE
+    if activation_range16(act, out) is None:
+        return f"fused activation {act.name} is not supported"
+    return None
+
+
 def _accepts_add16(graph: Graph, op: Operator) -> str | None:
     """ADD and SUB (TFLM computes both in this scheme for int16)."""
-    from tinydeploy.kernels.elementwise import BCAST_DIMS, broadcast_shape
+    from tinydeploy.kernels.elementwise import BCAST_DIMS
 
     why = _operands16_reason(graph, op)
     if why:
@@ -312,13 +332,9 @@ def _accepts_add16(graph: Graph, op: Operator) -> str | None:
     assert a is not None and b is not None
     if max(len(a.shape), len(b.shape), len(out.shape)) > BCAST_DIMS:
         return f"rank above {BCAST_DIMS}"
-    bs = broadcast_shape(a.shape, b.shape)
-    if bs is None or int(np.prod(bs)) != out.size:
-        return f"shapes {list(a.shape)} and {list(b.shape)} do not broadcast to the output"
-    act = op.options.activation if isinstance(op.options, ActivationOptions) else \
-        Activation.NONE
-    if activation_range16(act, out) is None:
-        return f"fused activation {act.name} is not supported"
+    why = _broadcast16_reason(a, b, out) or _activation16_reason(op, out)
+    if why:
+        return why
     twice_max = 2.0 * max(f32(a.scale), f32(b.scale))
     if not twice_max / ((1 << ADD16_LEFT_SHIFT) * f32(out.scale)) < 1.0:
         return f"output scale {out.scale:g} is too small for input scales {a.scale:g}, {b.scale:g}"
@@ -359,15 +375,9 @@ def _accepts_mul16(graph: Graph, op: Operator) -> str | None:
     assert a is not None and b is not None
     if max(len(a.shape), len(b.shape), len(out.shape)) > 4 and a.shape != b.shape:
         return "TFLM broadcasts int16 MUL up to 4-D"
-    from tinydeploy.kernels.elementwise import broadcast_shape
-
-    bs = broadcast_shape(a.shape, b.shape)
-    if bs is None or int(np.prod(bs)) != out.size:
-        return f"shapes {list(a.shape)} and {list(b.shape)} do not broadcast to the output"
-    act = op.options.activation if isinstance(op.options, ActivationOptions) else \
-        Activation.NONE
-    if activation_range16(act, out) is None:
-        return f"fused activation {act.name} is not supported"
+    why = _broadcast16_reason(a, b, out) or _activation16_reason(op, out)
+    if why:
+        return why
     return None
 
 
@@ -405,8 +415,6 @@ MINMAX16_DIMS = 6
 def _accepts_minmax16(graph: Graph, op: Operator) -> str | None:
     """TFLM's int16 MAXIMUM/MINIMUM compare the stored values: both inputs and the output
     must share one scale (zero points are 0); both operands in the arena."""
-    from tinydeploy.kernels.elementwise import broadcast_shape
-
     why = _operands16_reason(graph, op)
     if why:
         return why
@@ -414,9 +422,9 @@ def _accepts_minmax16(graph: Graph, op: Operator) -> str | None:
     assert a is not None and b is not None
     if max(len(a.shape), len(b.shape), len(out.shape)) > MINMAX16_DIMS:
         return f"rank above {MINMAX16_DIMS}"
-    bs = broadcast_shape(a.shape, b.shape)
-    if bs is None or int(np.prod(bs)) != out.size:
-        return f"shapes {list(a.shape)} and {list(b.shape)} do not broadcast to the output"
+    why = _broadcast16_reason(a, b, out)
+    if why:
+        return why
     for t in (a, b):
         if f32(t.scale) != f32(out.scale):
             return (f"input '{t.name}' has scale {t.scale:g}, the output {out.scale:g}: TFLM's "
