@@ -17,7 +17,9 @@ reported first, so a toolchain that silently does not instrument fails instead o
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -28,6 +30,7 @@ from tinydeploy.build.firmware import build_firmware
 from tinydeploy.flash.runner import Firmware
 from tinydeploy.link.connect import connect
 from tinydeploy.link.validate import random_inputs, validate_cases
+from tinydeploy.model.ir import Graph
 from tinydeploy.model.loader import load_tflite
 from tinydeploy.testing.msan import REPORT as MSAN_REPORT
 from tinydeploy.testing.msan import build_msan, msan_unavailable
@@ -57,28 +60,36 @@ def extreme_inputs(graph, seed: int = 3) -> list[list[np.ndarray]]:  # type: ign
     return [lo_hi[0], lo_hi[1], alternating, lo_hi[2], lo_hi[3]]
 
 
-@pytest.mark.target
-@pytest.mark.parametrize("name", [pytest.param(n, marks=() if n in DEFAULT else
-                                               (pytest.mark.slow,)) for n in MODELS])
-def test_model_under_asan_and_ubsan_on_extreme_inputs(name: str, tmp_path: Path) -> None:
+def _run_on_extreme_inputs(name: str, out: Path, build: Callable[[bytes, Graph], None]
+                           ) -> tuple[Any, int, bool, str]:
+    """Build test model ``name`` for the host into ``out`` with ``build``, validate it on
+    its extreme inputs: (report, number of cases, whether the firmware still runs, its log)."""
     path = MODELS[name]
     model = OP_MODELS[name]() if path is None else path.read_bytes()
     graph = load_tflite(model)
-    out = tmp_path / "fw"
-    build_firmware(model, get_board("host"), "validate", out, graph=graph, sanitize=True,
-                   guards=True)
+    build(model, graph)
     fw = Firmware.from_build_dir(out)
     cases = extreme_inputs(graph)
     with connect(fw, timeout=300) as conn:
         report = validate_cases(conn.session.run, model, cases)
         assert conn.device is not None
-        alive = conn.device.poll() is None
-        log = conn.device.log
+        return report, len(cases), conn.device.poll() is None, conn.device.log
+
+
+@pytest.mark.target
+@pytest.mark.parametrize("name", [pytest.param(n, marks=() if n in DEFAULT else
+                                               (pytest.mark.slow,)) for n in MODELS])
+def test_model_under_asan_and_ubsan_on_extreme_inputs(name: str, tmp_path: Path) -> None:
+    out = tmp_path / "fw"
+    report, n_cases, alive, log = _run_on_extreme_inputs(
+        name, out, lambda model, graph: build_firmware(
+            model, get_board("host"), "validate", out, graph=graph, sanitize=True,
+            guards=True))
     findings = [line for line in log.splitlines() if any(r in line for r in REPORTS)]
     assert not findings, "\n".join(findings[:20])
     assert alive, f"the sanitized firmware exited:\n{log[-3000:]}"
     m = report.first_mismatch
-    assert report.bit_exact_cases == report.cases == len(cases), (
+    assert report.bit_exact_cases == report.cases == n_cases, (
         f"{name}: case {m.case} output {m.output} position {list(m.position)}: device "
         f"{m.actual}, reference {m.expected}" if m else name)
 
@@ -94,20 +105,14 @@ def msan() -> None:
 @pytest.mark.parametrize("name", [pytest.param(n, marks=() if n in DEFAULT else
                                                (pytest.mark.slow,)) for n in MODELS])
 def test_model_under_msan_on_extreme_inputs(name: str, tmp_path: Path, msan: None) -> None:
-    path = MODELS[name]
-    model = OP_MODELS[name]() if path is None else path.read_bytes()
-    graph = load_tflite(model)
     out = tmp_path / "fw"
-    build_firmware(model, get_board("host"), "validate", out, graph=graph)
-    build_msan(out)
-    fw = Firmware.from_build_dir(out)
-    cases = extreme_inputs(graph)
-    with connect(fw, timeout=300) as conn:
-        report = validate_cases(conn.session.run, model, cases)
-        assert conn.device is not None
-        alive = conn.device.poll() is None
-        log = conn.device.log
+
+    def build(model: bytes, graph: Graph) -> None:
+        build_firmware(model, get_board("host"), "validate", out, graph=graph)
+        build_msan(out)
+
+    report, n_cases, alive, log = _run_on_extreme_inputs(name, out, build)
     findings = [line for line in log.splitlines() if MSAN_REPORT in line or "WARNING" in line]
     assert not findings, log[-4000:]
     assert alive, f"the MSan firmware exited:\n{log[-3000:]}"
-    assert report.bit_exact_cases == report.cases == len(cases), name
+    assert report.bit_exact_cases == report.cases == n_cases, name
