@@ -171,19 +171,34 @@ def test_kws_stream_through_a_flaky_cable(name: str, firmware: Firmware,
         "a result differs from the fault-free run"
 
 
+class _PassThroughPort:
+    """The host's port as the stream sees it, passed through unchanged; a test overrides
+    ``write`` to act on the device (``dev``: the emulator) at a chosen write."""
+
+    def __init__(self, host: Any, dev: Any) -> None:
+        self.host, self.dev = host, dev
+        self.timeout = host.timeout
+
+    def read(self, size: int = 1) -> bytes:
+        return bytes(self.host.read(size))
+
+    def write(self, data: bytes) -> int | None:
+        return self.host.write(data)
+
+    def flush(self) -> None:
+        self.host.flush()
+
+    @property
+    def in_waiting(self) -> int:
+        return int(self.host.in_waiting)
+
+
 def test_kws_stream_through_a_board_reset(firmware: Firmware) -> None:
     """A reset in the middle of an AUDIO frame, 1.2 s into the stream: the device has lost
     the stream, so the command must fail naming the sample where it was lost."""
     state = {"writes": 0, "resets": 0}
 
-    class ResettingPort:
-        def __init__(self, host: Any, dev: Any) -> None:
-            self.host, self.dev = host, dev
-            self.timeout = host.timeout
-
-        def read(self, size: int = 1) -> bytes:
-            return bytes(self.host.read(size))
-
+    class ResettingPort(_PassThroughPort):
         def write(self, data: bytes) -> int | None:
             state["writes"] += 1
             if state["writes"] == 150 and not state["resets"]:     # HELLO is 1
@@ -196,13 +211,6 @@ def test_kws_stream_through_a_board_reset(firmware: Firmware) -> None:
                 time.sleep(0.3)
                 return self.host.write(data[half:])
             return self.host.write(data)
-
-        def flush(self) -> None:
-            self.host.flush()
-
-        @property
-        def in_waiting(self) -> int:
-            return int(self.host.in_waiting)
 
     outcome, lost, _, took = _stream(firmware, Faults(), seed=0, port_wrap=ResettingPort,
                                      seconds=SHORT)
@@ -219,26 +227,12 @@ def test_kws_stream_gives_up_on_a_silent_device(firmware: Firmware) -> None:
     samples, instead of waiting for ever."""
     state = {"writes": 0}
 
-    class FreezingPort:
-        def __init__(self, host: Any, dev: Any) -> None:
-            self.host, self.dev = host, dev
-            self.timeout = host.timeout
-
-        def read(self, size: int = 1) -> bytes:
-            return bytes(self.host.read(size))
-
+    class FreezingPort(_PassThroughPort):
         def write(self, data: bytes) -> int | None:
             state["writes"] += 1
             if state["writes"] == 100:
                 self.dev._qmp({"execute": "stop"})
             return self.host.write(data)
-
-        def flush(self) -> None:
-            self.host.flush()
-
-        @property
-        def in_waiting(self) -> int:
-            return int(self.host.in_waiting)
 
     t0 = time.monotonic()
     outcome, lost, _, took = _stream(firmware, Faults(), seed=0, port_wrap=FreezingPort,
