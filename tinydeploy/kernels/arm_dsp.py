@@ -56,6 +56,8 @@ DW3X3_TAPS_H = f"{ARM_DIR}/td_dw3x3_taps.h"   # 3x3 depthwise tap pointers (the 
 DW_HEADER = f"{ARM_DIR}/td_dwconv2d_dsp.h"     # what the dsp depthwise kernels share
 DOT4_HEADER = f"{ARM_DIR}/td_dot4_s8_dsp.h"    # four dot products (FC, one-channel dw)
 GEMM_HEADER = f"{ARM_DIR}/td_gemm_s8_dsp.h"
+# the header and its one out-of-line function (td_gemm_out_general, one copy per build)
+GEMM_FILES = (GEMM_HEADER, f"{ARM_DIR}/td_gemm_s8_dsp.c")
 
 # |x + input_offset| <= 255 and |w| <= 128: a pair of products stays inside int32 and the
 # kernels' sums for depths below 2^16 (the accumulator bound decides the requantization form).
@@ -214,7 +216,7 @@ def _conv_1x1_back_prepare(graph: Graph, op: Operator) -> KernelCall:
 
 CONV2D_1X1_S8_DSP = register(KernelVariant(
     op="CONV_2D", impl="dsp", symbol="td_conv2d_1x1_s8_dsp",
-    sources=(f"{ARM_DIR}/td_conv2d_1x1_s8_dsp.c", GEMM_HEADER, SIMD_HEADER), requires=DSP,
+    sources=(f"{ARM_DIR}/td_conv2d_1x1_s8_dsp.c", *GEMM_FILES, SIMD_HEADER), requires=DSP,
     accepts=conv_1x1_accepts, prepare=_conv_1x1_prepare, priority=20,
     access=conv_rows_order(GEMM_ROWS), twins=("td_conv2d_1x1_back_s8_dsp",),
     code_bytes=1850))
@@ -223,14 +225,14 @@ CONV2D_1X1_S8_DSP = register(KernelVariant(
 # in the forward kernel's place by the planner when its output should trail its input.
 CONV2D_1X1_BACK_S8_DSP = register(KernelVariant(
     op="CONV_2D", impl="dsp", symbol="td_conv2d_1x1_back_s8_dsp",
-    sources=(f"{ARM_DIR}/td_conv2d_1x1_back_s8_dsp.c", GEMM_HEADER, SIMD_HEADER),
+    sources=(f"{ARM_DIR}/td_conv2d_1x1_back_s8_dsp.c", *GEMM_FILES, SIMD_HEADER),
     requires=DSP, accepts=conv_1x1_accepts, prepare=_conv_1x1_back_prepare, priority=19,
     access=conv_rows_back_order(GEMM_ROWS), twins=("td_conv2d_1x1_s8_dsp",),
     code_bytes=1850))
 
 CONV2D_S8_DSP = register(KernelVariant(
     op="CONV_2D", impl="dsp", symbol="td_conv2d_s8_dsp",
-    sources=(f"{ARM_DIR}/td_conv2d_s8_dsp.c", GEMM_HEADER, SIMD_HEADER), requires=DSP,
+    sources=(f"{ARM_DIR}/td_conv2d_s8_dsp.c", *GEMM_FILES, SIMD_HEADER), requires=DSP,
     accepts=_conv_common, prepare=_conv_prepare, priority=10,
     access=conv_rows_order(GEMM_ROWS_IM2COL),
     code_bytes=3500))
@@ -278,7 +280,7 @@ def _conv_c1_prepare(graph: Graph, op: Operator) -> KernelCall:
 # One input channel, four taps wide (a keyword-spotting first layer): no im2col, no scratch.
 CONV2D_C1_S8_DSP = register(KernelVariant(
     op="CONV_2D", impl="dsp", symbol="td_conv2d_c1_s8_dsp",
-    sources=(f"{ARM_DIR}/td_conv2d_c1_s8_dsp.c", GEMM_HEADER, SIMD_HEADER),
+    sources=(f"{ARM_DIR}/td_conv2d_c1_s8_dsp.c", *GEMM_FILES, SIMD_HEADER),
     requires=DSP, accepts=conv_c1_accepts, prepare=_conv_c1_prepare, priority=15,
     access=conv_c1_order(C1_LANES),
     code_bytes=2200))
@@ -418,7 +420,7 @@ def _dw_as_conv_prepare(graph: Graph, op: Operator) -> KernelCall:
 # kernel, for a selection that weighs the board's budget.
 DWCONV2D_C1_GEMM_S8_DSP = register(KernelVariant(
     op="DEPTHWISE_CONV_2D", impl="dsp", symbol="td_conv2d_s8_dsp",
-    sources=(f"{ARM_DIR}/td_conv2d_s8_dsp.c", GEMM_HEADER, SIMD_HEADER), requires=DSP,
+    sources=(f"{ARM_DIR}/td_conv2d_s8_dsp.c", *GEMM_FILES, SIMD_HEADER), requires=DSP,
     accepts=_dw_as_conv_accepts, prepare=_dw_as_conv_prepare, priority=25,
     access=conv_rows_order(GEMM_ROWS_IM2COL),
     code_bytes=4550))
@@ -522,7 +524,7 @@ def fc_interleaved(call: KernelCall) -> KernelCall:
 
 FULLY_CONNECTED_S8_DSP = register(KernelVariant(
     op="FULLY_CONNECTED", impl="dsp", symbol="td_fully_connected_s8_dsp",
-    sources=(f"{ARM_DIR}/td_fully_connected_s8_dsp.c", GEMM_HEADER, SIMD_HEADER,
+    sources=(f"{ARM_DIR}/td_fully_connected_s8_dsp.c", *GEMM_FILES, SIMD_HEADER,
              DOT4_HEADER),
     requires=DSP, accepts=_fc_accepts, prepare=_fc_prepare, priority=20,
     code_bytes=1170))

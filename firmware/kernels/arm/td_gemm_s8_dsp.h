@@ -1,6 +1,6 @@
 /*
  * td_gemm_s8_dsp.h - int8 matrix-product building blocks shared by the dsp CONV_2D kernels
- * (static inline, no symbols of its own).
+ * (static inline, except td_gemm_out_general: td_gemm_s8_dsp.c).
  *
  * Weights stay int8 in flash, in the reference layout ([out_c][k], k = the dot-product depth):
  * four of them are read with one LDR and widened in registers by SXTB16 / SXTB16 ROR #8 into
@@ -185,16 +185,11 @@ static inline int td_fast_requant(int32_t requant_form, int32_t act_min, int32_t
 }
 
 /* One output in the requantization the host chose, clamped to [lo, hi]: the path of layers
- * whose range is not all of int8 or whose rounding form was not proven (a call, so that the
- * kernels' copies for those layers stay small). */
-static __attribute__((noinline, unused)) int8_t
-td_gemm_out_general(int32_t acc, int32_t m, int32_t shift, int32_t out_off, int32_t lo,
-                    int32_t hi, int32_t round_form)
-{
-    const int32_t es = round_form ? -shift : shift;
-    const int32_t r = round_form ? td_requant_rnd(2 * out_off + 1, es) : 0;
-    return td_gemm_clamp(td_gemm_value(acc, m, es, r, out_off, round_form), lo, hi, 0);
-}
+ * whose range is not all of int8 or whose rounding form was not proven. A call, defined once
+ * in td_gemm_s8_dsp.c, so that the kernels' copies for those layers stay small and every
+ * kernel of a build shares one copy. */
+int8_t td_gemm_out_general(int32_t acc, int32_t m, int32_t shift, int32_t out_off, int32_t lo,
+                           int32_t hi, int32_t round_form);
 
 /* The matrix product of the rows buffer with every int8 filter row: output o of row j goes
  * to d[j][o]. Specialised by the compiler for the fast requantization (td_fast_requant) or
