@@ -52,12 +52,12 @@ from __future__ import annotations
 
 import enum
 import heapq
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 from tinydeploy.errors import UnsupportedError
-from tinydeploy.kernels.access import tolerated_shifts
+from tinydeploy.kernels.access import AccessOrder, tolerated_shifts
 from tinydeploy.kernels.registry import (
     KernelChoice,
     KernelVariant,
@@ -263,6 +263,16 @@ def reference_plan(graph: Graph, algorithm: str = "auto", align: int = 16) -> Gr
     return plan_graph(graph, select_kernels(graph, None), None, algorithm, align)
 
 
+def _orders_with_twins(graph: Graph, op: Operator, v: KernelVariant, call: Any
+                       ) -> Iterator[AccessOrder]:
+    """The access orders of ``v`` (for ``call``) and of each of its twins that accepts
+    ``op``: the overlaps the planner may use for this op with ``v`` selected."""
+    for t in (v, *(variant_by_symbol(v.op, name) for name in v.twins)):
+        if t is not v and t.accepts(graph, op) is not None:
+            continue
+        yield t.access(call if t is v else t.prepare(graph, op))
+
+
 def _pair_span(graph: Graph, op: Operator, v: KernelVariant, call: Any, n_in: int, n_out: int,
                align: int) -> int:
     """The fewest arena bytes that op's input 0 and output 0 (``n_in``, ``n_out`` bytes) can
@@ -274,10 +284,7 @@ def _pair_span(graph: Graph, op: Operator, v: KernelVariant, call: Any, n_in: in
     if v.access is None or call is None:
         return ps + pd
     best = ps + pd
-    for t in (v, *(variant_by_symbol(v.op, name) for name in v.twins)):
-        if t is not v and t.accepts(graph, op) is not None:
-            continue
-        order = t.access(call if t is v else t.prepare(graph, op))
+    for order in _orders_with_twins(graph, op, v, call):
         if order.in_bytes != n_in or order.out_bytes != n_out:
             continue
         lead, trail = tolerated_shifts(order, align)
@@ -344,10 +351,8 @@ def _order_shifts(graph: Graph, op: Operator, v: KernelVariant, call: Any, align
     if v.access is None or call is None:
         return None
     lead, trail = None, None
-    for t in (v, *(variant_by_symbol(v.op, name) for name in v.twins)):
-        if t is not v and t.accepts(graph, op) is not None:
-            continue
-        lo, hi = tolerated_shifts(t.access(call if t is v else t.prepare(graph, op)), align)
+    for order in _orders_with_twins(graph, op, v, call):
+        lo, hi = tolerated_shifts(order, align)
         lead = lo if lead is None else max(lead, lo)
         trail = hi if trail is None else min(trail, hi)
     return None if lead is None or trail is None else (lead, trail)
