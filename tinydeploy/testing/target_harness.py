@@ -8,7 +8,9 @@ sources at the firmware's optimisation level, and reads the outputs back over se
 (integer widths, shifts of negative values, libm differences) is caught byte for byte.
 
 The bare-metal runtime is ``firmware/kernels/arm/test/td_dsp_test_rt.c`` (vector table,
-reset, semihosting output and exit) with its linker script for mps2-an386's memory map.
+reset, semihosting output and exit) with its linker script for mps2-an386's memory map;
+the micro:bit (Cortex-M0, nRF51) has code at 0 and RAM at 0x20000000 as well, but only
+256 KB and 16 KB of them, so its programs get that script with its own lengths.
 """
 
 from __future__ import annotations
@@ -34,7 +36,10 @@ from tinydeploy.toolchain import ARM_LDLIBS, ARM_PREFIX, DEBIAN_PACKAGES, Core, 
 
 TEST_RT = FIRMWARE_DIR / "kernels" / "arm" / "test"
 # QEMU machines whose memory map td_dsp_test.ld describes, and their cores
-MACHINES = {"mps2-an386": Core.CORTEX_M4F, "mps2-an500": Core.CORTEX_M7}
+MACHINES = {"mps2-an386": Core.CORTEX_M4F, "mps2-an500": Core.CORTEX_M7,
+            "microbit": Core.CORTEX_M0}
+# machines with less memory at the script's origins: (code, RAM) lengths
+SMALL_MEMORY = {"microbit": ("256K", "16K")}
 
 _OUT = re.compile(r"fwrite\((\w+), 1, (\d+), stdout\);")
 
@@ -55,6 +60,22 @@ def _tool(name: str) -> str:
     return path
 
 
+def linker_script(machine: str, work: Path) -> Path:
+    """td_dsp_test.ld, or a copy in ``work`` with the machine's memory lengths."""
+    script = TEST_RT / "td_dsp_test.ld"
+    if machine not in SMALL_MEMORY:
+        return script
+    text = script.read_text(encoding="utf-8")
+    for region, length in zip(("FLASH", "RAM"), SMALL_MEMORY[machine], strict=True):
+        text, n = re.subn(rf"({region} \(\w+\) *: ORIGIN = 0x\w+, LENGTH = )\w+",
+                          rf"\g<1>{length}", text)
+        if n != 1:
+            raise ToolchainError(f"{script.name}: no {region} region to resize for {machine}")
+    out = work / "test.ld"
+    out.write_text(text, encoding="utf-8")
+    return out
+
+
 def run_target(cases: Sequence[HostCase], *, machine: str = "mps2-an386", opt: str = "-O2",
                timeout: float = 300.0, keep_dir: Path | None = None
                ) -> list[list[np.ndarray]]:
@@ -73,7 +94,7 @@ def run_target(cases: Sequence[HostCase], *, machine: str = "mps2-an386", opt: s
         flags = cflags(MACHINES[machine], opt, stack_analysis=False)
         cmd = [cc, *flags, "-I", str(KERNEL_INCLUDE), "-I", str(TEST_RT), str(main_c),
                str(TEST_RT / "td_dsp_test_rt.c"), *(str(FIRMWARE_DIR / s) for s in sources),
-               "-T", str(TEST_RT / "td_dsp_test.ld"), "-nostartfiles", "-Wl,--gc-sections",
+               "-T", str(linker_script(machine, work)), "-nostartfiles", "-Wl,--gc-sections",
                "--specs=nano.specs", "--specs=nosys.specs", "-o", str(elf), *ARM_LDLIBS]
         proc = run_tool(cmd, "building the target harness program", timeout=timeout)
         if proc.returncode != 0:
