@@ -24,16 +24,17 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
 import pytest
 from test_dsp_host import C1, DW, SPECS, Spec, build_model, mismatch, random_specs
 
 from benchmarks.bench_kernels import DeviceCase, DeviceTarget, run_on_device
-from tinydeploy.boards import get_board
+from tinydeploy.boards import Board, get_board
 from tinydeploy.codegen import cemit
 from tinydeploy.kernels.access import overlap_violation, tolerated_shifts
 from tinydeploy.kernels.registry import KernelCall, select_kernels, variant_by_symbol, variants
@@ -44,6 +45,8 @@ from tinydeploy.resources import firmware_dir
 from tinydeploy.toolchain import Core, ldflags
 
 pytestmark = pytest.mark.target
+
+T = TypeVar("T")
 
 ROOT = Path(__file__).resolve().parents[2]
 MVE_BOARD = get_board("mps3-an547")
@@ -83,19 +86,26 @@ def _tools() -> None:
                         "libnewlib-arm-none-eabi qemu-system-arm)")
 
 
-def m55_target(work: Path) -> DeviceTarget:
-    """benchmarks/bench_kernels.py's device target for the Cortex-M55 on mps3-an547: the
-    shared bare-metal runtime plus an AN547 linker script under the same name, in ``work``;
-    results count SysTick ticks (instructions_per_tick 1), converted by instructions()."""
+def runtime_target(work: Path, machine: str, core: Core, script: str) -> DeviceTarget:
+    """benchmarks/bench_kernels.py's device target for ``machine``: the shared bare-metal
+    runtime plus the linker script text ``script`` under the runtime's name, in ``work``;
+    results count SysTick ticks (instructions_per_tick 1)."""
     rt = work / "rt"
     rt.mkdir(parents=True, exist_ok=True)
     src_rt = firmware_dir() / "kernels" / "arm" / "test"
     for name in ("td_dsp_test_rt.c", "td_dsp_test_rt.h"):
         shutil.copyfile(src_rt / name, rt / name)
-    an386_ld = (src_rt / "td_dsp_test.ld").read_text(encoding="utf-8")
-    sections = an386_ld[an386_ld.index("ENTRY("):]
-    (rt / "td_dsp_test.ld").write_text(AN547_LD + sections, encoding="utf-8")
-    return DeviceTarget(MACHINE, Core.CORTEX_M55, rt, 1)
+    (rt / "td_dsp_test.ld").write_text(script, encoding="utf-8")
+    return DeviceTarget(machine, core, rt, 1)
+
+
+def m55_target(work: Path) -> DeviceTarget:
+    """The device target for the Cortex-M55 on mps3-an547: an AN547 memory map before the
+    runtime's sections; ticks converted by instructions()."""
+    an386_ld = (firmware_dir() / "kernels" / "arm" / "test" / "td_dsp_test.ld").read_text(
+        encoding="utf-8")
+    return runtime_target(work, MACHINE, Core.CORTEX_M55,
+                          AN547_LD + an386_ld[an386_ld.index("ENTRY("):])
 
 
 REQUANT_CHECK = r"""
@@ -224,21 +234,27 @@ def mve_cases(model: bytes, name: str, seed: int) -> list[DeviceCase]:
         for label, arr in inputs.items()]
 
 
+def split_by_size(items: Sequence[T], size: Callable[[T], int], budget: int) -> list[list[T]]:
+    """``items`` in order, split into runs whose ``size`` sums stay under ``budget`` (an
+    item larger than the budget alone)."""
+    out: list[list[T]] = [[]]
+    used = 0
+    for item in items:
+        n = size(item)
+        if out[-1] and used + n > budget:
+            out.append([])
+            used = 0
+        out[-1].append(item)
+        used += n
+    return out
+
+
 def chunks(cases: list, budget: int = 256 * 1024) -> list[list]:  # type: ignore[type-arg]
     """``cases`` in order, split into programs whose constant data (inputs, ref and mve
     constants) stays under ``budget`` bytes: the AN547's 512 K ITCM holds code and
     constants."""
-    out: list[list] = [[]]  # type: ignore[type-arg]
-    used = 0
-    for c in cases:
-        size = c.input.nbytes + sum(a.values.nbytes for call in (c.ref, c.dsp)
-                                    for a in call.consts)
-        if out[-1] and used + size > budget:
-            out.append([])
-            used = 0
-        out[-1].append(c)
-        used += size
-    return out
+    return split_by_size(cases, lambda c: c.input.nbytes + sum(
+        a.values.nbytes for call in (c.ref, c.dsp) for a in call.consts), budget)
 
 
 @pytest.fixture(scope="module")
@@ -310,15 +326,18 @@ class OverlapCase:
     safe: bool
 
 
-def overlap_cases(spec: Spec, rng: np.random.Generator) -> list[OverlapCase]:
-    """For the selected mve kernel of ``spec`` and each of its twins (the back-to-front
-    pointwise kernel): the tightest lead and trail its access order tolerates on a 1-byte
-    grid, both on the planner's 16-byte grid, one more safe shift at random, and the unsafe
-    shift 16 bytes inside the tightest lead (where the buffers still overlap)."""
+def overlap_cases(spec: Spec, rng: np.random.Generator, board: Board = MVE_BOARD
+                  ) -> list[OverlapCase]:
+    """For the kernel ``board`` selects for ``spec`` (default: the mve one) and each of its
+    twins that accepts it (the back-to-front pointwise kernel): the tightest lead and trail
+    its access order tolerates on a 1-byte grid, both on the planner's 16-byte grid, one more
+    safe shift at random, and the unsafe shift 16 bytes inside the tightest lead (where the
+    buffers still overlap)."""
     graph = load_tflite(build_model(spec))
     op = graph.operators[0]
-    chosen = select_kernels(graph, MVE_BOARD).choices[0].variant
-    kernels = [chosen] + [variant_by_symbol(chosen.op, t) for t in chosen.twins]
+    chosen = select_kernels(graph, board).choices[0].variant
+    kernels = [chosen] + [t for t in (variant_by_symbol(chosen.op, n) for n in chosen.twins)
+                          if t.accepts(graph, op) is None]
     inp = rng.integers(-128, 128, size=graph.tensor(op.inputs[0]).size).astype(np.int8)
     n_out = graph.tensor(op.outputs[0]).nbytes
     out: list[OverlapCase] = []
@@ -370,9 +389,11 @@ def render_overlap_program(cases: Sequence[OverlapCase]) -> str:
     return "".join(parts)
 
 
-def run_overlapped_on_device(cases: Sequence[OverlapCase], work: Path) -> list[np.ndarray]:
-    """Build and run the overlap program on mps3-an547; the output bytes of every case."""
-    target = m55_target(work)
+def run_overlapped_on_device(cases: Sequence[OverlapCase], work: Path,
+                             target: DeviceTarget | None = None) -> list[np.ndarray]:
+    """Build and run the overlap program on ``target`` (default: the Cortex-M55 on
+    mps3-an547); the output bytes of every case."""
+    target = target or m55_target(work)
     main_c = work / "overlap.c"
     main_c.write_text(render_overlap_program(cases), encoding="utf-8")
     sources = sorted({s for c in cases for s in c.sources})
@@ -385,9 +406,10 @@ def run_overlapped_on_device(cases: Sequence[OverlapCase], work: Path) -> list[n
            *ldflags(target.core, str(rt / "td_dsp_test.ld")), "-o", str(elf)]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    proc = subprocess.run(["qemu-system-arm", "-M", MACHINE, "-nographic", "-monitor", "none",
-                           "-serial", "null", "-semihosting-config", "enable=on,target=native",
-                           "-kernel", str(elf)], capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(["qemu-system-arm", "-M", target.machine, "-nographic", "-monitor",
+                           "none", "-serial", "null", "-semihosting-config",
+                           "enable=on,target=native", "-kernel", str(elf)],
+                          capture_output=True, text=True, timeout=300)
     lines = (proc.stdout + proc.stderr).splitlines()
     assert proc.returncode == 0 and "end" in lines, "\n".join(lines[-20:])
     outs = [np.frombuffer(bytes.fromhex(lines[i + 1].strip()), dtype=np.int8)
@@ -399,16 +421,8 @@ def run_overlapped_on_device(cases: Sequence[OverlapCase], work: Path) -> list[n
 def overlap_chunks(cases: list[OverlapCase], budget: int = 192 * 1024
                    ) -> list[list[OverlapCase]]:
     """``cases`` split into programs whose constants and inputs stay under ``budget``."""
-    out: list[list[OverlapCase]] = [[]]
-    used = 0
-    for c in cases:
-        size = c.input.nbytes + sum(a.values.nbytes for a in c.call.consts)
-        if out[-1] and used + size > budget:
-            out.append([])
-            used = 0
-        out[-1].append(c)
-        used += size
-    return out
+    return split_by_size(cases, lambda c: c.input.nbytes + sum(
+        a.values.nbytes for a in c.call.consts), budget)
 
 
 def test_mve_kernels_with_overlapping_buffers(tmp_path: Path) -> None:
@@ -421,11 +435,20 @@ def test_mve_kernels_with_overlapping_buffers(tmp_path: Path) -> None:
     cases = [c for s in OVERLAP_SPECS for c in overlap_cases(s, rng)]
     assert {c.call.symbol for c in cases} == set(MVE_OF.values()) | {
         "td_conv2d_1x1_back_s8_mve"}
+    check_overlapped(cases, tmp_path, ("pw_dscnn", "dw_dscnn"))
+
+
+def check_overlapped(cases: list[OverlapCase], work: Path, must_change: tuple[str, ...],
+                     target: Callable[[Path], DeviceTarget] = m55_target,
+                     budget: int = 192 * 1024) -> None:
+    """Run ``cases`` on ``target`` (in programs under ``budget`` bytes of constants and
+    inputs): every safe shift must give the oracle's bytes, and for each spec id in
+    ``must_change`` every kernel's unsafe shift must change them."""
     outs = []
-    for i, chunk in enumerate(overlap_chunks(cases)):
-        work = tmp_path / f"p{i}"
-        work.mkdir()
-        outs += run_overlapped_on_device(chunk, work)
+    for i, chunk in enumerate(overlap_chunks(cases, budget)):
+        sub = work / f"p{i}"
+        sub.mkdir()
+        outs += run_overlapped_on_device(chunk, sub, target(sub))
     expected: dict[str, np.ndarray] = {}
     failures, unsafe_changed = [], set()
     for c, got in zip(cases, outs, strict=True):
@@ -440,7 +463,7 @@ def test_mve_kernels_with_overlapping_buffers(tmp_path: Path) -> None:
         if not c.safe and not np.array_equal(got, exp):
             unsafe_changed.add((c.spec.id, c.call.symbol))
     assert not failures, "\n".join(failures)
-    for sid in ("pw_dscnn", "dw_dscnn"):
+    for sid in must_change:
         syms = {c.call.symbol for c in cases if c.spec.id == sid}
         for sym in syms:
             assert (sid, sym) in unsafe_changed, f"{sid} {sym}: the unsafe shift went unseen"

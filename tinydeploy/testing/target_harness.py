@@ -44,22 +44,6 @@ SMALL_MEMORY = {"microbit": ("256K", "16K")}
 _OUT = re.compile(r"fwrite\((\w+), 1, (\d+), stdout\);")
 
 
-def target_program(text: str) -> str:
-    """The host program's text with its output redirected to the semihosting runtime."""
-    text = text.replace("#include <stdio.h>\n", "#include \"td_dsp_test_rt.h\"\n", 1)
-    text = _OUT.sub(r"td_rt_put_hex(\1, \2u);", text)
-    return text.replace("    fflush(stdout);\n", "    td_rt_puts(\"end\\n\");\n")
-
-
-def _tool(name: str) -> str:
-    path = shutil.which(name)
-    if path is None:
-        raise ToolchainError(f"{name} not found",
-                             hint=f"apt-get install {DEBIAN_PACKAGES['arm']} "
-                                  f"{DEBIAN_PACKAGES['qemu']}")
-    return path
-
-
 def linker_script(machine: str, work: Path) -> Path:
     """td_dsp_test.ld, or a copy in ``work`` with the machine's memory lengths."""
     script = TEST_RT / "td_dsp_test.ld"
@@ -74,6 +58,22 @@ def linker_script(machine: str, work: Path) -> Path:
     out = work / "test.ld"
     out.write_text(text, encoding="utf-8")
     return out
+
+
+def target_program(text: str) -> str:
+    """The host program's text with its output redirected to the semihosting runtime."""
+    text = text.replace("#include <stdio.h>\n", "#include \"td_dsp_test_rt.h\"\n", 1)
+    text = _OUT.sub(r"td_rt_put_hex(\1, \2u);", text)
+    return text.replace("    fflush(stdout);\n", "    td_rt_puts(\"end\\n\");\n")
+
+
+def _tool(name: str) -> str:
+    path = shutil.which(name)
+    if path is None:
+        raise ToolchainError(f"{name} not found",
+                             hint=f"apt-get install {DEBIAN_PACKAGES['arm']} "
+                                  f"{DEBIAN_PACKAGES['qemu']}")
+    return path
 
 
 def run_target(cases: Sequence[HostCase], *, machine: str = "mps2-an386", opt: str = "-O2",

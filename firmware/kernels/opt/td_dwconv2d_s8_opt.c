@@ -25,44 +25,33 @@ int32_t td_dwconv2d_s8_opt_scratch_size(const td_dwconv2d_params_t *p)
 void td_dwconv2d_s8_opt(const td_dwconv2d_params_t *p, const int8_t *in0, int8_t *out0)
 {
     const int32_t c = p->in_c, oc = p->out_c, dm = p->depth_multiplier;
-    const int32_t fh = p->filter_h, fw = p->filter_w, dh = p->dilation_h, dw = p->dilation_w;
-    const int32_t in_h = p->in_h, in_w = p->in_w, off = p->input_offset;
+    const int32_t fw = p->filter_w, dh = p->dilation_h, dw = p->dilation_w;
+    const int32_t in_w = p->in_w, off = p->input_offset;
     const int32_t out_off = p->output_offset, lo = p->act_min, hi = p->act_max;
     const int32_t form = p->requant_form;
     const int32_t sx = dw * c, sy = dh * in_w * c;   /* input steps between taps */
     int8_t *dst = out0;
-    for (int32_t b = 0; b < p->batches; ++b) {
-        const int8_t *image = in0 + b * in_h * in_w * c;
-        for (int32_t oy = 0; oy < p->out_h; ++oy) {
-            const int32_t iy0 = oy * p->stride_h - p->pad_h;
-            int32_t ky0, ky1;
-            td_tap_range(iy0, dh, fh, in_h, &ky0, &ky1);
-            for (int32_t ox = 0; ox < p->out_w; ++ox) {
-                const int32_t ix0 = ox * p->stride_w - p->pad_w;
-                int32_t kx0, kx1;
-                td_tap_range(ix0, dw, fw, in_w, &kx0, &kx1);
-                const int32_t inside = ky1 > ky0 && kx1 > kx0;
-                const int8_t *src0 =
-                    inside ? image + ((iy0 + ky0 * dh) * in_w + ix0 + kx0 * dw) * c : image;
-                const int32_t w_first = (ky0 * fw + kx0) * oc;
-                const int32_t ny = ky1 - ky0, nx = kx1 - kx0;
-                for (int32_t i = 0; i < c; ++i) {
-                    for (int32_t m = 0; m < dm; ++m) {
-                        const int32_t o = i * dm + m;
-                        int32_t acc = p->bias != 0 ? p->bias[o] : 0;
-                        const int8_t *srow = src0 + i;
-                        const int8_t *wrow = p->filter + w_first + o;
-                        for (int32_t y = 0; y < ny && inside; ++y, srow += sy,
-                             wrow += fw * oc) {
-                            const int8_t *s = srow, *w = wrow;
-                            for (int32_t x = 0; x < nx; ++x, s += sx, w += oc) {
-                                acc += (*s + off) * *w;
-                            }
-                        }
-                        *dst++ = td_opt_out(acc, p->mult[o], p->shift[o], out_off, lo, hi,
-                                            form);
+    td_opt_walk_t px = TD_OPT_WALK(p, in0);
+    while (td_opt_walk_next(&px)) {
+        const int32_t ky0 = px.ky0, kx0 = px.kx0;
+        const int32_t inside = px.ky1 > ky0 && px.kx1 > kx0;
+        const int8_t *src0 =
+            inside ? px.image + ((px.iy0 + ky0 * dh) * in_w + px.ix0 + kx0 * dw) * c : px.image;
+        const int32_t w_first = (ky0 * fw + kx0) * oc;
+        const int32_t ny = px.ky1 - ky0, nx = px.kx1 - kx0;
+        for (int32_t i = 0; i < c; ++i) {
+            for (int32_t m = 0; m < dm; ++m) {
+                const int32_t o = i * dm + m;
+                int32_t acc = p->bias != 0 ? p->bias[o] : 0;
+                const int8_t *srow = src0 + i;
+                const int8_t *wrow = p->filter + w_first + o;
+                for (int32_t y = 0; y < ny && inside; ++y, srow += sy, wrow += fw * oc) {
+                    const int8_t *s = srow, *w = wrow;
+                    for (int32_t x = 0; x < nx; ++x, s += sx, w += oc) {
+                        acc += (*s + off) * *w;
                     }
                 }
+                *dst++ = td_opt_out(acc, p->mult[o], p->shift[o], out_off, lo, hi, form);
             }
         }
     }

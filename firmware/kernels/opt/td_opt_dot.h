@@ -51,4 +51,43 @@ static inline int8_t td_opt_out(int32_t acc, int32_t m, int32_t shift, int32_t o
     return (int8_t)td_clamp_s32(v, lo, hi);
 }
 
+/* The output pixels of a windowed op (convolution, depthwise) in NHWC order, each with its
+ * window: the input row and column of its first tap (iy0, ix0; negative in the padding) and
+ * the kernel rows [ky0, ky1) and columns [kx0, kx1) that fall inside the image (td_tap_range;
+ * the rows found once per output row). Start it with TD_OPT_WALK(p, in0) from either
+ * parameter struct; each td_opt_walk_next() moves to the next pixel, 0 after the last. */
+typedef struct {
+    int32_t batches, in_h, in_w, in_c, out_h, out_w;
+    int32_t filter_h, filter_w, stride_h, stride_w, dilation_h, dilation_w, pad_h, pad_w;
+    int32_t b, oy, ox;          /* the current output pixel */
+    const int8_t *image;        /* its batch's input image */
+    int32_t iy0, ix0, ky0, ky1, kx0, kx1;
+} td_opt_walk_t;
+
+#define TD_OPT_WALK(p, in0)                                                                  \
+    { (p)->batches, (p)->in_h, (p)->in_w, (p)->in_c, (p)->out_h, (p)->out_w, (p)->filter_h,  \
+      (p)->filter_w, (p)->stride_h, (p)->stride_w, (p)->dilation_h, (p)->dilation_w,         \
+      (p)->pad_h, (p)->pad_w, 0, 0, -1, (in0), 0, 0, 0, 0, 0, 0 }
+
+static inline int32_t td_opt_walk_next(td_opt_walk_t *w)
+{
+    if (w->ox >= 0 && w->ox + 1 < w->out_w) {
+        ++w->ox;
+    } else {
+        if (w->ox >= 0 && ++w->oy == w->out_h) {   /* past the last row: the next image */
+            w->oy = 0;
+            if (++w->b == w->batches) {
+                return 0;
+            }
+            w->image += w->in_h * w->in_w * w->in_c;
+        }
+        w->ox = 0;
+        w->iy0 = w->oy * w->stride_h - w->pad_h;
+        td_tap_range(w->iy0, w->dilation_h, w->filter_h, w->in_h, &w->ky0, &w->ky1);
+    }
+    w->ix0 = w->ox * w->stride_w - w->pad_w;
+    td_tap_range(w->ix0, w->dilation_w, w->filter_w, w->in_w, &w->kx0, &w->kx1);
+    return 1;
+}
+
 #endif /* TD_OPT_DOT_H */
