@@ -1,13 +1,14 @@
 """Target tier of the portable optimised kernels: compiled for the Cortex-M0 and run on QEMU
 microbit (the micro:bit v1, 16 KB RAM), the core they exist for.
 
-1. Golden: the host tier's pointwise cases (tests/golden/test_opt_host.py: odd depths and
-   channel counts, one output channel, strides, batches, zero points at the int8 ends,
-   saturating and tiny output scales, no bias, large biases) run through the forward kernel
-   ``td_conv2d_s8_opt`` and through its back-to-front twin ``td_conv2d_1x1_back_s8_opt`` in
+1. Golden: the host tier's cases (tests/golden/test_opt_host.py: convolutions of any kernel,
+   stride, dilation and padding, depthwise with multipliers, odd depths and channel counts,
+   one output channel, batches, zero points at the int8 ends, saturating and tiny output
+   scales, no bias, large biases) run through ``td_conv2d_s8_opt`` / ``td_dwconv2d_s8_opt``,
+   the pointwise ones also through the back-to-front twin ``td_conv2d_1x1_back_s8_opt``, in
    the same generated program as on the host, compared byte for byte with the oracle (the
-   cases whose input and output fit the micro:bit's RAM beside the runtime: the full DS-CNN
-   layer, 8,000 B in and out, runs in the DS-CNN validation on the micro:bit instead,
+   cases whose input and output fit the micro:bit's RAM beside the runtime: the DS-CNN's
+   layers, 8,000 B in and out, run in the DS-CNN validation on the micro:bit instead,
    tests/test_plan_firmware.py).
 2. Overlapping buffers: both pointwise orders and the depthwise kernel run with their output
    overlapping their input at the tightest lead and trail their declared access orders
@@ -32,7 +33,7 @@ from test_mve_target import (  # noqa: F401 (_tools: the tier's toolchain and QE
     runtime_target,
     split_by_size,
 )
-from test_opt_host import M0_BOARD, TWIN_CASES, _twin
+from test_opt_host import CASES, M0_BOARD, OPT, TWIN_CASES, _twin
 
 from benchmarks.bench_kernels import DeviceTarget
 from tinydeploy.kernels.registry import select_kernels
@@ -58,20 +59,22 @@ OVERLAP_SPECS = (
 )
 
 
-def test_pointwise_orders_match_oracle_on_cortex_m0(tmp_path: Path) -> None:
+def test_opt_kernels_and_twin_match_oracle_on_cortex_m0(tmp_path: Path) -> None:
     flat = []
-    for s in TWIN_CASES:
+    for s in CASES:
         model = build_model(s)
         g = load_tflite(model)
         if g.inputs[0].nbytes + g.outputs[0].nbytes > RAM_BUDGET:
             continue
         sel = select_kernels(g, M0_BOARD)
-        assert sel.choices[0].variant.symbol == "td_conv2d_s8_opt", s.id
+        assert sel.choices[0].variant.symbol == OPT[s.kind], s.id
+        runs = [("fwd", sel)] + ([("twin", _twin(sel, g))] if s in TWIN_CASES else [])
         for name, arr in input_sets(g, s.seed):
-            for label, run in (("fwd", sel), ("twin", _twin(sel, g))):
-                flat.append(((s, model, name, label, arr), HostCase(g, (arr,),
-                                                                    host_selection(run))))
-    assert len({f[0][0].id for f in flat}) >= len(TWIN_CASES) - 1
+            flat += [((s, model, name, label, arr), HostCase(g, (arr,), host_selection(run)))
+                     for label, run in runs]
+    ran = {f[0][0].id for f in flat}
+    assert len(ran) >= len(CASES) - 4 and len(ran & {s.id for s in TWIN_CASES}) >= len(
+        TWIN_CASES) - 1, sorted({s.id for s in CASES} - ran)
     failures = []
     for chunk in split_by_size(flat, lambda f: f[1].graph.inputs[0].nbytes
                                + f[1].graph.outputs[0].nbytes, RAM_BUDGET):

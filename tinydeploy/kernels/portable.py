@@ -11,12 +11,14 @@ int8 filter in the reference layout: no more flash), with two host decisions add
   the input offset is folded into the bias (`arm_dsp.fold_bias`, the same bytes) and the
   call passes ``input_offset = 0``, which drops one add per multiply-accumulate.
 
-The depthwise kernel and the convolution's general path keep the reference's loop order and
-declare the reference's access order. The convolution's pointwise path (td_opt_pw.h) takes
-the output channels in pairs and declares that order; its back-to-front twin
-``td_conv2d_1x1_back_s8_opt`` runs the same body from the last pixel to the first, so that the
-in-place chains the reference kernels get (a pointwise output trailing its input after a
-depthwise layer that led) are there with the portable kernels too. Invariants:
+The depthwise kernel keeps the reference's loop order and declares the reference's access
+order. The convolution takes its output channels in pairs (td_opt_pairs.h) where it has no
+groups and contiguous kernel rows; a pair reads its pixel's whole window before writing, so
+the reference's order (which allows no more overlap) stays true for its windows, and its
+pointwise path declares the pairs' own order. The back-to-front twin
+``td_conv2d_1x1_back_s8_opt`` runs that pointwise body from the last pixel to the first, so
+that the in-place chains the reference kernels get (a pointwise output trailing its input
+after a depthwise layer that led) are there with the portable kernels too. Invariants:
 ``impl="opt"``, no board feature required, priority between the reference (0) and the
 dsp/mve variants (>= 10).
 """
@@ -43,9 +45,9 @@ from tinydeploy.model.ir import Graph, Operator
 
 OPT_DIR = "kernels/opt"
 DOT_HEADER = f"{OPT_DIR}/td_opt_dot.h"
-# the pointwise body of both orders: its header and its one source (one copy per build)
-PW_FILES = (f"{OPT_DIR}/td_opt_pw.h", f"{OPT_DIR}/td_opt_pw.c")
-PW_LANES = 2   # output channels per step of td_opt_pw.h (one input load feeds both)
+# the channel-pair body of both orders: its header and its one source (one copy per build)
+PAIR_FILES = (f"{OPT_DIR}/td_opt_pairs.h", f"{OPT_DIR}/td_opt_pairs.c")
+PW_LANES = 2   # output channels per step of td_opt_pairs.h (one input load feeds both)
 PRIORITY = 5
 
 
@@ -87,7 +89,7 @@ def _conv_1x1_back_prepare(graph: Graph, op: Operator) -> KernelCall:
 
 
 def is_pointwise(call: KernelCall) -> bool:
-    """True for the calls td_conv2d_s8_opt runs through td_opt_pw.h: a 1x1 filter over all
+    """True for the calls td_conv2d_s8_opt runs through td_opt_pairs.h: a 1x1 filter over all
     input channels (no groups) without padding."""
     p = dict(call.params)
     return ((int(p["filter_h"]), int(p["filter_w"]), int(p["pad_h"]), int(p["pad_w"]))
@@ -95,8 +97,8 @@ def is_pointwise(call: KernelCall) -> bool:
 
 
 def _conv_order(call: KernelCall) -> AccessOrder:
-    """td_conv2d_s8_opt: pointwise calls take the output channels in pairs (td_opt_pw.h),
-    other shapes keep the reference's loop order."""
+    """td_conv2d_s8_opt: pointwise calls take the output channels in pairs (td_opt_pairs.h);
+    for other shapes the reference's order holds (a pair writes after reading its window)."""
     return conv_1x1_lanes_order(PW_LANES)(call) if is_pointwise(call) else conv_ref_order(call)
 
 
@@ -123,15 +125,15 @@ def _opt_variant(base: KernelVariant, symbol: str,
 
 
 CONV2D_S8_OPT = _opt_variant(CONV2D_S8_REF, "td_conv2d_s8_opt", _conv_prepare, _conv_order,
-                             2950, shared=PW_FILES, twins=("td_conv2d_1x1_back_s8_opt",))
+                             3190, shared=PAIR_FILES, twins=("td_conv2d_1x1_back_s8_opt",))
 
-# The pointwise path of td_conv2d_s8_opt back to front (the same body, td_opt_pw.h): never
+# The pointwise path of td_conv2d_s8_opt back to front (the same body, td_opt_pairs.h): never
 # chosen by priority (it only changes the order), put in the forward kernel's place by the
 # planner when a pointwise output should trail its input, as the dsp and reference twins are.
 # Its code_bytes hold the shared body too (counted twice when both orders are in a build).
 CONV2D_1X1_BACK_S8_OPT = _opt_variant(
     CONV2D_1X1_BACK_S8_REF, "td_conv2d_1x1_back_s8_opt", _conv_1x1_back_prepare,
-    conv_1x1_lanes_back_order(PW_LANES), 970, shared=PW_FILES,
+    conv_1x1_lanes_back_order(PW_LANES), 1170, shared=PAIR_FILES,
     priority=PRIORITY - 1, twins=("td_conv2d_s8_opt",))
 
 DWCONV2D_S8_OPT = _opt_variant(DWCONV2D_S8_REF, "td_dwconv2d_s8_opt", _dw_prepare,

@@ -3,7 +3,7 @@
  * optimised C, output pixels taken from the last to the first; bit-exact with
  * td_conv2d_s8_ref.
  *
- * The arithmetic is td_conv2d_s8_opt's pointwise path (td_opt_pw.h, the same body); only the
+ * The arithmetic is td_conv2d_s8_opt's pointwise path (td_opt_pairs.h, the same body); only the
  * pixel order differs. Every output pixel is computed after every later one and its input
  * pixel is not read after its own outputs are written, so the output may overlap the input
  * shifted towards higher addresses: the in-place planner puts this twin in the forward
@@ -15,7 +15,7 @@
  */
 #include "td_kernels.h"
 
-#include "td_opt_pw.h"
+#include "td_opt_pairs.h"
 
 int32_t td_conv2d_1x1_back_s8_opt_scratch_size(const td_conv2d_params_t *p)
 {
