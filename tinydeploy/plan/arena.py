@@ -345,18 +345,17 @@ def _two_ended_at(units: Sequence[_Unit], conf: _Conflicts, order: Sequence[int]
     highest: an in-place unit's later members may need the end its first member's
     predecessor would take."""
     for high_first in (False, True):
-        offsets: dict[int, int] | None = {}
+        offsets: dict[int, int] = {}
         for i in order:
             unit = units[i]
             low = _first_fit(i, unit, offsets, conf)
             high = _last_fit(unit, _forbidden(i, offsets, conf), capacity)
             fits = [o for o in (low, high) if 0 <= o and o + unit.size <= capacity]
             if not fits:
-                offsets = None
                 break
             offsets[i] = max(fits, key=lambda o: (_gap(i, o, offsets, conf),
                                                   o if high_first else -o))
-        if offsets is not None:
+        if len(offsets) == len(order):
             return offsets
     return None
 

@@ -360,16 +360,15 @@ def plan_graph(graph: Graph, selection: Selection, board: Board | None = None,
     The returned plan's ``selection`` is the one to generate code from: ``selection`` with
     a variant's twin (same bytes, same cost, another access order) put in where that lets
     an output overlap its input better. The layout is proved safe for it only."""
-    capacity = board.ram_bytes if board is not None else None
     best: GraphPlan | None = None
     for gb in buffer_sets(graph, selection, align):
         plan = plan_arena(gb.buffers, algorithm=algorithm, time_limit_s=time_limit_s)
         if best is None or plan.arena_bytes < best.arena_bytes:
             best = GraphPlan(plan, gb.buffers, gb.tensor_buffers, gb.num_ops, gb.selection)
     assert best is not None
-    if capacity is not None:
+    if board is not None:
         try:
-            check_capacity(best.buffers, best.plan, capacity)
+            check_capacity(best.buffers, best.plan, board.ram_bytes)
         except BudgetError as e:
             raise BudgetError(f"board '{board.id}': {e.message}", hint=e.hint) from None
     verify_inplace(graph, best.selection or selection, best)
