@@ -25,10 +25,14 @@ int32_t td_conv2d_1x1_back_s8_dsp_scratch_size(const td_conv2d_params_t *p)
     return 0;
 }
 
-/* The input pixel of output pixel `px` (flat batch, y, x order). */
+/* The input pixel of output pixel `px` (flat batch, y, x order); with stride 1 the input
+ * pixels are the output pixels (a 1x1 filter, no padding). */
 static const int8_t *td_input_pixel(const td_conv2d_params_t *p, const int8_t *in0,
                                     int32_t px)
 {
+    if (p->stride_h == 1 && p->stride_w == 1) {
+        return in0 + px * p->in_c;
+    }
     const int32_t per_image = p->out_h * p->out_w;
     const int32_t b = px / per_image;
     const int32_t oy = (px - b * per_image) / p->out_w;
