@@ -161,7 +161,8 @@ def dw_symbol(in_c: int, k: tuple[int, int], multiplier: int,
               stride: tuple[int, int] = (1, 1), dilation: tuple[int, int] = (1, 1)) -> str:
     """The depthwise kernel the dsp board must get: one input channel the scratch-free
     one-channel kernel (any multiplier), 3x3 with strides up to 2 and no dilation the lines
-    kernel (any channel count; lines of at most 61 outputs, which every random shape has),
+    kernel (any channel count; lines of at most 61 outputs, which every random shape has; the
+    rounding form, which their scales give),
     other 3x3 on a multiple of 4 channels the unrolled kernel, else the general one; other
     multipliers go to the portable optimised kernel."""
     if in_c == 1:
@@ -303,13 +304,13 @@ SPECS: tuple[Spec, ...] = (
     Spec("cv_shift_pos", "conv", (1, 5, 5, 2), 4, k=(3, 3), zp=(4, -4), out_scale=0.00001,
          octaves=1, expect=CG),
     Spec("dw_shift_pos", "dw", (1, 5, 5, 8), 8, k=(3, 3), zp=(-128, 0), out_scale=0.00003,
-         octaves=2, expect=DWL),
+         octaves=2, expect=DW),
     Spec("dwg_shift_pos", "dw", (1, 5, 5, 6), 6, k=(2, 2), zp=(17, 0), out_scale=0.00003,
          octaves=2, expect=DWG),
     # the lines kernel: one-pixel and two-pixel widths, lines along the columns (taller
     # outputs), stride 2 along and across, odd sizes, VALID, batches, a clamped activation,
-    # the general requantization on lines along the columns, the longest line that fits its
-    # stack (61 outputs: 64 values) and one longer (the unrolled kernel)
+    # the longest line that fits its stack (61 outputs: 64 values) and one longer (the
+    # unrolled kernel); shifts >= 0 (no rounding form: not the lines kernel) on 5 channels
     Spec("dwl_w1", "dw", (1, 7, 1, 5), 5, k=(3, 3), zp=(-60, 3), expect=DWL),
     Spec("dwl_w2_s2", "dw", (1, 2, 9, 6), 6, k=(3, 3), stride=(1, 2), zp=(90, -2), expect=DWL),
     Spec("dwl_tall_s21", "dw", (1, 11, 3, 7), 7, k=(3, 3), stride=(2, 1), zp=(-1, 0),
@@ -318,8 +319,8 @@ SPECS: tuple[Spec, ...] = (
          zp=(-128, 5), expect=DWL),
     Spec("dwl_relu6_cols", "dw", (1, 9, 6, 10), 10, k=(3, 3), zp=(3, -20),
          act=Activation.RELU6, expect=DWL),
-    Spec("dwl_shift_pos_cols", "dw", (1, 7, 3, 5), 5, k=(3, 3), zp=(-128, 0),
-         out_scale=0.00003, octaves=2, expect=DWL),
+    Spec("dwl_shift_pos_c5", "dw", (1, 7, 3, 5), 5, k=(3, 3), zp=(-128, 0),
+         out_scale=0.00003, octaves=2, expect=DWG),
     Spec("dwl_s2_valid_odd", "dw", (1, 8, 7, 9), 9, k=(3, 3), stride=(2, 2),
          padding=Padding.VALID, zp=(127, -128), act=Activation.RELU, expect=DWL),
     Spec("dwl_longest_line", "dw", (1, 2, 61, 4), 4, k=(3, 3), zp=(7, 7), expect=DWL),

@@ -86,7 +86,7 @@ INSTRUCTIONS_PER_MAC = {
     "td_conv2d_1x1_s8_dsp": 1.33, "td_conv2d_s8_dsp": 2.1, "td_dwconv2d_3x3_s8_dsp": 4.3,
     "td_dwconv2d_s8_dsp": 7.0, "td_fully_connected_s8_dsp": 1.85,
     "td_dwconv2d_c1_s8_dsp": 2.9, "td_conv2d_c1_s8_dsp": 1.8,
-    "td_dwconv2d_3x3_lines_s8_dsp": 3.8,
+    "td_dwconv2d_3x3_lines_s8_dsp": 3.4,
 }
 
 
@@ -371,6 +371,9 @@ def _dw3x3_lines_accepts(graph: Graph, op: Operator) -> str | None:
     if width > DW3L_LINE:
         return (f"lines of {out_a} outputs widen {width} values, at most {DW3L_LINE} fit the "
                 f"kernel's stack")
+    c = int(call.param("in_c"))
+    if not rounding_form(call.const("filter").values.astype(np.int8).reshape(9, c).T, call):
+        return "the rounding form of the requantization is not exact for every channel"
     return None
 
 

@@ -62,49 +62,72 @@ typedef struct {
 } td_dw3l_chan_t;
 
 typedef struct {
-    int32_t zp2p1, out_off, lo, hi, round_form;
+    int32_t lo, hi;   /* the activation range */
 } td_dw3l_quant_t;
 
-/* dst[k] = 0 for k in [k, end) (the 0 passed through an empty asm, so that the compiler
- * keeps these few stores instead of calling memset) */
-static inline void td_dw3l_zero(int16_t *dst, int32_t k, int32_t end)
+/* A zero the compiler cannot see through (so that it keeps the few stores of a padding
+ * instead of calling memset) */
+static inline int32_t td_dw3l_zero(void)
 {
-    for (; k < end; ++k) {
-        int32_t z = 0;
-        __asm__("" : "+r"(z));
-        dst[k] = (int16_t)z;
-    }
+    int32_t z = 0;
+    __asm__("" : "+r"(z));
+    return z;
 }
 
-/* Input line u (across) of one channel into dst: along positions -pad_a .. width - pad_a - 1,
- * zero outside the image; two values per word store (SADD16 adds the input offset in both
- * lanes, off2). src: the channel's first input byte of the image. */
+/* (bottom = x's low half, top = y's low half) as one PKHBT */
+static inline int32_t td_dw3l_pack(int32_t x, int32_t y)
+{
+#if TD_SIMD_NATIVE
+    int32_t r;
+    __asm__("pkhbt %0, %1, %2, lsl #16" : "=r"(r) : "r"(x), "r"(y));
+    return r;
+#else
+    return td_pkhbt16(x, y);
+#endif
+}
+
+/* Input line u (across) of one channel into the 4-byte aligned dst, a word (two positions)
+ * at a time: along positions -pad_a .. width - pad_a - 1, zero outside the image, the input
+ * offset added to both values of a word by one SADD16 (off2). src: the channel's first input
+ * byte of the image. */
 static __attribute__((noinline)) void td_dw3l_widen(int16_t *dst, const int8_t *src,
                                                     int32_t u, int32_t off2,
                                                     const td_dw3l_geom_t *g)
 {
-    const int32_t width = g->width;
+    td_word_t *d = (td_word_t *)dst;
+    td_word_t *const end = d + g->width / 2;
+    const int32_t z = td_dw3l_zero();
     if ((uint32_t)u >= (uint32_t)g->n_x) {
-        td_dw3l_zero(dst, 0, width);
+        while (d < end) {
+            *d++ = z;
+        }
         return;
     }
-    const int32_t lo = g->pad_a < width ? g->pad_a : width;
-    const int32_t hi = g->pad_a + g->n_a < width ? g->pad_a + g->n_a : width;
     const int32_t e = g->e_a;
     const int8_t *s = src + u * g->e_x;
-    td_dw3l_zero(dst, 0, lo);
-    int32_t k = lo;
-    if ((k & 1) && k < hi) {
-        dst[k++] = (int16_t)(*s + (int16_t)off2);
+    const int32_t words = g->width / 2;
+    int32_t left = g->pad_a < 2 * words ? g->pad_a : 2 * words;   /* zeros before the image */
+    for (; left >= 2; left -= 2) {
+        *d++ = z;
+    }
+    int32_t inside = g->n_a;           /* values of the image still to widen */
+    if (left == 1) {                   /* (0, first value) */
+        *d++ = td_sadd16(td_dw3l_pack(z, s[0]), off2) & ~0xFFFF;
         s += e;
+        --inside;
     }
-    for (; k + 2 <= hi; k += 2, s += 2 * e) {
-        *(td_word_t *)(dst + k) = td_sadd16(td_pkhbt16(s[0], s[e]), off2);
+    int32_t pairs = (int32_t)(end - d);
+    pairs = inside / 2 < pairs ? inside / 2 : pairs;
+    inside -= 2 * pairs;
+    for (; pairs > 0; --pairs, s += 2 * e) {
+        *d++ = td_sadd16(td_dw3l_pack(s[0], s[e]), off2);
     }
-    if (k < hi) {
-        dst[k++] = (int16_t)(*s + (int16_t)off2);
+    if (inside > 0 && d < end) {       /* (last value, 0) */
+        *d++ = td_sadd16(td_dw3l_pack(s[0], z), off2) & 0xFFFF;
     }
-    td_dw3l_zero(dst, k, width);
+    while (d < end) {
+        *d++ = z;
+    }
 }
 
 /* td_requantize(acc, m, -e) + zp in the rounding form (td_requant.h) with r folded into the
@@ -126,8 +149,7 @@ static inline __attribute__((always_inline)) int32_t td_dw3l_round(int32_t acc, 
 
 /* One channel's requantization of one output (fields of td_dw3l_chan_t in locals) */
 #define TD_DW3L_OUT(acc)                                                                   \
-    (mode == 0 ? td_dw_out((acc), m, sh, zp2p1, out_off, lo, hi, 0, 0)                     \
-     : mode == 1 ? (int8_t)td_ssat8(td_dw3l_round((acc), m, e, rnd))                       \
+    (mode == 1 ? (int8_t)td_ssat8(td_dw3l_round((acc), m, e, rnd))                         \
      : (int8_t)td_clamp_s32(td_ssat8(td_dw3l_round((acc), m, e, rnd)), lo, hi))
 
 /* The words r[k] and r[k + 1] (4-byte aligned; one LDRD on the Cortex-M, k a constant) */
@@ -144,22 +166,14 @@ static inline __attribute__((always_inline)) int32_t td_dw3l_round(int32_t acc, 
  * k: its taps and requantization): before line j its input lines not yet widened go into
  * the ring (line u in slot (u + pad_x) % 3), then kernel line t of output line j reads slot
  * (j * s_x + t) % 3, so the pairs are taken in slot order from one of three rotations. mode:
- * 0 the general requantization, 1 the rounding form into all of int8, 2 the rounding form
- * and a clamp. */
+ * 1 into all of int8, 2 with a clamp to the activation range. */
 static inline __attribute__((always_inline)) void
 td_dw3l_channel(int16_t *lines, const td_dw3l_geom_t *g, const int8_t *src, int8_t *dst,
                 const td_dw3l_chan_t *k, const td_dw3l_quant_t *q, int32_t off2,
                 const int mode)
 {
-    int32_t rot[3][6];
-    for (int32_t s = 0; s < 3; ++s) {
-        for (int32_t t = 0, sl = s; t < 3; ++t, sl = sl == 2 ? 0 : sl + 1) {
-            rot[s][sl] = k->w01[t];
-            rot[s][3 + sl] = k->w12[t];
-        }
-    }
     const int32_t bias = k->bias, m = k->mult, sh = k->shift, e = -sh, rnd = k->rnd;
-    const int32_t zp2p1 = q->zp2p1, out_off = q->out_off, lo = q->lo, hi = q->hi;
+    const int32_t lo = q->lo, hi = q->hi;
     const int32_t n = g->out_a, step = g->o_a, s_a = g->s_a;
     const td_word_t *const ring = (const td_word_t *)lines;
     int32_t next = -g->pad_x, slot = 0;   /* the next input line to widen, its slot */
@@ -170,8 +184,11 @@ td_dw3l_channel(int16_t *lines, const td_dw3l_geom_t *g, const int8_t *src, int8
             td_dw3l_widen(lines + slot * TD_DW3L_LINE, src, next, off2, g);
             slot = slot == 2 ? 0 : slot + 1;
         }
-        const int32_t *w = rot[base];
-        const int32_t w0 = w[0], w1 = w[1], w2 = w[2], v0 = w[3], v1 = w[4], v2 = w[5];
+        /* slot s holds kernel line (s - base) % 3 */
+        const int32_t t0 = base == 0 ? 0 : 3 - base;
+        const int32_t t1 = t0 == 2 ? 0 : t0 + 1, t2 = t1 == 2 ? 0 : t1 + 1;
+        const int32_t w0 = k->w01[t0], w1 = k->w01[t1], w2 = k->w01[t2];
+        const int32_t v0 = k->w12[t0], v1 = k->w12[t1], v2 = k->w12[t2];
         base += g->s_x;
         base = base >= 3 ? base - 3 : base;
         const td_word_t *r = ring;
@@ -221,7 +238,6 @@ td_dw3l_channel(int16_t *lines, const td_dw3l_geom_t *g, const int8_t *src, int8
     {                                                                                      \
         td_dw3l_channel(lines, g, src, dst, k, q, off2, mode);                             \
     }
-TD_DW3L_CHANNEL_FN(td_dw3l_channel_general, 0)
 TD_DW3L_CHANNEL_FN(td_dw3l_channel_round, 1)
 TD_DW3L_CHANNEL_FN(td_dw3l_channel_clamp, 2)
 
@@ -257,13 +273,10 @@ void td_dwconv2d_3x3_lines_s8_dsp(const td_dwconv2d_params_t *p, const int8_t *i
     td_dw3l_geometry(p, &g);
     const int32_t ch = p->in_c, off2 = td_pack_off(p->input_offset);
     td_dw3l_quant_t q;
-    q.zp2p1 = 2 * p->output_offset + 1;
-    q.out_off = p->output_offset;
+    const int32_t zp2p1 = 2 * p->output_offset + 1;
     q.lo = p->act_min;
     q.hi = p->act_max;
-    q.round_form = p->requant_form != 0;
-    const td_dw3l_channel_fn channel = !q.round_form ? td_dw3l_channel_general
-                                       : (q.lo == INT8_MIN && q.hi == INT8_MAX)
+    const td_dw3l_channel_fn channel = q.lo == INT8_MIN && q.hi == INT8_MAX
                                        ? td_dw3l_channel_round : td_dw3l_channel_clamp;
     const int32_t in_image = p->in_h * p->in_w * ch, out_image = p->out_h * p->out_w * ch;
     for (int32_t b = 0; b < p->batches; ++b) {
@@ -280,7 +293,7 @@ void td_dwconv2d_3x3_lines_s8_dsp(const td_dwconv2d_params_t *p, const int8_t *i
             k.bias = p->bias != 0 ? p->bias[c] : 0;
             k.mult = p->mult[c];
             k.shift = p->shift[c];
-            k.rnd = q.round_form ? td_requant_rnd(q.zp2p1, -k.shift) : 0;
+            k.rnd = td_requant_rnd(zp2p1, -k.shift);
             channel(lines, &g, src, dst, &k, &q, off2);
         }
     }
