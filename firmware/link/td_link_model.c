@@ -152,11 +152,16 @@ void td_link_send_done(uint8_t seq, uint8_t req, uint32_t runs, uint32_t min, ui
     td_link_send(TD_MSG_DONE, seq, buf, b.len);
 }
 
-int td_link_handle_common(const td_frame_t *f, const char *app)
+/* td_link_step's handler for a td_link_app_t (ctx) */
+static int serve_frame(td_link_t *link, const td_frame_t *f, void *ctx)
 {
+    const td_link_app_t *app = (const td_link_app_t *)ctx;
+    (void)link;
+    if (app->handle(f) != TD_LINK_UNHANDLED)
+        return 0;
     switch (f->type) {
     case TD_MSG_HELLO:
-        td_link_send_model_info(f->seq, app);
+        td_link_send_model_info(f->seq, app->name);
         return 0;
     case TD_MSG_STOP:
         td_link_ack(f->seq, f->type);
@@ -165,4 +170,14 @@ int td_link_handle_common(const td_frame_t *f, const char *app)
     default:
         return TD_LINK_UNHANDLED;
     }
+}
+
+void td_link_run(const td_link_app_t *app)
+{
+    static td_link_t link;
+    td_platform_init();
+    td_link_init(&link);
+    app->start();
+    for (;;)
+        td_link_step(&link, serve_frame, (void *)(uintptr_t)app);
 }
