@@ -324,6 +324,8 @@ void td_conv2d_s8_opt(const td_conv2d_params_t *p, const int8_t *in0, int8_t *ou
 int32_t td_conv2d_s8_opt_scratch_size(const td_conv2d_params_t *p);
 void td_dwconv2d_s8_opt(const td_dwconv2d_params_t *p, const int8_t *in0, int8_t *out0);
 int32_t td_dwconv2d_s8_opt_scratch_size(const td_dwconv2d_params_t *p);
+void td_conv2d_1x1_back_s8_opt(const td_conv2d_params_t *p, const int8_t *in0, int8_t *out0);
+int32_t td_conv2d_1x1_back_s8_opt_scratch_size(const td_conv2d_params_t *p);
 
 void td_avgpool2d_global_s8_dsp(const td_pool2d_params_t *p, const int8_t *in0, int8_t *out0);
 int32_t td_avgpool2d_global_s8_dsp_scratch_size(const td_pool2d_params_t *p);

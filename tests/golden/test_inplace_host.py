@@ -11,7 +11,8 @@ The MVE variants declare orders too but run only on the Cortex-M55; their overla
 covered by the target tier's DS-CNN validation on mps3-an547 (the plan overlaps every
 depthwise and pointwise layer). The back-to-front pointwise kernel (the forward one's twin,
 put in by the planner) and the reference one's run here too, with separate and with
-overlapping buffers.
+overlapping buffers; so do the portable kernels of the Cortex-M0 (``opt``, the micro:bit's
+selection) and their back-to-front pointwise twin.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import numpy as np
 import pytest
 from test_dsp_host import DSP_BOARD, Spec, arm_headers_digest, build_model, host_selection
 
+from tinydeploy.boards import get_board
 from tinydeploy.kernels.access import overlap_violation, tolerated_shifts
 from tinydeploy.kernels.registry import Selection, select_kernels, variant_by_symbol
 from tinydeploy.model.ir import Activation, Graph, Padding
@@ -70,18 +72,24 @@ def harness_cache() -> Iterator[Path]:
         os.environ["TD_HARNESS_CACHE"] = old
 
 
+M0_BOARD = get_board("microbit-v1")
+BOARDS = {"dsp": DSP_BOARD, "twin": DSP_BOARD, "opt": M0_BOARD, "opttwin": M0_BOARD}
+
+
 def _cases() -> list[tuple[Spec, str]]:
-    return ([(s, b) for s in SPECS for b in ("ref", "dsp")]
+    return ([(s, b) for s in SPECS for b in ("ref", "dsp", "opt")]
             + [(s, t) for s in SPECS if s.kind == "conv" and s.k == (1, 1)
                and s.in_shape[3] <= 64 for t in ("twin", "reftwin")]
-            + [(s, "ref") for s in REF_ONLY])
+            + [(s, "opttwin") for s in SPECS if s.kind == "conv" and s.k == (1, 1)]
+            + [(s, b) for s in REF_ONLY for b in ("ref", "opt")])
 
 
 def _selection(g: Graph, impl: str) -> Selection:
-    """The board's selection; "twin" / "reftwin": the selected dsp / reference variant's twin
-    put in its place (the back-to-front pointwise kernels), as the planner does."""
-    sel = select_kernels(g, DSP_BOARD if impl in ("dsp", "twin") else None)
-    if impl in ("twin", "reftwin"):
+    """The board's selection; "twin" / "reftwin" / "opttwin": the selected dsp / reference /
+    portable variant's twin put in its place (the back-to-front pointwise kernels), as the
+    planner does."""
+    sel = select_kernels(g, BOARDS.get(impl))
+    if impl in ("twin", "reftwin", "opttwin"):
         c = sel.choices[0]
         (name,) = c.variant.twins
         twin = variant_by_symbol(c.variant.op, name)
@@ -95,14 +103,14 @@ def test_overlapping_buffers_match_oracle(spec: Spec, impl: str) -> None:
     g = load_tflite(model)
     sel = _selection(g, impl)
     choice = sel.choices[0]
-    want = {"twin": "dsp", "reftwin": "ref"}.get(impl, impl)
+    want = {"twin": "dsp", "reftwin": "ref", "opttwin": "opt"}.get(impl, impl)
     assert choice.variant.impl == want, choice.variant.symbol
     assert choice.variant.access is not None and choice.call is not None
     order = choice.variant.access(choice.call)
     x = np.random.default_rng(spec.seed + 77).integers(-128, 128, g.inputs[0].shape)
     x = x.astype(np.int8)
     expected = run_oracle(model, [x])[0]
-    if impl in ("twin", "reftwin"):   # and with separate buffers, through the harness
+    if impl in ("twin", "reftwin", "opttwin"):   # and with separate buffers, through the harness
         (sep,) = run_host([HostCase(g, (x,), sel)])[0]
         assert np.array_equal(sep, expected), f"{spec.id} {choice.variant.symbol}"
     lead, trail = tolerated_shifts(order, 1)

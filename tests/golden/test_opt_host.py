@@ -6,12 +6,16 @@ points at the int8 ends, extreme multipliers and shifts, huge biases) are select
 Cortex-M0 micro:bit (no DSP extension), where the ``opt`` variant must be chosen, compiled on
 the host with sanitizers and compared byte for byte with the tflite-micro oracle. Plus one
 case per form of the host's decisions: the input offset folded (windows inside the image)
-or not, the rounding form of the requantization or the general one.
+or not, the rounding form of the requantization or the general one. Every pointwise case
+runs a second time with the back-to-front twin ``td_conv2d_1x1_back_s8_opt`` in the forward
+kernel's place (as the planner puts it in), with separate buffers; its overlapping buffers
+are tests/golden/test_inplace_host.py's.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -27,47 +31,83 @@ from test_dsp_host import (  # noqa: F401 (harness_cache is a fixture)
 )
 
 from tinydeploy.boards import get_board
-from tinydeploy.kernels.registry import select_kernels
-from tinydeploy.model.ir import Padding
+from tinydeploy.kernels.registry import Selection, select_kernels, variant_by_symbol
+from tinydeploy.model.ir import Graph, Padding
 from tinydeploy.model.loader import load_tflite
 from tinydeploy.oracle import run_oracle
 from tinydeploy.testing.harness import HostCase, run_host
 
 M0_BOARD = get_board("microbit-v1")
 OPT = {"conv": "td_conv2d_s8_opt", "dw": "td_dwconv2d_s8_opt"}
+TWIN = variant_by_symbol("CONV_2D", "td_conv2d_1x1_back_s8_opt")
 
 EXTRA = (
     Spec("opt_dw_mult3_c4", "dw", (1, 6, 5, 4), 12, k=(3, 2), stride=(2, 1), zp=(9, -3)),
     Spec("opt_dw_mult2_valid", "dw", (2, 5, 5, 3), 6, k=(3, 3), padding=Padding.VALID,
          zp=(-128, 0)),
     Spec("opt_pw_folded", "conv", (1, 4, 4, 9), 5, zp=(77, -5)),
+    # pointwise edges for the pairs of output channels: shifts >= 0 (tiny output scale), a
+    # saturating output scale, one output channel, odd depths, batches with a stride
+    Spec("opt_pw_shift_pos", "conv", (1, 3, 4, 7), 5, zp=(5, -5), out_scale=0.00001),
+    Spec("opt_pw_saturating", "conv", (1, 4, 3, 33), 3, zp=(-128, 0), out_scale=0.004),
+    Spec("opt_pw_oc1_odd", "conv", (2, 3, 5, 5), 1, zp=(-1, 3)),
+    Spec("opt_pw_batch2_stride", "conv", (2, 5, 7, 3), 9, stride=(2, 3), zp=(-128, 127),
+         bias=False),
 )
 CASES = tuple(s for s in SPECS if s.kind in OPT) + EXTRA
+
+
+def _twin(sel: Selection, g: Graph) -> Selection:
+    """``sel`` with the back-to-front twin in the pointwise kernel's place."""
+    c = sel.choices[0]
+    assert c.variant.twins == (TWIN.symbol,), c.variant
+    return Selection((replace(c, variant=TWIN, call=TWIN.prepare(g, g.operators[0])),))
+
+
+def _twinned(s: Spec) -> bool:
+    g = load_tflite(build_model(s))
+    return TWIN.accepts(g, g.operators[0]) is None
+
+
+TWIN_CASES = tuple(s for s in CASES if s.kind == "conv" and _twinned(s))
 
 
 @pytest.fixture(scope="module")
 def outputs(harness_cache: Path  # noqa: F811 (the dsp tier's fixture)
             ) -> Iterator[dict[str, list[tuple[str, np.ndarray, np.ndarray]]]]:
+    """Per case id (twin runs: id + "-twin") the (input set, output, oracle) triples."""
     flat = []
     for s in CASES:
         model = build_model(s)
         g = load_tflite(model)
         sel = select_kernels(g, M0_BOARD)
         assert sel.choices[0].variant.symbol == OPT[s.kind], (s.id, sel.choices[0].variant)
+        runs = [(s.id, sel)] + ([(s.id + "-twin", _twin(sel, g))] if s in TWIN_CASES else [])
         for name, arr in input_sets(g, s.seed):
-            flat.append((s, model, name, arr, HostCase(g, (arr,), host_selection(sel))))
+            flat += [(key, model, name, arr, HostCase(g, (arr,), host_selection(run)))
+                     for key, run in runs]
     outs = run_host([f[4] for f in flat])
     res: dict[str, list[tuple[str, np.ndarray, np.ndarray]]] = {}
-    for (s, model, name, arr, _), o in zip(flat, outs, strict=True):
-        res.setdefault(s.id, []).append((name, o[0], run_oracle(model, [arr])[0]))
+    for (key, model, name, arr, _), o in zip(flat, outs, strict=True):
+        res.setdefault(key, []).append((name, o[0], run_oracle(model, [arr])[0]))
     yield res
+
+
+def _check(key: str, spec: Spec, outputs: dict) -> None:  # type: ignore[type-arg]
+    failures = [f"input set '{name}': {mismatch(got, want)}"
+                for name, got, want in outputs[key] if not np.array_equal(got, want)]
+    assert not failures, f"{key} ({spec})\n" + "\n".join(failures)
 
 
 @pytest.mark.parametrize("spec", CASES, ids=[s.id for s in CASES])
 def test_opt_kernel_matches_oracle(spec: Spec, outputs: dict) -> None:  # type: ignore[type-arg]
-    failures = [f"input set '{name}': {mismatch(got, want)}"
-                for name, got, want in outputs[spec.id] if not np.array_equal(got, want)]
-    assert not failures, f"{spec.id} ({spec})\n" + "\n".join(failures)
+    _check(spec.id, spec, outputs)
+
+
+@pytest.mark.parametrize("spec", TWIN_CASES, ids=[s.id for s in TWIN_CASES])
+def test_opt_back_twin_matches_oracle(spec: Spec, outputs: dict  # type: ignore[type-arg]
+                                      ) -> None:
+    _check(spec.id + "-twin", spec, outputs)
 
 
 def test_opt_decisions_cover_both_forms() -> None:

@@ -11,26 +11,41 @@ int8 filter in the reference layout: no more flash), with two host decisions add
   the input offset is folded into the bias (`arm_dsp.fold_bias`, the same bytes) and the
   call passes ``input_offset = 0``, which drops one add per multiply-accumulate.
 
-The kernels keep the reference's loop order, so they declare the reference's access order
-and the planner's in-place placements stay valid. Invariants: ``impl="opt"``, no board
-feature required, priority between the reference (0) and the dsp/mve variants (>= 10).
+The depthwise kernel and the convolution's general path keep the reference's loop order and
+declare the reference's access order. The convolution's pointwise path (td_opt_pw.h) takes
+the output channels in pairs and declares that order; its back-to-front twin
+``td_conv2d_1x1_back_s8_opt`` runs the same body from the last pixel to the first, so that the
+in-place chains the reference kernels get (a pointwise output trailing its input after a
+depthwise layer that led) are there with the portable kernels too. Invariants:
+``impl="opt"``, no board feature required, priority between the reference (0) and the
+dsp/mve variants (>= 10).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 
 import numpy as np
 
-from tinydeploy.kernels.access import conv_ref_order, dwconv_ref_order
+from tinydeploy.kernels.access import (
+    AccessOrder,
+    conv_1x1_lanes_back_order,
+    conv_1x1_lanes_order,
+    conv_ref_order,
+    dwconv_ref_order,
+)
 from tinydeploy.kernels.arm_dsp import fold_bias, rounding_form
-from tinydeploy.kernels.conv import CONV2D_S8_REF
+from tinydeploy.kernels.conv import CONV2D_1X1_BACK_S8_REF, CONV2D_S8_REF
 from tinydeploy.kernels.depthwise import DWCONV2D_S8_REF
 from tinydeploy.kernels.registry import ConstArray, KernelCall, KernelVariant, register
 from tinydeploy.model.ir import Graph, Operator
 
 OPT_DIR = "kernels/opt"
 DOT_HEADER = f"{OPT_DIR}/td_opt_dot.h"
+# the pointwise body of both orders: its header and its one source (one copy per build)
+PW_FILES = (f"{OPT_DIR}/td_opt_pw.h", f"{OPT_DIR}/td_opt_pw.c")
+PW_LANES = 2   # output channels per step of td_opt_pw.h (one input load feeds both)
 PRIORITY = 5
 
 
@@ -67,6 +82,24 @@ def _conv_prepare(graph: Graph, op: Operator) -> KernelCall:
     return as_opt_call(call, "td_conv2d_s8_opt", rows)
 
 
+def _conv_1x1_back_prepare(graph: Graph, op: Operator) -> KernelCall:
+    return replace(_conv_prepare(graph, op), symbol="td_conv2d_1x1_back_s8_opt")
+
+
+def is_pointwise(call: KernelCall) -> bool:
+    """True for the calls td_conv2d_s8_opt runs through td_opt_pw.h: a 1x1 filter over all
+    input channels (no groups) without padding."""
+    p = dict(call.params)
+    return ((int(p["filter_h"]), int(p["filter_w"]), int(p["pad_h"]), int(p["pad_w"]))
+            == (1, 1, 0, 0) and int(p["filter_c"]) == int(p["in_c"]))
+
+
+def _conv_order(call: KernelCall) -> AccessOrder:
+    """td_conv2d_s8_opt: pointwise calls take the output channels in pairs (td_opt_pw.h),
+    other shapes keep the reference's loop order."""
+    return conv_1x1_lanes_order(PW_LANES)(call) if is_pointwise(call) else conv_ref_order(call)
+
+
 def _dw_prepare(graph: Graph, op: Operator) -> KernelCall:
     call = DWCONV2D_S8_REF.prepare(graph, op)
     oc = int(call.param("out_c"))
@@ -74,16 +107,32 @@ def _dw_prepare(graph: Graph, op: Operator) -> KernelCall:
     return as_opt_call(call, "td_dwconv2d_s8_opt", taps.T)
 
 
-CONV2D_S8_OPT = register(KernelVariant(
-    op="CONV_2D", impl="opt", symbol="td_conv2d_s8_opt",
-    sources=(f"{OPT_DIR}/td_conv2d_s8_opt.c", DOT_HEADER), requires=frozenset(),
-    accepts=CONV2D_S8_REF.accepts, prepare=_conv_prepare, priority=PRIORITY,
-    access=conv_ref_order,
-    code_bytes=1900))
+def _opt_variant(base: KernelVariant, symbol: str,
+                 prepare: Callable[[Graph, Operator], KernelCall],
+                 access: Callable[[KernelCall], AccessOrder], code_bytes: int, *,
+                 shared: tuple[str, ...] = (), priority: int = PRIORITY,
+                 twins: tuple[str, ...] = ()) -> KernelVariant:
+    """Register the portable variant ``symbol`` of ``base``'s op: its file is named after it
+    with td_opt_dot.h and the ``shared`` files (the header and the one source of a body that
+    several variants run); it accepts what ``base`` accepts."""
+    return register(KernelVariant(
+        op=base.op, impl="opt", symbol=symbol,
+        sources=(f"{OPT_DIR}/{symbol}.c", DOT_HEADER, *shared), requires=frozenset(),
+        accepts=base.accepts, prepare=prepare, priority=priority, access=access,
+        code_bytes=code_bytes, twins=twins))
 
-DWCONV2D_S8_OPT = register(KernelVariant(
-    op="DEPTHWISE_CONV_2D", impl="opt", symbol="td_dwconv2d_s8_opt",
-    sources=(f"{OPT_DIR}/td_dwconv2d_s8_opt.c", DOT_HEADER), requires=frozenset(),
-    accepts=DWCONV2D_S8_REF.accepts, prepare=_dw_prepare, priority=PRIORITY,
-    access=dwconv_ref_order,
-    code_bytes=1270))
+
+CONV2D_S8_OPT = _opt_variant(CONV2D_S8_REF, "td_conv2d_s8_opt", _conv_prepare, _conv_order,
+                             2950, shared=PW_FILES, twins=("td_conv2d_1x1_back_s8_opt",))
+
+# The pointwise path of td_conv2d_s8_opt back to front (the same body, td_opt_pw.h): never
+# chosen by priority (it only changes the order), put in the forward kernel's place by the
+# planner when a pointwise output should trail its input, as the dsp and reference twins are.
+# Its code_bytes hold the shared body too (counted twice when both orders are in a build).
+CONV2D_1X1_BACK_S8_OPT = _opt_variant(
+    CONV2D_1X1_BACK_S8_REF, "td_conv2d_1x1_back_s8_opt", _conv_1x1_back_prepare,
+    conv_1x1_lanes_back_order(PW_LANES), 970, shared=PW_FILES,
+    priority=PRIORITY - 1, twins=("td_conv2d_s8_opt",))
+
+DWCONV2D_S8_OPT = _opt_variant(DWCONV2D_S8_REF, "td_dwconv2d_s8_opt", _dw_prepare,
+                               dwconv_ref_order, 1270)

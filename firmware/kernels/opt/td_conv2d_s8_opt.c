@@ -3,11 +3,13 @@
  * dilation, padding, channels and groups), bit-exact with td_conv2d_s8_ref, for cores
  * without the DSP extension.
  *
- * The loop order is the reference's (output pixels in NHWC order, every output channel
- * reading its whole window), so the planner's in-place proofs for the reference hold. Per
- * output pixel the kernel rows and columns inside the image are found once; each kernel row
- * is then one contiguous run of fw' * filter_c input and filter bytes (dilation 1), summed by
- * a loop unrolled by four, without per-tap tests.
+ * A pointwise layer (1x1, no groups, no padding) runs td_opt_pw.h's body front to back, the
+ * body its twin td_conv2d_1x1_back_s8_opt runs back to front (pairs of output channels per
+ * input load). Otherwise the loop order is the reference's (output pixels in NHWC order,
+ * every output channel reading its whole window), so the planner's in-place proofs for the
+ * reference hold. Per output pixel the kernel rows and columns inside the image are found
+ * once; each kernel row is then one contiguous run of fw' * filter_c input and filter bytes
+ * (dilation 1), summed by a loop unrolled by four, without per-tap tests.
  *
  * Parameters: td_conv2d_params_t as for td_conv2d_s8_ref; when the layer has a bias the host
  * folds the input offset into it (bias[o] + input_offset * sum(filter[o]), the same value
@@ -16,6 +18,7 @@
 #include "td_kernels.h"
 
 #include "td_opt_dot.h"
+#include "td_opt_pw.h"
 
 int32_t td_conv2d_s8_opt_scratch_size(const td_conv2d_params_t *p)
 {
@@ -33,6 +36,10 @@ void td_conv2d_s8_opt(const td_conv2d_params_t *p, const int8_t *in0, int8_t *ou
     const int32_t form = p->requant_form;
     const int32_t filter_size = fh * fw * fc;
     int8_t *dst = out0;
+    if (fh == 1 && fw == 1 && fc == c && p->pad_h == 0 && p->pad_w == 0) {
+        td_opt_pw(p, in0, out0, 0);   /* pointwise: the twin's body, front to back */
+        return;
+    }
     for (int32_t b = 0; b < p->batches; ++b) {
         const int8_t *image = in0 + b * in_h * in_w * c;
         for (int32_t oy = 0; oy < p->out_h; ++oy) {
