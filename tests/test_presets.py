@@ -187,3 +187,26 @@ def test_model_input_must_match_the_front_end(tmp_path: Path) -> None:
     assert r.returncode == 1 and "Traceback" not in r.stderr
     err = " ".join(r.stderr.split())          # the console wraps long lines
     assert "98 x 10 = 980 features" in err and "490 values" in err
+
+
+def test_every_preset_config_shares_the_base() -> None:
+    """Each preset's config is a PresetConfig whose fields open with the clip's; frames and
+    shape come from its own framing; a bad value names the preset."""
+    from dataclasses import fields, replace
+
+    from tinydeploy.frontend.config import FloatPresetConfig
+    from tinydeploy.frontend.presets import PresetConfig, frame_count
+
+    for name in available_presets():
+        cfg = preset_spec(name).default()
+        assert isinstance(cfg, PresetConfig)
+        assert [f.name for f in fields(cfg)][:2] == ["sample_rate", "clip_samples"]
+        short = replace(cfg, clip_samples=cfg.clip_samples // 2)
+        n = frame_count(short.clip_samples, short.window, short.stride)
+        assert n < cfg.frames and short.shape == (n, short.n_out)
+        with pytest.raises(InputDataError) as err:
+            replace(cfg, clip_samples=cfg.window - 1)
+        assert str(err.value).startswith(cfg.ERROR_PREFIX + ": clip_samples=")
+        if isinstance(cfg, FloatPresetConfig):     # the framing check the float presets share
+            with pytest.raises(InputDataError, match=f"^{cfg.ERROR_PREFIX}: fft=1000 must be"):
+                replace(cfg, fft=1000)

@@ -19,7 +19,7 @@ import json
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import Protocol
+from typing import Any, ClassVar, Protocol
 
 import numpy as np
 
@@ -31,7 +31,7 @@ from tinydeploy.frontend.header import (
     read_config_text,
     render_config_header,
 )
-from tinydeploy.frontend.presets import PresetConfig, frame_count
+from tinydeploy.frontend.presets import PresetConfig
 from tinydeploy.resources import firmware_dir
 
 
@@ -50,23 +50,49 @@ def framing_reason(fft: int, window: int, stride: int, clip_samples: int) -> str
     return None
 
 
-class FeatureKind(StrEnum):
-    MFCC = "mfcc"
-    LOG_MEL = "log_mel"
-
-
 @dataclass(frozen=True)
-class FrontendConfig:
-    """Front-end parameters. Defaults: the MLPerf Tiny / Hello-Edge 49 x 10 MFCC input."""
+class FloatPresetConfig(PresetConfig):
+    """The fields and checks the float presets (``tinydeploy``, ``mlperf-kws``) share, in the
+    order their field lists (and JSON) open with: the framing, the FFT of one window, and the
+    mel filterbank. A preset's own defaults replace these in place; its ``__post_init__``
+    calls this one first, then checks its own fields."""
 
-    sample_rate: int = 16000
-    clip_samples: int = 16000     # one model input covers this many samples (1 s)
     window: int = 640             # 40 ms
     stride: int = 320             # 20 ms
     fft: int = 1024               # a power of two >= window
     mel_bands: int = 40
     mel_low_hz: float = 20.0
     mel_high_hz: float = 4000.0
+
+    def __post_init__(self) -> None:
+        why = framing_reason(self.fft, self.window, self.stride, self.clip_samples)
+        if why:
+            raise self.error(why)
+        if not 1 <= self.mel_bands <= 127:
+            raise self.error(f"mel_bands={self.mel_bands} must be in [1, 127]")
+
+    def bin_range(self, used: np.ndarray) -> tuple[int, int]:
+        """The first and last of the FFT bins ``used`` (their indices, ascending) that feed
+        a mel band: the bins td_fe_float.h visits. None used is an error: the mel range is
+        narrower than one bin."""
+        if used.size == 0:
+            raise self.error(f"no FFT bin of {self.fft} falls inside the mel range "
+                             f"{self.mel_low_hz}..{self.mel_high_hz} Hz",
+                             hint="widen the mel range or raise fft")
+        return int(used[0]), int(used[-1])
+
+
+class FeatureKind(StrEnum):
+    MFCC = "mfcc"
+    LOG_MEL = "log_mel"
+
+
+@dataclass(frozen=True)
+class FrontendConfig(FloatPresetConfig):
+    """Front-end parameters. Defaults: the MLPerf Tiny / Hello-Edge 49 x 10 MFCC input."""
+
+    ERROR_HINT: ClassVar[str] = "see docs/frontend.md for the parameters"
+
     kind: FeatureKind = FeatureKind.MFCC
     n_mfcc: int = 10              # outputs per frame when kind is MFCC
     log_floor: float = 1e-6       # added to each mel energy before the logarithm
@@ -75,37 +101,23 @@ class FrontendConfig:
     std: tuple[float, ...] = field(default=())
 
     def __post_init__(self) -> None:
-        def bad(msg: str) -> InputDataError:
-            return InputDataError(f"front-end config: {msg}",
-                                  hint="see docs/frontend.md for the parameters")
-        why = framing_reason(self.fft, self.window, self.stride, self.clip_samples)
-        if why:
-            raise bad(why)
+        super().__post_init__()
         if not 0 < self.mel_low_hz < self.mel_high_hz <= self.sample_rate / 2:
-            raise bad(f"mel range {self.mel_low_hz}..{self.mel_high_hz} Hz must lie in "
-                      f"(0, {self.sample_rate / 2}]")
-        if not 1 <= self.mel_bands <= 127:
-            raise bad(f"mel_bands={self.mel_bands} must be in [1, 127]")
+            raise self.error(f"mel range {self.mel_low_hz}..{self.mel_high_hz} Hz must lie in "
+                             f"(0, {self.sample_rate / 2}]")
         if self.kind is FeatureKind.MFCC and not 1 <= self.n_mfcc <= self.mel_bands:
-            raise bad(f"n_mfcc={self.n_mfcc} must be in [1, mel_bands={self.mel_bands}]")
+            raise self.error(f"n_mfcc={self.n_mfcc} must be in [1, mel_bands={self.mel_bands}]")
         for name in ("mean", "std"):
             v = getattr(self, name)
             if v and len(v) != self.n_out:
-                raise bad(f"{name} has {len(v)} values, expected {self.n_out} (one per output)")
+                raise self.error(f"{name} has {len(v)} values, expected {self.n_out} (one per "
+                                 "output)")
         if any(s <= 0 for s in self.std):
-            raise bad("std values must be > 0")
-
-    @property
-    def frames(self) -> int:
-        return frame_count(self.clip_samples, self.window, self.stride)
+            raise self.error("std values must be > 0")
 
     @property
     def n_out(self) -> int:
         return self.n_mfcc if self.kind is FeatureKind.MFCC else self.mel_bands
-
-    @property
-    def shape(self) -> tuple[int, int]:
-        return (self.frames, self.n_out)
 
     def with_normalisation(self, mean: np.ndarray, std: np.ndarray) -> FrontendConfig:
         from dataclasses import replace
@@ -131,6 +143,10 @@ class FrontendConfig:
         except (ValueError, TypeError, KeyError) as err:
             raise InputDataError(f"{source}: not a front-end config ({err})",
                                  hint="write it with FrontendConfig.to_json()") from err
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any], source: str = "<dict>") -> FrontendConfig:
+        return cls.from_json(json.dumps(d), source)
 
     @classmethod
     def load(cls, path: Path) -> FrontendConfig:
@@ -197,12 +213,7 @@ def compute_tables(cfg: FrontendConfig) -> FrontendTables:
     centres = edges[1:-1]
     freqs = np.arange(cfg.fft // 2 + 1, dtype=np.float64) * cfg.sample_rate / cfg.fft
     mels = hz_to_mel(freqs)
-    inside = np.nonzero((mels > lo) & (mels < hi))[0]
-    if inside.size == 0:
-        raise InputDataError(f"front-end config: no FFT bin of {cfg.fft} falls inside the mel "
-                             f"range {cfg.mel_low_hz}..{cfg.mel_high_hz} Hz",
-                             hint="widen the mel range or raise fft")
-    first, last = int(inside[0]), int(inside[-1])
+    first, last = cfg.bin_range(np.nonzero((mels > lo) & (mels < hi))[0])
     bands, wl, wu = [], [], []
     for b in range(first, last + 1):
         m = mels[b]
@@ -234,16 +245,6 @@ def compute_tables(cfg: FrontendConfig) -> FrontendTables:
 
 # ---- the C header ----------------------------------------------------------------------------
 
-class FloatPresetSizes(PresetConfig, Protocol):
-    """A float preset's config (FrontendConfig, MlperfConfig): any preset's sizes plus the
-    FFT and mel band counts."""
-
-    @property
-    def fft(self) -> int: ...
-    @property
-    def mel_bands(self) -> int: ...
-
-
 class FloatPresetTables(Protocol):
     """The tables every float preset computes for td_fe_float.h (FrontendTables,
     MlperfTables)."""
@@ -264,7 +265,7 @@ class FloatPresetTables(Protocol):
     def w_upper(self) -> np.ndarray: ...
 
 
-def float_preset_macros(cfg: FloatPresetSizes, t: FloatPresetTables) -> list[str]:
+def float_preset_macros(cfg: FloatPresetConfig, t: FloatPresetTables) -> list[str]:
     """The size macros of a float preset's config header, in this order in every preset
     (td_fe_float.h and both preset sources read them)."""
     return [

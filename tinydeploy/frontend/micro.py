@@ -449,8 +449,7 @@ PRESET_SPEC = PresetSpec(
     summary="TensorFlow's audio microfrontend as TFLM's micro_speech uses it, integer only "
             "(docs/frontend.md)",
     sources=SOURCES,
-    default=MicroSpeechConfig,
-    from_dict=MicroSpeechConfig.from_dict,
+    config=MicroSpeechConfig,
     host=HostMicroFrontend,
     reference=_reference_s8,
     render_header=render_microspeech_header,

@@ -27,6 +27,7 @@ import math
 from dataclasses import asdict, dataclass, fields
 from functools import lru_cache
 from pathlib import Path
+from typing import ClassVar
 
 import numpy as np
 
@@ -37,7 +38,7 @@ from tinydeploy.frontend.header import (
     read_config_text,
     render_config_header,
 )
-from tinydeploy.frontend.presets import frame_count
+from tinydeploy.frontend.presets import PresetConfig
 
 PRESET = "micro-speech"
 WINDOW_BITS = 12          # window coefficients are Q12
@@ -53,11 +54,12 @@ INT8_DIV = int(25.6 * 26.0 + 0.5)
 
 
 @dataclass(frozen=True)
-class MicroSpeechConfig:
+class MicroSpeechConfig(PresetConfig):
     """Microfrontend parameters; the defaults are TFLM micro_speech's (49 x 40 input)."""
 
-    sample_rate: int = 16000
-    clip_samples: int = 16000      # one model input covers this many samples (1 s)
+    ERROR_PREFIX: ClassVar[str] = "micro-speech front-end config"
+    ERROR_HINT: ClassVar[str] = "see docs/frontend.md (micro-speech preset)"
+
     window_ms: int = 30
     stride_ms: int = 20
     channels: int = 40
@@ -75,9 +77,7 @@ class MicroSpeechConfig:
     scale_shift: int = 6
 
     def __post_init__(self) -> None:
-        def bad(msg: str) -> InputDataError:
-            return InputDataError(f"micro-speech front-end config: {msg}",
-                                  hint="see docs/frontend.md (micro-speech preset)")
+        bad = self.error
         if not 1000 <= self.sample_rate <= 48000:
             raise bad(f"sample_rate={self.sample_rate} must be in [1000, 48000]")
         if self.window * 1000 != self.window_ms * self.sample_rate or self.window < 16:
@@ -123,16 +123,8 @@ class MicroSpeechConfig:
         return n
 
     @property
-    def frames(self) -> int:
-        return frame_count(self.clip_samples, self.window, self.stride)
-
-    @property
     def n_out(self) -> int:
         return self.channels
-
-    @property
-    def shape(self) -> tuple[int, int]:
-        return (self.frames, self.channels)
 
     @property
     def correction_bits(self) -> int:

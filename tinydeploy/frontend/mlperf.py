@@ -39,75 +39,57 @@ import ctypes
 import json
 import math
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
 from tinydeploy.errors import InputDataError
 from tinydeploy.frontend.config import (
+    FloatPresetConfig,
     fft_cosines,
     float_preset_macros,
     float_preset_tables,
-    framing_reason,
 )
 from tinydeploy.frontend.header import c_array, hexf, render_config_header
 from tinydeploy.frontend.native import (
     Quant,
     build_host_library,
     clip_batch,
-    reference_quantize,
+    quantized_reference,
     stream_frames_s8,
     stream_windows,
 )
-from tinydeploy.frontend.presets import PRESET_KEY, FrontendPreset, PresetSpec, frame_count
+from tinydeploy.frontend.presets import PRESET_KEY, FrontendPreset, PresetSpec
 
 SOURCES = ("td_frontend_mlperf.c", "td_fe_float.h")
 
 
 @dataclass(frozen=True)
-class MlperfConfig:
+class MlperfConfig(FloatPresetConfig):
     """MLPerf Tiny KWS feature parameters; the defaults are MLPerf's (49 x 10 MFCC)."""
 
-    sample_rate: int = 16000
-    clip_samples: int = 16000
+    ERROR_PREFIX: ClassVar[str] = "mlperf-kws front end"
+    ERROR_HINT: ClassVar[str] = "see docs/frontend.md (presets)"
+
     window: int = 480             # 30 ms
-    stride: int = 320             # 20 ms
     fft: int = 512                # TF: the next power of two >= window
-    mel_bands: int = 40
-    mel_low_hz: float = 20.0
-    mel_high_hz: float = 4000.0
     n_mfcc: int = 10
     log_floor: float = 1e-6
     peak_normalise: bool = True   # divide by the clip's largest sample (else by 32768)
 
     def __post_init__(self) -> None:
-        def bad(msg: str) -> InputDataError:
-            return InputDataError(f"mlperf-kws front end: {msg}",
-                                  hint="see docs/frontend.md (presets)")
-        why = framing_reason(self.fft, self.window, self.stride, self.clip_samples)
-        if why:
-            raise bad(why)
+        super().__post_init__()
         if not 0 <= self.mel_low_hz < self.mel_high_hz <= self.sample_rate / 2:
-            raise bad(f"mel range {self.mel_low_hz}..{self.mel_high_hz} Hz must lie in "
-                      f"[0, {self.sample_rate / 2}]")
-        if not 1 <= self.mel_bands <= 127:
-            raise bad(f"mel_bands={self.mel_bands} must be in [1, 127]")
+            raise self.error(f"mel range {self.mel_low_hz}..{self.mel_high_hz} Hz must lie in "
+                             f"[0, {self.sample_rate / 2}]")
         if not 1 <= self.n_mfcc <= self.mel_bands:
-            raise bad(f"n_mfcc={self.n_mfcc} must be in [1, mel_bands={self.mel_bands}]")
+            raise self.error(f"n_mfcc={self.n_mfcc} must be in [1, mel_bands={self.mel_bands}]")
         if not self.log_floor > 0:
-            raise bad(f"log_floor={self.log_floor} must be > 0")
-
-    @property
-    def frames(self) -> int:
-        return frame_count(self.clip_samples, self.window, self.stride)
+            raise self.error(f"log_floor={self.log_floor} must be > 0")
 
     @property
     def n_out(self) -> int:
         return self.n_mfcc
-
-    @property
-    def shape(self) -> tuple[int, int]:
-        return (self.frames, self.n_out)
 
     def to_json(self) -> str:
         return json.dumps({PRESET_KEY: FrontendPreset.MLPERF_KWS.value, **asdict(self)},
@@ -169,12 +151,7 @@ def compute_tables(cfg: MlperfConfig) -> MlperfTables:
     n = np.arange(cfg.window, dtype=np.float64)
     hann = 0.5 - 0.5 * np.cos(2.0 * np.pi * n / cfg.window)
     w = mel_weight_matrix(cfg).astype(np.float32)
-    used = np.nonzero(w.max(axis=1) > 0)[0]
-    if used.size == 0:
-        raise InputDataError(f"mlperf-kws front end: no FFT bin of {cfg.fft} falls inside "
-                             f"{cfg.mel_low_hz}..{cfg.mel_high_hz} Hz",
-                             hint="widen the mel range or raise fft")
-    first, last = int(used[0]), int(used[-1])
+    first, last = cfg.bin_range(np.nonzero(w.max(axis=1) > 0)[0])
     bands, wl, wu = [], [], []
     for b in range(first, last + 1):
         nz = np.nonzero(w[b])[0]
@@ -349,18 +326,13 @@ def numpy_reference_features(audio: np.ndarray, cfg: MlperfConfig | None = None)
     return log_mel @ dct_matrix(cfg).T
 
 
-def _reference_s8(audio: np.ndarray, cfg: MlperfConfig, quant: Quant) -> np.ndarray:
-    return reference_quantize(tf_reference_features(audio, cfg), quant)
-
-
 PRESET_SPEC = PresetSpec(
     preset=FrontendPreset.MLPERF_KWS,
     summary="MLPerf Tiny KWS: peak-normalised 30 ms Hann, |FFT 512|, 40 mel, log, 10 MFCC",
     sources=SOURCES,
-    default=MlperfConfig,
-    from_dict=MlperfConfig.from_dict,
+    config=MlperfConfig,
     host=MlperfHost,
-    reference=_reference_s8,
+    reference=quantized_reference(tf_reference_features),
     render_header=render_header,
     scratch_bytes=scratch_bytes,
     float_features=lambda cfg, clips: MlperfHost(cfg).features(clips),

@@ -14,8 +14,7 @@ processes may share the cache.
 from __future__ import annotations
 
 import ctypes
-import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -267,22 +266,22 @@ def reference_quantize(x: np.ndarray, quant: Quant) -> np.ndarray:
 
 # ---- the preset --------------------------------------------------------------------------------
 
-def _from_dict(d: dict[str, Any], source: str) -> FrontendConfig:
-    return FrontendConfig.from_json(json.dumps(d), source)
-
-
-def _reference_s8(audio: np.ndarray, cfg: FrontendConfig, quant: Quant) -> np.ndarray:
-    return reference_quantize(reference_features(audio, cfg), quant)
+def quantized_reference(features: Callable[[np.ndarray, Any], np.ndarray]
+                        ) -> Callable[[np.ndarray, Any, Quant], np.ndarray]:
+    """A float preset's int8 reference: its float reference ``features(audio, cfg)`` of one
+    clip, quantized as TFLite quantizes the model input (`reference_quantize`)."""
+    def reference(audio: np.ndarray, cfg: Any, quant: Quant) -> np.ndarray:
+        return reference_quantize(features(audio, cfg), quant)
+    return reference
 
 
 PRESET_SPEC = PresetSpec(
     preset=FrontendPreset.TINYDEPLOY,
     summary="the project's own float32 MFCC / log-mel front end (docs/frontend.md)",
     sources=SOURCES,
-    default=FrontendConfig,
-    from_dict=_from_dict,
+    config=FrontendConfig,
     host=HostFrontend,
-    reference=_reference_s8,
+    reference=quantized_reference(reference_features),
     render_header=render_frontend_header,
     scratch_bytes=lambda cfg: 4 * (cfg.fft + cfg.mel_bands),
     float_features=lambda cfg, clips: HostFrontend(cfg).features(clips),

@@ -31,11 +31,12 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import json
+from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol, Self
 
 import numpy as np
 
@@ -51,30 +52,65 @@ class FrontendPreset(StrEnum):
     MICRO_SPEECH = "micro-speech"
 
 
-class PresetConfig(Protocol):
-    """What the kws app, the simulation and the scorers read from any preset's config."""
-
-    @property
-    def sample_rate(self) -> int: ...
-    @property
-    def clip_samples(self) -> int: ...
-    @property
-    def window(self) -> int: ...
-    @property
-    def stride(self) -> int: ...
-    @property
-    def frames(self) -> int: ...
-    @property
-    def n_out(self) -> int: ...
-    @property
-    def shape(self) -> tuple[int, int]: ...
-    def to_json(self) -> str: ...
-
-
 def frame_count(samples: int, window: int, stride: int) -> int:
     """Whole frames of ``window`` samples, ``stride`` apart, in ``samples`` samples (0 when
     they do not hold one window): the framing of every preset, clip or stream."""
     return 0 if samples < window else 1 + (samples - window) // stride
+
+
+@dataclass(frozen=True)
+class PresetConfig(ABC):
+    """The base of every preset's config: what the kws app, the simulation and the scorers
+    read from any of them. Its two fields open every preset's field list (and so its JSON):
+    the sample rate and the clip one model input covers. A preset gives its framing
+    (``window``, ``stride``: fields, or derived from its own) and its features per frame;
+    ``frames`` and ``shape`` follow from them alike for every preset. A bad value is an
+    InputDataError (`error`) that names the preset (``ERROR_PREFIX``) and its docs
+    (``ERROR_HINT``)."""
+
+    ERROR_PREFIX: ClassVar[str] = "front-end config"
+    ERROR_HINT: ClassVar[str] = "see docs/frontend.md"
+
+    sample_rate: int = 16000
+    clip_samples: int = 16000     # one model input covers this many samples (1 s)
+
+    @property
+    @abstractmethod
+    def window(self) -> int:
+        """Samples per frame."""
+
+    @property
+    @abstractmethod
+    def stride(self) -> int:
+        """Samples from the start of one frame to the next."""
+
+    @property
+    def frames(self) -> int:
+        return frame_count(self.clip_samples, self.window, self.stride)
+
+    @property
+    @abstractmethod
+    def n_out(self) -> int:
+        """Features per frame."""
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return (self.frames, self.n_out)
+
+    @abstractmethod
+    def to_json(self) -> str:
+        """The config as the JSON a ``--frontend`` file holds."""
+
+    @classmethod
+    @abstractmethod
+    def from_dict(cls, d: dict[str, Any], source: str) -> Self:
+        """The config of a JSON object (the ``"frontend"`` key removed), or an
+        InputDataError naming ``source``."""
+
+    def error(self, msg: str, hint: str | None = None) -> InputDataError:
+        """The error of a bad parameter value, ``msg`` naming it and its range (``hint``:
+        what to change, else the preset's docs)."""
+        return InputDataError(f"{self.ERROR_PREFIX}: {msg}", hint=hint or self.ERROR_HINT)
 
 
 class HostFeatures(Protocol):
@@ -96,18 +132,18 @@ class HostFeatures(Protocol):
 class PresetSpec:
     """Everything tinydeploy needs to know about one preset.
 
-    ``from_dict`` builds the config from a JSON object (the ``"frontend"`` key removed);
-    ``host`` compiles and loads the C front end for a config; ``reference(audio, cfg, quant)``
-    is the independent reference of one int16 clip, int8 [frames, n_out] (the float values
-    quantized as TFLite quantizes an input); ``sources`` are the C files under
-    ``firmware/frontend/`` the firmware compiles; ``render_header`` gives the config header's
-    text (written as ``td_frontend_config_model.h``)."""
+    ``config`` is the preset's config class: its defaults are `default`, a JSON object (the
+    ``"frontend"`` key removed) becomes a config through `from_dict`; ``host`` compiles and
+    loads the C front end for a config; ``reference(audio, cfg, quant)`` is the independent
+    reference of one int16 clip, int8 [frames, n_out] (the float values quantized as TFLite
+    quantizes an input); ``sources`` are the C files under ``firmware/frontend/`` the
+    firmware compiles; ``render_header`` gives the config header's text (written as
+    ``td_frontend_config_model.h``)."""
 
     preset: FrontendPreset
     summary: str
     sources: tuple[str, ...]
-    default: Callable[[], Any]
-    from_dict: Callable[[dict[str, Any], str], Any]
+    config: type[PresetConfig]
     host: Callable[[Any], HostFeatures]
     reference: Callable[[np.ndarray, Any, Any], np.ndarray]
     render_header: Callable[[Any], str]
@@ -115,6 +151,12 @@ class PresetSpec:
     # float features of clips [n, clip_samples] -> [n, frames, n_out], the float model's input
     # (calibration); None when the preset has no float form
     float_features: Callable[[Any, np.ndarray], np.ndarray] | None = None
+
+    def default(self) -> PresetConfig:
+        return self.config()
+
+    def from_dict(self, d: dict[str, Any], source: str) -> PresetConfig:
+        return self.config.from_dict(d, source)
 
     @property
     def files(self) -> tuple[str, ...]:

@@ -16,16 +16,27 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Callable, Sequence
+from typing import TypeVar
 
 import numpy as np
 
 from tinydeploy.fixedpoint import quantize_multiplier, round_half_away
 from tinydeploy.kernels.registry import ConstArray, KernelCall, KernelVariant
-from tinydeploy.model.ir import Activation, DType, Graph, Operator, Padding, Tensor
+from tinydeploy.model.ir import (
+    Activation,
+    Conv2DOptions,
+    DepthwiseConv2DOptions,
+    DType,
+    Graph,
+    Operator,
+    Padding,
+    Tensor,
+)
 
 Param = tuple[str, int | float | str]
 
 INT8_MIN, INT8_MAX = -128, 127
+INT16_MIN, INT16_MAX = -(1 << 15), (1 << 15) - 1
 REF_DIR = "kernels/ref"
 
 
@@ -200,6 +211,41 @@ def optional_input(graph: Graph, op: Operator, k: int) -> Tensor | None:
     return graph.tensor(op.inputs[k])
 
 
+def single_io(graph: Graph, op: Operator, n_in: int, reason: TensorReason, *,
+              arena_input: bool = True) -> tuple[Tensor, Tensor] | str:
+    """(input 0, output) of an op with ``n_in`` inputs (the others are its constant
+    parameters) and one output, both passing ``reason``, the input in the arena unless
+    ``arena_input`` is False; else the reason it is not such an op."""
+    ins, outs = graph.op_inputs(op), graph.op_outputs(op)
+    if len(ins) != n_in or len(outs) != 1:
+        return f"expects {n_in} input(s) and 1 output, has {len(ins)} and {len(outs)}"
+    why = reason(ins[0], "input") or reason(outs[0], "output")
+    if why:
+        return why
+    x = ins[0]
+    assert x is not None
+    if arena_input and x.is_constant:
+        return f"input '{x.name}' is constant (fold the op before compiling)"
+    return x, outs[0]
+
+
+IoCheck = Callable[[Tensor, Tensor], str | None]
+
+
+def then_check(base: Callable[[Graph, Operator], str | None], check: IoCheck
+               ) -> Callable[[Graph, Operator], str | None]:
+    """An `accepts` that runs ``base`` (which has checked input 0 and output 0), then
+    ``check`` on those two: for an op that is another op's kernel with one more rule."""
+    def accepts(graph: Graph, op: Operator) -> str | None:
+        why = base(graph, op)
+        if why:
+            return why
+        x, y = graph.op_inputs(op)[0], graph.op_outputs(op)[0]
+        assert x is not None
+        return check(x, y)
+    return accepts
+
+
 def nhwc(t: Tensor) -> tuple[int, int, int, int]:
     n, h, w, c = t.shape
     return n, h, w, c
@@ -213,9 +259,11 @@ def check_io_int8(inp: Tensor | None, out: Tensor | None) -> str | None:
     return first_reason(check_int8_tensor(inp, "input"), check_int8_tensor(out, "output"))
 
 
-def check_activation(act: Activation, out: Tensor) -> str | None:
-    """None when the fused activation has a clamp form for ``out`` (see `activation_range`)."""
-    if activation_range(act, out) is None:
+def check_activation(act: Activation, out: Tensor,
+                     limits: tuple[int, int] = (INT8_MIN, INT8_MAX)) -> str | None:
+    """None when the fused activation has a clamp form for ``out``, whose type spans
+    ``limits`` (see `activation_range`)."""
+    if activation_range(act, out, limits) is None:
         return f"fused activation {act.name} is not supported"
     return None
 
@@ -288,6 +336,86 @@ def padding_params(in_hw: tuple[int, int], window: tuple[int, int], out_hw: tupl
             ("pad_w", compute_padding(stride[1], dilation[1], in_hw[1], window[1], out_hw[1])))
 
 
+def weighted_tensors(graph: Graph, op: Operator
+                     ) -> tuple[Tensor, Tensor, Tensor | None, Tensor]:
+    """The input, filter, optional bias and output of a weighted op (CONV_2D,
+    DEPTHWISE_CONV_2D, FULLY_CONNECTED; inputs 0 to 2 and output 0), in that order."""
+    return (graph.tensor(op.inputs[0]), graph.tensor(op.inputs[1]), optional_input(graph, op, 2),
+            graph.tensor(op.outputs[0]))
+
+
+# --- shared by CONV_2D and DEPTHWISE_CONV_2D, int8 and 16x8 --------------------------------
+
+ConvOptions = Conv2DOptions | DepthwiseConv2DOptions
+ConvReason = Callable[[Graph, Operator], str | None]
+ShapeReason = Callable[[ConvOptions, Tensor, Tensor], str | None]
+
+
+def conv_channels(opts: ConvOptions, filt: Tensor) -> int:
+    """The output channels of a convolution: the filter's first dimension (OHWI), or its last
+    for a depthwise one (1HWC)."""
+    return filt.shape[3] if isinstance(opts, DepthwiseConv2DOptions) else filt.shape[0]
+
+
+def check_conv_op(graph: Graph, op: Operator, options: type[ConvOptions],
+                  tensors_reason: ConvReason, shape_reason: ShapeReason,
+                  limits: tuple[int, int] = (INT8_MIN, INT8_MAX)) -> str | None:
+    """The `accepts` of every convolution (int8 and 16x8, regular and depthwise), in this
+    order: its ``options`` type, ``tensors_reason`` (dtypes, ranks, filter and bias),
+    ``shape_reason`` (how input, filter and output channels relate), then a fused activation
+    with a clamp form for an output spanning ``limits`` and the output shape TFLite computes
+    for the filter window. The first reason wins, so an op is refused for the same reason
+    whichever variant looks at it."""
+    opts = op.options
+    if not isinstance(opts, options):
+        return f"missing {options.__name__}"
+    why = tensors_reason(graph, op)
+    if why:
+        return why
+    inp, filt, _, out = weighted_tensors(graph, op)
+    return (shape_reason(opts, inp, filt) or check_activation(opts.activation, out, limits)
+            or check_window_output(out, opts.padding, inp.shape, (filt.shape[1], filt.shape[2]),
+                                   (opts.stride_h, opts.stride_w),
+                                   (opts.dilation_h, opts.dilation_w), conv_channels(opts, filt)))
+
+
+def conv_geometry(opts: ConvOptions, inp: Tensor, filt: Tensor, out: Tensor
+                  ) -> tuple[Param, ...]:
+    """The shape and window fields that open every convolution's params struct, in their
+    declaration order: ``batches, in_h, in_w, in_c, out_h, out_w, out_c``, then
+    ``depth_multiplier`` (depthwise), ``filter_h, filter_w``, ``filter_c`` (regular), then
+    ``stride_h/w, dilation_h/w, pad_h/w`` (padding as TFLite computes it for ``out``)."""
+    n, h, w, c = inp.shape
+    _, oh, ow, _ = out.shape
+    fh, fw = filt.shape[1], filt.shape[2]
+    oc = conv_channels(opts, filt)
+    depthwise = isinstance(opts, DepthwiseConv2DOptions)
+    stride, dilation = (opts.stride_h, opts.stride_w), (opts.dilation_h, opts.dilation_w)
+    return (("batches", n), ("in_h", h), ("in_w", w), ("in_c", c),
+            ("out_h", oh), ("out_w", ow), ("out_c", oc),
+            *((("depth_multiplier", oc // c),) if depthwise else ()),
+            ("filter_h", fh), ("filter_w", fw),
+            *(() if depthwise else (("filter_c", filt.shape[3]),)),
+            ("stride_h", stride[0]), ("stride_w", stride[1]),
+            ("dilation_h", dilation[0]), ("dilation_w", dilation[1]),
+            *padding_params((h, w), (fh, fw), (oh, ow), stride, dilation))
+
+
+def conv_call_s8(graph: Graph, op: Operator, symbol: str, params_type: str) -> KernelCall:
+    """The call of an int8 convolution (regular or depthwise; `check_conv_op` accepted it):
+    `conv_geometry`, the input and output offsets, the clamp, the `per_channel_requant`
+    arrays."""
+    opts = op.options
+    assert isinstance(opts, (Conv2DOptions, DepthwiseConv2DOptions))
+    inp, filt, bias, out = weighted_tensors(graph, op)
+    consts, act, pointers = per_channel_requant(inp, filt, bias, out, opts.activation,
+                                                conv_channels(opts, filt))
+    params = (*conv_geometry(opts, inp, filt, out),
+              ("input_offset", -inp.zero_point), ("output_offset", out.zero_point),
+              ("act_min", act[0]), ("act_max", act[1]), *pointers)
+    return KernelCall(symbol, params_type, params, consts, ("in0", "out0"))
+
+
 def per_channel_requant(inp: Tensor, filt: Tensor, bias: Tensor | None, out: Tensor,
                         act: Activation, channels: int
                         ) -> tuple[tuple[ConstArray, ...], tuple[int, int], tuple[Param, ...]]:
@@ -341,6 +469,58 @@ def elem_variants(op: str, stem: str, elems: Sequence[tuple[str, TensorReason]],
 
         variants.append(ref_variant(op, symbol, acc, prep, headers=headers))
     return variants
+
+
+Plan = TypeVar("Plan")
+
+
+def planned_variants(op: str, stem: str, elems: Sequence[tuple[str, TensorReason]],
+                     plan: Callable[[Graph, Operator, TensorReason], Plan | str],
+                     call: Callable[[Graph, Operator, Plan, str], KernelCall], *,
+                     headers: tuple[str, ...] = ()) -> list[KernelVariant]:
+    """`elem_variants` of an op whose checks and call derive from one ``plan`` function,
+    which returns the op's plan or the reason it has none: `accepts` is that reason, and
+    `prepare` passes the plan (with the symbol) to ``call``. So what is checked and what is
+    emitted are computed once, and cannot disagree."""
+    def accepts(graph: Graph, op_: Operator, reason: TensorReason) -> str | None:
+        return plan_reason(plan(graph, op_, reason))
+
+    def prepare(graph: Graph, op_: Operator, reason: TensorReason, symbol: str) -> KernelCall:
+        found = plan(graph, op_, reason)
+        assert not isinstance(found, str), found
+        return call(graph, op_, found, symbol)
+
+    return elem_variants(op, stem, elems, accepts, prepare, headers=headers)
+
+
+def parts_reason(parts: Sequence[Tensor | None], whole: Tensor, axis: int, roles: tuple[str, str],
+                 reason: TensorReason,
+                 part_reason: Callable[[int, Tensor], str | None] | None = None) -> str | None:
+    """None when ``parts`` are the pieces of ``whole`` cut along ``axis`` (CONCATENATION's
+    inputs of its output, SPLIT's outputs of its input): each passes ``reason`` and
+    ``part_reason`` (its index, itself), has the rank of ``whole`` and its extent off the
+    axis, and their extents along it add up to the whole's. ``roles`` names a part and the
+    whole in the reasons ("input", "output")."""
+    part, whole_role = roles
+    rank = len(whole.shape)
+    total = 0
+    for k, t in enumerate(parts):
+        why = reason(t, f"{part} {k}")
+        if why:
+            return why
+        assert t is not None
+        why = part_reason(k, t) if part_reason is not None else None
+        if why:
+            return why
+        if len(t.shape) != rank or any(t.shape[d] != whole.shape[d]
+                                       for d in range(rank) if d != axis):
+            return (f"{part} {k} shape {list(t.shape)} does not fit {whole_role} "
+                    f"{list(whole.shape)}")
+        total += t.shape[axis]
+    if total != whole.shape[axis]:
+        return (f"{part}s add up to {total} along axis {axis}, the {whole_role} has "
+                f"{whole.shape[axis]}")
+    return None
 
 
 def int16_reason(t: Tensor | None, role: str) -> str | None:

@@ -13,61 +13,33 @@ from dataclasses import replace
 
 from tinydeploy.kernels.access import conv_1x1_back_ref_order, conv_ref_order
 from tinydeploy.kernels.common import (
-    check_activation,
+    ConvOptions,
+    check_conv_op,
     check_conv_tensors,
-    check_window_output,
-    optional_input,
-    padding_params,
-    per_channel_requant,
+    conv_call_s8,
     ref_variant,
 )
 from tinydeploy.kernels.registry import KernelCall, register
-from tinydeploy.model.ir import Conv2DOptions, Graph, Operator
+from tinydeploy.model.ir import Conv2DOptions, Graph, Operator, Tensor
 
 
-def _accepts(graph: Graph, op: Operator) -> str | None:
-    opts = op.options
-    if not isinstance(opts, Conv2DOptions):
-        return "missing Conv2DOptions"
-    r = check_conv_tensors(graph, op, "NHWC, OHWI", 0)
-    if r:
-        return r
-    inp, filt = graph.tensor(op.inputs[0]), graph.tensor(op.inputs[1])
-    out = graph.tensor(op.outputs[0])
-    oc = filt.shape[0]
-    c = inp.shape[3]
-    fc = filt.shape[3]
+def _groups_reason(opts: ConvOptions, inp: Tensor, filt: Tensor) -> str | None:
+    """None when the input channels split into groups the filter and output channels fit."""
+    oc, c, fc = filt.shape[0], inp.shape[3], filt.shape[3]
     if fc <= 0 or c % fc:
         return f"input channels {c} are not a multiple of the filter's {fc}"
     if oc % (c // fc):
         return f"output channels {oc} are not a multiple of the {c // fc} groups"
-    return check_activation(opts.activation, out) or check_window_output(
-        out, opts.padding, inp.shape, (filt.shape[1], filt.shape[2]),
-        (opts.stride_h, opts.stride_w), (opts.dilation_h, opts.dilation_w), oc)
+    return None
+
+
+def _accepts(graph: Graph, op: Operator) -> str | None:
+    return check_conv_op(graph, op, Conv2DOptions,
+                         lambda g, o: check_conv_tensors(g, o, "NHWC, OHWI", 0), _groups_reason)
 
 
 def _prepare(graph: Graph, op: Operator) -> KernelCall:
-    opts = op.options
-    assert isinstance(opts, Conv2DOptions)
-    inp, filt = graph.tensor(op.inputs[0]), graph.tensor(op.inputs[1])
-    bias = optional_input(graph, op, 2)
-    out = graph.tensor(op.outputs[0])
-    n, h, w, c = inp.shape
-    oc, fh, fw, fc = filt.shape
-    _, oh, ow, _ = out.shape
-    consts, act, pointers = per_channel_requant(inp, filt, bias, out, opts.activation, oc)
-    params = (
-        ("batches", n), ("in_h", h), ("in_w", w), ("in_c", c),
-        ("out_h", oh), ("out_w", ow), ("out_c", oc),
-        ("filter_h", fh), ("filter_w", fw), ("filter_c", fc),
-        ("stride_h", opts.stride_h), ("stride_w", opts.stride_w),
-        ("dilation_h", opts.dilation_h), ("dilation_w", opts.dilation_w),
-        *padding_params((h, w), (fh, fw), (oh, ow), (opts.stride_h, opts.stride_w),
-                        (opts.dilation_h, opts.dilation_w)),
-        ("input_offset", -inp.zero_point), ("output_offset", out.zero_point),
-        ("act_min", act[0]), ("act_max", act[1]), *pointers,
-    )
-    return KernelCall("td_conv2d_s8_ref", "td_conv2d_params_t", params, consts, ("in0", "out0"))
+    return conv_call_s8(graph, op, "td_conv2d_s8_ref", "td_conv2d_params_t")
 
 
 CONV2D_S8_REF = register(replace(

@@ -9,29 +9,20 @@ from __future__ import annotations
 
 from tinydeploy.kernels.access import dwconv_ref_order
 from tinydeploy.kernels.common import (
-    check_activation,
+    ConvOptions,
+    check_conv_op,
     check_conv_tensors,
-    check_window_output,
-    optional_input,
-    padding_params,
-    per_channel_requant,
+    conv_call_s8,
     ref_variant,
 )
 from tinydeploy.kernels.registry import KernelCall, register
-from tinydeploy.model.ir import DepthwiseConv2DOptions, Graph, Operator
+from tinydeploy.model.ir import DepthwiseConv2DOptions, Graph, Operator, Tensor
 
 
-def _accepts(graph: Graph, op: Operator) -> str | None:
-    opts = op.options
-    if not isinstance(opts, DepthwiseConv2DOptions):
-        return "missing DepthwiseConv2DOptions"
-    r = check_conv_tensors(graph, op, "NHWC, 1HWC", 3)
-    if r:
-        return r
-    inp, filt = graph.tensor(op.inputs[0]), graph.tensor(op.inputs[1])
-    out = graph.tensor(op.outputs[0])
-    oc = filt.shape[3]
-    c = inp.shape[3]
+def _multiplier_reason(opts: ConvOptions, inp: Tensor, filt: Tensor) -> str | None:
+    """None when the filter is [1, H, W, C * M] for C input channels and the op's M."""
+    assert isinstance(opts, DepthwiseConv2DOptions)
+    oc, c = filt.shape[3], inp.shape[3]
     if filt.shape[0] != 1:
         return f"filter '{filt.name}' has leading dimension {filt.shape[0]}, 1 required"
     if c == 0 or oc % c:
@@ -39,34 +30,17 @@ def _accepts(graph: Graph, op: Operator) -> str | None:
     if opts.depth_multiplier != oc // c:
         return (f"depth_multiplier {opts.depth_multiplier} does not match "
                 f"{oc} filter channels / {c} input channels")
-    return check_activation(opts.activation, out) or check_window_output(
-        out, opts.padding, inp.shape, (filt.shape[1], filt.shape[2]),
-        (opts.stride_h, opts.stride_w), (opts.dilation_h, opts.dilation_w), oc)
+    return None
+
+
+def _accepts(graph: Graph, op: Operator) -> str | None:
+    return check_conv_op(graph, op, DepthwiseConv2DOptions,
+                         lambda g, o: check_conv_tensors(g, o, "NHWC, 1HWC", 3),
+                         _multiplier_reason)
 
 
 def _prepare(graph: Graph, op: Operator) -> KernelCall:
-    opts = op.options
-    assert isinstance(opts, DepthwiseConv2DOptions)
-    inp, filt = graph.tensor(op.inputs[0]), graph.tensor(op.inputs[1])
-    bias = optional_input(graph, op, 2)
-    out = graph.tensor(op.outputs[0])
-    n, h, w, c = inp.shape
-    _, fh, fw, oc = filt.shape
-    _, oh, ow, _ = out.shape
-    consts, act, pointers = per_channel_requant(inp, filt, bias, out, opts.activation, oc)
-    params = (
-        ("batches", n), ("in_h", h), ("in_w", w), ("in_c", c),
-        ("out_h", oh), ("out_w", ow), ("out_c", oc), ("depth_multiplier", oc // c),
-        ("filter_h", fh), ("filter_w", fw),
-        ("stride_h", opts.stride_h), ("stride_w", opts.stride_w),
-        ("dilation_h", opts.dilation_h), ("dilation_w", opts.dilation_w),
-        *padding_params((h, w), (fh, fw), (oh, ow), (opts.stride_h, opts.stride_w),
-                        (opts.dilation_h, opts.dilation_w)),
-        ("input_offset", -inp.zero_point), ("output_offset", out.zero_point),
-        ("act_min", act[0]), ("act_max", act[1]), *pointers,
-    )
-    return KernelCall("td_dwconv2d_s8_ref", "td_dwconv2d_params_t", params, consts,
-                      ("in0", "out0"))
+    return conv_call_s8(graph, op, "td_dwconv2d_s8_ref", "td_dwconv2d_params_t")
 
 
 DWCONV2D_S8_REF = register(ref_variant("DEPTHWISE_CONV_2D", "td_dwconv2d_s8_ref",

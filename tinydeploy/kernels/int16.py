@@ -22,22 +22,36 @@ import numpy as np
 
 from tinydeploy.fixedpoint import quantize_multiplier, round_half_away
 from tinydeploy.kernels.common import (
+    INT16_MAX,
+    INT16_MIN,
+    ConvOptions,
+    ConvReason,
     activation_range,
-    check_window_output,
-    compute_padding,
+    check_activation,
+    check_conv_op,
+    conv_channels,
+    conv_geometry,
     f32,
     int8_shifts,
     int16_reason,
     optional_input,
     per_channel_multipliers,
     ref_variant,
+    weighted_tensors,
 )
+from tinydeploy.kernels.elementwise import (
+    BCAST_DIMS,
+    add_params,
+    broadcast_shape,
+    broadcast_strides,
+    fused_activation,
+)
+from tinydeploy.kernels.fully_connected import check_fc_op
 from tinydeploy.kernels.pooling import pool_prepare, pool_reason
 from tinydeploy.kernels.registry import ConstArray, KernelCall, register
 from tinydeploy.kernels.softmax import softmax_s8_prepare, softmax_s8_reason
 from tinydeploy.model.ir import (
     Activation,
-    ActivationOptions,
     Conv2DOptions,
     DepthwiseConv2DOptions,
     DType,
@@ -48,13 +62,13 @@ from tinydeploy.model.ir import (
     Tensor,
 )
 
-INT16_MIN, INT16_MAX = -(1 << 15), (1 << 15) - 1
+INT16_LIMITS = (INT16_MIN, INT16_MAX)
 _SHORT = {DType.INT8: "s8", DType.INT16: "s16", DType.INT32: "s32"}
 
 
 def activation_range16(act: Activation, out: Tensor) -> tuple[int, int] | None:
     """TFLite CalculateActivationRangeQuantized for an int16 output (zero point 0)."""
-    return activation_range(act, out, (INT16_MIN, INT16_MAX))
+    return activation_range(act, out, INT16_LIMITS)
 
 
 # TensorType INT32 in an op's ``quantized_bias_type`` option
@@ -128,37 +142,21 @@ def _symbol16(stem: str, graph: Graph, op: Operator) -> str:
 
 
 def _accepts_fc(graph: Graph, op: Operator, bias_type: DType = DType.INT64) -> str | None:
-    opts = op.options
-    if not isinstance(opts, FullyConnectedOptions) or opts.weights_format != 0:
-        return "missing FullyConnectedOptions or shuffled weights"
-    x, filt = graph.tensor(op.inputs[0]), graph.tensor(op.inputs[1])
-    out = graph.tensor(op.outputs[0])
-    why = _io16(x, out)
-    if why:
-        return why
-    if len(filt.shape) != 2:
-        return f"filter '{filt.name}' must be 2-D"
-    oc, depth = filt.shape
-    why = _weights_reason(filt, optional_input(graph, op, 2), oc, 0, bias_type,
-                          opts.quantized_bias_type)
-    if why:
-        return why
-    if not out.shape or out.shape[-1] != oc or x.size != (out.size // oc) * depth:
-        return f"shapes {list(x.shape)} -> {list(out.shape)} do not fit the filter"
-    if depth >= (1 << 16):
-        return f"accumulation depth {depth} could exceed TFLite's int64 requantize range"
-    if activation_range16(opts.activation, out) is None:
-        return f"fused activation {opts.activation.name} is not supported"
-    return None
+    def weights(opts: FullyConnectedOptions, filt: Tensor, bias: Tensor | None) -> str | None:
+        depth = filt.shape[1]
+        if depth >= (1 << 16):
+            return f"accumulation depth {depth} could exceed TFLite's int64 requantize range"
+        return _weights_reason(filt, bias, filt.shape[0], 0, bias_type,
+                               opts.quantized_bias_type)
+    return check_fc_op(graph, op, _io16, weights, INT16_LIMITS)
 
 
 def _prepare_fc(graph: Graph, op: Operator) -> KernelCall:
     opts = op.options
     assert isinstance(opts, FullyConnectedOptions)
-    x, filt = graph.tensor(op.inputs[0]), graph.tensor(op.inputs[1])
-    out = graph.tensor(op.outputs[0])
+    x, filt, bias, out = weighted_tensors(graph, op)
     oc, depth = filt.shape
-    consts, pointers = _requant_consts(x, filt, optional_input(graph, op, 2), out, oc)
+    consts, pointers = _requant_consts(x, filt, bias, out, oc)
     act = activation_range16(opts.activation, out)
     assert act is not None
     params = (("batches", out.size // oc), ("accum_depth", depth), ("out_c", oc),
@@ -171,109 +169,69 @@ def _prepare_fc(graph: Graph, op: Operator) -> KernelCall:
 # --- CONV_2D 16x8 -------------------------------------------------------------------------
 
 
-def _accepts_conv(graph: Graph, op: Operator, bias_type: DType = DType.INT64) -> str | None:
-    opts = op.options
-    if not isinstance(opts, Conv2DOptions):
-        return "missing Conv2DOptions"
-    x, filt = graph.tensor(op.inputs[0]), graph.tensor(op.inputs[1])
-    out = graph.tensor(op.outputs[0])
-    why = _io16(x, out)
-    if why:
-        return why
-    if len(x.shape) != 4 or len(filt.shape) != 4:
-        return "input and filter must be 4-D"
-    oc, fh, fw, fc = filt.shape
-    why = _weights_reason(filt, optional_input(graph, op, 2), oc, 0, bias_type,
-                          opts.quantized_bias_type)
-    if why:
-        return why
-    c = x.shape[3]
+def _conv_tensors16(bias_type: DType | None, layout: str, channel_axis: int) -> ConvReason:
+    """The tensor checks of a 16x8 convolution: int16 input and output, 4-D input and filter
+    (``layout`` names the filter's), int8 weights with one scale per channel along
+    ``channel_axis`` and a ``bias_type`` bias (see `_weights_reason`)."""
+    def reason(graph: Graph, op: Operator) -> str | None:
+        x, filt, bias, out = weighted_tensors(graph, op)
+        why = _io16(x, out)
+        if why:
+            return why
+        if len(x.shape) != 4 or len(filt.shape) != 4 or (layout == "1HWC" and filt.shape[0] != 1):
+            return ("input must be 4-D and the filter [1, H, W, C*M]" if layout == "1HWC" else
+                    "input and filter must be 4-D")
+        declared = op.options.quantized_bias_type \
+            if isinstance(op.options, Conv2DOptions) else 0
+        return _weights_reason(filt, bias, filt.shape[channel_axis], channel_axis, bias_type,
+                               declared)
+    return reason
+
+
+def _groups16_reason(opts: ConvOptions, x: Tensor, filt: Tensor) -> str | None:
+    oc, c, fc = filt.shape[0], x.shape[3], filt.shape[3]
     if fc <= 0 or c % fc or oc % (c // fc):
         return f"channels {c} / filter channels {fc} / outputs {oc} do not form groups"
-    return _window_reason(opts, out, x.shape, (fh, fw), oc)
+    return None
 
 
-def _window_reason(opts: Conv2DOptions | DepthwiseConv2DOptions, out: Tensor,
-                   in_shape: tuple[int, ...], filter_hw: tuple[int, int], oc: int
-                   ) -> str | None:
-    """The checks the 16x8 convolutions share after their tensor checks: a fused activation
-    with an int16 clamp, and the output shape TFLite computes for the window."""
-    if activation_range16(opts.activation, out) is None:
-        return f"fused activation {opts.activation.name} is not supported"
-    return check_window_output(out, opts.padding, in_shape, filter_hw,
-                               (opts.stride_h, opts.stride_w),
-                               (opts.dilation_h, opts.dilation_w), oc)
+def _multiplier16_reason(opts: ConvOptions, x: Tensor, filt: Tensor) -> str | None:
+    assert isinstance(opts, DepthwiseConv2DOptions)
+    oc, c = filt.shape[3], x.shape[3]
+    if c == 0 or oc % c or opts.depth_multiplier != oc // c:
+        return f"filter channels {oc}, input channels {c}, multiplier {opts.depth_multiplier}"
+    return None
 
 
-def _window_act_params(opts: Conv2DOptions | DepthwiseConv2DOptions, out: Tensor,
-                       in_hw: tuple[int, int], filter_hw: tuple[int, int]
-                       ) -> tuple[tuple[str, int], ...]:
-    """The stride, dilation, padding and clamp fields shared by the 16x8 convolution params
-    structs, in their declaration order (padding as TFLite computes it for ``out``)."""
-    act = activation_range16(opts.activation, out)
-    assert act is not None
-    (h, w), (fh, fw), (oh, ow) = in_hw, filter_hw, out.shape[1:3]
-    return (("stride_h", opts.stride_h), ("stride_w", opts.stride_w),
-            ("dilation_h", opts.dilation_h), ("dilation_w", opts.dilation_w),
-            ("pad_h", compute_padding(opts.stride_h, opts.dilation_h, h, fh, oh)),
-            ("pad_w", compute_padding(opts.stride_w, opts.dilation_w, w, fw, ow)),
-            ("act_min", act[0]), ("act_max", act[1]))
+def _accepts_conv(graph: Graph, op: Operator, bias_type: DType = DType.INT64) -> str | None:
+    return check_conv_op(graph, op, Conv2DOptions, _conv_tensors16(bias_type, "OHWI", 0),
+                         _groups16_reason, INT16_LIMITS)
 
 
 def _prepare_conv(graph: Graph, op: Operator) -> KernelCall:
+    """A 16x8 convolution's call (regular or depthwise): `conv_geometry`, the int16 clamp,
+    the `_requant_consts` arrays."""
     opts = op.options
-    assert isinstance(opts, Conv2DOptions)
-    x, filt = graph.tensor(op.inputs[0]), graph.tensor(op.inputs[1])
-    out = graph.tensor(op.outputs[0])
-    n, h, w, c = x.shape
-    oc, fh, fw, fc = filt.shape
-    _, oh, ow, _ = out.shape
-    consts, pointers = _requant_consts(x, filt, optional_input(graph, op, 2), out, oc)
-    params = (("batches", n), ("in_h", h), ("in_w", w), ("in_c", c), ("out_h", oh),
-              ("out_w", ow), ("out_c", oc), ("filter_h", fh), ("filter_w", fw),
-              ("filter_c", fc), *_window_act_params(opts, out, (h, w), (fh, fw)), *pointers)
+    assert isinstance(opts, (Conv2DOptions, DepthwiseConv2DOptions))
+    x, filt, bias, out = weighted_tensors(graph, op)
+    consts, pointers = _requant_consts(x, filt, bias, out, conv_channels(opts, filt))
+    act = activation_range16(opts.activation, out)
+    assert act is not None
+    params = (*conv_geometry(opts, x, filt, out), ("act_min", act[0]), ("act_max", act[1]),
+              *pointers)
+    if isinstance(opts, DepthwiseConv2DOptions):
+        return KernelCall("td_dwconv2d_s16_ref", "td_dwconv2d_s16_params_t", params, consts,
+                          ("in0", "out0"))
     return KernelCall(_symbol16("td_conv2d_s16", graph, op), "td_conv2d_s16_params_t", params,
-                      consts,
-                      ("in0", "out0"))
+                      consts, ("in0", "out0"))
 
 
 # --- DEPTHWISE_CONV_2D 16x8, AVERAGE_POOL_2D / MAX_POOL_2D int16 ---------------------------
 
 
 def _accepts_dw(graph: Graph, op: Operator) -> str | None:
-    opts = op.options
-    if not isinstance(opts, DepthwiseConv2DOptions):
-        return "missing DepthwiseConv2DOptions"
-    x, filt = graph.tensor(op.inputs[0]), graph.tensor(op.inputs[1])
-    out = graph.tensor(op.outputs[0])
-    why = _io16(x, out)
-    if why:
-        return why
-    if len(x.shape) != 4 or len(filt.shape) != 4 or filt.shape[0] != 1:
-        return "input must be 4-D and the filter [1, H, W, C*M]"
-    oc, c = filt.shape[3], x.shape[3]
-    why = _weights_reason(filt, optional_input(graph, op, 2), oc, 3, None)
-    if why:
-        return why
-    if c == 0 or oc % c or opts.depth_multiplier != oc // c:
-        return f"filter channels {oc}, input channels {c}, multiplier {opts.depth_multiplier}"
-    return _window_reason(opts, out, x.shape, (filt.shape[1], filt.shape[2]), oc)
-
-
-def _prepare_dw(graph: Graph, op: Operator) -> KernelCall:
-    opts = op.options
-    assert isinstance(opts, DepthwiseConv2DOptions)
-    x, filt = graph.tensor(op.inputs[0]), graph.tensor(op.inputs[1])
-    out = graph.tensor(op.outputs[0])
-    n, h, w, c = x.shape
-    _, fh, fw, oc = filt.shape
-    _, oh, ow, _ = out.shape
-    consts, pointers = _requant_consts(x, filt, optional_input(graph, op, 2), out, oc)
-    params = (("batches", n), ("in_h", h), ("in_w", w), ("in_c", c), ("out_h", oh),
-              ("out_w", ow), ("out_c", oc), ("depth_multiplier", oc // c), ("filter_h", fh),
-              ("filter_w", fw), *_window_act_params(opts, out, (h, w), (fh, fw)), *pointers)
-    return KernelCall("td_dwconv2d_s16_ref", "td_dwconv2d_s16_params_t", params, consts,
-                      ("in0", "out0"))
+    return check_conv_op(graph, op, DepthwiseConv2DOptions,
+                         _conv_tensors16(None, "1HWC", 3), _multiplier16_reason, INT16_LIMITS)
 
 
 def _accepts_pool(graph: Graph, op: Operator) -> str | None:
@@ -301,110 +259,109 @@ def _operands16_reason(graph: Graph, op: Operator) -> str | None:
     return None
 
 
-def _broadcast16_reason(a: Tensor, b: Tensor, out: Tensor) -> str | None:
-    """None when the int16 binary op's two inputs broadcast to exactly its output."""
-    from tinydeploy.kernels.elementwise import broadcast_shape
+Binary16Check = Callable[[Operator, Tensor, Tensor, Tensor], str | None]
 
+
+def _binary16_accepts(*checks: Binary16Check) -> Callable[[Graph, Operator], str | None]:
+    """The `accepts` of an int16 binary op: `_operands16_reason`, then each of ``checks`` on
+    (op, input 0, input 1, output) in order; the first reason wins."""
+    def accepts(graph: Graph, op: Operator) -> str | None:
+        why = _operands16_reason(graph, op)
+        if why:
+            return why
+        (a, b), out = graph.op_inputs(op), graph.op_outputs(op)[0]
+        assert a is not None and b is not None
+        for check in checks:
+            why = check(op, a, b, out)
+            if why:
+                return why
+        return None
+    return accepts
+
+
+def _rank16_reason(limit: int) -> Binary16Check:
+    """A check that no operand has more than ``limit`` dimensions."""
+    def reason(op: Operator, a: Tensor, b: Tensor, out: Tensor) -> str | None:
+        if max(len(a.shape), len(b.shape), len(out.shape)) > limit:
+            return f"rank above {limit}"
+        return None
+    return reason
+
+
+def _broadcast16_reason(op: Operator, a: Tensor, b: Tensor, out: Tensor) -> str | None:
+    """None when the int16 binary op's two inputs broadcast to exactly its output."""
     bs = broadcast_shape(a.shape, b.shape)
     if bs is None or int(np.prod(bs)) != out.size:
         return f"shapes {list(a.shape)} and {list(b.shape)} do not broadcast to the output"
     return None
 
 
-def _activation16_reason(op: Operator, out: Tensor) -> str | None:
+def _activation16_reason(op: Operator, a: Tensor, b: Tensor, out: Tensor) -> str | None:
     """None when the op's fused activation (NONE without ActivationOptions) has an int16
     range on ``out``."""
-    act = op.options.activation if isinstance(op.options, ActivationOptions) else \
-        Activation.NONE
-    if activation_range16(act, out) is None:
-        return f"fused activation {act.name} is not supported"
-    return None
+    return check_activation(fused_activation(op), out, INT16_LIMITS)
 
 
-def _accepts_add16(graph: Graph, op: Operator) -> str | None:
-    """ADD and SUB (TFLM computes both in this scheme for int16)."""
-    from tinydeploy.kernels.elementwise import BCAST_DIMS
-
-    why = _operands16_reason(graph, op)
-    if why:
-        return why
-    (a, b), out = graph.op_inputs(op), graph.op_outputs(op)[0]
-    assert a is not None and b is not None
-    if max(len(a.shape), len(b.shape), len(out.shape)) > BCAST_DIMS:
-        return f"rank above {BCAST_DIMS}"
-    why = _broadcast16_reason(a, b, out) or _activation16_reason(op, out)
-    if why:
-        return why
+def _add16_scale_reason(op: Operator, a: Tensor, b: Tensor, out: Tensor) -> str | None:
+    """None when the inputs, shifted left by ADD16_LEFT_SHIFT, fit the output's scale."""
     twice_max = 2.0 * max(f32(a.scale), f32(b.scale))
     if not twice_max / ((1 << ADD16_LEFT_SHIFT) * f32(out.scale)) < 1.0:
         return f"output scale {out.scale:g} is too small for input scales {a.scale:g}, {b.scale:g}"
     return None
 
 
-def _prepare_add16(graph: Graph, op: Operator) -> KernelCall:
-    from tinydeploy.kernels.elementwise import add_params, broadcast_shape, broadcast_strides
+def _mul16_rank_reason(op: Operator, a: Tensor, b: Tensor, out: Tensor) -> str | None:
+    if max(len(a.shape), len(b.shape), len(out.shape)) > 4 and a.shape != b.shape:
+        return "TFLM broadcasts int16 MUL up to 4-D"
+    return None
 
+
+# ADD and SUB (TFLM computes both in this scheme for int16), and MUL.
+_accepts_add16 = _binary16_accepts(_rank16_reason(BCAST_DIMS), _broadcast16_reason,
+                                   _activation16_reason, _add16_scale_reason)
+_accepts_mul16 = _binary16_accepts(_mul16_rank_reason, _broadcast16_reason,
+                                   _activation16_reason)
+
+
+def _broadcast16_call(graph: Graph, op: Operator, symbol: str, params_type: str,
+                      head: tuple[tuple[str, int | float | str], ...]) -> KernelCall:
+    """The call of a broadcasting int16 binary op (ADD, SUB, MUL): its own requantization
+    fields ``head``, then the int16 clamp and the broadcast dims and strides (no constant
+    operand: `_operands16_reason` keeps both in the arena)."""
+    (a, b), out = graph.op_inputs(op), graph.op_outputs(op)[0]
+    assert a is not None and b is not None
+    rng = activation_range16(fused_activation(op), out)
+    assert rng is not None
+    bs = broadcast_shape(a.shape, b.shape)
+    assert bs is not None
+    dims, st0, st1 = broadcast_strides(a.shape, b.shape, bs)
+    params = (*head, ("act_min", rng[0]), ("act_max", rng[1]), ("out_dims", "@out_dims"),
+              ("in0_strides", "@in0_strides"), ("in1_strides", "@in1_strides"),
+              ("in1_const", "NULL"))
+    return KernelCall(symbol, params_type, params,
+                      (ConstArray("out_dims", "int32_t", np.array(dims, np.int32)),
+                       ConstArray("in0_strides", "int32_t", np.array(st0, np.int32)),
+                       ConstArray("in1_strides", "int32_t", np.array(st1, np.int32))),
+                      ("in0", "in1", "out0"))
+
+
+def _prepare_add16(graph: Graph, op: Operator) -> KernelCall:
     a, b = graph.op_inputs(op)
     out = graph.op_outputs(op)[0]
     assert a is not None and b is not None
     q = add_params(a.scale, 0, b.scale, 0, out.scale, 0, ADD16_LEFT_SHIFT)
-    act = op.options.activation if isinstance(op.options, ActivationOptions) else \
-        Activation.NONE
-    rng = activation_range16(act, out)
-    assert rng is not None
-    bs = broadcast_shape(a.shape, b.shape)
-    assert bs is not None
-    dims, st0, st1 = broadcast_strides(a.shape, b.shape, bs)
-    params: tuple[tuple[str, int | float | str], ...] = (
-        *q.items(), ("act_min", rng[0]), ("act_max", rng[1]), ("out_dims", "@out_dims"),
-        ("in0_strides", "@in0_strides"), ("in1_strides", "@in1_strides"),
-        ("in1_const", "NULL"))
     symbol = "td_sub_s16_ref" if op.opcode == "SUB" else "td_add_s16_ref"
-    return KernelCall(symbol, "td_add_params_t", params,
-                      (ConstArray("out_dims", "int32_t", np.array(dims, np.int32)),
-                       ConstArray("in0_strides", "int32_t", np.array(st0, np.int32)),
-                       ConstArray("in1_strides", "int32_t", np.array(st1, np.int32))),
-                      ("in0", "in1", "out0"))
-
-
-def _accepts_mul16(graph: Graph, op: Operator) -> str | None:
-    why = _operands16_reason(graph, op)
-    if why:
-        return why
-    (a, b), out = graph.op_inputs(op), graph.op_outputs(op)[0]
-    assert a is not None and b is not None
-    if max(len(a.shape), len(b.shape), len(out.shape)) > 4 and a.shape != b.shape:
-        return "TFLM broadcasts int16 MUL up to 4-D"
-    why = _broadcast16_reason(a, b, out) or _activation16_reason(op, out)
-    if why:
-        return why
-    return None
+    return _broadcast16_call(graph, op, symbol, "td_add_params_t", tuple(q.items()))
 
 
 def _prepare_mul16(graph: Graph, op: Operator) -> KernelCall:
-    from tinydeploy.kernels.elementwise import broadcast_shape, broadcast_strides
-
     a, b = graph.op_inputs(op)
     out = graph.op_outputs(op)[0]
     assert a is not None and b is not None
     mult, shift = quantize_multiplier(f32(a.scale) * f32(b.scale) / f32(out.scale))
-    act = op.options.activation if isinstance(op.options, ActivationOptions) else \
-        Activation.NONE
-    rng = activation_range16(act, out)
-    assert rng is not None
-    bs = broadcast_shape(a.shape, b.shape)
-    assert bs is not None
-    dims, st0, st1 = broadcast_strides(a.shape, b.shape, bs)
-    params: tuple[tuple[str, int | float | str], ...] = (
+    return _broadcast16_call(graph, op, "td_mul_s16_ref", "td_mul_params_t", (
         ("in0_offset", 0), ("in1_offset", 0), ("out_offset", 0), ("out_mult", mult),
-        ("out_shift", shift), ("act_min", rng[0]), ("act_max", rng[1]),
-        ("out_dims", "@out_dims"), ("in0_strides", "@in0_strides"),
-        ("in1_strides", "@in1_strides"), ("in1_const", "NULL"))
-    return KernelCall("td_mul_s16_ref", "td_mul_params_t", params,
-                      (ConstArray("out_dims", "int32_t", np.array(dims, np.int32)),
-                       ConstArray("in0_strides", "int32_t", np.array(st0, np.int32)),
-                       ConstArray("in1_strides", "int32_t", np.array(st1, np.int32))),
-                      ("in0", "in1", "out0"))
+        ("out_shift", shift)))
 
 
 # --- MAXIMUM / MINIMUM int16 ------------------------------------------------------------------
@@ -412,24 +369,18 @@ def _prepare_mul16(graph: Graph, op: Operator) -> KernelCall:
 MINMAX16_DIMS = 6
 
 
-def _accepts_minmax16(graph: Graph, op: Operator) -> str | None:
+def _minmax16_scale_reason(op: Operator, a: Tensor, b: Tensor, out: Tensor) -> str | None:
     """TFLM's int16 MAXIMUM/MINIMUM compare the stored values: both inputs and the output
-    must share one scale (zero points are 0); both operands in the arena."""
-    why = _operands16_reason(graph, op)
-    if why:
-        return why
-    (a, b), out = graph.op_inputs(op), graph.op_outputs(op)[0]
-    assert a is not None and b is not None
-    if max(len(a.shape), len(b.shape), len(out.shape)) > MINMAX16_DIMS:
-        return f"rank above {MINMAX16_DIMS}"
-    why = _broadcast16_reason(a, b, out)
-    if why:
-        return why
+    must share one scale (zero points are 0)."""
     for t in (a, b):
         if f32(t.scale) != f32(out.scale):
             return (f"input '{t.name}' has scale {t.scale:g}, the output {out.scale:g}: TFLM's "
                     f"int16 {op.opcode} compares raw values, so all three must share one scale")
     return None
+
+
+_accepts_minmax16 = _binary16_accepts(_rank16_reason(MINMAX16_DIMS), _broadcast16_reason,
+                                      _minmax16_scale_reason)
 
 
 def _prepare_minmax16(graph: Graph, op: Operator) -> KernelCall:
@@ -730,7 +681,7 @@ for _op, _stem, _acc, _prep in (
             lambda g, o, _a=_acc, _b=_bias: _a(g, o, _b), _prep,  # type: ignore[misc]
             headers=(f"kernels/ref/{_stem.replace('_s16', '')}_body.h",
                      "kernels/ref/td_accum.h", "kernels/ref/td_requant64.h")))
-register(ref_variant("DEPTHWISE_CONV_2D", "td_dwconv2d_s16_ref", _accepts_dw, _prepare_dw,
+register(ref_variant("DEPTHWISE_CONV_2D", "td_dwconv2d_s16_ref", _accepts_dw, _prepare_conv,
                      headers=("kernels/ref/td_dwconv2d_body.h", "kernels/ref/td_accum.h",
                               "kernels/ref/td_requant64.h")))
 for _op, _sym in (("AVERAGE_POOL_2D", "td_avgpool2d_s16_ref"),

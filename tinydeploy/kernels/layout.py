@@ -3,7 +3,7 @@
 None of them computes: TFLite Micro copies the stored values, so the kernels do too and the
 host turns every op into a copy pattern, in elements, the same for int8 and int16 (TFLM has
 int16 kernels of TRANSPOSE, SPLIT, SPLIT_V and PACK; the block ops are int8 only); each op's
-int8 and int16 kernels include one body (`td_<op>_body.h`, see `common.elem_variants`):
+int8 and int16 kernels include one body (`td_<op>_body.h`, see `common.planned_variants`):
 
 * TRANSPOSE and the two block ops become one 6-D permutation on ``td_transpose_s8_ref``:
   DEPTH_TO_SPACE sees its input [N, H, W, C] as [N, H, W, b, b, C/b^2] and writes it as
@@ -20,16 +20,19 @@ the end, as in TFLM.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+
 import numpy as np
 
 from tinydeploy.kernels.activations import int8_per_tensor_reason
 from tinydeploy.kernels.common import (
     TensorReason,
     const_ints,
-    elem_variants,
     i32,
     int16_reason,
-    plan_reason,
+    parts_reason,
+    planned_variants,
+    single_io,
 )
 from tinydeploy.kernels.registry import ConstArray, KernelCall, register
 from tinydeploy.model.ir import BlockSizeOptions, Graph, Operator, PackOptions, Tensor
@@ -74,27 +77,12 @@ def _transpose_call(in_shape: tuple[int, ...], perm: list[int], symbol: str) -> 
                       args=("in0", "out0"))
 
 
-def _io(graph: Graph, op: Operator, n_in: int, reason: TensorReason
-        ) -> tuple[Tensor, Tensor] | str:
-    ins, outs = graph.op_inputs(op), graph.op_outputs(op)
-    if len(ins) != n_in or len(outs) != 1:
-        return f"expects {n_in} input(s) and 1 output, has {len(ins)} and {len(outs)}"
-    why = reason(ins[0], "input") or reason(outs[0], "output")
-    if why:
-        return why
-    x = ins[0]
-    assert x is not None
-    if x.is_constant:
-        return f"input '{x.name}' is constant (fold the op before compiling)"
-    return x, outs[0]
-
-
 # --- TRANSPOSE ------------------------------------------------------------------------------
 
 
 def _transpose_plan(graph: Graph, op: Operator, reason: TensorReason
                     ) -> tuple[Tensor, list[int]] | str:
-    io = _io(graph, op, 2, reason)
+    io = single_io(graph, op, 2, reason)
     if isinstance(io, str):
         return io
     x, y = io
@@ -113,14 +101,8 @@ def _transpose_plan(graph: Graph, op: Operator, reason: TensorReason
     return x, perm
 
 
-def _accepts_transpose(graph: Graph, op: Operator, reason: TensorReason) -> str | None:
-    return plan_reason(_transpose_plan(graph, op, reason))
-
-
-def _prepare_transpose(graph: Graph, op: Operator, reason: TensorReason,
-                       symbol: str) -> KernelCall:
-    plan = _transpose_plan(graph, op, reason)
-    assert not isinstance(plan, str), plan
+def _transpose_plan_call(graph: Graph, op: Operator, plan: tuple[Tensor, list[int]],
+                         symbol: str) -> KernelCall:
     x, perm = plan
     return _transpose_call(x.shape, perm, symbol)
 
@@ -130,7 +112,7 @@ def _prepare_transpose(graph: Graph, op: Operator, reason: TensorReason,
 
 def _block_plan(graph: Graph, op: Operator, reason: TensorReason
                 ) -> tuple[tuple[int, ...], list[int]] | str:
-    io = _io(graph, op, 1, reason)
+    io = single_io(graph, op, 1, reason)
     if isinstance(io, str):
         return io
     x, y = io
@@ -155,14 +137,8 @@ def _block_plan(graph: Graph, op: Operator, reason: TensorReason
     return view, perm
 
 
-def _accepts_block(graph: Graph, op: Operator, reason: TensorReason) -> str | None:
-    return plan_reason(_block_plan(graph, op, reason))
-
-
-def _prepare_block(graph: Graph, op: Operator, reason: TensorReason, symbol: str
-                   ) -> KernelCall:
-    plan = _block_plan(graph, op, reason)
-    assert not isinstance(plan, str), plan
+def _block_call(graph: Graph, op: Operator, plan: tuple[tuple[int, ...], list[int]],
+                symbol: str) -> KernelCall:
     return _transpose_call(*plan, symbol)
 
 
@@ -193,17 +169,9 @@ def _split_plan(graph: Graph, op: Operator, reason: TensorReason
     axis = axes[0] + rank if axes[0] < 0 else axes[0]
     if not 0 <= axis < rank:
         return f"axis {axes[0]} out of range for rank {rank}"
-    total = 0
-    for k, y in enumerate(outs):
-        why = reason(y, f"output {k}")
-        if why:
-            return why
-        if len(y.shape) != rank or any(y.shape[d] != x.shape[d] for d in range(rank)
-                                       if d != axis):
-            return f"output {k} shape {list(y.shape)} does not fit input {list(x.shape)}"
-        total += y.shape[axis]
-    if total != x.shape[axis]:
-        return f"outputs add up to {total} along axis {axis}, the input has {x.shape[axis]}"
+    why = parts_reason(outs, x, axis, ("output", "input"), reason)
+    if why:
+        return why
     if op.opcode == "SPLIT_V":
         sizes, why = const_ints(ins[1], "size_splits", int64=True)
         if why:
@@ -217,14 +185,8 @@ def _split_plan(graph: Graph, op: Operator, reason: TensorReason
     return outer, [y.shape[axis] * inner for y in outs]
 
 
-def _accepts_split(graph: Graph, op: Operator, reason: TensorReason) -> str | None:
-    return plan_reason(_split_plan(graph, op, reason))
-
-
-def _prepare_split(graph: Graph, op: Operator, reason: TensorReason, symbol: str
-                   ) -> KernelCall:
-    plan = _split_plan(graph, op, reason)
-    assert not isinstance(plan, str), plan
+def _split_call(graph: Graph, op: Operator, plan: tuple[int, list[int]], symbol: str
+                ) -> KernelCall:
     outer, chunks = plan
     data_input = "in1" if op.opcode == "SPLIT" else "in0"
     return KernelCall(symbol=symbol, params_type="td_split_params_t",
@@ -234,19 +196,29 @@ def _prepare_split(graph: Graph, op: Operator, reason: TensorReason, symbol: str
                       args=(data_input,) + tuple(f"out{k}" for k in range(len(chunks))))
 
 
+def gather_io(graph: Graph, op: Operator, reason: TensorReason
+              ) -> tuple[tuple[Tensor | None, ...], Tensor] | str:
+    """(inputs, output) of an op that gathers 1 to CONCAT_MAX_INPUTS inputs into one output
+    (PACK, CONCATENATION), the output passing ``reason``; else the reason it is not one."""
+    ins, outs = graph.op_inputs(op), graph.op_outputs(op)
+    if not 1 <= len(ins) <= CONCAT_MAX_INPUTS or len(outs) != 1:
+        return f"expects 1..{CONCAT_MAX_INPUTS} inputs and 1 output, has {len(ins)}"
+    why = reason(outs[0], "output")
+    if why:
+        return why
+    return ins, outs[0]
+
+
 # --- PACK ---------------------------------------------------------------------------------
 
 
 def _pack_plan(graph: Graph, op: Operator, reason: TensorReason
                ) -> tuple[int, int, int] | str:
     """(outer, chunk, count): each input is ``outer`` chunks of ``chunk`` elements."""
-    ins, outs = graph.op_inputs(op), graph.op_outputs(op)
-    if not 1 <= len(ins) <= CONCAT_MAX_INPUTS or len(outs) != 1:
-        return f"expects 1..{CONCAT_MAX_INPUTS} inputs and 1 output, has {len(ins)}"
-    out = outs[0]
-    why = reason(out, "output")
-    if why:
-        return why
+    io = gather_io(graph, op, reason)
+    if isinstance(io, str):
+        return io
+    ins, out = io
     first = ins[0]
     assert first is not None
     for k, t in enumerate(ins):
@@ -271,14 +243,8 @@ def _pack_plan(graph: Graph, op: Operator, reason: TensorReason
     return outer, chunk, len(ins)
 
 
-def _accepts_pack(graph: Graph, op: Operator, reason: TensorReason) -> str | None:
-    return plan_reason(_pack_plan(graph, op, reason))
-
-
-def _prepare_pack(graph: Graph, op: Operator, reason: TensorReason, symbol: str
-                  ) -> KernelCall:
-    plan = _pack_plan(graph, op, reason)
-    assert not isinstance(plan, str), plan
+def _pack_call(graph: Graph, op: Operator, plan: tuple[int, int, int], symbol: str
+               ) -> KernelCall:
     outer, chunk, count = plan
     return KernelCall(
         symbol=symbol, params_type="td_concatenation_params_t",
@@ -288,18 +254,17 @@ def _prepare_pack(graph: Graph, op: Operator, reason: TensorReason, symbol: str
         args=tuple(f"in{k}" for k in range(count)) + ("out0",))
 
 
-_HEADERS = {stem: (f"kernels/ref/td_{stem}_body.h",)
-            for stem in ("transpose", "split", "concatenation")}
-for _v in (elem_variants("TRANSPOSE", "transpose", COPY_ELEMS, _accepts_transpose,
-                         _prepare_transpose, headers=_HEADERS["transpose"])
-           + elem_variants("DEPTH_TO_SPACE", "transpose", S8, _accepts_block, _prepare_block,
-                           headers=_HEADERS["transpose"])
-           + elem_variants("SPACE_TO_DEPTH", "transpose", S8, _accepts_block, _prepare_block,
-                           headers=_HEADERS["transpose"])
-           + elem_variants("SPLIT", "split", COPY_ELEMS, _accepts_split, _prepare_split,
-                           headers=_HEADERS["split"])
-           + elem_variants("SPLIT_V", "split", COPY_ELEMS, _accepts_split, _prepare_split,
-                           headers=_HEADERS["split"])
-           + elem_variants("PACK", "concatenation", COPY_ELEMS, _accepts_pack, _prepare_pack,
-                           headers=_HEADERS["concatenation"])):
-    register(_v)
+# op, kernel stem, element types, plan (its checks), call of the plan
+_PLANNED: tuple[tuple[str, str, Sequence[tuple[str, TensorReason]], Callable[..., object],
+                      Callable[..., KernelCall]], ...] = (
+    ("TRANSPOSE", "transpose", COPY_ELEMS, _transpose_plan, _transpose_plan_call),
+    ("DEPTH_TO_SPACE", "transpose", S8, _block_plan, _block_call),
+    ("SPACE_TO_DEPTH", "transpose", S8, _block_plan, _block_call),
+    ("SPLIT", "split", COPY_ELEMS, _split_plan, _split_call),
+    ("SPLIT_V", "split", COPY_ELEMS, _split_plan, _split_call),
+    ("PACK", "concatenation", COPY_ELEMS, _pack_plan, _pack_call),
+)
+for _op, _stem, _elems, _plan, _call in _PLANNED:
+    for _v in planned_variants(_op, _stem, _elems, _plan, _call,
+                               headers=(f"kernels/ref/td_{_stem}_body.h",)):
+        register(_v)

@@ -22,9 +22,9 @@ from tinydeploy.fixedpoint import (
     rounding_divide_by_pot,
 )
 from tinydeploy.kernels.activations import unary_int8_reason
-from tinydeploy.kernels.common import f32, ref_variant
+from tinydeploy.kernels.common import f32, ref_variant, then_check
 from tinydeploy.kernels.registry import ConstArray, KernelCall, register
-from tinydeploy.model.ir import Graph, Operator
+from tinydeploy.model.ir import Graph, Operator, Tensor
 
 OUTPUT_SCALE = 16.0 / 256
 OUTPUT_ZERO_POINT = 127
@@ -50,12 +50,9 @@ def log_softmax_tables(in_scale: float) -> dict[str, object]:
             "q5": np.array(q5, dtype=np.int32), "exp": np.array(exps, dtype=np.int32)}
 
 
-def _accepts(graph: Graph, op: Operator) -> str | None:
-    why = unary_int8_reason(graph, op)
-    if why:
-        return why
-    x, y = graph.op_inputs(op)[0], graph.op_outputs(op)[0]
-    assert x is not None
+def _log_softmax_reason(x: Tensor, y: Tensor) -> str | None:
+    """TFLM's LOG_SOFTMAX rules past the int8 unary checks: the shape kept, the fixed output
+    quantization, a last dimension the Q12 sum holds."""
     if x.shape != y.shape or not x.shape:
         return f"output shape {list(y.shape)} differs from the input's {list(x.shape)}"
     if f32(y.scale) != f32(OUTPUT_SCALE) or y.zero_point != OUTPUT_ZERO_POINT:
@@ -64,6 +61,9 @@ def _accepts(graph: Graph, op: Operator) -> str | None:
     if x.shape[-1] > MAX_DEPTH:
         return f"last dimension {x.shape[-1]} exceeds {MAX_DEPTH} (Q12 accumulation)"
     return None
+
+
+_accepts = then_check(unary_int8_reason, _log_softmax_reason)
 
 
 def _prepare(graph: Graph, op: Operator) -> KernelCall:

@@ -34,6 +34,7 @@ from tinydeploy.kernels.common import (
     per_channel_multipliers,
     plan_reason,
     ref_variant,
+    single_io,
 )
 from tinydeploy.kernels.registry import ConstArray, KernelCall, register
 from tinydeploy.model.ir import (
@@ -231,18 +232,14 @@ def _prepare_tconv(graph: Graph, op: Operator) -> KernelCall:
 
 
 def _accepts_l2norm(graph: Graph, op: Operator) -> str | None:
-    ins, outs = graph.op_inputs(op), graph.op_outputs(op)
-    if len(ins) != 1 or len(outs) != 1:
-        return f"expects 1 input and 1 output, has {len(ins)} and {len(outs)}"
-    why = int8_per_tensor_reason(ins[0], "input") or int8_per_tensor_reason(outs[0], "output")
-    if why:
-        return why
-    x = ins[0]
-    assert x is not None
+    io = single_io(graph, op, 1, int8_per_tensor_reason, arena_input=False)
+    if isinstance(io, str):
+        return io
+    x, y = io
     if len(x.shape) > 4 or len(x.shape) < 1:
         return f"input rank {len(x.shape)} (TFLM supports up to 4)"
-    if x.shape != outs[0].shape:
-        return f"output shape {list(outs[0].shape)} differs from the input's"
+    if x.shape != y.shape:
+        return f"output shape {list(y.shape)} differs from the input's"
     act = op.options.activation if isinstance(op.options, ActivationOptions) else \
         Activation.NONE
     if act is not Activation.NONE:

@@ -12,10 +12,10 @@ from __future__ import annotations
 from dataclasses import replace
 
 from tinydeploy.fixedpoint import quantize_multiplier
-from tinydeploy.kernels.common import f32, ref_variant
+from tinydeploy.kernels.common import f32, ref_variant, then_check
 from tinydeploy.kernels.registry import KernelCall, register
 from tinydeploy.kernels.shape_ops import _accepts_mean, _prepare_mean
-from tinydeploy.model.ir import Graph, Operator
+from tinydeploy.model.ir import Graph, Operator, Tensor
 
 
 def _prepare_sum(graph: Graph, op: Operator) -> KernelCall:
@@ -28,16 +28,14 @@ def _prepare_sum(graph: Graph, op: Operator) -> KernelCall:
     return replace(call, params=params)
 
 
-def _accepts_reduce_max(graph: Graph, op: Operator) -> str | None:
-    why = _accepts_mean(graph, op)
-    if why:
-        return why
-    x, y = graph.op_inputs(op)[0], graph.op_outputs(op)[0]
-    assert x is not None
+def _same_quant_reason(x: Tensor, y: Tensor) -> str | None:
     if f32(x.scale) != f32(y.scale) or x.zero_point != y.zero_point:
         return (f"input scale {x.scale:g}, zero point {x.zero_point} differ from the output's "
                 f"{y.scale:g}, {y.zero_point}: TFLM's int8 REDUCE_MAX requires them equal")
     return None
+
+
+_accepts_reduce_max = then_check(_accepts_mean, _same_quant_reason)
 
 
 def _prepare_reduce_max(graph: Graph, op: Operator) -> KernelCall:

@@ -25,7 +25,7 @@ import numpy as np
 
 from tinydeploy.fixedpoint import round_half_away
 from tinydeploy.kernels.activations import int8_per_tensor_reason
-from tinydeploy.kernels.common import TensorReason, elem_variants, plan_reason, ref_variant
+from tinydeploy.kernels.common import TensorReason, plan_reason, planned_variants, ref_variant
 from tinydeploy.kernels.layout import COPY_ELEMS
 from tinydeploy.kernels.registry import ConstArray, KernelCall, register
 from tinydeploy.model.ir import Graph, Operator, ResizeOptions, Tensor
@@ -107,10 +107,8 @@ def _call(symbol: str, x: Tensor, y: Tensor, rows: list[int], cols: list[int]) -
         args=("in0", "out0"))
 
 
-def _prepare_nearest(graph: Graph, op: Operator, reason: TensorReason, symbol: str
-                     ) -> KernelCall:
-    plan = _plan(graph, op, reason)
-    assert not isinstance(plan, str), plan
+def _nearest_call(graph: Graph, op: Operator, plan: tuple[Tensor, Tensor, bool, bool],
+                  symbol: str) -> KernelCall:
     x, y, align, half = plan
     rows = [nearest_index(v, x.shape[1], y.shape[1], align, half) for v in range(y.shape[1])]
     cols = [nearest_index(v, x.shape[2], y.shape[2], align, half) for v in range(y.shape[2])]
@@ -128,8 +126,8 @@ def _prepare_bilinear(graph: Graph, op: Operator) -> KernelCall:
     return _call("td_resize_bilinear_s8_ref", x, y, rows, cols)
 
 
-for _v in elem_variants("RESIZE_NEAREST_NEIGHBOR", "resize_nearest", COPY_ELEMS, _accepts,
-                        _prepare_nearest, headers=("kernels/ref/td_resize_nearest_body.h",)):
+for _v in planned_variants("RESIZE_NEAREST_NEIGHBOR", "resize_nearest", COPY_ELEMS, _plan,
+                           _nearest_call, headers=("kernels/ref/td_resize_nearest_body.h",)):
     register(_v)
 register(ref_variant("RESIZE_BILINEAR", "td_resize_bilinear_s8_ref", _accepts,
                      _prepare_bilinear))

@@ -26,8 +26,16 @@ import numpy as np
 
 from tinydeploy.fixedpoint import quantize_multiplier
 from tinydeploy.kernels.activations import int8_per_tensor_reason
-from tinydeploy.kernels.common import TensorReason, const_ints, elem_variants, f32, i32, ref_variant
-from tinydeploy.kernels.layout import COPY_ELEMS
+from tinydeploy.kernels.common import (
+    TensorReason,
+    const_ints,
+    elem_variants,
+    f32,
+    i32,
+    parts_reason,
+    ref_variant,
+)
+from tinydeploy.kernels.layout import COPY_ELEMS, gather_io
 from tinydeploy.kernels.registry import ConstArray, KernelCall, register
 from tinydeploy.model.ir import (
     Activation,
@@ -43,7 +51,6 @@ PAD_DIMS = 5
 SLICE_DIMS = 5
 TFLM_SLICE_MAX_RANK = 4
 MEAN_DIMS = 6
-CONCAT_MAX_INPUTS = 10
 
 
 def _io_reason(ins: tuple[Tensor | None, ...], outs: tuple[Tensor, ...],
@@ -136,13 +143,10 @@ def concat_reason(graph: Graph, op: Operator,
     ``tensor_reason``, no fused activation, the axis, arena inputs only, each input's
     quantization against the output by ``quant_reason(k, input, output)``, and shapes that
     agree off the axis and add up along it."""
-    ins, outs = graph.op_inputs(op), graph.op_outputs(op)
-    if not 1 <= len(ins) <= CONCAT_MAX_INPUTS or len(outs) != 1:
-        return f"expects 1..{CONCAT_MAX_INPUTS} inputs and 1 output, has {len(ins)}"
-    out = outs[0]
-    why = tensor_reason(out, "output")
-    if why:
-        return why
+    io = gather_io(graph, op, tensor_reason)
+    if isinstance(io, str):
+        return io
+    ins, out = io
     if isinstance(op.options, ConcatenationOptions) and \
             op.options.activation is not Activation.NONE:
         return f"fused activation {op.options.activation.name} (TFLM requires NONE)"
@@ -150,24 +154,12 @@ def concat_reason(graph: Graph, op: Operator,
     axis = _concat_axis(op, rank)
     if not 0 <= axis < rank:
         return f"axis {axis} out of range for rank {rank}"
-    total = 0
-    for k, t in enumerate(ins):
-        why = tensor_reason(t, f"input {k}")
-        if why:
-            return why
-        assert t is not None
+    def arena_input(k: int, t: Tensor) -> str | None:
         if t.is_constant:
             return f"input {k} '{t.name}' is constant (only arena inputs are supported)"
-        why = quant_reason(k, t, out)
-        if why:
-            return why
-        if len(t.shape) != rank or any(t.shape[d] != out.shape[d]
-                                       for d in range(rank) if d != axis):
-            return f"input {k} shape {list(t.shape)} does not fit output {list(out.shape)}"
-        total += t.shape[axis]
-    if total != out.shape[axis]:
-        return f"inputs add up to {total} along axis {axis}, output has {out.shape[axis]}"
-    return None
+        return quant_reason(k, t, out)
+
+    return parts_reason(ins, out, axis, ("input", "output"), tensor_reason, arena_input)
 
 
 def _concat_quant8(k: int, t: Tensor, out: Tensor) -> str | None:
