@@ -14,6 +14,8 @@ are tests/golden/test_inplace_host.py's.
 
 from __future__ import annotations
 
+import shutil
+import subprocess
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -35,7 +37,7 @@ from tinydeploy.kernels.registry import Selection, select_kernels, variant_by_sy
 from tinydeploy.model.ir import Graph, Padding
 from tinydeploy.model.loader import load_tflite
 from tinydeploy.oracle import run_oracle
-from tinydeploy.testing.harness import HostCase, run_host
+from tinydeploy.testing.harness import CFLAGS, KERNEL_INCLUDE, HostCase, run_host
 
 M0_BOARD = get_board("microbit-v1")
 OPT = {"conv": "td_conv2d_s8_opt", "dw": "td_dwconv2d_s8_opt"}
@@ -119,3 +121,67 @@ def test_opt_decisions_cover_both_forms() -> None:
         folded |= 1 << int(call.param("input_offset") == 0)
         form |= 1 << int(call.param("requant_form"))
     assert folded == 3 and form == 3
+
+
+HIGH_MUL_CHECK = r"""
+#include <stdio.h>
+#include "td_opt_dot.h"
+
+static uint32_t state = 0x2545F491u;
+
+static uint32_t next(void)
+{
+    state ^= state << 13;
+    state ^= state >> 17;
+    state ^= state << 5;
+    return state;
+}
+
+static int32_t wide(int32_t acc, int32_t m)   /* td_smmulr2 in 64 bits */
+{
+    const int64_t a = (int32_t)((uint32_t)acc << 1);
+    return (int32_t)((a * m + ((int64_t)1 << 31)) >> 32);
+}
+
+int main(void)
+{
+    static const int32_t accs[] = { 0, 1, -1, 2, -2, 0x7FFF, 0x8000, -0x8000, 0xFFFF, 0x10000,
+                                    -0x10000, 0x3FFFFFFF, -0x40000000, 0x7FFFFFFF,
+                                    -0x7FFFFFFF - 1, 0x12345678, -0x12345678 };
+    static const int32_t ms[] = { 0, 1, 0x7FFF, 0x8000, 0xFFFF, 0x10000, 0x40000000,
+                                  0x40000001, 0x5A827999, 0x7FFFFFFE, 0x7FFFFFFF };
+    unsigned long n = 0, bad = 0;
+    for (unsigned i = 0; i < sizeof accs / sizeof accs[0]; ++i) {
+        for (unsigned j = 0; j < sizeof ms / sizeof ms[0]; ++j, ++n) {
+            bad += td_opt_smmulr2(accs[i], ms[j]) != wide(accs[i], ms[j]);
+        }
+    }
+    for (unsigned long k = 0; k < 2000000ul; ++k, ++n) {
+        const int32_t acc = (int32_t)next() >> (next() % 32u);
+        const int32_t m = (int32_t)(next() >> (1u + next() % 31u));
+        bad += td_opt_smmulr2(acc, m) != wide(acc, m);
+    }
+    printf("%lu %lu\n", n, bad);
+    return 0;
+}
+"""
+
+
+def test_opt_high_multiply_equals_the_64_bit_one(tmp_path: Path) -> None:
+    """td_opt_smmulr2 (the rounding form's high multiply from 16-bit halves, for the M0)
+    equals the 64-bit (2 acc m + 2^31) >> 32 for corner operands (int32 ends, half-word
+    boundaries, the multipliers' range ends) and 2,000,000 random ones, under UBSan (no
+    product overflows its type)."""
+    cc = shutil.which("gcc") or shutil.which("cc")
+    assert cc is not None, "the host tier needs a C compiler (apt-get install gcc)"
+    src = tmp_path / "check.c"
+    src.write_text(HIGH_MUL_CHECK, encoding="utf-8")
+    exe = tmp_path / "check"
+    build = subprocess.run([cc, *CFLAGS, "-I", str(KERNEL_INCLUDE), "-I",
+                            str(KERNEL_INCLUDE / "opt"), str(src), "-o", str(exe)],
+                           capture_output=True, text=True, timeout=120)
+    assert build.returncode == 0, build.stderr[-3000:]
+    run = subprocess.run([str(exe)], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0 and not run.stderr, run.stderr[-3000:]
+    n, bad = (int(v) for v in run.stdout.split())
+    assert n > 2_000_000 and bad == 0, run.stdout

@@ -37,14 +37,33 @@ static inline int32_t td_opt_dot(const int8_t *x, const int8_t *w, int32_t n, in
     return acc;
 }
 
-/* The int8 output of one accumulator in the host-chosen requantization form. */
+/* td_smmulr2(acc, m) = (2 * acc * m + 2^31) >> 32 for m in [0, 2^31) (the rounding form's
+ * multipliers) from 16-bit halves in 32-bit arithmetic: the Cortex-M0 has no 32 x 32 -> 64
+ * multiply, and libgcc's __aeabi_lmul (a call and ~45 instructions for all 64 bits) was half
+ * of a requantization. With a = 2 * acc = ah * 2^16 + al and m = mh * 2^16 + ml (al, ml in
+ * [0, 2^16)), a * m + 2^31 = 2^32 (ah mh + (ah ml >> 16) + (al mh >> 16)) + 2^16 mid + (al ml
+ * mod 2^16), mid = (al ml >> 16) + (ah ml mod 2^16) + (al mh mod 2^16) + 2^15 < 2^18; so the
+ * high word adds mid >> 16. Every product fits its type (|ah ml| < 2^31, al ml < 2^32). */
+static inline int32_t td_opt_smmulr2(int32_t acc, int32_t m)
+{
+    const int32_t a = (int32_t)((uint32_t)acc << 1);
+    const int32_t ah = a >> 16, mh = m >> 16;
+    const uint32_t al = (uint32_t)a & 0xFFFFu, ml = (uint32_t)m & 0xFFFFu;
+    const int32_t hl = ah * (int32_t)ml, lh = (int32_t)al * mh;
+    const uint32_t mid = ((al * ml) >> 16) + ((uint32_t)hl & 0xFFFFu) + ((uint32_t)lh & 0xFFFFu)
+                         + 0x8000u;
+    return ah * mh + (hl >> 16) + (lh >> 16) + (int32_t)(mid >> 16);
+}
+
+/* The int8 output of one accumulator in the host-chosen requantization form (the rounding
+ * form of td_requant.h with td_opt_smmulr2 for its high multiply). */
 static inline int8_t td_opt_out(int32_t acc, int32_t m, int32_t shift, int32_t out_off,
                                 int32_t lo, int32_t hi, int32_t round_form)
 {
     int32_t v;
     if (round_form) {
-        const int32_t e = -shift;
-        v = td_requant_round_form(acc, m, e, td_requant_rnd(2 * out_off + 1, e));
+        const int32_t e = -shift, x = td_opt_smmulr2(acc, m);
+        v = (x + (x >> 31) + td_requant_rnd(2 * out_off + 1, e)) >> e;
     } else {
         v = td_requantize(acc, m, shift) + out_off;
     }
