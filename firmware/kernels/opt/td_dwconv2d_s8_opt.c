@@ -46,6 +46,14 @@ void td_dwconv2d_s8_opt(const td_dwconv2d_params_t *p, const int8_t *in0, int8_t
                 const int8_t *srow = src0 + i;
                 const int8_t *wrow = p->filter + w_first + o;
                 for (int32_t y = 0; y < ny && inside; ++y, srow += sy, wrow += fw * oc) {
+                    if (sx == oc) {   /* multiplier 1, no dilation: one index for both */
+                        const int8_t *s = srow + nx * oc, *w = wrow + nx * oc;
+                        int32_t j = -nx * oc;
+                        do {
+                            acc += (s[j] + off) * w[j];
+                        } while ((j += oc) != 0);
+                        continue;
+                    }
                     const int8_t *s = srow, *w = wrow;
                     for (int32_t x = 0; x < nx; ++x, s += sx, w += oc) {
                         acc += (*s + off) * *w;
