@@ -129,12 +129,10 @@ HIGH_MUL_CHECK = r"""
 
 static uint32_t state = 0x2545F491u;
 
-static uint32_t next(void)
+static uint32_t next(void)   /* a 32-bit LCG, its high bits folded into the low ones */
 {
-    state ^= state << 13;
-    state ^= state >> 17;
-    state ^= state << 5;
-    return state;
+    state = state * 1664525u + 1013904223u;
+    return state ^ (state >> 16);
 }
 
 static int32_t wide(int32_t acc, int32_t m)   /* td_smmulr2 in 64 bits */
