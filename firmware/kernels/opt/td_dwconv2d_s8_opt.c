@@ -6,7 +6,9 @@
  * The loop order is the reference's (output pixels in NHWC order; input channel i, then
  * multiplier m: output channel i * M + m), so the planner's in-place proofs for the reference
  * hold. Per output pixel the kernel rows and columns inside the image are found once and the
- * taps are walked by pointers (input stride in_c, filter stride out_c), without per-tap tests.
+ * taps are walked by pointers (input stride in_c, filter stride out_c), without per-tap tests;
+ * with multiplier 1 and no horizontal dilation both strides are in_c, so a kernel row is
+ * walked by one index (the Cortex-M0's register-offset LDRSB), a row of three taps unrolled.
  *
  * Parameters: td_dwconv2d_params_t as for td_dwconv2d_s8_ref; with a bias the host folds
  * the input offset into it and passes input_offset = 0 (as for td_conv2d_s8_opt);
@@ -46,6 +48,11 @@ void td_dwconv2d_s8_opt(const td_dwconv2d_params_t *p, const int8_t *in0, int8_t
                 const int8_t *srow = src0 + i;
                 const int8_t *wrow = p->filter + w_first + o;
                 for (int32_t y = 0; y < ny && inside; ++y, srow += sy, wrow += fw * oc) {
+                    if (sx == oc && nx == 3) {   /* the common 3-tap row, unrolled */
+                        acc += (srow[0] + off) * wrow[0] + (srow[oc] + off) * wrow[oc]
+                               + (srow[2 * oc] + off) * wrow[2 * oc];
+                        continue;
+                    }
                     if (sx == oc) {   /* multiplier 1, no dilation: one index for both */
                         const int8_t *s = srow + nx * oc, *w = wrow + nx * oc;
                         int32_t j = -nx * oc;
