@@ -125,7 +125,7 @@ def _opt_variant(base: KernelVariant, symbol: str,
 
 
 CONV2D_S8_OPT = _opt_variant(CONV2D_S8_REF, "td_conv2d_s8_opt", _conv_prepare, _conv_order,
-                             3190, shared=PAIR_FILES, twins=("td_conv2d_1x1_back_s8_opt",))
+                             3290, shared=PAIR_FILES, twins=("td_conv2d_1x1_back_s8_opt",))
 
 # The pointwise path of td_conv2d_s8_opt back to front (the same body, td_opt_pairs.h): never
 # chosen by priority (it only changes the order), put in the forward kernel's place by the
@@ -133,8 +133,8 @@ CONV2D_S8_OPT = _opt_variant(CONV2D_S8_REF, "td_conv2d_s8_opt", _conv_prepare, _
 # Its code_bytes hold the shared body too (counted twice when both orders are in a build).
 CONV2D_1X1_BACK_S8_OPT = _opt_variant(
     CONV2D_1X1_BACK_S8_REF, "td_conv2d_1x1_back_s8_opt", _conv_1x1_back_prepare,
-    conv_1x1_lanes_back_order(PW_LANES), 1170, shared=PAIR_FILES,
+    conv_1x1_lanes_back_order(PW_LANES), 1220, shared=PAIR_FILES,
     priority=PRIORITY - 1, twins=("td_conv2d_s8_opt",))
 
 DWCONV2D_S8_OPT = _opt_variant(DWCONV2D_S8_REF, "td_dwconv2d_s8_opt", _dw_prepare,
-                               dwconv_ref_order, 1270)
+                               dwconv_ref_order, 1490)
