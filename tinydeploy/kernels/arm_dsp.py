@@ -36,10 +36,13 @@ import numpy as np
 
 from tinydeploy.fixedpoint import accumulator_bound, rounding_form_holds
 from tinydeploy.kernels.access import (
+    DW3L_LINE,
     conv_c1_order,
     conv_rows_back_order,
     conv_rows_order,
+    dw3l_lines,
     dwconv_lanes_order,
+    dwconv_lines_order,
     dwconv_ref_order,
 )
 from tinydeploy.kernels.conv import CONV2D_S8_REF
@@ -80,9 +83,10 @@ def rounding_form(rows: np.ndarray, call: KernelCall) -> int:
 # Instructions per multiply-accumulate, requantization and loop overhead included, measured
 # on QEMU mps2-an386 (-icount, -O2) on the DS-CNN, micro_speech and AD01-shaped layers.
 INSTRUCTIONS_PER_MAC = {
-    "td_conv2d_1x1_s8_dsp": 1.33, "td_conv2d_s8_dsp": 2.1, "td_dwconv2d_3x3_s8_dsp": 4.3,
+    "td_conv2d_s8_dsp": 2.1, "td_dwconv2d_3x3_s8_dsp": 4.3,
     "td_dwconv2d_s8_dsp": 7.0, "td_fully_connected_s8_dsp": 1.85,
     "td_dwconv2d_c1_s8_dsp": 2.9, "td_conv2d_c1_s8_dsp": 1.8,
+    "td_dwconv2d_3x3_lines_s8_dsp": 3.4,
 }
 
 
@@ -180,11 +184,41 @@ def conv_1x1_accepts(graph: Graph, op: Operator) -> str | None:
 PW_STACK_DEPTH = 64
 
 
+# td_conv2d_s8_dsp's 1x1 path (pointwise layers deeper than PW_STACK_DEPTH): the C four-row
+# product (td_rows_times_filter), instructions per MAC measured on the DS-CNN-shaped layer.
+POINTWISE_C_PER_MAC = 1.33
+
+
+def pointwise_instructions(call: KernelCall) -> int:
+    """The cost model of td_conv2d_1x1_s8_dsp and its back twin (td_pw_group), fitted to QEMU
+    icount runs (mps2-an386, -O2) of the golden pointwise specs and the DS-CNN layer (548,760
+    measured back to front, 549,440 front to back, 548,908 estimated). Under the branch-free
+    requantization over all of int8 with a bias and a depth that is a multiple of 4 (the
+    assembly channel loop): per group of four pixels and output channel 44 + 13 per block of
+    four values + 2 per four blocks; per group 6 per block and row widened, ~120 around; ~300
+    per call. Otherwise the C product with the requantization per output through
+    td_gemm_out_general: ~1 per MAC and ~60 per output. (Partial depths and no bias take the
+    assembly one channel per call: in between.)"""
+    pixels = 1
+    for k in ("batches", "out_h", "out_w"):
+        pixels *= int(call.param(k))
+    depth, oc = int(call.param("in_c")), int(call.param("out_c"))
+    blocks, groups = (depth + 3) // 4, (pixels + GEMM_ROWS - 1) // GEMM_ROWS
+    bias = any(c.name == "bias" for c in call.consts)
+    fast = (bool(call.param("requant_form")) and int(call.param("act_min")) == -128
+            and int(call.param("act_max")) == 127)
+    if fast and bias and depth % 4 == 0:
+        per_group = oc * (44 + 13 * blocks + 2 * ((blocks + 3) // 4)) + 24 * blocks + 120
+        return groups * per_group + 300
+    return pixels * oc * (depth + 60) + 300
+
+
 def _conv_1x1_prepare(graph: Graph, op: Operator) -> KernelCall:
     call = CONV2D_S8_REF.prepare(graph, op)
     assert call.param("pad_h") == 0 and call.param("pad_w") == 0
     depth = int(call.param("in_c"))
-    return as_dsp_gemm_call(call, "td_conv2d_1x1_s8_dsp", depth, 0)
+    dsp = as_dsp_gemm_call(call, "td_conv2d_1x1_s8_dsp", depth, 0)
+    return replace(dsp, instructions=pointwise_instructions(dsp))
 
 
 def conv_scratch_bytes(filter_h: int, filter_w: int, in_c: int, pointwise: bool = False
@@ -203,10 +237,10 @@ def _conv_prepare(graph: Graph, op: Operator) -> KernelCall:
     pointwise = (fh, fw) == (1, 1) and call.param("pad_h") == 0 and call.param("pad_w") == 0
     dsp = as_dsp_gemm_call(call, "td_conv2d_s8_dsp", fh * fw * c,
                            conv_scratch_bytes(fh, fw, c, pointwise))
-    if pointwise:   # no im2col: the pointwise kernel's rate
-        rows = dsp.const("filter").values.reshape(-1, c)
-        dsp = replace(dsp, instructions=estimated_instructions("td_conv2d_1x1_s8_dsp", rows,
-                                                               dsp))
+    if pointwise:   # no im2col: the C four-row product's rate
+        macs = int(dsp.const("filter").values.size) * int(call.param("batches")) \
+            * int(call.param("out_h")) * int(call.param("out_w"))
+        dsp = replace(dsp, instructions=int(round(macs * POINTWISE_C_PER_MAC)))
     return dsp
 
 
@@ -350,6 +384,45 @@ DWCONV2D_3X3_S8_DSP = register(KernelVariant(
     accepts=_dw3x3_dsp_accepts, prepare=_dw_prepare, priority=20,
     access=dwconv_lanes_order(4),
     code_bytes=3100))
+
+
+def _dw3x3_lines_accepts(graph: Graph, op: Operator) -> str | None:
+    why = dw3x3_accepts(graph, op)
+    if why is not None:
+        return why
+    opts = op.options
+    assert isinstance(opts, DepthwiseConv2DOptions)   # checked by the reference's accepts
+    if (opts.dilation_h, opts.dilation_w) != (1, 1):
+        return f"dilation {opts.dilation_h}x{opts.dilation_w}, 1x1 required"
+    if opts.stride_h > 2 or opts.stride_w > 2:
+        return f"stride {opts.stride_h}x{opts.stride_w}, at most 2x2 required"
+    call = DWCONV2D_S8_REF.prepare(graph, op)
+    _, out_a, width = dw3l_lines(call)
+    if width > DW3L_LINE:
+        return (f"lines of {out_a} outputs widen {width} values, at most {DW3L_LINE} fit the "
+                f"kernel's stack")
+    c = int(call.param("in_c"))
+    if not rounding_form(call.const("filter").values.astype(np.int8).reshape(9, c).T, call):
+        return "the rounding form of the requantization is not exact for every channel"
+    return None
+
+
+def _dw3x3_lines_prepare(graph: Graph, op: Operator) -> KernelCall:
+    call = DWCONV2D_S8_REF.prepare(graph, op)
+    c = int(call.param("in_c"))
+    taps = call.const("filter").values.astype(np.int8).reshape(9, c)
+    return as_dsp_call(call, "td_dwconv2d_3x3_lines_s8_dsp", taps.T, 0)
+
+
+# One channel at a time through widened lines on the stack (any channel count, strides 1 or
+# 2, no dilation): above the unrolled kernel, which keeps the other 3x3 shapes.
+DWCONV2D_3X3_LINES_S8_DSP = register(KernelVariant(
+    op="DEPTHWISE_CONV_2D", impl="dsp", symbol="td_dwconv2d_3x3_lines_s8_dsp",
+    sources=(f"{ARM_DIR}/td_dwconv2d_3x3_lines_s8_dsp.c", SIMD_HEADER, DW_HEADER),
+    requires=DSP,
+    accepts=_dw3x3_lines_accepts, prepare=_dw3x3_lines_prepare, priority=22,
+    access=dwconv_lines_order,
+    code_bytes=2500))
 
 
 def _dw_dsp_accepts(graph: Graph, op: Operator) -> str | None:
