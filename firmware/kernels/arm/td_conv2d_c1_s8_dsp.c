@@ -170,13 +170,12 @@ static void td_c1_pair(const td_conv2d_params_t *p, const td_c1_pixel_t *a,
     }
     const int8_t *wg = p->filter + 8 * k0;
     const int32_t wstride = 8 * fh;
-    for (int32_t g = oc >> 1; g > 0; --g, wg += wstride, mult += 2, shift += 2, da += 2,
-         db += 2) {
+    int32_t c = 0;
+    for (; c + 1 < oc; c += 2, wg += wstride) {   /* (indexed: one counter to keep) */
         int32_t a0 = 0, a1 = 0;
         if (bias != 0) {
-            a0 = bias[0];
-            a1 = bias[1];
-            bias += 2;
+            a0 = bias[c];
+            a1 = bias[c + 1];
         }
         int32_t b0 = a0, b1 = a1;
         if (!refill) {
@@ -191,8 +190,16 @@ static void td_c1_pair(const td_conv2d_params_t *p, const td_c1_pixel_t *a,
                 td_c1_rows(buf, n, wg + 8 * r, &a0, &a1, &b0, &b1);
             }
         }
-        td_c1_store(p, a0, b0, mult[0], shift[0], zp2p1, da, db, fast);
-        td_c1_store(p, a1, b1, mult[1], shift[1], zp2p1, da + 1, db + 1, fast);
+        td_c1_store(p, a0, b0, mult[c], shift[c], zp2p1, da + c, db + c, fast);
+        td_c1_store(p, a1, b1, mult[c + 1], shift[c + 1], zp2p1, da + c + 1, db + c + 1,
+                    fast);
+    }
+    mult += c;
+    shift += c;
+    da += c;
+    db += c;
+    if (bias != 0) {
+        bias += c;
     }
     if (oc & 1) {   /* an odd last channel: reference layout [ky][kx] */
         const int8_t *w = wg - 8 * k0 + 4 * k0;
