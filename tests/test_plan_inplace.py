@@ -21,7 +21,14 @@ from tinydeploy.kernels.access import (
 from tinydeploy.kernels.registry import select_kernels
 from tinydeploy.model.loader import load_tflite
 from tinydeploy.plan.arena import ALGORITHMS, ArenaPlan, Buffer, lower_bound, plan_arena
-from tinydeploy.plan.lifetimes import GraphPlan, buffers_from_graph, plan_graph, verify_inplace
+from tinydeploy.plan.lifetimes import (
+    GraphPlan,
+    buffer_sets,
+    buffers_from_graph,
+    graph_buffers,
+    plan_graph,
+    verify_inplace,
+)
 
 KWS = Path(__file__).resolve().parent.parent / "models" / "kws" / "dscnn_int8.tflite"
 
@@ -140,3 +147,28 @@ def test_render_refuses_a_plan_made_for_other_kernels(tmp_path: Path) -> None:
     with pytest.raises(AssertionError, match="before its last read"):
         render_project(g, sel, gp, board, "validate", tmp_path / "p")
     assert not (tmp_path / "p").exists() or not any((tmp_path / "p").iterdir())
+
+
+@pytest.mark.parametrize("board", [None, "mps2-an386", "microbit-v1"])
+def test_fewer_overlaps_keep_the_bound_and_plan_no_larger(board: str | None) -> None:
+    """The second buffer set overlaps only where a step above the first set's lower bound
+    needs it: same lower bound, a subset of the overlapped ops, and `plan_graph` keeps the
+    smaller of the two layouts, each verified."""
+    g = load_tflite(KWS)
+    sel = select_kernels(g, get_board(board) if board else None)
+    sets = buffer_sets(g, sel)
+    every = sets[0].buffers
+    assert every == buffers_from_graph(g, sel)
+    gp = plan_graph(g, sel)
+    for gb in sets:
+        assert lower_bound(gb.buffers) == lower_bound(every)
+        linked = {b.first for b in gb.buffers if b.inplace_of is not None}
+        assert linked <= {b.first for b in every if b.inplace_of is not None}
+        plan = plan_arena(gb.buffers)
+        assert gp.arena_bytes <= plan.arena_bytes
+        verify_inplace(g, gb.selection, GraphPlan(plan, gb.buffers, gb.tensor_buffers,
+                                                  gb.num_ops, gb.selection))
+    fewer = graph_buffers(g, sel, overlap_above=0)   # every step needs more than 0 bytes
+    assert fewer.buffers == every
+    apart = graph_buffers(g, sel, overlap_above=1 << 30)
+    assert all(b.inplace_of is None for b in apart.buffers)

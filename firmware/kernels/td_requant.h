@@ -98,6 +98,18 @@ static inline int32_t td_requant_round_form(int32_t acc, int32_t m, int32_t e, i
     return (x + (x >> 31) + r) >> e;
 }
 
+/* td_requant_round_form with the accumulator's sign in place of the product's, as the
+ * pointwise kernels' assembly computes it: SMMLAR of 2 * acc and m accumulating r gives x + r
+ * in one instruction, and acc stays available for its sign. Equal to td_requant_round_form
+ * for every acc under the same preconditions: m > 0 makes x >= 0 whenever acc >= 0, and x < 0
+ * only if acc < 0, so the two sign terms differ only when x == 0 > acc; there both give zp,
+ * since r = zp * 2^e + 2^(e-1) and (r - 1) >> e == r >> e for e >= 1. */
+static inline int32_t td_requant_round_form_acc(int32_t acc, int32_t m, int32_t e, int32_t r)
+{
+    const int32_t xr = (int32_t)((uint32_t)td_smmulr2(acc, m) + (uint32_t)r);
+    return (xr + (acc >> 31)) >> e;
+}
+
 static inline int32_t td_clamp_s32(int32_t x, int32_t lo, int32_t hi)
 {
     return x < lo ? lo : (x > hi ? hi : x);

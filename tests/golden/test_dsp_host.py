@@ -203,6 +203,20 @@ SPECS: tuple[Spec, ...] = (
     Spec("pw_deep", "conv", (1, 2, 3, 259), 3, zp=(-7, 2), expect=CG),
     Spec("pw_c64_odd_px", "conv", (1, 3, 3, 64), 5, zp=(-128, 1), expect=C1),
     Spec("pw_c65_stride2", "conv", (1, 5, 5, 65), 6, stride=(2, 2), zp=(9, -4), expect=CG),
+    # the assembly channel loop (depth a multiple of 4, all of int8, a bias): every entry
+    # block (1, 2, 3, 4, 5, 15 blocks), partial groups of 1-3 pixels, one output channel,
+    # heavy saturation, shifts and multipliers across 16 octaves, extreme zero points
+    Spec("pw_asm_k4_oc1", "conv", (1, 3, 3, 4), 1, zp=(-128, 127), expect=C1),
+    Spec("pw_asm_k8_px6", "conv", (1, 2, 3, 8), 5, zp=(127, -128), expect=C1),
+    Spec("pw_asm_k12_px7", "conv", (1, 7, 1, 12), 3, zp=(4, 0), expect=C1),
+    Spec("pw_asm_k16_b2", "conv", (2, 3, 2, 16), 17, zp=(-1, 1), expect=C1),
+    Spec("pw_asm_k20_stride", "conv", (1, 7, 5, 20), 9, stride=(2, 3), zp=(50, -3), expect=C1),
+    Spec("pw_asm_k60_sat", "conv", (1, 5, 5, 60), 16, zp=(-128, 0), out_scale=0.002,
+         expect=C1),
+    Spec("pw_asm_k64_octaves", "conv", (1, 3, 5, 64), 12, zp=(-7, 0), octaves=16,
+         bias_scale=1 << 16, expect=C1),
+    Spec("pw_asm_k32_shift26", "conv", (1, 4, 3, 32), 7, zp=(0, 0), octaves=3,
+         out_scale=3000.0, bias_scale=1 << 28, expect=C1),
     # general CONV_2D (im2col): DS-CNN's first layer, odd sizes, padding, dilation
     Spec("cv_dscnn0", "conv", (1, 49, 10, 1), 64, k=(10, 4), stride=(2, 2), zp=(-2, -128),
          act=Activation.RELU, expect=CC1),

@@ -139,6 +139,30 @@ def test_dsp_kernel_on_cortex_m4(index: int, device_run: tuple[list, list]) -> N
     assert res.dsp_instructions > 0 and res.ref_instructions > 0
 
 
+def test_pointwise_back_twin_on_cortex_m4() -> None:
+    """Every pointwise case again with the back-to-front twin (the in-place planner's pick for
+    the DS-CNN), which shares the forward kernel's group product but visits the groups in the
+    other order: same bytes as the reference kernel on the device and as the oracle."""
+    from dataclasses import replace
+
+    back = "td_conv2d_1x1_back_s8_dsp"
+    cases = []
+    for s, model, c in _device_cases():
+        if c.dsp.symbol != "td_conv2d_1x1_s8_dsp":
+            continue
+        sources = tuple(f.replace("td_conv2d_1x1_s8_dsp", back) for f in c.dsp_sources)
+        cases.append((s, model, replace(c, dsp=replace(c.dsp, symbol=back),
+                                        dsp_sources=sources)))
+    assert len(cases) >= 20, len(cases)
+    results = _bench().run_on_device([c for _, _, c in cases])
+    for (spec, model, case), res in zip(cases, results, strict=True):
+        assert res.equal, f"{spec.id}: {back} and the reference kernel differ on the device"
+        graph = load_tflite(model)
+        expected = run_oracle(model, [case.input.reshape(graph.inputs[0].shape)])[0]
+        got = res.dsp_output.reshape(expected.shape)
+        assert np.array_equal(got, expected), f"{spec.id} vs oracle: {mismatch(got, expected)}"
+
+
 def test_dscnn_end_to_end_with_dsp_kernels(tmp_path: Path) -> None:
     """DS-CNN built by `tinydeploy build` (default: --optimize balanced) for mps2-an386 uses
     the dsp kernels for every convolution, depthwise and the classifier, with no larger an

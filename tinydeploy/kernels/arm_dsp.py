@@ -83,7 +83,7 @@ def rounding_form(rows: np.ndarray, call: KernelCall) -> int:
 # Instructions per multiply-accumulate, requantization and loop overhead included, measured
 # on QEMU mps2-an386 (-icount, -O2) on the DS-CNN, micro_speech and AD01-shaped layers.
 INSTRUCTIONS_PER_MAC = {
-    "td_conv2d_1x1_s8_dsp": 1.33, "td_conv2d_s8_dsp": 2.1, "td_dwconv2d_3x3_s8_dsp": 4.3,
+    "td_conv2d_s8_dsp": 2.1, "td_dwconv2d_3x3_s8_dsp": 4.3,
     "td_dwconv2d_s8_dsp": 7.0, "td_fully_connected_s8_dsp": 1.85,
     "td_dwconv2d_c1_s8_dsp": 2.9, "td_conv2d_c1_s8_dsp": 1.8,
 }
@@ -183,11 +183,41 @@ def conv_1x1_accepts(graph: Graph, op: Operator) -> str | None:
 PW_STACK_DEPTH = 64
 
 
+# td_conv2d_s8_dsp's 1x1 path (pointwise layers deeper than PW_STACK_DEPTH): the C four-row
+# product (td_rows_times_filter), instructions per MAC measured on the DS-CNN-shaped layer.
+POINTWISE_C_PER_MAC = 1.33
+
+
+def pointwise_instructions(call: KernelCall) -> int:
+    """The cost model of td_conv2d_1x1_s8_dsp and its back twin (td_pw_group), fitted to QEMU
+    icount runs (mps2-an386, -O2) of the golden pointwise specs and the DS-CNN layer (548,760
+    measured back to front, 549,440 front to back, 548,908 estimated). Under the branch-free
+    requantization over all of int8 with a bias and a depth that is a multiple of 4 (the
+    assembly channel loop): per group of four pixels and output channel 44 + 13 per block of
+    four values + 2 per four blocks; per group 6 per block and row widened, ~120 around; ~300
+    per call. Otherwise the C product with the requantization per output through
+    td_gemm_out_general: ~1 per MAC and ~60 per output. (Partial depths and no bias take the
+    assembly one channel per call: in between.)"""
+    pixels = 1
+    for k in ("batches", "out_h", "out_w"):
+        pixels *= int(call.param(k))
+    depth, oc = int(call.param("in_c")), int(call.param("out_c"))
+    blocks, groups = (depth + 3) // 4, (pixels + GEMM_ROWS - 1) // GEMM_ROWS
+    bias = any(c.name == "bias" for c in call.consts)
+    fast = (bool(call.param("requant_form")) and int(call.param("act_min")) == -128
+            and int(call.param("act_max")) == 127)
+    if fast and bias and depth % 4 == 0:
+        per_group = oc * (44 + 13 * blocks + 2 * ((blocks + 3) // 4)) + 24 * blocks + 120
+        return groups * per_group + 300
+    return pixels * oc * (depth + 60) + 300
+
+
 def _conv_1x1_prepare(graph: Graph, op: Operator) -> KernelCall:
     call = CONV2D_S8_REF.prepare(graph, op)
     assert call.param("pad_h") == 0 and call.param("pad_w") == 0
     depth = int(call.param("in_c"))
-    return as_dsp_gemm_call(call, "td_conv2d_1x1_s8_dsp", depth, 0)
+    dsp = as_dsp_gemm_call(call, "td_conv2d_1x1_s8_dsp", depth, 0)
+    return replace(dsp, instructions=pointwise_instructions(dsp))
 
 
 def conv_scratch_bytes(filter_h: int, filter_w: int, in_c: int, pointwise: bool = False
@@ -206,10 +236,10 @@ def _conv_prepare(graph: Graph, op: Operator) -> KernelCall:
     pointwise = (fh, fw) == (1, 1) and call.param("pad_h") == 0 and call.param("pad_w") == 0
     dsp = as_dsp_gemm_call(call, "td_conv2d_s8_dsp", fh * fw * c,
                            conv_scratch_bytes(fh, fw, c, pointwise))
-    if pointwise:   # no im2col: the pointwise kernel's rate
-        rows = dsp.const("filter").values.reshape(-1, c)
-        dsp = replace(dsp, instructions=estimated_instructions("td_conv2d_1x1_s8_dsp", rows,
-                                                               dsp))
+    if pointwise:   # no im2col: the C four-row product's rate
+        macs = int(dsp.const("filter").values.size) * int(call.param("batches")) \
+            * int(call.param("out_h")) * int(call.param("out_w"))
+        dsp = replace(dsp, instructions=int(round(macs * POINTWISE_C_PER_MAC)))
     return dsp
 
 

@@ -18,12 +18,6 @@
  */
 #include "td_kernels.h"
 
-#if !defined(__ARM_FEATURE_MVE) || !(__ARM_FEATURE_MVE & 1)
-#error "td_conv2d_1x1_back_s8_mve.c needs MVE (-mcpu=cortex-m55 -mfloat-abi=hard)"
-#endif
-
-#include <arm_mve.h>
-
 #include "td_conv2d_1x1_mve.h"
 
 int32_t td_conv2d_1x1_back_s8_mve_scratch_size(const td_conv2d_params_t *p)
@@ -34,17 +28,5 @@ int32_t td_conv2d_1x1_back_s8_mve_scratch_size(const td_conv2d_params_t *p)
 
 void td_conv2d_1x1_back_s8_mve(const td_conv2d_params_t *p, const int8_t *in0, int8_t *out0)
 {
-    const int32_t k = p->in_c;
-    const int32_t oc = p->out_c;
-    const int32_t in_h = p->in_h, in_w = p->in_w, out_h = p->out_h, out_w = p->out_w;
-    const int32_t sh = p->stride_h, sw = p->stride_w;
-    for (int32_t b = p->batches - 1; b >= 0; --b) {
-        for (int32_t oy = out_h - 1; oy >= 0; --oy) {
-            const int8_t *row = in0 + ((b * in_h + oy * sh) * in_w) * k;
-            int8_t *dst = out0 + ((b * out_h + oy) * out_w) * oc;
-            for (int32_t ox = out_w - 1; ox >= 0; --ox) {
-                td_pw_pixel_mve(p, row + ox * sw * k, dst + ox * oc);
-            }
-        }
-    }
+    td_pw_image_mve(p, in0, out0, 1);
 }

@@ -2,8 +2,7 @@
  * td_conv2d_1x1_mve.h - one output pixel of the int8 pointwise (1x1) convolution with the
  * M-profile Vector Extension (Helium). Private to td_conv2d_1x1_s8_mve.c (pixels front to
  * back) and td_conv2d_1x1_back_s8_mve.c (back to front), which differ only in the order in
- * which they visit the pixels; included after <arm_mve.h>. Static inline: no call on the hot
- * path.
+ * which they visit the pixels (td_pw_image_mve). Static inline: no call on the hot path.
  *
  * For one output pixel, four filter rows at a time are multiplied with the pixel's channels,
  * 16 int8 lanes per VMLADAVA (multiply, add across the vector, accumulate into a scalar
@@ -20,6 +19,10 @@
  */
 #ifndef TD_CONV2D_1X1_MVE_H
 #define TD_CONV2D_1X1_MVE_H
+
+#if !defined(__ARM_FEATURE_MVE) || !(__ARM_FEATURE_MVE & 1)
+#error "the MVE pointwise kernels need MVE (-mcpu=cortex-m55 -mfloat-abi=hard)"
+#endif
 
 #include <arm_mve.h>
 
@@ -97,6 +100,30 @@ static inline void td_pw_pixel_mve(const td_conv2d_params_t *p, const int8_t *x,
         td_pw_output_x4_mve(td_pw_dot_1x4_mve(x, w0, n > 1 ? w0 + k : wl,
                                               n > 2 ? w0 + 2 * k : wl, wl, k),
                             bias + o, mult + o, shift + o, out_off, lo, hi, dst + o, n);
+    }
+}
+
+/* Every output pixel (parameters as for td_conv2d_1x1_s8_mve), in flat (batch, y, x) order
+ * from the first pixel to the last, or from the last to the first when `back` (a constant
+ * once inlined: the two kernels' only difference). */
+static inline void td_pw_image_mve(const td_conv2d_params_t *p, const int8_t *in0,
+                                   int8_t *out0, const int back)
+{
+    const int32_t k = p->in_c;
+    const int32_t oc = p->out_c;
+    const int32_t in_h = p->in_h, in_w = p->in_w, out_h = p->out_h, out_w = p->out_w;
+    const int32_t sh = p->stride_h, sw = p->stride_w;
+    for (int32_t bi = 0; bi < p->batches; ++bi) {
+        const int32_t b = back ? p->batches - 1 - bi : bi;
+        for (int32_t yi = 0; yi < out_h; ++yi) {
+            const int32_t oy = back ? out_h - 1 - yi : yi;
+            const int8_t *row = in0 + ((b * in_h + oy * sh) * in_w) * k;
+            int8_t *dst = out0 + ((b * out_h + oy) * out_w) * oc;
+            for (int32_t xi = 0; xi < out_w; ++xi) {
+                const int32_t ox = back ? out_w - 1 - xi : xi;
+                td_pw_pixel_mve(p, row + ox * sw * k, dst + ox * oc);
+            }
+        }
     }
 }
 

@@ -38,18 +38,6 @@ int32_t td_conv2d_s8_dsp_scratch_size(const td_conv2d_params_t *p)
            + (td_is_pointwise(p) ? 0 : TD_GEMM_ROWS * td_col_pitch(p));
 }
 
-/* the next output pixel in flat (batch, y, x) order */
-static void td_advance(const td_conv2d_params_t *p, int32_t *b, int32_t *oy, int32_t *ox)
-{
-    if (++*ox == p->out_w) {
-        *ox = 0;
-        if (++*oy == p->out_h) {
-            *oy = 0;
-            ++*b;
-        }
-    }
-}
-
 /* Short copies and fills, inline (the C library's are calls with per-call set-up costing
  * more than the few bytes an im2col row moves). */
 static inline void td_copy_s8(int8_t *dst, const int8_t *src, int32_t n)
@@ -131,7 +119,7 @@ void td_conv2d_s8_dsp(const td_conv2d_params_t *p, const int8_t *in0, int8_t *ou
                 td_im2col(p, in0, b, oy, ox, col);
                 cols[j] = col;
             }
-            td_advance(p, &b, &oy, &ox);
+            td_next_pixel(p, &b, &oy, &ox);
         }
         td_extend_rows(cols, n, k, p->input_offset, buf);
         td_rows_times_filter(buf, n, p->filter, k, oc, p->bias, p->mult, p->shift,

@@ -9,8 +9,9 @@
  * a "rows" buffer (the pointwise kernels' stack frame, or arena scratch for td_conv2d_s8_dsp):
  * for every block of four values, for each of TD_GEMM_ROWS rows,
  * the two words (x0+off, x2+off) and (x1+off, x3+off). SMLAD of matching words is then the
- * dot product of four values. The last, partial block holds whatever the input had there:
- * the weight bytes past k are read as 0, so it contributes nothing.
+ * dot product of four values. In the last, partial block the lanes past k hold 0, so the
+ * weight bytes there (read as 0 by the C product, the next filter row's by the assembly one)
+ * contribute nothing.
  *
  * One weight word is multiplied with TD_GEMM_ROWS (4) input rows (so the widening of a weight
  * is shared by four output pixels, and the rows' words come from one pointer): 16 instructions
@@ -71,6 +72,38 @@ static inline int32_t td_read_partial_s8(const int8_t *p, int32_t n)
     return (int32_t)v;
 }
 
+/* The blocks of four values from *src up to end (> *src) widened with the input offset (off2
+ * in both lanes) into the rows buffer at *dst, one block per 2 * TD_GEMM_ROWS words; both
+ * pointers advanced past them. Per block one LDR (any alignment), two SXTAB16, one STRD. */
+static inline __attribute__((always_inline)) void
+td_widen_row(const int8_t **src, const int8_t *end, td_word_t **dst, int32_t off2)
+{
+    const int8_t *s = *src;
+    td_word_t *d = *dst;
+#if TD_SIMD_NATIVE && defined(__OPTIMIZE__)
+    int32_t x, lo;
+    __asm__ volatile(
+        "1:\n\t"
+        "ldr     %[x], [%[s]], #4\n\t"
+        "sxtab16 %[lo], %[off2], %[x]\n\t"
+        "sxtab16 %[x], %[off2], %[x], ror #8\n\t"
+        "strd    %[lo], %[x], [%[d]], #32\n\t"
+        "cmp     %[s], %[end]\n\t"
+        "bne     1b\n\t"
+        : [s] "+r"(s), [d] "+r"(d), [x] "=&r"(x), [lo] "=&r"(lo)
+        : [end] "r"(end), [off2] "r"(off2)
+        : "cc", "memory");
+#else
+    for (; s != end; s += 4, d += 2 * TD_GEMM_ROWS) {
+        const int32_t x = td_read_s8x4(s);
+        d[0] = td_sxtab16(off2, x);
+        d[1] = td_sxtab16_ror8(off2, x);
+    }
+#endif
+    *src = s;
+    *dst = d;
+}
+
 /* Widens rows[0..n-1] (1 <= n <= TD_GEMM_ROWS, k values each) with the input offset into
  * buf; the rows n.. of buf repeat row n-1 (their outputs are written to row n-1's place
  * again, with the same values), so the matrix product needs no per-row tests. */
@@ -82,16 +115,16 @@ td_extend_rows(const int8_t *const rows[], int32_t n, int32_t k, int32_t input_o
     const int32_t full = k >> 2;
     for (int32_t j = 0; j < TD_GEMM_ROWS; ++j) {
         const int8_t *src = rows[j < n ? j : n - 1];
+        const int8_t *const end = src + 4 * full;
         td_word_t *dst = buf + 2 * j;
-        for (int32_t q = 0; q < full; ++q, src += 4, dst += 2 * TD_GEMM_ROWS) {
-            const int32_t x = td_read_s8x4(src);
-            dst[0] = td_sxtab16(off2, x);
-            dst[1] = td_sxtab16_ror8(off2, x);
+        if (full > 0) {
+            td_widen_row(&src, end, &dst, off2);
         }
-        if (k & 3) {
-            const int32_t x = td_read_partial_s8(src, k & 3);
-            dst[0] = td_sxtab16(off2, x);
-            dst[1] = td_sxtab16_ror8(off2, x);
+        if (k & 3) {   /* lanes past k hold 0 (so any weight there contributes nothing) */
+            const int32_t t = k & 3;
+            const int32_t x = td_read_partial_s8(src, t);
+            dst[0] = (int32_t)((uint32_t)td_sxtab16(off2, x) & (t == 3 ? 0xFFFFFFFFu : 0xFFFFu));
+            dst[1] = (int32_t)((uint32_t)td_sxtab16_ror8(off2, x) & (t >= 2 ? 0xFFFFu : 0u));
         }
     }
 }
@@ -237,6 +270,26 @@ td_rows_times_filter_body(const td_word_t *buf, const int8_t *filter, int32_t k,
         }
     }
 }
+
+/* The next output pixel (b, y, x) in flat (batch, y, x) order. */
+static inline void td_next_pixel(const td_conv2d_params_t *p, int32_t *b, int32_t *y,
+                                 int32_t *x)
+{
+    if (++*x == p->out_w) {
+        *x = 0;
+        if (++*y == p->out_h) {
+            *y = 0;
+            ++*b;
+        }
+    }
+}
+
+/* The outputs of a group of n (1..TD_GEMM_ROWS) input pixels rows[0..n-1] of a pointwise
+ * layer (in_c <= TD_GEMM_STACK_DEPTH) to dst + j * out_c: the rows widened into the rows
+ * buffer in this function's frame, then multiplied with every filter row (td_gemm_s8_dsp.c).
+ * Every input byte is read before the first output byte is written. */
+void td_pw_group(const td_conv2d_params_t *p, const int8_t *const rows[TD_GEMM_ROWS],
+                 int32_t n, int8_t *dst);
 
 /* Multiplies the rows buffer with every filter row and writes the int8 outputs of row j
  * (j < n) to dst + j * dst_stride; rows past n repeat row n-1 (see td_extend_rows). */
