@@ -98,6 +98,9 @@ static __attribute__((noinline)) void td_pw_channels(td_pw_state_t *s)
         "mov    r10, r8\n\t"
         "mov    r11, r8\n\t"
         "ldr    pc, [r12, #48]\n\t"
+        /* the computed entry is .Lpw_loop + 48 * entry: the label must be word aligned for
+         * ADR's Align(PC, 4) base whatever the code before it (-Os places it off a word) */
+        ".p2align 2\n\t"
         ".Lpw_loop%=:\n\t"
         TD_PW_BLOCK
         ".Lpw_b1%=:\n\t"
