@@ -157,21 +157,28 @@ def conv_symbol(in_c: int, k: tuple[int, int], dilation_w: int) -> str:
     return CC1 if in_c == 1 and k[1] == 4 and dilation_w == 1 else CG
 
 
-def dw_symbol(in_c: int, k: tuple[int, int], multiplier: int,
-              stride: tuple[int, int] = (1, 1), dilation: tuple[int, int] = (1, 1)) -> str:
-    """The depthwise kernel the dsp board must get: one input channel the scratch-free
-    one-channel kernel (any multiplier), 3x3 with strides up to 2 and no dilation the lines
-    kernel (any channel count; lines of at most 61 outputs, which every random shape has; the
-    rounding form, which their scales give),
-    other 3x3 on a multiple of 4 channels the unrolled kernel, else the general one; other
-    multipliers go to the portable optimised kernel."""
+def dw_symbol(in_c: int, k: tuple[int, int], multiplier: int) -> str:
+    """The depthwise kernel the dsp board must get without the 3x3 lines kernel (see
+    `lines_or`): one input channel the scratch-free one-channel kernel (any multiplier), 3x3
+    on a multiple of 4 channels the unrolled kernel, else the general one; other multipliers
+    go to the portable optimised kernel."""
     if in_c == 1:
         return DW1
     if multiplier != 1:
         return "td_dwconv2d_s8_opt"
-    if k == (3, 3) and max(stride) <= 2 and dilation == (1, 1):
-        return DWL
     return DW if k == (3, 3) and in_c % 4 == 0 else DWG
+
+
+def lines_or(s: Spec) -> Spec:
+    """``s`` expecting the 3x3 lines kernel where it accepts the op (3x3, strides up to 2,
+    no dilation, the rounding form, and its cost model below the kernel ``s`` expects)."""
+    if s.kind != "dw" or s.k != (3, 3):
+        return s
+    g = load_tflite(build_model(s))
+    if arm_dsp.DWCONV2D_3X3_LINES_S8_DSP.accepts(g, g.operators[0]) is None:
+        return replace(s, expect=DWL)
+    return s
+
 
 SPECS: tuple[Spec, ...] = (
     # pointwise CONV_2D: DS-CNN's shape, odd channels, odd pixel counts, strides, batches
@@ -251,9 +258,9 @@ SPECS: tuple[Spec, ...] = (
     Spec("dw_c5", "dw", (1, 6, 7, 5), 5, k=(3, 3), zp=(3, -4), expect=DWL),
     Spec("dw_c1", "dw", (1, 4, 4, 1), 1, k=(3, 3), zp=(-128, 127), expect=DW1),
     Spec("dw_c7_valid", "dw", (1, 5, 6, 7), 7, k=(3, 3), padding=Padding.VALID,
-         zp=(127, 0), expect=DWL),
+         zp=(127, 0), expect=DWG),
     Spec("dw_stride2", "dw", (1, 9, 8, 12), 12, k=(3, 3), stride=(2, 2), zp=(-9, 9),
-         expect=DWL),
+         expect=DW),
     Spec("dw_stride3_1", "dw", (2, 7, 5, 9), 9, k=(3, 3), stride=(3, 1), zp=(20, 1),
          act=Activation.RELU6, expect=DWG),
     Spec("dw_dilated", "dw", (1, 9, 8, 6), 6, k=(3, 3), dilation=(2, 3), zp=(-128, 4),
@@ -261,27 +268,27 @@ SPECS: tuple[Spec, ...] = (
     Spec("dw_dilated_valid", "dw", (1, 9, 9, 4), 4, k=(3, 3), dilation=(3, 2), stride=(2, 1),
          padding=Padding.VALID, zp=(11, 0), expect=DW),
     Spec("dw_c64_stride2", "dw", (1, 10, 9, 64), 64, k=(3, 3), stride=(2, 2), zp=(-128, -1),
-         act=Activation.RELU6, expect=DWL),
-    Spec("dw_tiny", "dw", (1, 1, 2, 6), 6, k=(3, 3), zp=(-128, -128), expect=DWL),
+         act=Activation.RELU6, expect=DW),
+    Spec("dw_tiny", "dw", (1, 1, 2, 6), 6, k=(3, 3), zp=(-128, -128), expect=DWG),
     # the unrolled 3x3 kernel (its asm path on the device: the rounding form into all of
     # int8): stride above the kernel, every tap but the centre padded, zero points at both
     # ends, a clamped activation (the C path), batches with dilation, one-pixel-high input,
     # saturating outputs
     Spec("dw3_stride_gt_k", "dw", (1, 11, 10, 8), 8, k=(3, 3), stride=(4, 4), zp=(-5, 7),
          expect=DW),
-    Spec("dw3_all_padding", "dw", (1, 1, 1, 4), 4, k=(3, 3), zp=(60, -60), expect=DWL),
-    Spec("dw3_zp_hi", "dw", (1, 4, 6, 12), 12, k=(3, 3), zp=(127, 127), expect=DWL),
-    Spec("dw3_zp_lo", "dw", (1, 5, 4, 20), 20, k=(3, 3), zp=(-128, -128), expect=DWL),
+    Spec("dw3_all_padding", "dw", (1, 1, 1, 4), 4, k=(3, 3), zp=(60, -60), expect=DW),
+    Spec("dw3_zp_hi", "dw", (1, 4, 6, 12), 12, k=(3, 3), zp=(127, 127), expect=DW),
+    Spec("dw3_zp_lo", "dw", (1, 5, 4, 20), 20, k=(3, 3), zp=(-128, -128), expect=DW),
     Spec("dw3_relu6_c16", "dw", (1, 6, 5, 16), 16, k=(3, 3), zp=(3, -20),
-         act=Activation.RELU6, expect=DWL),
+         act=Activation.RELU6, expect=DW),
     Spec("dw3_batch2_dil", "dw", (2, 7, 6, 12), 12, k=(3, 3), dilation=(2, 1), zp=(-40, 2),
          expect=DW),
-    Spec("dw3_row", "dw", (1, 1, 9, 8), 8, k=(3, 3), stride=(1, 2), zp=(0, 0), expect=DWL),
+    Spec("dw3_row", "dw", (1, 1, 9, 8), 8, k=(3, 3), stride=(1, 2), zp=(0, 0), expect=DW),
     Spec("dw3_saturating", "dw", (1, 5, 5, 8), 8, k=(3, 3), zp=(-128, 0), out_scale=0.004,
-         expect=DWL),
+         expect=DW),
     # (no bias-less depthwise case: the tflite-micro oracle crashes on one)
     Spec("dw_smallbias", "dw", (1, 5, 5, 8), 8, k=(3, 3), bias_scale=3, zp=(-30, 0),
-         expect=DWL),
+         expect=DW),
     # DEPTHWISE_CONV_2D, any kernel (general kernel) and one input channel (as a conv)
     Spec("dw_5x5", "dw", (1, 6, 6, 4), 4, k=(5, 5), zp=(-3, 2), expect=DWG),
     Spec("dw_1x7_c10", "dw", (1, 5, 9, 10), 10, k=(1, 7), stride=(1, 2), zp=(50, -7),
@@ -321,24 +328,18 @@ SPECS: tuple[Spec, ...] = (
          octaves=2, expect=DW),
     Spec("dwg_shift_pos", "dw", (1, 5, 5, 6), 6, k=(2, 2), zp=(17, 0), out_scale=0.00003,
          octaves=2, expect=DWG),
-    # the lines kernel: one-pixel and two-pixel widths, lines along the columns (taller
-    # outputs), stride 2 along and across, odd sizes, VALID, batches, a clamped activation,
-    # the longest line that fits its stack (61 outputs: 64 values) and one longer (the
-    # unrolled kernel); shifts >= 0 (no rounding form: not the lines kernel) on 5 channels
-    Spec("dwl_w1", "dw", (1, 7, 1, 5), 5, k=(3, 3), zp=(-60, 3), expect=DWL),
-    Spec("dwl_w2_s2", "dw", (1, 2, 9, 6), 6, k=(3, 3), stride=(1, 2), zp=(90, -2), expect=DWL),
-    Spec("dwl_tall_s21", "dw", (1, 11, 3, 7), 7, k=(3, 3), stride=(2, 1), zp=(-1, 0),
-         expect=DWL),
+    # the 3x3 lines kernel where its cost model picks it: VALID on odd sizes with batches,
+    # lines along the columns with a clamped activation, the longest line that fits its
+    # stack (61 outputs: 64 values) and one longer (the unrolled kernel); shifts >= 0 (no
+    # rounding form: not the lines kernel) on 5 channels
     Spec("dwl_valid_b2", "dw", (2, 7, 9, 3), 3, k=(3, 3), padding=Padding.VALID,
          zp=(-128, 5), expect=DWL),
     Spec("dwl_relu6_cols", "dw", (1, 9, 6, 10), 10, k=(3, 3), zp=(3, -20),
          act=Activation.RELU6, expect=DWL),
-    Spec("dwl_shift_pos_c5", "dw", (1, 7, 3, 5), 5, k=(3, 3), zp=(-128, 0),
-         out_scale=0.00003, octaves=2, expect=DWG),
-    Spec("dwl_s2_valid_odd", "dw", (1, 8, 7, 9), 9, k=(3, 3), stride=(2, 2),
-         padding=Padding.VALID, zp=(127, -128), act=Activation.RELU, expect=DWL),
     Spec("dwl_longest_line", "dw", (1, 2, 61, 4), 4, k=(3, 3), zp=(7, 7), expect=DWL),
     Spec("dwl_too_long", "dw", (1, 2, 62, 4), 4, k=(3, 3), zp=(7, 7), expect=DW),
+    Spec("dwl_shift_pos_c5", "dw", (1, 7, 3, 5), 5, k=(3, 3), zp=(-128, 0),
+         out_scale=0.00003, octaves=2, expect=DWG),
     Spec("fc_shift_pos", "fc", (1, 40), 5, zp=(-128, 0), out_scale=0.00001, octaves=1,
          expect=FC),
     Spec("pw_bias_2p30", "conv", (1, 2, 2, 8), 4, zp=(0, 0), bias_scale=3 << 29,
@@ -568,9 +569,9 @@ def random_specs(n: int, seed: int) -> list[Spec]:
         specs.append(Spec(f"rnd{i}_{kind}", "conv" if kind == "conv" else "dw",
                           (n_, h, w, c), oc, k=k, stride=stride, dilation=dil, padding=pad,
                           expect=conv_symbol(c, k, dil[1]) if kind == "conv"
-                          else dw_symbol(c, k, mult, stride, dil),
+                          else dw_symbol(c, k, mult),
                           **common))  # type: ignore
-    return specs
+    return [lines_or(sp) for sp in specs]
 
 
 def check_specs(specs: list[Spec]) -> None:
@@ -600,3 +601,65 @@ def test_dsp_random_cases(harness_cache: Path) -> None:
 @pytest.mark.slow
 def test_dsp_random_sweep(harness_cache: Path) -> None:
     check_specs(random_specs(400, seed=2024))
+
+
+# ---- the 3x3 lines kernel on shapes its cost model leaves to other kernels -----------------
+
+# edge shapes, run with the lines kernel put in place of the selected one: one-pixel and
+# two-pixel widths, lines along the columns, stride 2 along and across, odd sizes, VALID, a
+# single pixel (every tap but the centre padded), zero points at both ends, a clamped
+# activation, saturating outputs, small biases; plus the declared specs of those kinds
+LINES_EDGE_SPECS: tuple[Spec, ...] = (
+    Spec("dwl_w1", "dw", (1, 7, 1, 5), 5, k=(3, 3), zp=(-60, 3)),
+    Spec("dwl_w2_s2", "dw", (1, 2, 9, 6), 6, k=(3, 3), stride=(1, 2), zp=(90, -2)),
+    Spec("dwl_tall_s21", "dw", (1, 11, 3, 7), 7, k=(3, 3), stride=(2, 1), zp=(-1, 0)),
+    Spec("dwl_s2_valid_odd", "dw", (1, 8, 7, 9), 9, k=(3, 3), stride=(2, 2),
+         padding=Padding.VALID, zp=(127, -128), act=Activation.RELU),
+    Spec("dwl_h1_s2_b2", "dw", (2, 1, 5, 3), 3, k=(3, 3), stride=(2, 2), zp=(-128, 127)),
+) + tuple(s for s in SPECS if s.id in (
+    "dw_c7_valid", "dw_stride2", "dw_c64_stride2", "dw_tiny", "dw3_all_padding", "dw3_zp_hi",
+    "dw3_zp_lo", "dw3_relu6_c16", "dw3_row", "dw3_saturating", "dw_smallbias"))
+
+
+def lines_selection(g: Graph) -> Selection:
+    """The dsp board's selection of the one-op ``g`` with the lines kernel in its place."""
+    sel = select_kernels(g, DSP_BOARD)
+    v = arm_dsp.DWCONV2D_3X3_LINES_S8_DSP
+    c = sel.choices[0]
+    return Selection((replace(c, variant=v, call=v.prepare(g, g.operators[0])),))
+
+
+def test_lines_kernel_on_edge_shapes_matches_oracle(harness_cache: Path) -> None:
+    flat, models = [], {}
+    for s in LINES_EDGE_SPECS:
+        model = build_model(s)
+        g = load_tflite(model)
+        why = arm_dsp.DWCONV2D_3X3_LINES_S8_DSP.accepts(g, g.operators[0])
+        assert why is None or why.startswith("estimated"), (s.id, why)
+        models[s.id] = model
+        sel = host_selection(lines_selection(g))
+        for name, arr in input_sets(g, s.seed):
+            flat.append((s, name, arr, HostCase(g, (arr,), sel)))
+    outs = run_host([f[3] for f in flat])
+    failures = []
+    for (s, name, arr, _), o in zip(flat, outs, strict=True):
+        expected = run_oracle(models[s.id], [arr])[0]
+        if not np.array_equal(o[0], expected):
+            failures.append(f"{s.id} {name}:\n{mismatch(o[0], expected)}")
+    assert not failures, "\n".join(failures)
+
+
+def test_lines_kernel_where_its_cost_model_is_lower() -> None:
+    """The DS-CNN's 25x5x64 layer and long lines get the lines kernel; a VWW-like 6x6x128
+    layer (short lines: its per-channel cost dominates) and a 24x24x32 stride-2 one keep the
+    unrolled kernel, with the two estimates in the reason."""
+    cases = (((1, 25, 5, 64), (1, 1), DWL), ((1, 48, 48, 8), (1, 1), DWL),
+             ((1, 6, 6, 128), (1, 1), DW), ((1, 24, 24, 32), (2, 2), DW))
+    for shape, stride, want in cases:
+        s = Spec("dwl_cost", "dw", shape, shape[3], k=(3, 3), stride=stride, zp=(-128, 0))
+        g = load_tflite(build_model(s))
+        assert select_kernels(g, DSP_BOARD).choices[0].variant.symbol == want, shape
+        why = arm_dsp.DWCONV2D_3X3_LINES_S8_DSP.accepts(g, g.operators[0])
+        assert (why is None) == (want == DWL), (shape, why)
+        if why is not None:
+            assert "the unrolled kernel's" in why, why

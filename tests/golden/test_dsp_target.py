@@ -20,7 +20,14 @@ from types import ModuleType
 
 import numpy as np
 import pytest
-from test_dsp_host import SPECS, build_model, mismatch, random_specs
+from test_dsp_host import (
+    LINES_EDGE_SPECS,
+    SPECS,
+    build_model,
+    lines_selection,
+    mismatch,
+    random_specs,
+)
 
 from tinydeploy.model.loader import load_tflite
 from tinydeploy.oracle import run_oracle
@@ -71,7 +78,9 @@ def test_simd_twins_equal_the_instructions(tmp_path: Path) -> None:
           str(TEST_RT / "td_dsp_test_rt.c"),
           *ldflags(Core.CORTEX_M4F, str(TEST_RT / "td_dsp_test.ld")), "-o", str(elf)])
     disasm = _run(["arm-none-eabi-objdump", "-d", str(elf)]).stdout
-    for insn in ("smlad", "smlabb", "smlatt", "sadd16", "sxtb16", "sxtab16", "smmulr", "ldrd"):
+    # (SMLABT x, y is SMLATB y, x: the compiler may emit either)
+    for insn in ("smlad", "smlabb", "smlatt", "smlatb", "sadd16", "sxtb16", "sxtab16", "smmulr",
+                 "smmlar", "ldrd"):
         assert insn in disasm, f"{insn} not used on the Cortex-M4 build"
     proc = _run(["qemu-system-arm", "-M", "mps2-an386", "-nographic", "-monitor", "none",
                  "-serial", "null", "-icount", "shift=0", "-semihosting-config",
@@ -79,9 +88,10 @@ def test_simd_twins_equal_the_instructions(tmp_path: Path) -> None:
     dev_out = (proc.stdout + proc.stderr).split()
     assert dev_out[-1] == "end"
     dev_out = dev_out[:-1]
-    assert len(dev_out) == len(host_out) == 10
+    assert len(dev_out) == len(host_out) == 12
     names = ["sxtb16/sxtb16_ror8/read", "sxtab16", "sxtab16_ror8", "rounding form",
-             "rounding form mismatches", "smlad", "smlabb", "smlatt", "sadd16", "load2"]
+             "rounding form (and its SMMLAR fold) mismatches", "smlad", "smlabb", "smlatt",
+             "sadd16", "smlabt", "smlatb", "load2"]
     assert host_out[4] == "00000000", "the rounding form differs from td_requantize (host)"
     for name, h, d in zip(names, host_out, dev_out, strict=True):
         assert h == d, f"{name}: host twin and Cortex-M4 instruction differ"
@@ -184,3 +194,30 @@ def test_dscnn_end_to_end_with_dsp_kernels(tmp_path: Path) -> None:
         report = validate_cases(conn.session.run, model.read_bytes(),
                                 random_inputs(graph, 4, seed=3))
     assert report.bit_exact_cases == report.cases == 4, report.first_mismatch
+
+
+def test_lines_kernel_on_edge_shapes_on_cortex_m4() -> None:
+    """The 3x3 lines kernel on the shapes its cost model leaves to other kernels (the host
+    tier's LINES_EDGE_SPECS), put in place of the selected kernel: on the device it writes
+    the reference kernel's bytes, which are the oracle's."""
+    from dataclasses import replace
+
+    bench = _bench()
+    cases, models = [], {}
+    for s in LINES_EDGE_SPECS:
+        model = build_model(s)
+        g = load_tflite(model)
+        (case,) = bench.device_cases(g, s.id, seed=s.seed)
+        choice = lines_selection(g).choices[0]
+        cases.append(replace(case, dsp=choice.call, dsp_sources=tuple(
+            f for f in choice.variant.sources if f.endswith(".c"))))
+        models[s.id] = (model, g)
+    results = bench.run_on_device(cases)
+    bad = []
+    for s, case, res in zip(LINES_EDGE_SPECS, cases, results, strict=True):
+        model, g = models[s.id]
+        x = case.input.reshape(g.inputs[0].shape)
+        expected = run_oracle(model, [x])[0]
+        if not res.equal or not np.array_equal(res.dsp_output.reshape(expected.shape), expected):
+            bad.append(s.id)
+    assert not bad, f"lines kernel differs on the device for {bad}"

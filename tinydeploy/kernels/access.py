@@ -213,10 +213,10 @@ def dwconv_lines_order(call: KernelCall) -> AccessOrder:
     cc = np.arange(c)[None, None, None, :]
     yy = np.arange(ih)[None, :, None, None]
     xx = np.arange(iw)[None, None, :, None]
-    u, v = (yy, xx) if rows else (xx, yy)
-    j = first[u]
-    read = (j >= 0) & (v < min(n_a, width - pad_a))
-    last_read = np.where(read, (bb * c + cc) * out_x + j, -1)
+    across, along = (yy, xx) if rows else (xx, yy)
+    line = first[across]
+    read = (line >= 0) & (along < min(n_a, width - pad_a))
+    last_read = np.where(read, (bb * c + cc) * out_x + line, -1)
     oy = np.arange(oh)[None, :, None, None]
     ox = np.arange(ow)[None, None, :, None]
     write = (bb * c + cc) * out_x + (oy if rows else ox)

@@ -86,7 +86,6 @@ INSTRUCTIONS_PER_MAC = {
     "td_conv2d_s8_dsp": 2.1, "td_dwconv2d_3x3_s8_dsp": 4.3,
     "td_dwconv2d_s8_dsp": 7.0, "td_fully_connected_s8_dsp": 1.85,
     "td_dwconv2d_c1_s8_dsp": 2.9, "td_conv2d_c1_s8_dsp": 1.8,
-    "td_dwconv2d_3x3_lines_s8_dsp": 3.4,
 }
 
 
@@ -386,6 +385,31 @@ DWCONV2D_3X3_S8_DSP = register(KernelVariant(
     code_bytes=3100))
 
 
+# The lines kernel's cost per channel and batch, fitted on QEMU mps2-an386 (-icount, -O2) to
+# the DS-CNN's and VWW's depthwise layers (within 5 %): a fixed part, one per output line
+# (its widening and set-up) and one per output (stride 1 along the line: pairs; stride 2:
+# one at a time). The unrolled kernel (channels in fours): per output and per pixel.
+DW3L_COST = (294.0, 145.0, 22.3, 43.9)
+DW3X3_COST = (38.5, 100.0)
+
+
+def dw3l_instructions(call: KernelCall) -> int:
+    """The lines kernel's estimated instructions for ``call`` (`DW3L_COST`)."""
+    fixed, per_line, per_out1, per_out2 = DW3L_COST
+    rows, out_a, _ = dw3l_lines(call)
+    out_x = int(call.param("out_h")) if rows else int(call.param("out_w"))
+    s_a = int(call.param("stride_w")) if rows else int(call.param("stride_h"))
+    per_channel = fixed + per_line * out_x + (per_out1 if s_a == 1 else per_out2) * out_a * out_x
+    return int(round(per_channel * int(call.param("in_c")) * int(call.param("batches"))))
+
+
+def dw3x3_instructions(call: KernelCall) -> int:
+    """The unrolled kernel's (td_dwconv2d_3x3_s8_dsp) estimated instructions (`DW3X3_COST`)."""
+    per_out, per_pixel = DW3X3_COST
+    pixels = int(call.param("batches")) * int(call.param("out_h")) * int(call.param("out_w"))
+    return int(round(pixels * (per_out * int(call.param("in_c")) + per_pixel)))
+
+
 def _dw3x3_lines_accepts(graph: Graph, op: Operator) -> str | None:
     why = dw3x3_accepts(graph, op)
     if why is not None:
@@ -404,6 +428,16 @@ def _dw3x3_lines_accepts(graph: Graph, op: Operator) -> str | None:
     c = int(call.param("in_c"))
     if not rounding_form(call.const("filter").values.astype(np.int8).reshape(9, c).T, call):
         return "the rounding form of the requantization is not exact for every channel"
+    # general before fast, but not slower: short lines (few outputs per channel) and stride 2
+    # cost more per output than the unrolled kernel (or, off multiples of four channels, the
+    # general one at its rate per multiply-accumulate)
+    mine = dw3l_instructions(call)
+    other, name = ((dw3x3_instructions(call), "unrolled") if c % 4 == 0 else
+                   (int(round(9 * c * int(call.param("batches")) * int(call.param("out_h"))
+                              * int(call.param("out_w"))
+                              * INSTRUCTIONS_PER_MAC["td_dwconv2d_s8_dsp"])), "general"))
+    if mine >= other:
+        return f"estimated {mine:,} instructions, the {name} kernel's {other:,}"
     return None
 
 
@@ -411,7 +445,8 @@ def _dw3x3_lines_prepare(graph: Graph, op: Operator) -> KernelCall:
     call = DWCONV2D_S8_REF.prepare(graph, op)
     c = int(call.param("in_c"))
     taps = call.const("filter").values.astype(np.int8).reshape(9, c)
-    return as_dsp_call(call, "td_dwconv2d_3x3_lines_s8_dsp", taps.T, 0)
+    dsp = as_dsp_call(call, "td_dwconv2d_3x3_lines_s8_dsp", taps.T, 0)
+    return replace(dsp, instructions=dw3l_instructions(call))
 
 
 # One channel at a time through widened lines on the stack (any channel count, strides 1 or

@@ -12,7 +12,8 @@
  * (td_c1_gather; at the left and right border the taps outside the image are the input zero
  * point, which widens to 0), and then every pair of output channels runs over those rows:
  * two LDRD for the pixels' words, two LDR for the channels' filter words, four SXTB16 and
- * eight SMLAD, 18 instructions for 16 multiply-accumulates (td_c1_rows). A pair whose pixels
+ * eight SMLAD, 18 instructions for 16 multiply-accumulates (td_c1_rows, two rows per loop
+ * iteration; the rounding form's constant folded into SMMLAR). A pair whose pixels
  * see different kernel rows (a pair across a top or bottom border row) is done one pixel at
  * a time; kernels taller than TD_C1_ROWS rows are done in chunks, gathered again for each
  * pair of channels.
@@ -44,6 +45,27 @@ int32_t td_conv2d_c1_s8_dsp_scratch_size(const td_conv2d_params_t *p)
  * (a fixed bound, whatever the shape). */
 #define TD_C1_ROWS 12
 
+#if TD_SIMD_NATIVE && defined(__OPTIMIZE__)
+/* One gathered row of the asm below: 18 instructions for 16 multiply-accumulates. */
+#define TD_C1_ROW                                                                          \
+    "ldrd %[ae], %[ao], [%[x]], #8\n\t"                                                     \
+    "ldrd %[be], %[bo], [%[x]], #8\n\t"                                                     \
+    "ldr %[wv], [%[w]], #4\n\t"                                                             \
+    "sxtb16 %[we], %[wv]\n\t"                                                               \
+    "sxtb16 %[wv], %[wv], ror #8\n\t"                                                       \
+    "smlad %[ra0], %[ae], %[we], %[ra0]\n\t"                                                \
+    "smlad %[rb0], %[be], %[we], %[rb0]\n\t"                                                \
+    "smlad %[ra0], %[ao], %[wv], %[ra0]\n\t"                                                \
+    "smlad %[rb0], %[bo], %[wv], %[rb0]\n\t"                                                \
+    "ldr %[wv], [%[w]], #4\n\t"                                                             \
+    "sxtb16 %[we], %[wv]\n\t"                                                               \
+    "sxtb16 %[wv], %[wv], ror #8\n\t"                                                       \
+    "smlad %[ra1], %[ae], %[we], %[ra1]\n\t"                                                \
+    "smlad %[rb1], %[be], %[we], %[rb1]\n\t"                                                \
+    "smlad %[ra1], %[ao], %[wv], %[ra1]\n\t"                                                \
+    "smlad %[rb1], %[bo], %[wv], %[rb1]\n\t"
+#endif
+
 /* Accumulators of two pixels (a, b) and two channels (0, 1) += n >= 1 gathered rows (four
  * widened words per row: a even, a odd, b even, b odd) times the channels' filter words (two
  * per row, w, 4-byte aligned). */
@@ -55,25 +77,17 @@ td_c1_rows(const td_word_t *x, int32_t n, const int8_t *w, int32_t *a0, int32_t 
     int32_t ra0 = *a0, ra1 = *a1, rb0 = *b0, rb1 = *b1;
     int32_t ae, ao, be, bo, wv, we;
     __asm__ volatile(
-        "1:\n\t"
-        "ldrd %[ae], %[ao], [%[x]], #8\n\t"
-        "ldrd %[be], %[bo], [%[x]], #8\n\t"
-        "ldr %[wv], [%[w]], #4\n\t"
-        "sxtb16 %[we], %[wv]\n\t"
-        "sxtb16 %[wv], %[wv], ror #8\n\t"
-        "smlad %[ra0], %[ae], %[we], %[ra0]\n\t"
-        "smlad %[rb0], %[be], %[we], %[rb0]\n\t"
-        "smlad %[ra0], %[ao], %[wv], %[ra0]\n\t"
-        "smlad %[rb0], %[bo], %[wv], %[rb0]\n\t"
-        "ldr %[wv], [%[w]], #4\n\t"
-        "sxtb16 %[we], %[wv]\n\t"
-        "sxtb16 %[wv], %[wv], ror #8\n\t"
-        "smlad %[ra1], %[ae], %[we], %[ra1]\n\t"
-        "smlad %[rb1], %[be], %[we], %[rb1]\n\t"
-        "smlad %[ra1], %[ao], %[wv], %[ra1]\n\t"
-        "smlad %[rb1], %[bo], %[wv], %[rb1]\n\t"
+        "tst %[n], #1\n\t"           /* an odd row first, then two per iteration */
+        "beq 2f\n\t"
+        TD_C1_ROW
         "subs %[n], %[n], #1\n\t"
-        "bne 1b\n\t"
+        "beq 3f\n\t"
+        "2:\n\t"
+        TD_C1_ROW
+        TD_C1_ROW
+        "subs %[n], %[n], #2\n\t"
+        "bne 2b\n\t"
+        "3:\n\t"
         : [ra0] "+r"(ra0), [ra1] "+r"(ra1), [rb0] "+r"(rb0), [rb1] "+r"(rb1), [x] "+r"(x),
           [w] "+r"(w), [n] "+r"(n), [ae] "=&r"(ae), [ao] "=&r"(ao), [be] "=&r"(be),
           [bo] "=&r"(bo), [wv] "=&r"(wv), [we] "=&r"(we)
@@ -147,8 +161,8 @@ td_c1_store(const td_conv2d_params_t *p, int32_t acc_a, int32_t acc_b, int32_t m
 {
     if (fast) {
         const int32_t e = -sh, r = td_requant_rnd(zp2p1, e);
-        *db = (int8_t)td_ssat8(td_requant_round_form(acc_b, m, e, r));
-        *da = (int8_t)td_ssat8(td_requant_round_form(acc_a, m, e, r));
+        *db = (int8_t)td_ssat8(td_requant_round_fold(acc_b, m, e, r));
+        *da = (int8_t)td_ssat8(td_requant_round_fold(acc_a, m, e, r));
     } else {
         td_c1_store_general(p, acc_a, acc_b, m, sh, da, db);
     }
@@ -170,13 +184,12 @@ static void td_c1_pair(const td_conv2d_params_t *p, const td_c1_pixel_t *a,
     }
     const int8_t *wg = p->filter + 8 * k0;
     const int32_t wstride = 8 * fh;
-    for (int32_t g = oc >> 1; g > 0; --g, wg += wstride, mult += 2, shift += 2, da += 2,
-         db += 2) {
+    int32_t c = 0;
+    for (; c + 1 < oc; c += 2, wg += wstride) {   /* (indexed: one counter to keep) */
         int32_t a0 = 0, a1 = 0;
         if (bias != 0) {
-            a0 = bias[0];
-            a1 = bias[1];
-            bias += 2;
+            a0 = bias[c];
+            a1 = bias[c + 1];
         }
         int32_t b0 = a0, b1 = a1;
         if (!refill) {
@@ -191,8 +204,16 @@ static void td_c1_pair(const td_conv2d_params_t *p, const td_c1_pixel_t *a,
                 td_c1_rows(buf, n, wg + 8 * r, &a0, &a1, &b0, &b1);
             }
         }
-        td_c1_store(p, a0, b0, mult[0], shift[0], zp2p1, da, db, fast);
-        td_c1_store(p, a1, b1, mult[1], shift[1], zp2p1, da + 1, db + 1, fast);
+        td_c1_store(p, a0, b0, mult[c], shift[c], zp2p1, da + c, db + c, fast);
+        td_c1_store(p, a1, b1, mult[c + 1], shift[c + 1], zp2p1, da + c + 1, db + c + 1,
+                    fast);
+    }
+    mult += c;
+    shift += c;
+    da += c;
+    db += c;
+    if (bias != 0) {
+        bias += c;
     }
     if (oc & 1) {   /* an odd last channel: reference layout [ky][kx] */
         const int8_t *w = wg - 8 * k0 + 4 * k0;

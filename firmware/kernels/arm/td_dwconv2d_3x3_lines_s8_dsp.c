@@ -130,27 +130,11 @@ static __attribute__((noinline)) void td_dw3l_widen(int16_t *dst, const int8_t *
     }
 }
 
-/* td_requantize(acc, m, -e) + zp in the rounding form (td_requant.h) with r folded into the
- * product: SMMLAR(2 * acc, m, r) = SMMULR(2 * acc, m) + r exactly, plus the sign of acc
- * instead of that of SMMULR's x (they differ only where x = 0 and acc < 0, and there r - 1
- * and r give the same quotient, as r mod 2^e = 2^(e - 1)). */
-static inline __attribute__((always_inline)) int32_t td_dw3l_round(int32_t acc, int32_t m,
-                                                                   int32_t e, int32_t r)
-{
-    const int32_t a2 = (int32_t)((uint32_t)acc << 1);
-#if TD_SIMD_NATIVE
-    int32_t x;
-    __asm__("smmlar %0, %1, %2, %3" : "=r"(x) : "r"(a2), "r"(m), "r"(r));
-#else
-    const int32_t x = td_smmulr2(acc, m) + r;
-#endif
-    return (x + (a2 >> 31)) >> e;
-}
-
-/* One channel's requantization of one output (fields of td_dw3l_chan_t in locals) */
+/* One channel's requantization of one output, the rounding form with its constant folded
+ * into SMMLAR (td_simd.h; fields of td_dw3l_chan_t in locals) */
 #define TD_DW3L_OUT(acc)                                                                   \
-    (mode == 1 ? (int8_t)td_ssat8(td_dw3l_round((acc), m, e, rnd))                         \
-     : (int8_t)td_clamp_s32(td_ssat8(td_dw3l_round((acc), m, e, rnd)), lo, hi))
+    (mode == 1 ? (int8_t)td_ssat8(td_requant_round_fold((acc), m, e, rnd))                 \
+     : (int8_t)td_clamp_s32(td_ssat8(td_requant_round_fold((acc), m, e, rnd)), lo, hi))
 
 /* The words r[k] and r[k + 1] (4-byte aligned; one LDRD on the Cortex-M, k a constant) */
 #if TD_SIMD_NATIVE

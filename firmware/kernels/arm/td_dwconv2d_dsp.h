@@ -1,7 +1,8 @@
 /*
  * td_dwconv2d_dsp.h - what the dsp depthwise kernels share (static inline, private to
- * td_dwconv2d_s8_dsp.c, td_dwconv2d_3x3_s8_dsp.c and td_dwconv2d_c1_s8_dsp.c): the window of
- * taps inside the image, the bias of four channels and the one int8 output of an accumulator.
+ * td_dwconv2d_s8_dsp.c, td_dwconv2d_3x3_s8_dsp.c, td_dwconv2d_3x3_lines_s8_dsp.c and
+ * td_dwconv2d_c1_s8_dsp.c): the window of taps inside the image, the bias of four channels
+ * and the one int8 output of an accumulator.
  */
 #ifndef TD_DWCONV2D_DSP_H
 #define TD_DWCONV2D_DSP_H

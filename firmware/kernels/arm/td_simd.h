@@ -245,4 +245,21 @@ static inline int32_t td_smlatb(int32_t x, int32_t y, int32_t acc)
 }
 #endif
 
+/* td_requant_round_form(acc, m, e, r) of td_requant.h (same preconditions, e >= 1, the result
+ * before the activation clamp) with r folded into the product: SMMLAR(2 * acc, m, r) =
+ * SMMULR(2 * acc, m) + r exactly, plus the sign of acc instead of that of SMMULR's x (they
+ * differ only where x = 0 and acc < 0, and there r - 1 and r give the same quotient, as
+ * r mod 2^e = 2^(e - 1)). One instruction less per output. */
+static inline int32_t td_requant_round_fold(int32_t acc, int32_t m, int32_t e, int32_t r)
+{
+    const int32_t a2 = (int32_t)((uint32_t)acc << 1);
+#if TD_SIMD_NATIVE
+    int32_t x;
+    __asm__("smmlar %0, %1, %2, %3" : "=r"(x) : "r"(a2), "r"(m), "r"(r));
+#else
+    const int32_t x = (int32_t)((((int64_t)a2 * (int64_t)m + ((int64_t)1 << 31)) >> 32) + r);
+#endif
+    return (x + (a2 >> 31)) >> e;
+}
+
 #endif /* TD_SIMD_H */

@@ -105,11 +105,12 @@ int main(void)
             }
             results[i] = td_requant_round_form(acc, m, e, r);
             mismatches += results[i] != td_requantize(acc, m, -e) + zp;
+            mismatches += td_requant_round_fold(acc, m, e, r) != results[i];
         }
         put_hex(results, sizeof results);
         put_hex(&mismatches, sizeof mismatches);
     }
-    for (int f = 0; f < 4; ++f) {
+    for (int f = 0; f < 6; ++f) {
         for (int i = 0; i < N_OPS; ++i) {
             for (int j = 0; j < N_OPS; ++j) {
                 const int32_t acc = ops[(i * 7 + j * 3) % N_OPS];
@@ -118,7 +119,9 @@ int main(void)
                 case 0: r = td_smlad(ops[i], ops[j], acc); break;
                 case 1: r = td_smlabb(ops[i], ops[j], acc); break;
                 case 2: r = td_smlatt(ops[i], ops[j], acc); break;
-                default: r = td_sadd16(ops[i], ops[j]); break;
+                case 3: r = td_sadd16(ops[i], ops[j]); break;
+                case 4: r = td_smlabt(ops[i], ops[j], acc); break;
+                default: r = td_smlatb(ops[i], ops[j], acc); break;
                 }
                 results[i * N_OPS + j] = r;
             }
