@@ -10,7 +10,11 @@ A call through a function pointer (GCC's ``__indirect_call`` node: the link's di
 the application's frame handler, the platform's fault hook) is bounded by the deepest of the
 functions that could be its target: those that no function calls directly yet are linked
 into the firmware (their address is taken), given as ``linked``. Without ``linked`` such a
-call counts as an unknown function. Recursion cannot be bounded statically; it is reported,
+call counts as an unknown function. All pointer calls share the one node, so a pointer call
+made inside a function that is itself reached through a pointer meets the node on its own
+path and is cut there (reported in ``unbounded``, counted 0): the firmware's kernels make no
+pointer calls for that reason, and the link's dispatch (frame -> application handler) is
+bounded through the first expansion, which reaches every candidate. Recursion cannot be bounded statically; it is reported,
 not guessed away silently.
 """
 
