@@ -310,14 +310,15 @@ class OverlapCase:
     safe: bool
 
 
-def overlap_cases(spec: Spec, rng: np.random.Generator) -> list[OverlapCase]:
+def overlap_cases(spec: Spec, rng: np.random.Generator, board: object = MVE_BOARD
+                  ) -> list[OverlapCase]:
     """For the selected mve kernel of ``spec`` and each of its twins (the back-to-front
     pointwise kernel): the tightest lead and trail its access order tolerates on a 1-byte
     grid, both on the planner's 16-byte grid, one more safe shift at random, and the unsafe
     shift 16 bytes inside the tightest lead (where the buffers still overlap)."""
     graph = load_tflite(build_model(spec))
     op = graph.operators[0]
-    chosen = select_kernels(graph, MVE_BOARD).choices[0].variant
+    chosen = select_kernels(graph, board).choices[0].variant  # type: ignore[arg-type]
     kernels = [chosen] + [variant_by_symbol(chosen.op, t) for t in chosen.twins]
     inp = rng.integers(-128, 128, size=graph.tensor(op.inputs[0]).size).astype(np.int8)
     n_out = graph.tensor(op.outputs[0]).nbytes
@@ -370,9 +371,11 @@ def render_overlap_program(cases: Sequence[OverlapCase]) -> str:
     return "".join(parts)
 
 
-def run_overlapped_on_device(cases: Sequence[OverlapCase], work: Path) -> list[np.ndarray]:
-    """Build and run the overlap program on mps3-an547; the output bytes of every case."""
-    target = m55_target(work)
+def run_overlapped_on_device(cases: Sequence[OverlapCase], work: Path,
+                             target: DeviceTarget | None = None) -> list[np.ndarray]:
+    """Build and run the overlap program on ``target``'s machine (default mps3-an547); the
+    output bytes of every case."""
+    target = target or m55_target(work)
     main_c = work / "overlap.c"
     main_c.write_text(render_overlap_program(cases), encoding="utf-8")
     sources = sorted({s for c in cases for s in c.sources})
@@ -385,7 +388,8 @@ def run_overlapped_on_device(cases: Sequence[OverlapCase], work: Path) -> list[n
            *ldflags(target.core, str(rt / "td_dsp_test.ld")), "-o", str(elf)]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    proc = subprocess.run(["qemu-system-arm", "-M", MACHINE, "-nographic", "-monitor", "none",
+    proc = subprocess.run(["qemu-system-arm", "-M", target.machine, "-nographic", "-monitor",
+                           "none",
                            "-serial", "null", "-semihosting-config", "enable=on,target=native",
                            "-kernel", str(elf)], capture_output=True, text=True, timeout=300)
     lines = (proc.stdout + proc.stderr).splitlines()
