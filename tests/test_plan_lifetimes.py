@@ -3,6 +3,7 @@ fixture models with the real kernel selection."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -11,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_plan_arena import check_contract
 
+from tinydeploy.kernels.access import AccessOrder
 from tinydeploy.kernels.registry import (
     ConstArray,
     KernelCall,
@@ -21,8 +23,8 @@ from tinydeploy.kernels.registry import (
 )
 from tinydeploy.model.ir import DType, Graph, Operator, Subgraph, Tensor
 from tinydeploy.model.loader import load_tflite
-from tinydeploy.plan.arena import ALGORITHMS, Buffer
-from tinydeploy.plan.lifetimes import buffers_from_graph, plan_graph
+from tinydeploy.plan.arena import ALGORITHMS, Buffer, plan_arena
+from tinydeploy.plan.lifetimes import buffer_sets, buffers_from_graph, plan_graph
 
 FIX = Path(__file__).parent / "fixtures"
 
@@ -301,3 +303,45 @@ def test_sweep_random_graphs_execute(seed: int, n_ops: int, algorithm: str) -> N
     gp = plan_graph(graph, sel, algorithm=algorithm)
     check_contract(list(gp.buffers), gp.plan)
     execute(graph, sel, gp)
+
+
+def _lead_order(call: KernelCall) -> AccessOrder:
+    """Same size in and out, 16-byte blocks: output block j is written at step j from input
+    blocks j - 1 to j + 1 (a 3-tap window), so input block i is last read at step i + 1 and
+    the output must lead its input by at least 16 bytes."""
+    blocks = np.arange(64) // 16
+    return AccessOrder(np.minimum(blocks + 1, 3), blocks)
+
+
+def _expand_order(call: KernelCall) -> AccessOrder:
+    """64 -> 128 bytes, back to front: output block j (written at step 7 - j) reads input
+    block j // 2, so the output may start at its input's offset."""
+    out_blocks = np.arange(128) // 16
+    in_blocks = np.arange(64) // 16
+    return AccessOrder(7 - 2 * in_blocks, 7 - out_blocks)
+
+
+def test_an_overlap_no_step_needs_is_left_out_when_it_would_chain() -> None:
+    """The first layers of a MobileNet in miniature: the input (96 B) dies at op 0; op 1's
+    output leads its input by 16 B, op 2's doubles it in place. Chaining all three outputs
+    makes one 128 B block with op 0's output 16 B from its bottom, and the input fits beside
+    it only above (176 B). Op 1 needs no overlap (64 + 64 B are below the 160 B of op 0), and
+    without it the plan reaches the lower bound."""
+    graph, sel = build([(96,), (64,), (64,), (128,), (16,)],
+                       [("CONV_2D", (0,), (1,)), ("LEAD", (1,), (2,)), ("EXPAND", (2,), (3,)),
+                        ("CONV_2D", (3,), (4,))], inputs=(0,), outputs=(4,))
+    orders = {1: _lead_order, 2: _expand_order}
+    sel = Selection(tuple(replace(c, variant=replace(c.variant, access=orders[c.op_index]))
+                          if c.op_index in orders else c for c in sel.choices))
+    every = by_name(buffers_from_graph(graph, sel))
+    assert (every["t2"].inplace_of, every["t2"].inplace_shift) == ("t1", -16)
+    assert (every["t3"].inplace_of, every["t3"].inplace_shift) == ("t2", 0)
+    sets = buffer_sets(graph, sel)
+    assert len(sets) == 2
+    fewer = by_name(sets[1].buffers)
+    assert fewer["t2"].inplace_of is None and fewer["t3"].inplace_of == "t2"
+    assert plan_arena(tuple(every.values())).arena_bytes == 176
+    gp = plan_graph(graph, sel)
+    assert gp.arena_bytes == gp.lower_bound_bytes == 160
+    assert gp.buffers == sets[1].buffers
+    check_contract(list(gp.buffers), gp.plan)

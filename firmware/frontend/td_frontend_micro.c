@@ -208,36 +208,18 @@ static int td_msb64(uint64_t x)
     return (x >> 32) ? 32 + td_msb32((uint32_t)(x >> 32)) : td_msb32((uint32_t)x);
 }
 
-static uint32_t td_sqrt32(uint32_t num)
+/* The rounded integer square root of TensorFlow's microfrontend (its Sqrt32 and Sqrt64, one
+ * loop here): floor(sqrt(num)) bit by bit from the highest power of 4 that num reaches, plus
+ * one when the remainder exceeds it, except at the top of the result's range, which is the
+ * half width of the reference's argument: 0xFFFF below 2^32 (Sqrt32 saturates there) and
+ * 0xFFFFFFFF above. */
+static uint32_t td_sqrt64(uint64_t num)
 {
-    uint32_t res = 0u, bit;
+    const uint64_t top_value = (num >> 32) ? 0xFFFFFFFFu : 0xFFFFu;
+    uint64_t res = 0u, bit;
     int top, it;
     if (num == 0u) {
         return 0u;
-    }
-    top = (32 - td_msb32(num)) | 1;
-    bit = 1u << (31 - top);
-    for (it = (31 - top) / 2 + 1; it > 0; it--) {
-        if (num >= res + bit) {
-            num -= res + bit;
-            res = (res >> 1) + bit;
-        } else {
-            res >>= 1;
-        }
-        bit >>= 2;
-    }
-    if (num > res && res != 0xFFFFu) {
-        ++res;
-    }
-    return res & 0xFFFFu;
-}
-
-static uint32_t td_sqrt64(uint64_t num)
-{
-    uint64_t res = 0u, bit;
-    int top, it;
-    if ((num >> 32) == 0u) {
-        return td_sqrt32((uint32_t)num);
     }
     top = (64 - td_msb64(num)) | 1;
     bit = (uint64_t)1 << (63 - top);
@@ -250,7 +232,7 @@ static uint32_t td_sqrt64(uint64_t num)
         }
         bit >>= 2;
     }
-    if (num > res && res != 0xFFFFFFFFu) {
+    if (num > res && res != top_value) {
         ++res;
     }
     return (uint32_t)res;

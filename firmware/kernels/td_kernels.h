@@ -319,6 +319,10 @@ void td_conv2d_1x1_back_s8_dsp(const td_conv2d_params_t *p, const int8_t *in0, i
 int32_t td_conv2d_1x1_back_s8_dsp_scratch_size(const td_conv2d_params_t *p);
 void td_dwconv2d_3x3_s8_dsp(const td_dwconv2d_params_t *p, const int8_t *in0, int8_t *out0);
 int32_t td_dwconv2d_3x3_s8_dsp_scratch_size(const td_dwconv2d_params_t *p);
+/* 3x3, strides 1 or 2, no dilation: one channel at a time through widened lines (no scratch) */
+void td_dwconv2d_3x3_lines_s8_dsp(const td_dwconv2d_params_t *p, const int8_t *in0,
+                                  int8_t *out0);
+int32_t td_dwconv2d_3x3_lines_s8_dsp_scratch_size(const td_dwconv2d_params_t *p);
 /* ---- portable optimised kernels (kernels/opt/: cores without the DSP extension) ---- */
 void td_conv2d_s8_opt(const td_conv2d_params_t *p, const int8_t *in0, int8_t *out0);
 int32_t td_conv2d_s8_opt_scratch_size(const td_conv2d_params_t *p);

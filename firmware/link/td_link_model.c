@@ -6,17 +6,6 @@
 #include "model.h"
 #include "td_platform.h"
 
-static uint8_t hex_nibble(char c)
-{
-    if (c >= '0' && c <= '9')
-        return (uint8_t)(c - '0');
-    if (c >= 'a' && c <= 'f')
-        return (uint8_t)(c - 'a' + 10);
-    if (c >= 'A' && c <= 'F')
-        return (uint8_t)(c - 'A' + 10);
-    return 0;
-}
-
 static void send_desc(uint8_t seq, uint8_t is_output, uint8_t index, const td_tensor_desc_t *d)
 {
     uint8_t buf[TD_LINK_MAX_PAYLOAD];
@@ -38,7 +27,7 @@ static void send_desc(uint8_t seq, uint8_t is_output, uint8_t index, const td_te
 
 void td_link_send_model_info(uint8_t seq, const char *app)
 {
-    static const char sha[] = TD_MODEL_SHA256;
+    static const uint8_t sha[32] = TD_MODEL_SHA256_BYTES;
     uint8_t buf[TD_LINK_MAX_PAYLOAD];
     td_buf_t b;
     td_buf_init(&b, buf, sizeof buf);
@@ -48,12 +37,7 @@ void td_link_send_model_info(uint8_t seq, const char *app)
     td_buf_u8(&b, 0u);
     td_buf_u32(&b, (uint32_t)TD_MODEL_ARENA_BYTES);
     td_buf_u16(&b, (uint16_t)TD_MODEL_NUM_OPS);
-    for (uint32_t k = 0; k < 32u; ++k) {
-        uint8_t v = 0;
-        if (2u * k + 1u < sizeof sha - 1u)
-            v = (uint8_t)((hex_nibble(sha[2u * k]) << 4) | hex_nibble(sha[2u * k + 1u]));
-        td_buf_u8(&b, v);
-    }
+    td_buf_bytes(&b, sha, sizeof sha);
     td_buf_str(&b, TD_BOARD_ID, 64u);
     td_buf_str(&b, td_cycles_unit(), 32u);
     td_buf_str(&b, app, 32u);
@@ -168,11 +152,16 @@ void td_link_send_done(uint8_t seq, uint8_t req, uint32_t runs, uint32_t min, ui
     td_link_send(TD_MSG_DONE, seq, buf, b.len);
 }
 
-int td_link_handle_common(const td_frame_t *f, const char *app)
+/* td_link_step's handler for a td_link_app_t (ctx) */
+static int serve_frame(td_link_t *link, const td_frame_t *f, void *ctx)
 {
+    const td_link_app_t *app = (const td_link_app_t *)ctx;
+    (void)link;
+    if (app->handle(f) != TD_LINK_UNHANDLED)
+        return 0;
     switch (f->type) {
     case TD_MSG_HELLO:
-        td_link_send_model_info(f->seq, app);
+        td_link_send_model_info(f->seq, app->name);
         return 0;
     case TD_MSG_STOP:
         td_link_ack(f->seq, f->type);
@@ -181,4 +170,14 @@ int td_link_handle_common(const td_frame_t *f, const char *app)
     default:
         return TD_LINK_UNHANDLED;
     }
+}
+
+void td_link_run(const td_link_app_t *app)
+{
+    static td_link_t link;
+    td_platform_init();
+    td_link_init(&link);
+    app->start();
+    for (;;)
+        td_link_step(&link, serve_frame, (void *)(uintptr_t)app);
 }

@@ -29,10 +29,21 @@ void td_link_send_profile(uint8_t seq, const uint32_t *counts, uint32_t n);
 void td_link_send_done(uint8_t seq, uint8_t req, uint32_t runs, uint32_t min, uint32_t max,
                        uint64_t total);
 
-/* The requests every model application answers alike: HELLO (INFO and TENSOR frames under
- * the name app) and STOP (ACK, then td_platform_exit(0)). Returns 0 when it answered, or
- * TD_LINK_UNHANDLED for any other type, so that an application's handler can end with
- * `default: return td_link_handle_common(f, "bench");`. */
-int td_link_handle_common(const td_frame_t *f, const char *app);
+/* A model application (validate, bench, kws): its name in INFO; start, run once the link
+ * is up (it logs "<name> ready", or why the application cannot serve, and does any start-up
+ * work); and the handler of its own requests, which answers a frame and returns 0, or
+ * returns TD_LINK_UNHANDLED for any type it does not serve. */
+typedef struct {
+    const char *name;
+    void (*start)(void);
+    int (*handle)(const td_frame_t *f);
+} td_link_app_t;
+
+/* The whole main of a model application; never returns. Brings up the platform and the
+ * link (whose receive buffer is static here), calls app->start, then serves frames for
+ * ever: each goes to app->handle first; the requests every model application answers alike
+ * come next: HELLO (INFO and TENSOR frames under app->name) and STOP (ACK, then
+ * td_platform_exit(0)); PING and unknown types are td_link_step's. */
+void td_link_run(const td_link_app_t *app);
 
 #endif /* TD_LINK_MODEL_H */

@@ -144,6 +144,7 @@ C1 = "td_conv2d_1x1_s8_dsp"
 CG = "td_conv2d_s8_dsp"
 CC1 = "td_conv2d_c1_s8_dsp"
 DW = "td_dwconv2d_3x3_s8_dsp"
+DWL = "td_dwconv2d_3x3_lines_s8_dsp"
 DWG = "td_dwconv2d_s8_dsp"
 DW1 = "td_dwconv2d_c1_s8_dsp"
 FC = "td_fully_connected_s8_dsp"
@@ -156,14 +157,20 @@ def conv_symbol(in_c: int, k: tuple[int, int], dilation_w: int) -> str:
     return CC1 if in_c == 1 and k[1] == 4 and dilation_w == 1 else CG
 
 
-def dw_symbol(in_c: int, k: tuple[int, int], multiplier: int) -> str:
+def dw_symbol(in_c: int, k: tuple[int, int], multiplier: int,
+              stride: tuple[int, int] = (1, 1), dilation: tuple[int, int] = (1, 1)) -> str:
     """The depthwise kernel the dsp board must get: one input channel the scratch-free
-    one-channel kernel (any multiplier), 3x3 on a multiple of 4 channels the unrolled kernel,
-    else the general one; other multipliers go to the portable optimised kernel."""
+    one-channel kernel (any multiplier), 3x3 with strides up to 2 and no dilation the lines
+    kernel (any channel count; lines of at most 61 outputs, which every random shape has; the
+    rounding form, which their scales give),
+    other 3x3 on a multiple of 4 channels the unrolled kernel, else the general one; other
+    multipliers go to the portable optimised kernel."""
     if in_c == 1:
         return DW1
     if multiplier != 1:
         return "td_dwconv2d_s8_opt"
+    if k == (3, 3) and max(stride) <= 2 and dilation == (1, 1):
+        return DWL
     return DW if k == (3, 3) and in_c % 4 == 0 else DWG
 
 SPECS: tuple[Spec, ...] = (
@@ -240,13 +247,13 @@ SPECS: tuple[Spec, ...] = (
          expect=CG),
     # DEPTHWISE_CONV_2D 3x3
     Spec("dw_dscnn", "dw", (1, 25, 5, 64), 64, k=(3, 3), zp=(-128, 0), act=Activation.RELU,
-         expect=DW),
-    Spec("dw_c5", "dw", (1, 6, 7, 5), 5, k=(3, 3), zp=(3, -4), expect=DWG),
+         expect=DWL),
+    Spec("dw_c5", "dw", (1, 6, 7, 5), 5, k=(3, 3), zp=(3, -4), expect=DWL),
     Spec("dw_c1", "dw", (1, 4, 4, 1), 1, k=(3, 3), zp=(-128, 127), expect=DW1),
     Spec("dw_c7_valid", "dw", (1, 5, 6, 7), 7, k=(3, 3), padding=Padding.VALID,
-         zp=(127, 0), expect=DWG),
+         zp=(127, 0), expect=DWL),
     Spec("dw_stride2", "dw", (1, 9, 8, 12), 12, k=(3, 3), stride=(2, 2), zp=(-9, 9),
-         expect=DW),
+         expect=DWL),
     Spec("dw_stride3_1", "dw", (2, 7, 5, 9), 9, k=(3, 3), stride=(3, 1), zp=(20, 1),
          act=Activation.RELU6, expect=DWG),
     Spec("dw_dilated", "dw", (1, 9, 8, 6), 6, k=(3, 3), dilation=(2, 3), zp=(-128, 4),
@@ -254,27 +261,27 @@ SPECS: tuple[Spec, ...] = (
     Spec("dw_dilated_valid", "dw", (1, 9, 9, 4), 4, k=(3, 3), dilation=(3, 2), stride=(2, 1),
          padding=Padding.VALID, zp=(11, 0), expect=DW),
     Spec("dw_c64_stride2", "dw", (1, 10, 9, 64), 64, k=(3, 3), stride=(2, 2), zp=(-128, -1),
-         act=Activation.RELU6, expect=DW),
-    Spec("dw_tiny", "dw", (1, 1, 2, 6), 6, k=(3, 3), zp=(-128, -128), expect=DWG),
+         act=Activation.RELU6, expect=DWL),
+    Spec("dw_tiny", "dw", (1, 1, 2, 6), 6, k=(3, 3), zp=(-128, -128), expect=DWL),
     # the unrolled 3x3 kernel (its asm path on the device: the rounding form into all of
     # int8): stride above the kernel, every tap but the centre padded, zero points at both
     # ends, a clamped activation (the C path), batches with dilation, one-pixel-high input,
     # saturating outputs
     Spec("dw3_stride_gt_k", "dw", (1, 11, 10, 8), 8, k=(3, 3), stride=(4, 4), zp=(-5, 7),
          expect=DW),
-    Spec("dw3_all_padding", "dw", (1, 1, 1, 4), 4, k=(3, 3), zp=(60, -60), expect=DW),
-    Spec("dw3_zp_hi", "dw", (1, 4, 6, 12), 12, k=(3, 3), zp=(127, 127), expect=DW),
-    Spec("dw3_zp_lo", "dw", (1, 5, 4, 20), 20, k=(3, 3), zp=(-128, -128), expect=DW),
+    Spec("dw3_all_padding", "dw", (1, 1, 1, 4), 4, k=(3, 3), zp=(60, -60), expect=DWL),
+    Spec("dw3_zp_hi", "dw", (1, 4, 6, 12), 12, k=(3, 3), zp=(127, 127), expect=DWL),
+    Spec("dw3_zp_lo", "dw", (1, 5, 4, 20), 20, k=(3, 3), zp=(-128, -128), expect=DWL),
     Spec("dw3_relu6_c16", "dw", (1, 6, 5, 16), 16, k=(3, 3), zp=(3, -20),
-         act=Activation.RELU6, expect=DW),
+         act=Activation.RELU6, expect=DWL),
     Spec("dw3_batch2_dil", "dw", (2, 7, 6, 12), 12, k=(3, 3), dilation=(2, 1), zp=(-40, 2),
          expect=DW),
-    Spec("dw3_row", "dw", (1, 1, 9, 8), 8, k=(3, 3), stride=(1, 2), zp=(0, 0), expect=DW),
+    Spec("dw3_row", "dw", (1, 1, 9, 8), 8, k=(3, 3), stride=(1, 2), zp=(0, 0), expect=DWL),
     Spec("dw3_saturating", "dw", (1, 5, 5, 8), 8, k=(3, 3), zp=(-128, 0), out_scale=0.004,
-         expect=DW),
+         expect=DWL),
     # (no bias-less depthwise case: the tflite-micro oracle crashes on one)
     Spec("dw_smallbias", "dw", (1, 5, 5, 8), 8, k=(3, 3), bias_scale=3, zp=(-30, 0),
-         expect=DW),
+         expect=DWL),
     # DEPTHWISE_CONV_2D, any kernel (general kernel) and one input channel (as a conv)
     Spec("dw_5x5", "dw", (1, 6, 6, 4), 4, k=(5, 5), zp=(-3, 2), expect=DWG),
     Spec("dw_1x7_c10", "dw", (1, 5, 9, 10), 10, k=(1, 7), stride=(1, 2), zp=(50, -7),
@@ -314,6 +321,24 @@ SPECS: tuple[Spec, ...] = (
          octaves=2, expect=DW),
     Spec("dwg_shift_pos", "dw", (1, 5, 5, 6), 6, k=(2, 2), zp=(17, 0), out_scale=0.00003,
          octaves=2, expect=DWG),
+    # the lines kernel: one-pixel and two-pixel widths, lines along the columns (taller
+    # outputs), stride 2 along and across, odd sizes, VALID, batches, a clamped activation,
+    # the longest line that fits its stack (61 outputs: 64 values) and one longer (the
+    # unrolled kernel); shifts >= 0 (no rounding form: not the lines kernel) on 5 channels
+    Spec("dwl_w1", "dw", (1, 7, 1, 5), 5, k=(3, 3), zp=(-60, 3), expect=DWL),
+    Spec("dwl_w2_s2", "dw", (1, 2, 9, 6), 6, k=(3, 3), stride=(1, 2), zp=(90, -2), expect=DWL),
+    Spec("dwl_tall_s21", "dw", (1, 11, 3, 7), 7, k=(3, 3), stride=(2, 1), zp=(-1, 0),
+         expect=DWL),
+    Spec("dwl_valid_b2", "dw", (2, 7, 9, 3), 3, k=(3, 3), padding=Padding.VALID,
+         zp=(-128, 5), expect=DWL),
+    Spec("dwl_relu6_cols", "dw", (1, 9, 6, 10), 10, k=(3, 3), zp=(3, -20),
+         act=Activation.RELU6, expect=DWL),
+    Spec("dwl_shift_pos_c5", "dw", (1, 7, 3, 5), 5, k=(3, 3), zp=(-128, 0),
+         out_scale=0.00003, octaves=2, expect=DWG),
+    Spec("dwl_s2_valid_odd", "dw", (1, 8, 7, 9), 9, k=(3, 3), stride=(2, 2),
+         padding=Padding.VALID, zp=(127, -128), act=Activation.RELU, expect=DWL),
+    Spec("dwl_longest_line", "dw", (1, 2, 61, 4), 4, k=(3, 3), zp=(7, 7), expect=DWL),
+    Spec("dwl_too_long", "dw", (1, 2, 62, 4), 4, k=(3, 3), zp=(7, 7), expect=DW),
     Spec("fc_shift_pos", "fc", (1, 40), 5, zp=(-128, 0), out_scale=0.00001, octaves=1,
          expect=FC),
     Spec("pw_bias_2p30", "conv", (1, 2, 2, 8), 4, zp=(0, 0), bias_scale=3 << 29,
@@ -543,7 +568,7 @@ def random_specs(n: int, seed: int) -> list[Spec]:
         specs.append(Spec(f"rnd{i}_{kind}", "conv" if kind == "conv" else "dw",
                           (n_, h, w, c), oc, k=k, stride=stride, dilation=dil, padding=pad,
                           expect=conv_symbol(c, k, dil[1]) if kind == "conv"
-                          else dw_symbol(c, k, mult),
+                          else dw_symbol(c, k, mult, stride, dil),
                           **common))  # type: ignore
     return specs
 

@@ -214,7 +214,7 @@ def test_dscnn_end_to_end_with_dsp_kernels(tmp_path: Path) -> None:
     graph = load_tflite(model)
     result = build_firmware(model, get_board("mps2-an386"), "validate", tmp_path / "fw")
     symbols = {k.symbol for k in result.kernels}
-    assert {"td_conv2d_c1_s8_dsp", "td_dwconv2d_3x3_s8_dsp", "td_fully_connected_s8_dsp"} \
+    assert {"td_conv2d_c1_s8_dsp", "td_dwconv2d_3x3_lines_s8_dsp", "td_fully_connected_s8_dsp"} \
         <= symbols, symbols
     # the pointwise layers: the forward kernel or its back-to-front twin (the planner's pick)
     assert {"td_conv2d_1x1_s8_dsp", "td_conv2d_1x1_back_s8_dsp"} & symbols, symbols

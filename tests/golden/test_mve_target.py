@@ -30,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from test_dsp_host import C1, DW, SPECS, Spec, build_model, mismatch, random_specs
+from test_dsp_host import C1, DW, DWL, SPECS, Spec, build_model, mismatch, random_specs
 
 from benchmarks.bench_kernels import DeviceCase, DeviceTarget, run_on_device
 from tinydeploy.boards import get_board
@@ -61,7 +61,8 @@ MEMORY
 }
 """
 
-MVE_OF = {C1: "td_conv2d_1x1_s8_mve", DW: "td_dwconv2d_3x3_s8_mve"}
+MVE_OF = {C1: "td_conv2d_1x1_s8_mve", DW: "td_dwconv2d_3x3_s8_mve",
+          DWL: "td_dwconv2d_3x3_s8_mve"}
 
 
 def mve_specs(pool: tuple[Spec, ...]) -> tuple[Spec, ...]:

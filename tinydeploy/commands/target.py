@@ -25,8 +25,8 @@ def add_target_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--board", required=True, help=BOARD_HELP)
     p.add_argument("--optimize", choices=OPTIMIZE_CHOICES, default="balanced",
                    help="kernel trade-off: balanced (default: fastest without more flash "
-                        "for weights or a larger arena than the reference kernels), speed, "
-                        "size")
+                        "for weights), speed (fastest), size (least flash); none plans a "
+                        "larger arena than the reference kernels")
 
 
 def add_device_arguments(p: argparse.ArgumentParser) -> None:

@@ -174,6 +174,56 @@ def dwconv_lanes_order(lanes: int) -> Callable[[KernelCall], AccessOrder]:
     return order
 
 
+DW3L_LINE = 64   # twin of TD_DW3L_LINE (td_dwconv2d_3x3_lines_s8_dsp.c): int16 per line
+
+
+def dw3l_lines(call: KernelCall) -> tuple[bool, int, int]:
+    """td_dwconv2d_3x3_lines_s8_dsp's geometry: (along the rows?, outputs per line, int16
+    values widened per line). The lines run along the output's longer side (rows on a tie)."""
+    rows = _p(call, "out_w") >= _p(call, "out_h")
+    out_a, s_a = ((_p(call, "out_w"), _p(call, "stride_w")) if rows
+                  else (_p(call, "out_h"), _p(call, "stride_h")))
+    return rows, out_a, ((out_a - 1) * s_a + 5) & ~1
+
+
+def dwconv_lines_order(call: KernelCall) -> AccessOrder:
+    """td_dwconv2d_3x3_lines_s8_dsp: one step per (batch, channel, output line); input line
+    u of a channel is read (widened: along positions below ``width - pad``) at the first
+    output line whose window [j * s - pad, j * s - pad + 3) reaches it, and never again; the
+    line's outputs of that channel are written at its step."""
+    b, ih, iw, c = (_p(call, k) for k in ("batches", "in_h", "in_w", "in_c"))
+    oh, ow = _p(call, "out_h"), _p(call, "out_w")
+    rows, _, width = dw3l_lines(call)
+    if rows:
+        n_x, pad_x, s_x, out_x, n_a, pad_a = ih, _p(call, "pad_h"), _p(call, "stride_h"), oh, \
+            iw, _p(call, "pad_w")
+    else:
+        n_x, pad_x, s_x, out_x, n_a, pad_a = iw, _p(call, "pad_w"), _p(call, "stride_w"), ow, \
+            ih, _p(call, "pad_h")
+    first = np.full(n_x, -1, dtype=np.int64)     # the output line that widens input line u
+    nxt = -pad_x
+    for j in range(out_x):
+        u0 = j * s_x - pad_x
+        nxt = max(nxt, u0)
+        for u in range(nxt, u0 + 3):
+            if 0 <= u < n_x:
+                first[u] = j
+        nxt = u0 + 3
+    bb = np.arange(b)[:, None, None, None]
+    cc = np.arange(c)[None, None, None, :]
+    yy = np.arange(ih)[None, :, None, None]
+    xx = np.arange(iw)[None, None, :, None]
+    u, v = (yy, xx) if rows else (xx, yy)
+    j = first[u]
+    read = (j >= 0) & (v < min(n_a, width - pad_a))
+    last_read = np.where(read, (bb * c + cc) * out_x + j, -1)
+    oy = np.arange(oh)[None, :, None, None]
+    ox = np.arange(ow)[None, None, :, None]
+    write = (bb * c + cc) * out_x + (oy if rows else ox)
+    return AccessOrder(np.broadcast_to(last_read, (b, ih, iw, c)).reshape(-1).astype(np.int64),
+                       np.broadcast_to(write, (b, oh, ow, c)).reshape(-1).astype(np.int64))
+
+
 def conv_ref_order(call: KernelCall) -> AccessOrder:
     """td_conv2d_s8_ref: one step per output element in NHWC order; the window's channels of
     group g are read for every output channel of that group, so input channel i of a pixel is

@@ -36,10 +36,13 @@ import numpy as np
 
 from tinydeploy.fixedpoint import accumulator_bound, rounding_form_holds
 from tinydeploy.kernels.access import (
+    DW3L_LINE,
     conv_c1_order,
     conv_rows_back_order,
     conv_rows_order,
+    dw3l_lines,
     dwconv_lanes_order,
+    dwconv_lines_order,
     dwconv_ref_order,
 )
 from tinydeploy.kernels.conv import CONV2D_S8_REF
@@ -83,6 +86,7 @@ INSTRUCTIONS_PER_MAC = {
     "td_conv2d_s8_dsp": 2.1, "td_dwconv2d_3x3_s8_dsp": 4.3,
     "td_dwconv2d_s8_dsp": 7.0, "td_fully_connected_s8_dsp": 1.85,
     "td_dwconv2d_c1_s8_dsp": 2.9, "td_conv2d_c1_s8_dsp": 1.8,
+    "td_dwconv2d_3x3_lines_s8_dsp": 3.4,
 }
 
 
@@ -382,6 +386,45 @@ DWCONV2D_3X3_S8_DSP = register(KernelVariant(
     accepts=_dw3x3_dsp_accepts, prepare=_dw_prepare, priority=20,
     access=dwconv_lanes_order(4),
     code_bytes=3100))
+
+
+def _dw3x3_lines_accepts(graph: Graph, op: Operator) -> str | None:
+    why = dw3x3_accepts(graph, op)
+    if why is not None:
+        return why
+    opts = op.options
+    assert isinstance(opts, DepthwiseConv2DOptions)   # checked by the reference's accepts
+    if (opts.dilation_h, opts.dilation_w) != (1, 1):
+        return f"dilation {opts.dilation_h}x{opts.dilation_w}, 1x1 required"
+    if opts.stride_h > 2 or opts.stride_w > 2:
+        return f"stride {opts.stride_h}x{opts.stride_w}, at most 2x2 required"
+    call = DWCONV2D_S8_REF.prepare(graph, op)
+    _, out_a, width = dw3l_lines(call)
+    if width > DW3L_LINE:
+        return (f"lines of {out_a} outputs widen {width} values, at most {DW3L_LINE} fit the "
+                f"kernel's stack")
+    c = int(call.param("in_c"))
+    if not rounding_form(call.const("filter").values.astype(np.int8).reshape(9, c).T, call):
+        return "the rounding form of the requantization is not exact for every channel"
+    return None
+
+
+def _dw3x3_lines_prepare(graph: Graph, op: Operator) -> KernelCall:
+    call = DWCONV2D_S8_REF.prepare(graph, op)
+    c = int(call.param("in_c"))
+    taps = call.const("filter").values.astype(np.int8).reshape(9, c)
+    return as_dsp_call(call, "td_dwconv2d_3x3_lines_s8_dsp", taps.T, 0)
+
+
+# One channel at a time through widened lines on the stack (any channel count, strides 1 or
+# 2, no dilation): above the unrolled kernel, which keeps the other 3x3 shapes.
+DWCONV2D_3X3_LINES_S8_DSP = register(KernelVariant(
+    op="DEPTHWISE_CONV_2D", impl="dsp", symbol="td_dwconv2d_3x3_lines_s8_dsp",
+    sources=(f"{ARM_DIR}/td_dwconv2d_3x3_lines_s8_dsp.c", SIMD_HEADER, DW_HEADER),
+    requires=DSP,
+    accepts=_dw3x3_lines_accepts, prepare=_dw3x3_lines_prepare, priority=22,
+    access=dwconv_lines_order,
+    code_bytes=2500))
 
 
 def _dw_dsp_accepts(graph: Graph, op: Operator) -> str | None:

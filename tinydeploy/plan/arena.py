@@ -27,6 +27,12 @@ last time (``X.last == Y.first``). The planner places ``Y`` at ``X``'s offset pl
 ``Y.inplace_shift``; such chains (``X -> Y -> Z``) are planned as one rigid unit whose
 footprint at each step is the byte range its members live at that step cover (from the
 lowest start to the highest end).
+
+Algorithms: two first-fit orders (by size, TFLM's; by conflicts, TVM USMP's), the two-ended
+layout (each unit, in time order, at the end of the arena away from the bytes live at its
+birth: in a chain every output lands at the other end from its input, which reaches the
+lower bound where first fit from the bottom leaves holes) and a branch and bound over
+first-fit orders; ``auto`` keeps the smallest.
 """
 
 from __future__ import annotations
@@ -38,7 +44,8 @@ from dataclasses import dataclass
 
 from tinydeploy.errors import BudgetError
 
-ALGORITHMS: tuple[str, ...] = ("auto", "greedy-size", "greedy-conflicts", "optimal")
+ALGORITHMS: tuple[str, ...] = ("auto", "greedy-size", "greedy-conflicts", "two-ended",
+                               "optimal")
 DEFAULT_ALIGN = 16
 # Exhaustive search limits. The node budget keeps results reproducible; the time limit is a
 # safety net for pathological inputs only. A node costs time roughly in proportion to the
@@ -278,14 +285,7 @@ class _Conflicts:
 
 def _first_fit(u: int, unit: _Unit, offsets: dict[int, int], conf: _Conflicts) -> int:
     """The lowest aligned offset where unit ``u`` overlaps no placed unit live with it."""
-    forbidden = []  # open intervals (lo, hi): u's offset o is invalid when lo < o < hi
-    for v, fps in conf.pairs[u].items():
-        ov = offsets.get(v)
-        if ov is None:
-            continue
-        for lo_u, hi_u, lo_v, hi_v in fps:
-            forbidden.append((ov + lo_v - hi_u, ov + hi_v - lo_u))
-    forbidden.sort()
+    forbidden = sorted(_forbidden(u, offsets, conf))
     o = 0
     moved = True
     while moved:
@@ -295,6 +295,102 @@ def _first_fit(u: int, unit: _Unit, offsets: dict[int, int], conf: _Conflicts) -
                 o = align_up(hi, unit.align)
                 moved = True
     return o
+
+
+def _forbidden(u: int, offsets: dict[int, int], conf: _Conflicts) -> list[tuple[int, int]]:
+    """Open intervals (lo, hi) of offsets unit ``u`` may not take given the placed units."""
+    out = []
+    for v, fps in conf.pairs[u].items():
+        ov = offsets.get(v)
+        if ov is None:
+            continue
+        for lo_u, hi_u, lo_v, hi_v in fps:
+            out.append((ov + lo_v - hi_u, ov + hi_v - lo_u))
+    return out
+
+
+def _last_fit(unit: _Unit, forbidden: Sequence[tuple[int, int]], capacity: int) -> int:
+    """The highest aligned offset at which ``unit`` ends within ``capacity`` and takes no
+    forbidden offset (-1: there is none): first fit seen from the arena's top."""
+    o = (capacity - unit.size) // unit.align * unit.align
+    moved = True
+    while moved and o >= 0:
+        moved = False
+        for lo, hi in forbidden:
+            if lo < o < hi:
+                o = lo // unit.align * unit.align
+                moved = True
+    return o if o >= 0 else -1
+
+
+def _gap(u: int, o: int, offsets: dict[int, int], conf: _Conflicts) -> int:
+    """The fewest free bytes between unit ``u`` at offset ``o`` and a placed unit live with
+    it (a large number when none is)."""
+    gap = 1 << 62
+    for v, fps in conf.pairs[u].items():
+        ov = offsets.get(v)
+        if ov is None:
+            continue
+        for lo_u, hi_u, lo_v, hi_v in fps:
+            gap = min(gap, max(ov + lo_v - (o + hi_u), o + lo_u - (ov + hi_v)))
+    return gap
+
+
+def _two_ended_at(units: Sequence[_Unit], conf: _Conflicts, order: Sequence[int],
+                  capacity: int) -> dict[int, int] | None:
+    """Place the units in ``order`` within ``capacity`` bytes, each at the lowest or the
+    highest free offset, whichever leaves more room between it and the placed units live
+    with it; None when one fits at neither end. Ties (the first unit, which decides which
+    end the rest alternate from) go to the lowest offset, else, if that fails, to the
+    highest: an in-place unit's later members may need the end its first member's
+    predecessor would take."""
+    for high_first in (False, True):
+        offsets: dict[int, int] = {}
+        for i in order:
+            unit = units[i]
+            low = _first_fit(i, unit, offsets, conf)
+            high = _last_fit(unit, _forbidden(i, offsets, conf), capacity)
+            fits = [o for o in (low, high) if 0 <= o and o + unit.size <= capacity]
+            if not fits:
+                break
+            offsets[i] = max(fits, key=lambda o: (_gap(i, o, offsets, conf),
+                                                  o if high_first else -o))
+        if len(offsets) == len(order):
+            return offsets
+    return None
+
+
+def _two_ended(units: Sequence[_Unit], conf: _Conflicts, lb: int) -> dict[int, int]:
+    """The two-ended layout ("ping-pong"): in time order, each unit at the end of the arena
+    away from the bytes live at its birth, so that in a chain each op's output lands at the
+    other end from its input and the arena is the largest sum of bytes live at one step (the
+    lower bound) when the chain's in-place units allow it. Tried at the lower bound first,
+    then bisected up to the sum of all sizes (where it always fits: every unit then fits at
+    its first-fit offset); the layout of the smallest capacity that fits is kept. The
+    capacities tried are a fixed sequence: the result is reproducible."""
+    order = sorted(range(len(units)),
+                   key=lambda i: (units[i].first, -units[i].last, -units[i].size,
+                                  units[i].name))
+    align = max((u.align for u in units), default=1)
+    low = align_up(lb, align)
+    best = _two_ended_at(units, conf, order, low)
+    if best is not None:
+        return best
+    high = align_up(sum(u.size for u in units), align)
+    best = _two_ended_at(units, conf, order, high)
+    if best is None:   # cannot happen (see above); the plain first fit then
+        return _greedy(units, conf, order)
+    high = min(high, _top(units, best))
+    while high - low > align:
+        mid = align_up((low + high) // 2, align)
+        if mid >= high:
+            break
+        trial = _two_ended_at(units, conf, order, mid)
+        if trial is None:
+            low = mid
+        else:
+            best, high = trial, min(mid, _top(units, trial))
+    return best
 
 
 def _top(units: Sequence[_Unit], offsets: dict[int, int]) -> int:
@@ -453,9 +549,10 @@ def plan_arena(buffers: Sequence[Buffer], capacity: int | None = None,
                max_nodes: int | None = None) -> ArenaPlan:
     """Give every buffer an offset; raise BudgetError when the arena exceeds ``capacity``.
 
-    ``auto`` runs both greedy orders, then (unless one already reached the lower bound, which
-    proves it optimal) the branch and bound with the better greedy arena as the bound to
-    beat, and keeps the smallest arena (ties: the earlier algorithm in ``ALGORITHMS``).
+    ``auto`` runs both greedy orders, then the two-ended layout, then the branch and bound
+    with the best arena so far as the bound to beat, each only while none has reached the
+    lower bound (which proves it optimal), and keeps the smallest arena (ties: the earliest
+    tried).
     ``optimal`` alone starts from the greedy-by-size arena. The search stops at the lower
     bound, when its tree is exhausted (the result is then the best first-fit layout of any
     order), or after ``max_nodes`` nodes (default: in proportion to 1 / number of buffers);
@@ -478,6 +575,9 @@ def plan_arena(buffers: Sequence[Buffer], capacity: int | None = None,
         keep("greedy-size", _greedy(units, conf, _order_by_size(units)))
     if algorithm in ("auto", "greedy-conflicts"):
         keep("greedy-conflicts", _greedy(units, conf, _order_by_conflicts(units, conf)))
+    if algorithm == "two-ended" or (algorithm == "auto" and min(t.arena_bytes for t in trials)
+                                    > lb):
+        keep("two-ended", _two_ended(units, conf, lb))
     if algorithm == "optimal" or (algorithm == "auto" and min(t.arena_bytes for t in trials)
                                   > lb):
         seed_name, seed = min(results, key=lambda r: _top(units, r[1])) if results else (
@@ -500,13 +600,21 @@ def plan_arena(buffers: Sequence[Buffer], capacity: int | None = None,
     plan = ArenaPlan(name, _top(units, offsets), lb, tuple(placements), algorithm,
                      tuple(trials))
     verify_plan(buffers, plan)
-    if capacity is not None and plan.arena_bytes > capacity:
+    if capacity is not None:
+        check_capacity(buffers, plan, capacity)
+    return plan
+
+
+def check_capacity(buffers: Sequence[Buffer], plan: ArenaPlan, capacity: int) -> None:
+    """Raise BudgetError naming the bytes and the peak op when ``plan`` exceeds
+    ``capacity``."""
+    if plan.arena_bytes > capacity:
         raise BudgetError(
             f"arena needs {plan.arena_bytes:,} bytes but only {capacity:,} are available "
-            f"(over by {plan.arena_bytes - capacity:,}; lower bound {lb:,}); "
+            f"(over by {plan.arena_bytes - capacity:,}; lower bound "
+            f"{plan.lower_bound_bytes:,}); "
             f"peak at op {peak_step(buffers)}: {_peak_text(buffers)}",
             hint="a board with more RAM, a smaller model, or in-place elementwise kernels")
-    return plan
 
 
 def peak_step(buffers: Sequence[Buffer]) -> int:

@@ -79,36 +79,35 @@ KWS_FRONTEND_BYTES = 4 * (1_024 + 40)          # td_frontend_scratch_t: FFT + me
 # (tests/test_budget_sizes.py checks these against the compiler's sizeof)
 KWS_DETECTOR_BYTES = 6 * 4 + 4 * 16 * 16 + 3 * 4 + 4 + 4 * 16
 
+class _Parts:
+    """A memory's budget: every field but ``available`` is a part of ``total``, which is
+    ``over`` by what exceeds ``available`` (0 when it fits)."""
+
+    available: int
+
+    @property
+    def total(self) -> int:
+        return sum(v for k, v in vars(self).items() if k != "available")
+
+    @property
+    def over(self) -> int:
+        return max(0, self.total - self.available)
+
+
 @dataclass(frozen=True)
-class RamBudget:
+class RamBudget(_Parts):
     arena: int
     stack: int
     buffers: int
     static: int
     available: int
 
-    @property
-    def total(self) -> int:
-        return self.arena + self.stack + self.buffers + self.static
-
-    @property
-    def over(self) -> int:
-        return max(0, self.total - self.available)
-
 
 @dataclass(frozen=True)
-class FlashBudget:
+class FlashBudget(_Parts):
     weights: int
     code: int
     available: int
-
-    @property
-    def total(self) -> int:
-        return self.weights + self.code
-
-    @property
-    def over(self) -> int:
-        return max(0, self.total - self.available)
 
 
 @dataclass(frozen=True)

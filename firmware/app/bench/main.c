@@ -16,7 +16,6 @@
 #define TD_BENCH_RUNS 10u
 #endif
 
-static td_link_t app_link;
 static uint32_t per_op[TD_MODEL_NUM_OPS > 0u ? TD_MODEL_NUM_OPS : 1u];
 static uint64_t per_op_sum[TD_MODEL_NUM_OPS > 0u ? TD_MODEL_NUM_OPS : 1u];
 
@@ -77,10 +76,8 @@ static void bench(uint8_t seq, uint32_t runs)
     td_link_send_done(seq, TD_MSG_BENCH, runs, runs ? lo : 0u, hi, total);
 }
 
-static int handle(td_link_t *l, const td_frame_t *f, void *ctx)
+static int handle(const td_frame_t *f)
 {
-    (void)l;
-    (void)ctx;
     switch (f->type) {
     case TD_MSG_BENCH: {
         td_rd_t r;
@@ -95,16 +92,19 @@ static int handle(td_link_t *l, const td_frame_t *f, void *ctx)
         return 0;
     }
     default:
-        return td_link_handle_common(f, "bench");
+        return TD_LINK_UNHANDLED;
     }
 }
 
-int main(void)
+static void start(void)
 {
-    td_platform_init();
-    td_link_init(&app_link);
     td_link_log(TD_LOG_INFO, "bench ready");
     bench(0u, TD_BENCH_RUNS);
-    for (;;)
-        td_link_step(&app_link, handle, 0);
+}
+
+static const td_link_app_t app = {"bench", start, handle};
+
+int main(void)
+{
+    td_link_run(&app);
 }

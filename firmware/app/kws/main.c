@@ -70,7 +70,6 @@
 #define FEAT_BYTES (TD_FE_FRAMES * TD_FE_OUT)
 #define TD_KWS_REPLAY_EVENTS 4u /* EVENTs one AUDIO frame can raise and replay */
 
-static td_link_t app_link;
 static td_frontend_scratch_t fe_scratch;
 static td_kws_detector_t detector;
 static int16_t ring[TD_KWS_RING_SAMPLES];
@@ -237,23 +236,16 @@ static void handle_audio(const td_frame_t *f)
     send_replies(f->seq);
 }
 
-static int handle(td_link_t *l, const td_frame_t *f, void *ctx)
+static int handle(const td_frame_t *f)
 {
-    (void)l;
-    (void)ctx;
-    switch (f->type) {
-    case TD_MSG_AUDIO:
-        handle_audio(f);
-        return 0;
-    default:
-        return td_link_handle_common(f, "kws");   /* HELLO, STOP */
-    }
+    if (f->type != TD_MSG_AUDIO)
+        return TD_LINK_UNHANDLED;   /* HELLO, STOP: td_link_run's */
+    handle_audio(f);
+    return 0;
 }
 
-int main(void)
+static void start(void)
 {
-    td_platform_init();
-    td_link_init(&app_link);
     model_ok = (uint8_t)(TD_MODEL_NUM_INPUTS >= 1u && TD_MODEL_NUM_OUTPUTS >= 1u &&
                          td_model_inputs[0].dtype == 9u &&
                          td_model_inputs[0].bytes == (uint32_t)FEAT_BYTES &&
@@ -271,7 +263,11 @@ int main(void)
         td_link_log(TD_LOG_INFO, "kws ready");
     }
     stream_reset();
-    for (;;) {
-        td_link_step(&app_link, handle, 0);
-    }
+}
+
+static const td_link_app_t app = {"kws", start, handle};
+
+int main(void)
+{
+    td_link_run(&app);
 }

@@ -11,13 +11,10 @@
 #include "td_link_model.h"
 #include "td_platform.h"
 
-static td_link_t app_link;
 static uint32_t per_op[TD_MODEL_NUM_OPS > 0u ? TD_MODEL_NUM_OPS : 1u];
 
-static int handle(td_link_t *l, const td_frame_t *f, void *ctx)
+static int handle(const td_frame_t *f)
 {
-    (void)l;
-    (void)ctx;
     switch (f->type) {
     case TD_MSG_LOAD_INPUT:
         td_link_load_input(f);
@@ -43,15 +40,18 @@ static int handle(td_link_t *l, const td_frame_t *f, void *ctx)
         return 0;
     }
     default:
-        return td_link_handle_common(f, "validate");
+        return TD_LINK_UNHANDLED;
     }
 }
 
+static void start(void)
+{
+    td_link_log(TD_LOG_INFO, "validate ready");
+}
+
+static const td_link_app_t app = {"validate", start, handle};
+
 int main(void)
 {
-    td_platform_init();
-    td_link_init(&app_link);
-    td_link_log(TD_LOG_INFO, "validate ready");
-    for (;;)
-        td_link_step(&app_link, handle, 0);
+    td_link_run(&app);
 }

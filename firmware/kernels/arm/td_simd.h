@@ -221,4 +221,28 @@ static inline int32_t td_pkhtb16(int32_t y, int32_t x)
     return (int32_t)(((uint32_t)y & 0xFFFF0000u) | ((uint32_t)x >> 16));
 }
 
+/* acc + bot(x) * top(y) (SMLABT) and acc + top(x) * bot(y) (SMLATB): the cross products of
+ * two int16 pairs (the 3x3 depthwise lines kernel's neighbouring outputs) */
+#if TD_SIMD_NATIVE
+static inline int32_t td_smlabt(int32_t x, int32_t y, int32_t acc)
+{
+    return __smlabt(x, y, acc);
+}
+
+static inline int32_t td_smlatb(int32_t x, int32_t y, int32_t acc)
+{
+    return __smlatb(x, y, acc);
+}
+#else
+static inline int32_t td_smlabt(int32_t x, int32_t y, int32_t acc)
+{
+    return (int32_t)((uint32_t)acc + (uint32_t)(td_lane_bot(x) * td_lane_top(y)));
+}
+
+static inline int32_t td_smlatb(int32_t x, int32_t y, int32_t acc)
+{
+    return (int32_t)((uint32_t)acc + (uint32_t)(td_lane_top(x) * td_lane_bot(y)));
+}
+#endif
+
 #endif /* TD_SIMD_H */

@@ -1,8 +1,9 @@
 /*
  * td_bcast_rows.h - private to the broadcasting reference kernels (td_add_s8_ref.c,
- * td_add_s16_ref.c, td_mul_s8_ref.c, td_binary_walk.h) and the reductions (td_mean_s8_ref.c,
- * td_reduce_max_s8_ref.c, whose output strides are 0 along the reduced axes): the walk over
- * the rows of a TD_BCAST_DIMS-D broadcast (see td_add_params_t in td_kernels.h).
+ * td_add_s16_ref.c, td_mul_s8_ref.c, td_binary_walk.h) and the reductions (td_mean_body.h,
+ * td_reduce_max_s8_ref.c, whose output strides are 0 along the reduced axes) and the strided
+ * copies (td_strided_copy.h): the walk over the rows of a TD_BCAST_DIMS-D broadcast (see
+ * td_add_params_t in td_kernels.h).
  *
  * A row is one index (i0..i4) of the five outer dimensions; the caller loops over the last
  * dimension itself. Rows come in row-major order, so the output is written densely; for each
@@ -62,7 +63,8 @@ static inline int td_bcast_rows_next(td_bcast_rows_t *row, const int32_t *dims,
 /* TD_BCAST_WALK(elem_t, p, x, y, out0, fn): the whole broadcast walk of one binary kernel.
  * x and y are the resolved operand arrays (arena or flash) of element type elem_t; for every
  * output in row-major order, fn(p, a, b) receives the two raw inputs as int32 and returns the
- * elem_t result, written densely to out0. p supplies out_dims, in0_strides and in1_strides.
+ * result (in elem_t's range), written densely to out0 as elem_t. p supplies out_dims,
+ * in0_strides and in1_strides.
  * Safe in place (out0 equal to an operand of the output's size): every element is read
  * before it is written. */
 #define TD_BCAST_WALK(elem_t, p, x, y, out0, fn)                                           \
@@ -81,7 +83,7 @@ static inline int td_bcast_rows_next(td_bcast_rows_t *row, const int32_t *dims,
             const elem_t *a_ = x_ + row_.off0;                                             \
             const elem_t *b_ = y_ + row_.off1;                                             \
             for (int32_t i_ = 0; i_ < d_[5]; ++i_) {                                       \
-                *o_++ = fn((p), a_[i_ * s0_[5]], b_[i_ * s1_[5]]);                         \
+                *o_++ = (elem_t)fn((p), a_[i_ * s0_[5]], b_[i_ * s1_[5]]);                 \
             }                                                                              \
         } while (td_bcast_rows_next(&row_, d_, s0_, s1_));                                 \
     } while (0)

@@ -5,7 +5,8 @@
  * out[b, y, x, o] = clamp(requant(sum over (ky, kx) inside the image of
  *                   (in[b, iy, ix, i] + input_offset) * filter[ky, kx, o] + bias[o],
  *                   mult[o], shift[o]) + output_offset, act_min, act_max).
- * No scratch memory. The loop is td_dwconv2d_body.h's (int32 path of td_accum.h).
+ * No scratch memory. The loop is td_conv2d_body.h's, as td_dwconv2d_body.h sets it up (int32
+ * path of td_accum.h).
  */
 #include "td_kernels.h"
 
@@ -15,5 +16,5 @@
 
 void td_dwconv2d_s8_ref(const td_dwconv2d_params_t *p, const int8_t *in0, int8_t *out0)
 {
-    td_dwconv2d_body(p, in0, out0);
+    td_conv2d_body(p, in0, out0);
 }

@@ -5,14 +5,10 @@
  */
 #include "td_bcast_rows.h"
 #include "td_kernels.h"
-
-#define TD_MINMAX_NAME td_maximum16_one
-#define TD_MINMAX_T int16_t
-#define TD_MINMAX_MAX 1
 #include "td_minmax_one.h"
 
 void td_maximum_s16_ref(const td_binary_params_t *p, const int16_t *in0, const int16_t *in1,
                         int16_t *out0)
 {
-    TD_BCAST_WALK(int16_t, p, in0, in1, out0, td_maximum16_one);
+    TD_BCAST_WALK(int16_t, p, in0, in1, out0, td_max_one);
 }

@@ -3,11 +3,11 @@
  * QuantizedMeanOrSum for both element widths, which differ only in the input type and the
  * final saturation.
  *
- * td_mean_sums: every input element, in row-major order, is added to its output's int32 sum
- * (out_strides are 0 along the reduced axes: the row walk of td_bcast_rows.h); sums wrap in
- * two's complement as TFLite's. td_mean_value: requantize(sum + sum_offset, mult, shift) +
- * out_offset, before the caller saturates to its output type. `wide` is a constant at each
- * call site. acc: int32_t[num_outputs] (the kernel's scratch).
+ * td_mean_body, the whole kernel: td_mean_sums adds every input element, in row-major order,
+ * to its output's int32 sum (out_strides are 0 along the reduced axes: the row walk of
+ * td_bcast_rows.h); sums wrap in two's complement as TFLite's. Then each output is
+ * requantize(sum + sum_offset, mult, shift) + out_offset saturated to the output type.
+ * `wide` is a constant at each call site. scratch: int32_t[num_outputs] (the sums).
  */
 #ifndef TD_MEAN_BODY_H
 #define TD_MEAN_BODY_H
@@ -42,10 +42,21 @@ static inline void td_mean_sums(const td_mean_params_t *p, const void *in0, int 
     }
 }
 
-static inline int32_t td_mean_value(const td_mean_params_t *p, int32_t sum)
+/* The whole kernel: in0 and out0 are int8_t (wide == 0) or int16_t (wide != 0) data. */
+static inline void td_mean_body(const td_mean_params_t *p, const void *in0, void *out0,
+                                int wide, void *scratch)
 {
-    const int32_t shifted = (int32_t)((uint32_t)sum + (uint32_t)p->sum_offset);
-    return td_requantize(shifted, p->out_mult, p->out_shift) + p->out_offset;
+    int32_t *acc = (int32_t *)scratch;
+    td_mean_sums(p, in0, wide, acc);
+    for (int32_t i = 0; i < p->num_outputs; ++i) {
+        const int32_t shifted = (int32_t)((uint32_t)acc[i] + (uint32_t)p->sum_offset);
+        const int32_t v = td_requantize(shifted, p->out_mult, p->out_shift) + p->out_offset;
+        if (wide) {
+            ((int16_t *)out0)[i] = td_sat_s16(v);
+        } else {
+            ((int8_t *)out0)[i] = td_sat_s8(v);
+        }
+    }
 }
 
 #endif /* TD_MEAN_BODY_H */

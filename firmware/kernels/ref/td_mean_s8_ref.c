@@ -12,9 +12,5 @@
 void td_mean_s8_ref(const td_mean_params_t *p, const int8_t *in0, int8_t *out0,
                     void *scratch)
 {
-    int32_t *acc = (int32_t *)scratch;
-    td_mean_sums(p, in0, 0, acc);
-    for (int32_t i = 0; i < p->num_outputs; ++i) {
-        out0[i] = td_sat_s8(td_mean_value(p, acc[i]));
-    }
+    td_mean_body(p, in0, out0, 0, scratch);
 }

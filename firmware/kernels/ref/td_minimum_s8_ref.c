@@ -4,14 +4,10 @@
  * requantizes; the converter gives both inputs and the output one quantization).
  */
 #include "td_binary_walk.h"
-
-#define TD_MINMAX_NAME td_minimum_one
-#define TD_MINMAX_T int8_t
-#define TD_MINMAX_MAX 0
 #include "td_minmax_one.h"
 
 void td_minimum_s8_ref(const td_binary_params_t *p, const int8_t *in0, const int8_t *in1,
                        int8_t *out0)
 {
-    TD_BINARY_WALK(p, in0, in1, out0, td_minimum_one);
+    TD_BINARY_WALK(p, in0, in1, out0, td_min_one);
 }

@@ -1,20 +1,28 @@
 /*
  * td_minmax_one.h - private to the MAXIMUM and MINIMUM reference kernels (td_maximum_s8_ref.c,
- * td_minimum_s8_ref.c, td_maximum_s16_ref.c, td_minimum_s16_ref.c): the larger (or smaller)
- * raw value of one element pair, written once. TFLM compares the stored values and never
- * requantizes (the host requires one quantization for both inputs and the output).
- *
- * The including file defines TD_MINMAX_NAME (the function's name), TD_MINMAX_T (int8_t or
- * int16_t) and TD_MINMAX_MAX (1: maximum, 0: minimum), once per translation unit.
+ * td_minimum_s8_ref.c, td_maximum_s16_ref.c, td_minimum_s16_ref.c): the larger or smaller
+ * raw value of one element pair, the element functions of their broadcast walks
+ * (TD_BCAST_WALK, which stores the result in the element type), written once for both
+ * element types. TFLM compares the stored values and never requantizes (the host requires one
+ * quantization for both inputs and the output), so the result is always one of the inputs.
  */
-#if !defined(TD_MINMAX_NAME) || !defined(TD_MINMAX_T) || !defined(TD_MINMAX_MAX)
-#error "define TD_MINMAX_NAME, TD_MINMAX_T and TD_MINMAX_MAX first"
-#endif
+#ifndef TD_MINMAX_ONE_H
+#define TD_MINMAX_ONE_H
+
+#include <stdint.h>
 
 #include "td_kernels.h"
 
-static inline TD_MINMAX_T TD_MINMAX_NAME(const td_binary_params_t *p, int32_t a, int32_t b)
+static inline int32_t td_max_one(const td_binary_params_t *p, int32_t a, int32_t b)
 {
     (void)p;
-    return (TD_MINMAX_T)(TD_MINMAX_MAX ? (a > b ? a : b) : (a < b ? a : b));
+    return a > b ? a : b;
 }
+
+static inline int32_t td_min_one(const td_binary_params_t *p, int32_t a, int32_t b)
+{
+    (void)p;
+    return a < b ? a : b;
+}
+
+#endif /* TD_MINMAX_ONE_H */

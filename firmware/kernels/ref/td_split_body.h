@@ -1,34 +1,37 @@
 /*
  * td_split_body.h - private to td_split_s8_ref.c and td_split_s16_ref.c: SPLIT / SPLIT_V
- * for one element type, written once. The including file defines TD_ELEM_T (int8_t or
- * int16_t) before including it, once per translation unit.
+ * for both element types, written once: `elem` is the element size in bytes (1 or 2, a
+ * constant at each call site).
  *
- * `ap` holds the num_outputs output pointers (TD_ELEM_T *), in order. For each of the
- * `outer` slices of the input, output i takes the next chunks[i] contiguous elements.
- * A pure copy (the inverse of CONCATENATION).
+ * `ap` holds the num_outputs output pointers (int8_t * or int16_t *, as elem says), in
+ * order. For each of the `outer` slices of the input, output i takes the next chunks[i]
+ * contiguous elements. A pure copy (the inverse of CONCATENATION).
  */
-#ifndef TD_ELEM_T
-#error "define TD_ELEM_T before including td_split_body.h"
-#endif
+#ifndef TD_SPLIT_BODY_H
+#define TD_SPLIT_BODY_H
 
 #include <stdarg.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "td_kernels.h"
 
-static inline void td_split_body(const td_split_params_t *p, const TD_ELEM_T *in0,
+static inline void td_split_body(const td_split_params_t *p, const void *in0, size_t elem,
                                  va_list ap)
 {
-    TD_ELEM_T *out[TD_SPLIT_MAX_OUTPUTS];
+    char *out[TD_SPLIT_MAX_OUTPUTS];
     for (int32_t i = 0; i < p->num_outputs; ++i) {
-        out[i] = va_arg(ap, TD_ELEM_T *);
+        /* each pointer is read with the type it was passed as */
+        out[i] = elem == 1 ? (char *)va_arg(ap, int8_t *) : (char *)va_arg(ap, int16_t *);
     }
-    const TD_ELEM_T *src = in0;
+    const char *src = (const char *)in0;
     for (int32_t o = 0; o < p->outer; ++o) {
         for (int32_t i = 0; i < p->num_outputs; ++i) {
-            const int32_t n = p->chunks[i];
-            memcpy(out[i] + (size_t)o * (size_t)n, src, (size_t)n * sizeof(TD_ELEM_T));
+            const size_t n = (size_t)p->chunks[i] * elem;
+            memcpy(out[i] + (size_t)o * n, src, n);
             src += n;
         }
     }
 }
+
+#endif /* TD_SPLIT_BODY_H */

@@ -6,14 +6,12 @@
 #include <stdarg.h>
 
 #include "td_kernels.h"
-
-#define TD_ELEM_T int16_t
 #include "td_split_body.h"
 
 void td_split_s16_ref(const td_split_params_t *p, const int16_t *in0, ...)
 {
     va_list ap;
     va_start(ap, in0);
-    td_split_body(p, in0, ap);
+    td_split_body(p, in0, sizeof *in0, ap);
     va_end(ap);
 }

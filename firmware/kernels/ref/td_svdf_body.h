@@ -1,10 +1,10 @@
 /*
  * td_svdf_body.h - the body of TFLite Micro's integer SVDF reference
  * (EvalIntegerSvdfReference<T>), written once for both state types. Private to
- * td_svdf_s8_s16_ref.c and td_svdf_s8_s8_ref.c, which define before including it (and then
- * call the static td_svdf_body from their public kernel):
- *   TD_SVDF_STATE_T    the state and time-weight element type (int16_t or int8_t)
- *   TD_SVDF_STATE_MIN / TD_SVDF_STATE_MAX   its range (the feature result saturates to it)
+ * td_svdf_s8_s16_ref.c and td_svdf_s8_s8_ref.c, which define TD_SVDF_STATE_BITS (16 or 8:
+ * the state and time-weight element type) before including it, once per translation unit,
+ * and then call the static td_svdf_body from their public kernel. The feature result
+ * saturates to the state type's range.
  *
  * Per invocation: shift the whole state left by one element; write each filter's feature
  * dot product (requantized, saturated to the state type, plus the state zero point) into the
@@ -16,6 +16,18 @@
 #include <stddef.h>
 
 #include "td_kernels.h"
+
+#if TD_SVDF_STATE_BITS == 16
+#define TD_SVDF_STATE_T int16_t
+#define TD_SVDF_STATE_MIN INT16_MIN
+#define TD_SVDF_STATE_MAX INT16_MAX
+#elif TD_SVDF_STATE_BITS == 8
+#define TD_SVDF_STATE_T int8_t
+#define TD_SVDF_STATE_MIN INT8_MIN
+#define TD_SVDF_STATE_MAX INT8_MAX
+#else
+#error "define TD_SVDF_STATE_BITS (16 or 8) before including td_svdf_body.h"
+#endif
 
 static void td_svdf_body(const td_svdf_params_t *p, const int8_t *in0,
                          const TD_SVDF_STATE_T *state, int8_t *out0, void *scratch)

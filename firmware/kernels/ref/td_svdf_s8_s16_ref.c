@@ -3,9 +3,7 @@
  * as TFLite Micro's integer reference (EvalIntegerSvdfReference<int16_t>); see
  * td_svdf_body.h for the steps.
  */
-#define TD_SVDF_STATE_T int16_t
-#define TD_SVDF_STATE_MIN INT16_MIN
-#define TD_SVDF_STATE_MAX INT16_MAX
+#define TD_SVDF_STATE_BITS 16
 #include "td_svdf_body.h"
 
 void td_svdf_s8_s16_ref(const td_svdf_params_t *p, const int8_t *in0, const int16_t *state,

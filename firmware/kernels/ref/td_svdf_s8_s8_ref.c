@@ -3,9 +3,7 @@
  * TFLite Micro's integer reference (EvalIntegerSvdfReference<int8_t>); see td_svdf_body.h
  * for the steps.
  */
-#define TD_SVDF_STATE_T int8_t
-#define TD_SVDF_STATE_MIN INT8_MIN
-#define TD_SVDF_STATE_MAX INT8_MAX
+#define TD_SVDF_STATE_BITS 8
 #include "td_svdf_body.h"
 
 void td_svdf_s8_s8_ref(const td_svdf_params_t *p, const int8_t *in0, const int8_t *state,
