@@ -193,8 +193,14 @@ void td_pw_group(const td_conv2d_params_t *p, const int8_t *const rows[TD_GEMM_R
         d[j] = dst + (j < n ? j : n - 1) * oc;
     }
     td_extend_rows(rows, n, k, p->input_offset, buf);
-    if (!td_fast_requant(p->requant_form, p->act_min, p->act_max)) {
-        /* the general requantization: the C product */
+    /* The assembly loop over every channel at once when the filter rows are whole words,
+     * word-aligned, and there is a bias; else one channel per call, its row copied into a
+     * word-aligned buffer (the partial last word padded with 0; the rows buffer's words
+     * before the rows in use, if the copy fits there) and a one-element zero bias when there
+     * is none. The C product takes the general requantization and copies that do not fit. */
+    const int32_t whole = (k & 3) == 0 && ((uintptr_t)p->filter & 3) == 0 && p->bias != 0;
+    if (!td_fast_requant(p->requant_form, p->act_min, p->act_max)
+        || (!whole && (2 * TD_GEMM_ROWS + 1) * blocks > TD_GEMM_STACK_BYTES / 4)) {
         td_rows_times_filter_body(buf, p->filter, k, oc, p->bias, p->mult, p->shift,
                                   p->output_offset, p->act_min, p->act_max, d,
                                   p->requant_form, 0);
@@ -203,13 +209,8 @@ void td_pw_group(const td_conv2d_params_t *p, const int8_t *const rows[TD_GEMM_R
     f.st.rows = buf;
     f.st.zp2p1 = 2 * p->output_offset + 1;
     f.st.entry = -blocks & 3;
-    /* The assembly loop over every channel at once when the filter rows are whole words,
-     * word-aligned, and there is a bias; else one channel per call, its row copied into a
-     * word-aligned buffer (the partial last word padded with 0) and a one-element zero bias
-     * when there is none. */
-    const int32_t whole = (k & 3) == 0 && ((uintptr_t)p->filter & 3) == 0 && p->bias != 0;
     const int32_t step = whole ? oc : 1;
-    td_word_t wrow[TD_GEMM_STACK_DEPTH / 4];
+    td_word_t *const wrow = f.rows;
     f.st.neg_out_c = -step;
     for (int32_t o = 0; o < oc; o += step) {
         for (int32_t j = 0; j < TD_GEMM_ROWS; ++j) {
