@@ -138,6 +138,8 @@ static __attribute__((noinline)) void td_pw_channels(td_pw_state_t *s)
         "ldrd   r4, r5, [r12, #16]\n\t"  /* the next channel's rows and bias */
         "ldr    r8, [r5, lr, lsl #2]\n\t"
         "b      .Lpw_chan%=\n\t"
+        /* word aligned, which also makes the section so: ADR's Align(PC, 4) base is then the
+         * one the assembler computed (at -Os the function may otherwise sit off a word) */
         ".p2align 2\n\t"
         ".Lpw_tab%=:\n\t"                /* entry by (-blocks) & 3, Thumb addresses */
         ".word  .Lpw_loop%= + 1, .Lpw_e1%= + 1, .Lpw_b2%= + 1, .Lpw_e3%= + 1\n\t"
