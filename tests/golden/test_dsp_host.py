@@ -217,6 +217,11 @@ SPECS: tuple[Spec, ...] = (
          bias_scale=1 << 16, expect=C1),
     Spec("pw_asm_k32_shift26", "conv", (1, 4, 3, 32), 7, zp=(0, 0), octaves=3,
          out_scale=3000.0, bias_scale=1 << 28, expect=C1),
+    # one channel per call on a row copy before the rows in use (depth 55: 14 blocks), and
+    # the C product where the copy would not fit there (depth 61; depth 64 without bias)
+    Spec("pw_copy_k55", "conv", (1, 2, 3, 55), 6, zp=(-128, 5), expect=C1),
+    Spec("pw_copy_k61", "conv", (1, 3, 2, 61), 5, zp=(3, -2), expect=C1),
+    Spec("pw_nobias_k64", "conv", (1, 3, 3, 64), 4, zp=(-20, 0), bias=False, expect=C1),
     # general CONV_2D (im2col): DS-CNN's first layer, odd sizes, padding, dilation
     Spec("cv_dscnn0", "conv", (1, 49, 10, 1), 64, k=(10, 4), stride=(2, 2), zp=(-2, -128),
          act=Activation.RELU, expect=CC1),

@@ -166,6 +166,49 @@ def test_pointwise_back_twin_on_cortex_m4() -> None:
         assert np.array_equal(got, expected), f"{spec.id} vs oracle: {mismatch(got, expected)}"
 
 
+def test_pointwise_kernels_with_overlapping_buffers(tmp_path: Path) -> None:
+    """In-place execution of the dsp pointwise kernel and its back-to-front twin on the
+    Cortex-M4 (the assembly channel loop, which the host tier's C twin does not run): output
+    overlapping input at the tightest lead and trail each declared access order tolerates, on
+    the planner's grid and at a random safe shift, gives the oracle's bytes; the unsafe shift
+    16 bytes inside the lead changes the DS-CNN layer's result (so the check can fail)."""
+    from dataclasses import replace
+
+    from test_mve_target import overlap_cases, run_overlapped_on_device
+
+    from tinydeploy.boards import get_board
+    from tinydeploy.kernels.access import overlap_violation
+    from tinydeploy.kernels.registry import variant_by_symbol
+
+    rng = np.random.default_rng(13)
+    specs = [s for s in SPECS if s.expect == "td_conv2d_1x1_s8_dsp"
+             and (s.id in ("pw_dscnn", "pw_odd_c", "pw_c64_odd_px") or s.id.startswith("pw_asm"))]
+    cases = [c for s in specs for c in overlap_cases(s, rng, get_board("mps2-an386"))]
+    assert {c.call.symbol for c in cases} == {"td_conv2d_1x1_s8_dsp",
+                                              "td_conv2d_1x1_back_s8_dsp"}
+    # the twin tolerates its output at or after its input: 16 bytes before it is unsafe
+    back = variant_by_symbol("CONV_2D", "td_conv2d_1x1_back_s8_dsp")
+    dscnn_back = [c for c in cases if c.spec.id == "pw_dscnn" and c.call.symbol == back.symbol]
+    lead = min(c.shift for c in dscnn_back if c.safe)
+    assert back.access is not None
+    assert overlap_violation(back.access(dscnn_back[0].call), lead - 16) is not None
+    cases.append(replace(dscnn_back[0], shift=lead - 16, safe=False))
+    outs = run_overlapped_on_device(cases, tmp_path, _bench().M4_TARGET)
+    failures, unsafe_changed = [], set()
+    for c, got in zip(cases, outs, strict=True):
+        model = build_model(c.spec)
+        g = load_tflite(model)
+        exp = run_oracle(model, [c.input.reshape(g.inputs[0].shape)])[0].reshape(-1)
+        if c.safe and not np.array_equal(got, exp):
+            failures.append(f"{c.spec.id} {c.call.symbol} shift {c.shift:+d}: "
+                            f"{mismatch(got, exp)}")
+        if not c.safe and not np.array_equal(got, exp):
+            unsafe_changed.add((c.spec.id, c.call.symbol))
+    assert not failures, "\n".join(failures)
+    for sym in ("td_conv2d_1x1_s8_dsp", "td_conv2d_1x1_back_s8_dsp"):
+        assert ("pw_dscnn", sym) in unsafe_changed, f"pw_dscnn {sym}: unsafe shift unseen"
+
+
 def test_dscnn_end_to_end_with_dsp_kernels(tmp_path: Path) -> None:
     """DS-CNN built by `tinydeploy build` (default: --optimize balanced) for mps2-an386 uses
     the dsp kernels for every convolution, depthwise and the classifier, with no larger an

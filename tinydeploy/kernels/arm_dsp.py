@@ -190,14 +190,14 @@ POINTWISE_C_PER_MAC = 1.33
 
 def pointwise_instructions(call: KernelCall) -> int:
     """The cost model of td_conv2d_1x1_s8_dsp and its back twin (td_pw_group), fitted to QEMU
-    icount runs (mps2-an386, -O2) of the golden pointwise specs and the DS-CNN layer (548,760
-    measured back to front, 549,440 front to back, 548,908 estimated). Under the branch-free
-    requantization over all of int8 with a bias and a depth that is a multiple of 4 (the
-    assembly channel loop): per group of four pixels and output channel 44 + 13 per block of
-    four values + 2 per four blocks; per group 6 per block and row widened, ~120 around; ~300
-    per call. Otherwise the C product with the requantization per output through
-    td_gemm_out_general: ~1 per MAC and ~60 per output. (Partial depths and no bias take the
-    assembly one channel per call: in between.)"""
+    icount runs (mps2-an386, -O2) of the golden pointwise specs and the DS-CNN layer (538,160
+    measured back to front, 538,840 front to back, 538,924 estimated). Under the branch-free
+    requantization over all of int8 (the assembly channel loop), per group of four pixels and
+    output channel: 44 + 12.5 per block of four values (13 less one LDR per pair of blocks)
+    + 2 per four blocks (+ 2 for an odd count); ~60 + 3 per block more when the loop runs one
+    channel per call (a depth that is not a multiple of 4, no bias); per group 6 per block
+    and row widened and ~320 around; ~300 per call. Otherwise the C product with the
+    requantization per output through td_gemm_out_general: ~1 per MAC and ~60 per output."""
     pixels = 1
     for k in ("batches", "out_h", "out_w"):
         pixels *= int(call.param(k))
@@ -206,10 +206,12 @@ def pointwise_instructions(call: KernelCall) -> int:
     bias = any(c.name == "bias" for c in call.consts)
     fast = (bool(call.param("requant_form")) and int(call.param("act_min")) == -128
             and int(call.param("act_max")) == 127)
-    if fast and bias and depth % 4 == 0:
-        per_group = oc * (44 + 13 * blocks + 2 * ((blocks + 3) // 4)) + 24 * blocks + 120
-        return groups * per_group + 300
-    return pixels * oc * (depth + 60) + 300
+    if not fast:
+        return pixels * oc * (depth + 60) + 300
+    per_channel = 44 + 13 * blocks - blocks // 2 + 2 * ((blocks + 3) // 4) + 2 * (blocks & 1)
+    if depth % 4 != 0 or not bias:
+        per_channel += 60 + 3 * blocks
+    return groups * (oc * per_channel + 24 * blocks + 320) + 300
 
 
 def _conv_1x1_prepare(graph: Graph, op: Operator) -> KernelCall:

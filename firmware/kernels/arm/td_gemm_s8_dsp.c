@@ -7,15 +7,18 @@
  * runs the depth loop over the four widened rows and the four branch-free requantizations,
  * with every loop-invariant value in a small state record read with LDM/LDRD when needed:
  * the fourteen usable registers are all taken by the depth loop (4 accumulators, 4 row words
- * loaded by one LDM, the weight word and its two widenings, 3 pointers and the channel index).
- * Per block of four values: one LDR and two SXTB16 of the weights, two LDM of four row words,
- * eight SMLAD (13 instructions for 16 multiply-accumulates); four blocks per loop iteration,
- * entered at the block that leaves a multiple of four (an address computed once per call).
- * The depth loop ends when the rows pointer reaches the state record, which sits right after
- * the rows buffer (td_pw_frame_t), so no counter is needed. Per output: LSL, SMMLAR
- * (x + r), ADD of the accumulator's sign, ASR, SSAT, STRB (td_requant_round_form_acc).
- * The channel index counts from -out_c up to 0, the per-channel arrays and the output rows
- * are addressed from their ends, so one ADDS ends the loop.
+ * loaded by one LDM, two weight words and the widening of one, the rows and filter pointers
+ * and the state pointer; the channel index waits in the record meanwhile). Per pair of
+ * blocks of four values: one LDRD of two weight words; per block two SXTB16 of a weight
+ * word, two LDM of four row words, eight SMLAD (25 instructions for 32 multiply-accumulates);
+ * two pairs per loop iteration, entered at the block that leaves a multiple of four (from a
+ * table, once per call; an odd count enters through a single LDR). The depth loop ends when
+ * the rows pointer reaches the state record, which sits right after the rows buffer
+ * (td_pw_frame_t), so no counter is needed. Per output: LSL, SMMLAR (x + r), ADD of the
+ * accumulator's sign, ASR, SSAT, STRB (td_requant_round_form_acc). The channel index counts
+ * from -out_c up to 0, the per-channel arrays and the output rows are addressed from their
+ * ends, so one ADDS ends the loop. The filter rows must be word-aligned whole words; other
+ * layers run it one channel per call on a copy of the row.
  */
 #include "td_gemm_s8_dsp.h"
 
@@ -39,9 +42,10 @@ typedef struct {
     const int8_t *shift;       /* [28]     end of shift[out_c] */
     int32_t zp2p1;             /* [32]     2 * output_offset + 1 */
     int32_t entry;             /* [36]     the block of four to start at: (-blocks) & 3 */
-    const int8_t *filter;      /* [40]     out_c filter rows of 4 * blocks bytes each */
+    const int8_t *filter;      /* [40]     out_c rows of 4 * blocks bytes each, 4-byte aligned */
     int32_t neg_out_c;         /* [44]     -out_c */
     uint32_t entry_pc;         /* [48]     the entry block's address (set by the loop) */
+    int32_t o;                 /* [52]     the loop's channel index while lr holds weights */
 } td_pw_state_t;
 
 /* The rows buffer and, right after it, the state: the end of the rows is the state's
@@ -53,11 +57,11 @@ typedef struct {
 
 #if TD_SIMD_NATIVE && defined(__OPTIMIZE__)
 
-/* one block of four values: weights widened once, four rows (two LDM of two rows each) */
-#define TD_PW_BLOCK                                      \
-    "ldr    r5, [r7], #4\n\t"                            \
-    "sxtb16 r6, r5\n\t"                                  \
-    "sxtb16 r5, r5, ror #8\n\t"                          \
+/* one block of four values: the weight word w widened once (into r6, r5), four rows (two
+ * LDM of two rows each) */
+#define TD_PW_BLOCK(w)                                   \
+    "sxtb16 r6, " w "\n\t"                               \
+    "sxtb16 r5, " w ", ror #8\n\t"                       \
     "ldmia  r4!, {r0, r1, r2, r3}\n\t"                   \
     "smlad  r8, r0, r6, r8\n\t"                          \
     "smlad  r8, r1, r5, r8\n\t"                          \
@@ -82,37 +86,40 @@ static __attribute__((noinline)) void td_pw_channels(td_pw_state_t *s)
 {
     register td_pw_state_t *st __asm__("r12") = s;
     __asm__ volatile(
-        /* the entry block's address, once: 48 bytes per block (checked below) */
+        /* once: the entry block's address, the filter, the first channel's bias */
         "ldr    r0, [r12, #36]\n\t"
-        "adr.w  r1, .Lpw_loop%=\n\t"
-        "add    r0, r0, r0, lsl #1\n\t"
-        "add    r1, r1, r0, lsl #4\n\t"
-        "orr    r1, r1, #1\n\t"
+        "adr.w  r1, .Lpw_tab%=\n\t"
+        "ldr    r1, [r1, r0, lsl #2]\n\t"
         "str    r1, [r12, #48]\n\t"
         "ldr    r7, [r12, #40]\n\t"
         "ldr    lr, [r12, #44]\n\t"
-        ".Lpw_chan%=:\n\t"
         "ldrd   r4, r5, [r12, #16]\n\t"
         "ldr    r8, [r5, lr, lsl #2]\n\t"
+        ".Lpw_chan%=:\n\t"
+        "str    lr, [r12, #52]\n\t"      /* the channel index; lr holds weights below */
         "mov    r9, r8\n\t"
         "mov    r10, r8\n\t"
         "mov    r11, r8\n\t"
         "ldr    pc, [r12, #48]\n\t"
-        /* the computed entry is .Lpw_loop + 48 * entry: the label must be word aligned for
-         * ADR's Align(PC, 4) base whatever the code before it (-Os places it off a word) */
-        ".p2align 2\n\t"
-        ".Lpw_loop%=:\n\t"
-        TD_PW_BLOCK
+        ".Lpw_e1%=:\n\t"                 /* odd entries: the second word of a pair alone */
+        "ldr    lr, [r7], #4\n\t"
+        "b      .Lpw_b1%=\n\t"
+        ".Lpw_e3%=:\n\t"
+        "ldr    lr, [r7], #4\n\t"
+        "b      .Lpw_b3%=\n\t"
+        ".Lpw_loop%=:\n\t"               /* two pairs of blocks, one LDRD of weights each */
+        "ldrd   r5, lr, [r7], #8\n\t"
+        TD_PW_BLOCK("r5")
         ".Lpw_b1%=:\n\t"
-        TD_PW_BLOCK
-        TD_PW_BLOCK
-        TD_PW_BLOCK
-        ".Lpw_end%=:\n\t"
-        ".if (.Lpw_b1%= - .Lpw_loop%=) != 48 || (.Lpw_end%= - .Lpw_loop%=) != 192\n\t"
-        ".error \"td_pw_channels: a block must be 48 bytes\"\n\t"
-        ".endif\n\t"
+        TD_PW_BLOCK("lr")
+        ".Lpw_b2%=:\n\t"
+        "ldrd   r5, lr, [r7], #8\n\t"
+        TD_PW_BLOCK("r5")
+        ".Lpw_b3%=:\n\t"
+        TD_PW_BLOCK("lr")
         "cmp    r4, r12\n\t"
         "bne    .Lpw_loop%=\n\t"
+        "ldr    lr, [r12, #52]\n\t"
         "ldrd   r0, r1, [r12, #24]\n\t"
         "ldr    r0, [r0, lr, lsl #2]\n\t"
         "ldrsb  r1, [r1, lr]\n\t"
@@ -127,7 +134,16 @@ static __attribute__((noinline)) void td_pw_channels(td_pw_state_t *s)
         TD_PW_OUT("r10", "r6")
         TD_PW_OUT("r11", "r4")
         "adds   lr, lr, #1\n\t"
-        "bne    .Lpw_chan%=\n\t"
+        "beq    .Lpw_out%=\n\t"
+        "ldrd   r4, r5, [r12, #16]\n\t"  /* the next channel's rows and bias */
+        "ldr    r8, [r5, lr, lsl #2]\n\t"
+        "b      .Lpw_chan%=\n\t"
+        /* word aligned, which also makes the section so: ADR's Align(PC, 4) base is then the
+         * one the assembler computed (at -Os the function may otherwise sit off a word) */
+        ".p2align 2\n\t"
+        ".Lpw_tab%=:\n\t"                /* entry by (-blocks) & 3, Thumb addresses */
+        ".word  .Lpw_loop%= + 1, .Lpw_e1%= + 1, .Lpw_b2%= + 1, .Lpw_e3%= + 1\n\t"
+        ".Lpw_out%=:\n\t"
         : "+r"(st)
         :
         : "r0", "r1", "r2", "r3", "r4", "r5", "r6", "r7", "r8", "r9", "r10", "r11", "lr",
@@ -171,7 +187,7 @@ void td_pw_group(const td_conv2d_params_t *p, const int8_t *const rows[TD_GEMM_R
 {
     static const int32_t zero_bias = 0;
     const int32_t k = p->in_c, oc = p->out_c;
-    const int32_t blocks = td_blocks(k);
+    const int32_t blocks = td_blocks(k), full = k >> 2;
     td_pw_frame_t f;
     td_word_t *buf = f.rows + TD_GEMM_STACK_BYTES / 4 - 2 * TD_GEMM_ROWS * blocks;
     int8_t *d[TD_GEMM_ROWS];
@@ -179,40 +195,43 @@ void td_pw_group(const td_conv2d_params_t *p, const int8_t *const rows[TD_GEMM_R
         d[j] = dst + (j < n ? j : n - 1) * oc;
     }
     td_extend_rows(rows, n, k, p->input_offset, buf);
-    /* Under the branch-free requantization, the assembly loop: over every channel at once,
-     * or one channel per call when the filter rows are not a whole number of words apart
-     * (the loop reads the next rows' first bytes, times zero lanes) or there is no bias (a
-     * one-element zero bias). The C product takes the rest: the last channels of a depth
-     * with a partial block (whose reads would pass the filter's end) and every channel
-     * under the general requantization. */
-    int32_t o = 0;
-    if (td_fast_requant(p->requant_form, p->act_min, p->act_max)) {
-        const int32_t whole = (k & 3) == 0 && p->bias != 0;
-        const int32_t step = whole ? oc : 1;
-        /* the channels whose 4 * blocks bytes of filter lie inside the filter */
-        const int32_t last = oc * k >= 4 * blocks ? (oc * k - 4 * blocks) / k + 1 : 0;
-        f.st.rows = buf;
-        f.st.zp2p1 = 2 * p->output_offset + 1;
-        f.st.entry = -blocks & 3;
-        f.st.neg_out_c = -step;
-        for (; o < last; o += step) {
-            for (int32_t j = 0; j < TD_GEMM_ROWS; ++j) {
-                f.st.d[j] = d[j] + o + step;
-            }
-            f.st.bias = p->bias != 0 ? p->bias + o + step : &zero_bias + 1;
-            f.st.mult = p->mult + o + step;
-            f.st.shift = p->shift + o + step;
-            f.st.filter = p->filter + o * k;
-            td_pw_channels(&f.st);
-        }
-    }
-    if (o < oc) {
-        for (int32_t j = 0; j < TD_GEMM_ROWS; ++j) {
-            d[j] += o;
-        }
-        td_rows_times_filter_body(buf, p->filter + o * k, k, oc - o,
-                                  p->bias != 0 ? p->bias + o : 0, p->mult + o, p->shift + o,
+    /* The assembly loop over every channel at once when the filter rows are whole words,
+     * word-aligned, and there is a bias; else one channel per call, its row copied into a
+     * word-aligned buffer (the partial last word padded with 0; the rows buffer's words
+     * before the rows in use, if the copy fits there) and a one-element zero bias when there
+     * is none. The C product takes the general requantization and copies that do not fit. */
+    const int32_t whole = (k & 3) == 0 && ((uintptr_t)p->filter & 3) == 0 && p->bias != 0;
+    if (!td_fast_requant(p->requant_form, p->act_min, p->act_max)
+        || (!whole && (2 * TD_GEMM_ROWS + 1) * blocks > TD_GEMM_STACK_BYTES / 4)) {
+        td_rows_times_filter_body(buf, p->filter, k, oc, p->bias, p->mult, p->shift,
                                   p->output_offset, p->act_min, p->act_max, d,
                                   p->requant_form, 0);
+        return;
+    }
+    f.st.rows = buf;
+    f.st.zp2p1 = 2 * p->output_offset + 1;
+    f.st.entry = -blocks & 3;
+    const int32_t step = whole ? oc : 1;
+    td_word_t *const wrow = f.rows;
+    f.st.neg_out_c = -step;
+    for (int32_t o = 0; o < oc; o += step) {
+        for (int32_t j = 0; j < TD_GEMM_ROWS; ++j) {
+            f.st.d[j] = d[j] + o + step;
+        }
+        f.st.bias = p->bias != 0 ? p->bias + o + step : &zero_bias + 1;
+        f.st.mult = p->mult + o + step;
+        f.st.shift = p->shift + o + step;
+        f.st.filter = p->filter;
+        if (!whole) {
+            const int8_t *row = p->filter + o * k;
+            for (int32_t i = 0; i < full; ++i) {
+                wrow[i] = td_read_s8x4(row + 4 * i);
+            }
+            if (k & 3) {
+                wrow[full] = td_read_partial_s8(row + 4 * full, k & 3);
+            }
+            f.st.filter = (const int8_t *)wrow;
+        }
+        td_pw_channels(&f.st);
     }
 }

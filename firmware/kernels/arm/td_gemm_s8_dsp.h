@@ -1,22 +1,23 @@
 /*
  * td_gemm_s8_dsp.h - int8 matrix-product building blocks shared by the dsp CONV_2D kernels
- * (static inline, except td_gemm_out_general: td_gemm_s8_dsp.c).
+ * (static inline, except td_gemm_out_general and the pointwise group product td_pw_group:
+ * td_gemm_s8_dsp.c).
  *
  * Weights stay int8 in flash, in the reference layout ([out_c][k], k = the dot-product depth):
  * four of them are read with one LDR and widened in registers by SXTB16 / SXTB16 ROR #8 into
  * the int16 lanes (w0, w2) and (w1, w3). Inputs are widened the same way, once per input row,
  * with the input offset added by SXTAB16 (so no bias folding: the bias is the model's), into
- * a "rows" buffer (the pointwise kernels' stack frame, or arena scratch for td_conv2d_s8_dsp):
+ * a "rows" buffer (td_pw_group's stack frame, or arena scratch for td_conv2d_s8_dsp):
  * for every block of four values, for each of TD_GEMM_ROWS rows,
  * the two words (x0+off, x2+off) and (x1+off, x3+off). SMLAD of matching words is then the
- * dot product of four values. In the last, partial block the lanes past k hold 0, so the
- * weight bytes there (read as 0 by the C product, the next filter row's by the assembly one)
- * contribute nothing.
+ * dot product of four values. In the last, partial block the lanes past k hold 0 (and the
+ * weight bytes there are read as 0 by both products), so it contributes nothing.
  *
  * One weight word is multiplied with TD_GEMM_ROWS (4) input rows (so the widening of a weight
  * is shared by four output pixels, and the rows' words come from one pointer): 16 instructions
- * for 16 multiply-accumulates (td_dot4_rows, inline assembly). Accumulators start at the
- * bias; |x + off| <= 255 and |w| <= 128 keep every SMLAD inside int32 for depths below 2^16.
+ * for 16 multiply-accumulates (td_dot4_rows, inline assembly; 12.5 in td_pw_group's channel
+ * loop, td_gemm_s8_dsp.c). Accumulators start at the bias; |x + off| <= 255 and |w| <= 128
+ * keep every SMLAD inside int32 for depths below 2^16.
  *
  * Requantization: per layer the host chose either the general td_requantize or the rounding
  * form (td_requant.h), which it proved exact for every accumulator the layer can produce.
@@ -36,7 +37,7 @@
  * inline-assembly loop can take beside the accumulators' pointers. */
 #define TD_GEMM_ROWS 4
 
-/* The pointwise kernels keep their rows buffer in their stack frame, a fixed
+/* The pointwise kernels keep their rows buffer in td_pw_group's stack frame, a fixed
  * TD_GEMM_STACK_BYTES (measured by -fstack-usage like any frame), so the arena holds no
  * scratch for them: depths up to TD_GEMM_STACK_DEPTH (64) values. Deeper pointwise layers
  * go to td_conv2d_s8_dsp, whose rows buffer is arena scratch. */

@@ -4,8 +4,9 @@
  * the Cortex-M4 (the DSP instructions) by tests/golden/test_dsp_target.py, which requires the
  * two outputs to be identical. The last two lines are the rounding form of the requantization
  * (td_requant.h: SMMULR on the device) on operands inside its preconditions, including exact
- * ties of both roundings, and the number of them where it differs from td_requantize + zp
- * (which must be 0).
+ * ties of both roundings, and the number of them where it, or its variant with the
+ * accumulator's sign (td_requant_round_form_acc), differs from td_requantize + zp (which must
+ * be 0).
  */
 #include <stdint.h>
 #include <string.h>
@@ -106,6 +107,7 @@ int main(void)
             results[i] = td_requant_round_form(acc, m, e, r);
             mismatches += results[i] != td_requantize(acc, m, -e) + zp;
             mismatches += td_requant_round_fold(acc, m, e, r) != results[i];
+            mismatches += td_requant_round_form_acc(acc, m, e, r) != results[i];
         }
         put_hex(results, sizeof results);
         put_hex(&mismatches, sizeof mismatches);
