@@ -94,8 +94,9 @@ def model_context(graph: Graph, selection: Selection, plan: GraphPlan) -> dict[s
             args: dict[str, str] = {}
             for name in call.args:
                 arg = cemit.call_arg_tensor(name, op.inputs, op.outputs)
-                if name == "scratch":
-                    args[name] = f"(void *)(td_arena + {plan.scratch_offset(op.index)}u)"
+                if name == "scratch":   # a kernel may take the pointer and need no bytes
+                    args[name] = (f"(void *)(td_arena + {plan.scratch_offset(op.index)}u)"
+                                  if plan.has_scratch(op.index) else "(void *)0")
                 elif arg is not None:
                     is_out, t = arg
                     ptr = "void *" if is_out else "const void *"

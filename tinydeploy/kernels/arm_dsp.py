@@ -106,13 +106,14 @@ def as_dsp_call(call: KernelCall, symbol: str, rows: np.ndarray, scratch_bytes: 
     """The reference ``call`` turned into a call of the dsp kernel ``symbol``: the same
     constants (``filter_values`` replaces the filter's bytes when the kernel reads them
     regrouped), ``requant_form`` proven from ``rows`` (the filter as [out_c, depth] int8) and
-    a scratch buffer of ``scratch_bytes`` (none, and no scratch argument, when 0)."""
+    a scratch buffer of ``scratch_bytes`` (none, and no scratch argument, when 0, except for
+    the kernels of `SCRATCH_ARG_ALWAYS`)."""
     consts = call.consts
     if filter_values is not None:
         consts = tuple(ConstArray("filter", "int8_t", filter_values) if c.name == "filter"
                        else c for c in consts)
     params = call.params + (("requant_form", rounding_form(rows, call)),)
-    args = call.args + (("scratch",) if scratch_bytes else ())
+    args = call.args + (("scratch",) if scratch_bytes or symbol in SCRATCH_ARG_ALWAYS else ())
     return replace(call, symbol=symbol, params=params, consts=consts, args=args,
                    scratch_bytes=scratch_bytes,
                    instructions=estimated_instructions(symbol, rows, call))
@@ -141,6 +142,9 @@ def fold_bias(filter_rows: np.ndarray, bias: np.ndarray | None, input_offset: in
     return wrap_int32(b + int(input_offset) * rows.sum(axis=1))
 
 
+# Kernels whose C signature takes a scratch pointer even for calls that need no scratch
+# (td_conv2d_s8_dsp keeps small work in its frame): codegen passes a null pointer then.
+SCRATCH_ARG_ALWAYS = frozenset({"td_conv2d_s8_dsp"})
 GEMM_ROWS = 4          # twin of TD_GEMM_ROWS: input rows (pixels) per filter-row pass
 GEMM_ROWS_IM2COL = 4   # twin of TD_GEMM_ROWS as td_conv2d_s8_dsp uses it
 
@@ -181,6 +185,7 @@ def conv_1x1_accepts(graph: Graph, op: Operator) -> str | None:
 # Twin of TD_GEMM_STACK_DEPTH: the pointwise kernels' rows buffer is a fixed 512-byte array in
 # their stack frame (no arena scratch), enough for this many input channels.
 PW_STACK_DEPTH = 64
+GEMM_STACK_BYTES = GEMM_ROWS * 8 * PW_STACK_DEPTH // 4   # twin of TD_GEMM_STACK_BYTES
 
 
 # td_conv2d_s8_dsp's 1x1 path (pointwise layers deeper than PW_STACK_DEPTH): the C four-row
@@ -229,7 +234,8 @@ def conv_scratch_bytes(filter_h: int, filter_w: int, in_c: int, pointwise: bool 
     filter without padding)."""
     depth = filter_h * filter_w * in_c
     cols = 0 if pointwise else GEMM_ROWS_IM2COL * ((depth + 3) & ~3)
-    return rows_bytes(depth, GEMM_ROWS_IM2COL) + cols
+    need = rows_bytes(depth, GEMM_ROWS_IM2COL) + cols
+    return 0 if need <= GEMM_STACK_BYTES else need
 
 
 def _conv_prepare(graph: Graph, op: Operator) -> KernelCall:

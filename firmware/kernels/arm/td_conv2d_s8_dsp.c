@@ -14,7 +14,8 @@
  *
  * Parameters: td_conv2d_params_t as for td_conv2d_s8_ref with filter_c = in_c (no groups);
  * filter, bias, mult and shift are the reference's; requant_form as chosen on the host.
- * scratch: td_conv2d_s8_dsp_scratch_size(p) bytes, 4-byte aligned, contents not preserved.
+ * scratch: td_conv2d_s8_dsp_scratch_size(p) bytes (0 when the work fits the frame buffer),
+ * 4-byte aligned, contents not preserved.
  */
 #include "td_kernels.h"
 
@@ -32,10 +33,20 @@ static int32_t td_is_pointwise(const td_conv2d_params_t *p)
     return p->filter_h == 1 && p->filter_w == 1 && p->pad_h == 0 && p->pad_w == 0;
 }
 
-int32_t td_conv2d_s8_dsp_scratch_size(const td_conv2d_params_t *p)
+/* Rows buffer and im2col columns: in the kernel's stack frame when they fit
+ * TD_GEMM_STACK_BYTES (the pointwise kernels' frame buffer, so a build with both does not
+ * deepen its stack), else in arena scratch. A first layer (3x3 x 3 channels: 336 B) then
+ * takes no arena at the op where the model's input and first output are both live. */
+static int32_t td_conv_work_bytes(const td_conv2d_params_t *p)
 {
     return td_rows_bytes(TD_GEMM_ROWS, p->filter_h * p->filter_w * p->in_c)
            + (td_is_pointwise(p) ? 0 : TD_GEMM_ROWS * td_col_pitch(p));
+}
+
+int32_t td_conv2d_s8_dsp_scratch_size(const td_conv2d_params_t *p)
+{
+    const int32_t need = td_conv_work_bytes(p);
+    return need <= TD_GEMM_STACK_BYTES ? 0 : need;
 }
 
 /* Short copies and fills, inline (the C library's are calls with per-call set-up costing
@@ -103,8 +114,10 @@ void td_conv2d_s8_dsp(const td_conv2d_params_t *p, const int8_t *in0, int8_t *ou
     const int32_t k = p->filter_h * p->filter_w * p->in_c;
     const int32_t oc = p->out_c;
     const int32_t pixels = p->batches * p->out_h * p->out_w;
-    td_word_t *buf = (td_word_t *)scratch;
-    int8_t *col0 = (int8_t *)scratch + td_rows_bytes(TD_GEMM_ROWS, k);
+    td_word_t frame[TD_GEMM_STACK_BYTES / 4];
+    void *work = td_conv_work_bytes(p) <= TD_GEMM_STACK_BYTES ? (void *)frame : scratch;
+    td_word_t *buf = (td_word_t *)work;
+    int8_t *col0 = (int8_t *)work + td_rows_bytes(TD_GEMM_ROWS, k);
     const int32_t pitch = td_col_pitch(p);
     const int32_t pointwise = td_is_pointwise(p);
     int32_t b = 0, oy = 0, ox = 0;
