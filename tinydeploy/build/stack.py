@@ -14,8 +14,8 @@ call counts as an unknown function. All pointer calls share the one node, so a p
 made inside a function that is itself reached through a pointer meets the node on its own
 path and is cut there (reported in ``unbounded``, counted 0): the firmware's kernels make no
 pointer calls for that reason, and the link's dispatch (frame -> application handler) is
-bounded through the first expansion, which reaches every candidate. Recursion cannot be bounded statically; it is reported,
-not guessed away silently.
+bounded through the first expansion, which reaches every candidate. Recursion cannot be
+bounded statically; it is reported, not guessed away silently.
 """
 
 from __future__ import annotations
