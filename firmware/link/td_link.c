@@ -1,6 +1,9 @@
 /* td_link: frame decoder/encoder and dispatch step; see td_link.h and docs/protocol.md. */
 #include "td_link.h"
 
+#include <stdarg.h>
+#include <stddef.h>
+
 #include "td_platform.h"
 
 uint16_t td_crc16(const uint8_t *data, uint32_t n, uint16_t crc)
@@ -45,32 +48,149 @@ static void cobs_put(td_cobs_writer_t *w, const uint8_t *data, uint32_t len)
     }
 }
 
-void td_link_send(uint8_t type, uint8_t seq, const uint8_t *payload, uint16_t len)
+/* ---- frames packed from their fields as they are encoded (no payload buffer) ---- */
+
+typedef struct {
+    td_cobs_writer_t w;
+    uint16_t crc;  /* CRC-16 of everything written so far */
+    uint16_t left; /* payload bytes still to write; the rest is dropped */
+} td_tx_t;
+
+static void tx_put(td_tx_t *t, const void *src, uint32_t n)
+{
+    const uint8_t *s = (const uint8_t *)src;
+    if (n > t->left)
+        n = t->left;
+    t->left = (uint16_t)(t->left - n);
+    t->crc = td_crc16(s, n, t->crc);
+    cobs_put(&t->w, s, n);
+}
+
+static void put_le(uint8_t *v, uint32_t x, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; ++i)
+        v[i] = (uint8_t)(x >> (8u * i));
+}
+
+/* The bytes of s up to its NUL, at most max */
+static uint32_t text_len(const char *s, uint32_t max)
+{
+    uint32_t n = 0;
+    while (s && n < max && s[n])
+        ++n;
+    return n;
+}
+
+/* Walks the fields of td_link_sendf over ap: writes them to t (NULL: only counts) and
+ * returns the payload length, so that one walk serves both passes. */
+static uint32_t walk_fields(td_tx_t *t, const char *layout, va_list ap)
+{
+    uint32_t len = 0;
+    for (; *layout; ++layout) {
+        uint8_t v[8];
+        const void *src = v;
+        uint32_t n = 0, count = 1;
+        switch (*layout) {
+        case 'b':
+            v[0] = (uint8_t)va_arg(ap, int);
+            n = 1u;
+            break;
+        case 'h':
+            put_le(v, (uint32_t)va_arg(ap, int), 2u);
+            n = 2u;
+            break;
+        case 'w':
+            put_le(v, va_arg(ap, uint32_t), 4u);
+            n = 4u;
+            break;
+        case 'q': {
+            const uint64_t q = va_arg(ap, uint64_t);
+            put_le(v, (uint32_t)q, 4u);
+            put_le(v + 4, (uint32_t)(q >> 32), 4u);
+            n = 8u;
+            break;
+        }
+        case 'f': {
+            union {
+                float f;
+                uint32_t u;
+            } x; /* all supported targets are little-endian IEEE 754 */
+            x.f = *va_arg(ap, const float *);
+            put_le(v, x.u, 4u);
+            n = 4u;
+            break;
+        }
+        case 'x':
+            src = va_arg(ap, const void *);
+            n = va_arg(ap, uint32_t);
+            break;
+        case 'W': {
+            const uint32_t *words = va_arg(ap, const uint32_t *);
+            count = va_arg(ap, uint32_t);
+            for (uint32_t k = 0; t && k < count; ++k) {
+                put_le(v, words[k], 4u);
+                tx_put(t, v, 4u);
+            }
+            len += 4u * count;
+            continue;
+        }
+        case 's':
+        case 't': {
+            const char *text = va_arg(ap, const char *);
+            n = text_len(text, va_arg(ap, uint32_t));
+            src = text;
+            if (*layout == 's') {
+                v[0] = (uint8_t)n;
+                if (t)
+                    tx_put(t, v, 1u);
+                ++len;
+            }
+            break;
+        }
+        default:
+            break;
+        }
+        if (t)
+            tx_put(t, src, n);
+        len += n;
+    }
+    return len;
+}
+
+void td_link_sendf(uint8_t type, uint8_t seq, const char *layout, ...)
 {
     static const uint8_t delim = 0;
-    td_cobs_writer_t w;
+    td_tx_t t;
     uint8_t head[TD_LINK_HEADER];
     uint8_t tail[2];
-    uint16_t crc;
+    uint32_t len;
+    va_list ap, count;
 
+    va_start(ap, layout);
+    va_copy(count, ap);
+    len = walk_fields(NULL, layout, count);
+    va_end(count);
     if (len > TD_LINK_MAX_PAYLOAD)
         len = TD_LINK_MAX_PAYLOAD;
     head[0] = type;
     head[1] = seq;
-    head[2] = (uint8_t)(len & 0xFFu);
-    head[3] = (uint8_t)(len >> 8);
-    crc = td_crc16(head, TD_LINK_HEADER, 0xFFFFu);
-    crc = td_crc16(payload, len, crc);
-    tail[0] = (uint8_t)(crc & 0xFFu);
-    tail[1] = (uint8_t)(crc >> 8);
-
-    w.n = 0;
-    cobs_put(&w, head, TD_LINK_HEADER);
-    if (len)
-        cobs_put(&w, payload, len);
-    cobs_put(&w, tail, 2u);
-    cobs_flush(&w);
+    put_le(&head[2], len, 2u);
+    t.w.n = 0;
+    t.crc = 0xFFFFu;
+    t.left = TD_LINK_HEADER;
+    tx_put(&t, head, TD_LINK_HEADER);
+    t.left = (uint16_t)len;
+    walk_fields(&t, layout, ap);
+    va_end(ap);
+    put_le(tail, t.crc, 2u);
+    cobs_put(&t.w, tail, 2u);
+    cobs_flush(&t.w);
     td_uart_write(&delim, 1u);
+}
+
+void td_link_send(uint8_t type, uint8_t seq, const uint8_t *payload, uint16_t len)
+{
+    td_link_sendf(type, seq, "x", payload, (uint32_t)len);
 }
 
 void td_link_ack(uint8_t seq, uint8_t acked_type)
@@ -80,34 +200,18 @@ void td_link_ack(uint8_t seq, uint8_t acked_type)
 
 void td_link_error(uint8_t seq, uint8_t code, uint8_t ref_type, const char *text)
 {
-    uint8_t buf[64];
-    td_buf_t b;
-    td_buf_init(&b, buf, sizeof buf);
-    td_buf_u8(&b, code);
-    td_buf_u8(&b, ref_type);
-    td_buf_text(&b, text);
-    td_link_send(TD_MSG_ERROR, seq, buf, b.len);
+    /* the text within 62 bytes: an ERROR's payload stays within 64 */
+    td_link_sendf(TD_MSG_ERROR, seq, "bbt", code, ref_type, text, (uint32_t)62u);
 }
 
 void td_link_log(uint8_t level, const char *text)
 {
-    uint8_t buf[TD_LINK_MAX_PAYLOAD];
-    td_buf_t b;
-    td_buf_init(&b, buf, sizeof buf);
-    td_buf_u8(&b, level);
-    td_buf_text(&b, text);
-    td_link_send(TD_MSG_LOG, 0, buf, b.len);
+    td_link_sendf(TD_MSG_LOG, 0, "bt", level, text, (uint32_t)(TD_LINK_MAX_PAYLOAD - 1u));
 }
 
 void td_link_event(uint16_t label, float score, uint32_t timestamp_ms)
 {
-    uint8_t buf[10];
-    td_buf_t b;
-    td_buf_init(&b, buf, sizeof buf);
-    td_buf_u16(&b, label);
-    td_buf_f32(&b, score);
-    td_buf_u32(&b, timestamp_ms);
-    td_link_send(TD_MSG_EVENT, 0, buf, b.len);
+    td_link_sendf(TD_MSG_EVENT, 0, "hfw", label, &score, timestamp_ms);
 }
 
 /* ---- decoder ---- */
@@ -220,12 +324,8 @@ int td_link_step(td_link_t *link, td_link_handler_t handler, void *ctx)
     if (!td_link_poll(link, &f))
         return 0;
     if (f.type == TD_MSG_PING) {
-        uint8_t buf[TD_LINK_MAX_PAYLOAD];
-        td_buf_t b;
-        td_buf_init(&b, buf, sizeof buf);
-        td_buf_u8(&b, TD_MSG_PING);
-        td_buf_bytes(&b, f.payload, f.len); /* beyond 255 bytes: truncated, as before */
-        td_link_send(TD_MSG_ACK, f.seq, buf, b.len);
+        /* beyond 255 bytes the echo is truncated to the frame's payload */
+        td_link_sendf(TD_MSG_ACK, f.seq, "bx", TD_MSG_PING, f.payload, (uint32_t)f.len);
         return 1;
     }
     if (handler == 0 || handler(link, &f, ctx) == TD_LINK_UNHANDLED)
@@ -233,74 +333,7 @@ int td_link_step(td_link_t *link, td_link_handler_t handler, void *ctx)
     return 1;
 }
 
-/* ---- payload builder / reader ---- */
-
-void td_buf_init(td_buf_t *b, uint8_t *mem, uint16_t cap)
-{
-    b->p = mem;
-    b->len = 0;
-    b->cap = cap;
-    b->overflow = 0;
-}
-
-/* Byte by byte, through the builder's own length: a few bytes at a time never pay for
- * newlib's word-wise memcpy (308 bytes of flash) and the loop cannot become a call to it. */
-void td_buf_bytes(td_buf_t *b, const void *src, uint32_t n)
-{
-    const uint8_t *s = (const uint8_t *)src;
-    for (uint32_t i = 0; i < n; ++i) {
-        if (b->len >= b->cap) {
-            b->overflow = 1;
-            return;
-        }
-        b->p[b->len++] = s[i];
-    }
-}
-
-void td_buf_text(td_buf_t *b, const char *s)
-{
-    while (s && *s)
-        td_buf_u8(b, (uint8_t)*s++);
-}
-
-void td_buf_u8(td_buf_t *b, uint8_t v) { td_buf_bytes(b, &v, 1u); }
-
-void td_buf_u16(td_buf_t *b, uint16_t v)
-{
-    uint8_t t[2] = {(uint8_t)v, (uint8_t)(v >> 8)};
-    td_buf_bytes(b, t, 2u);
-}
-
-void td_buf_u32(td_buf_t *b, uint32_t v)
-{
-    uint8_t t[4] = {(uint8_t)v, (uint8_t)(v >> 8), (uint8_t)(v >> 16), (uint8_t)(v >> 24)};
-    td_buf_bytes(b, t, 4u);
-}
-
-void td_buf_u64(td_buf_t *b, uint64_t v)
-{
-    td_buf_u32(b, (uint32_t)v);
-    td_buf_u32(b, (uint32_t)(v >> 32));
-}
-
-void td_buf_f32(td_buf_t *b, float v)
-{
-    union {
-        float f;
-        uint32_t u;
-    } x; /* all supported targets are little-endian IEEE 754 */
-    x.f = v;
-    td_buf_u32(b, x.u);
-}
-
-void td_buf_str(td_buf_t *b, const char *s, uint8_t max)
-{
-    uint32_t n = 0;
-    while (s && n < max && s[n])
-        ++n;
-    td_buf_u8(b, (uint8_t)n);
-    td_buf_bytes(b, s, n);
-}
+/* ---- payload reader ---- */
 
 void td_rd_init(td_rd_t *r, const td_frame_t *f)
 {

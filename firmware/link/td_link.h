@@ -77,6 +77,16 @@ int td_link_step(td_link_t *link, td_link_handler_t handler, void *ctx);
 /* Encodes and writes one frame (no state, no allocation; payload may be NULL if len = 0).
  * len above TD_LINK_MAX_PAYLOAD is truncated. */
 void td_link_send(uint8_t type, uint8_t seq, const uint8_t *payload, uint16_t len);
+/* Encodes and writes one frame whose payload packs the arguments in the order of `layout`,
+ * one letter per field (docs/protocol.md's field types), as the fields are encoded: no
+ * payload buffer. Beyond TD_LINK_MAX_PAYLOAD bytes the payload is truncated.
+ *   b u8, h u16 (each passed as an integer argument)   w u32 (a uint32_t)   q u64 (uint64_t)
+ *   f f32 (const float *: no double on cores with a single-precision FPU)
+ *   x bytes (const void *, uint32_t n)
+ *   W u32 array (const uint32_t *, uint32_t n)
+ *   s string: u8 length, then its bytes up to the NUL (const char *, uint32_t max <= 255)
+ *   t text: its bytes up to the NUL, no length (const char *, uint32_t max) */
+void td_link_sendf(uint8_t type, uint8_t seq, const char *layout, ...);
 void td_link_ack(uint8_t seq, uint8_t acked_type);
 void td_link_error(uint8_t seq, uint8_t code, uint8_t ref_type, const char *text);
 void td_link_log(uint8_t level, const char *text);
@@ -84,24 +94,6 @@ void td_link_log(uint8_t level, const char *text);
 void td_link_event(uint16_t label, float score, uint32_t timestamp_ms);
 
 uint16_t td_crc16(const uint8_t *data, uint32_t n, uint16_t crc);
-
-/* Payload builder: writes past cap are dropped and set overflow (checked by the caller). */
-typedef struct {
-    uint8_t *p;
-    uint16_t len;
-    uint16_t cap;
-    uint8_t overflow;
-} td_buf_t;
-
-void td_buf_init(td_buf_t *b, uint8_t *mem, uint16_t cap);
-void td_buf_bytes(td_buf_t *b, const void *src, uint32_t n);
-void td_buf_u8(td_buf_t *b, uint8_t v);
-void td_buf_u16(td_buf_t *b, uint16_t v);
-void td_buf_u32(td_buf_t *b, uint32_t v);
-void td_buf_u64(td_buf_t *b, uint64_t v);
-void td_buf_f32(td_buf_t *b, float v);
-void td_buf_str(td_buf_t *b, const char *s, uint8_t max); /* u8 length + bytes */
-void td_buf_text(td_buf_t *b, const char *s);              /* the bytes up to the NUL */
 
 /* Payload reader: reads past the end return 0 and set short_read. */
 typedef struct {

@@ -8,40 +8,20 @@
 
 static void send_desc(uint8_t seq, uint8_t is_output, uint8_t index, const td_tensor_desc_t *d)
 {
-    uint8_t buf[TD_LINK_MAX_PAYLOAD];
-    td_buf_t b;
-    uint8_t rank = d->rank > 6u ? 6u : d->rank;
-    td_buf_init(&b, buf, sizeof buf);
-    td_buf_u8(&b, is_output);
-    td_buf_u8(&b, index);
-    td_buf_u8(&b, d->dtype);
-    td_buf_u8(&b, rank);
-    for (uint8_t k = 0; k < rank; ++k)
-        td_buf_u32(&b, (uint32_t)d->dims[k]);
-    td_buf_f32(&b, d->scale);
-    td_buf_u32(&b, (uint32_t)d->zero_point);
-    td_buf_u32(&b, d->bytes);
-    td_buf_str(&b, d->name, 64u);
-    td_link_send(TD_MSG_TENSOR, seq, buf, b.len);
+    const uint8_t rank = d->rank > 6u ? 6u : d->rank;
+    td_link_sendf(TD_MSG_TENSOR, seq, "bbbbWfwws", is_output, index, d->dtype, rank,
+                  (const uint32_t *)d->dims, (uint32_t)rank, &d->scale,
+                  (uint32_t)d->zero_point, (uint32_t)d->bytes, d->name, (uint32_t)64u);
 }
 
 void td_link_send_model_info(uint8_t seq, const char *app)
 {
     static const uint8_t sha[32] = TD_MODEL_SHA256_BYTES;
-    uint8_t buf[TD_LINK_MAX_PAYLOAD];
-    td_buf_t b;
-    td_buf_init(&b, buf, sizeof buf);
-    td_buf_u8(&b, (uint8_t)TD_LINK_VERSION);
-    td_buf_u8(&b, (uint8_t)TD_MODEL_NUM_INPUTS);
-    td_buf_u8(&b, (uint8_t)TD_MODEL_NUM_OUTPUTS);
-    td_buf_u8(&b, 0u);
-    td_buf_u32(&b, (uint32_t)TD_MODEL_ARENA_BYTES);
-    td_buf_u16(&b, (uint16_t)TD_MODEL_NUM_OPS);
-    td_buf_bytes(&b, sha, sizeof sha);
-    td_buf_str(&b, TD_BOARD_ID, 64u);
-    td_buf_str(&b, td_cycles_unit(), 32u);
-    td_buf_str(&b, app, 32u);
-    td_link_send(TD_MSG_INFO, seq, buf, b.len);
+    td_link_sendf(TD_MSG_INFO, seq, "bbbbwhxsss", (uint8_t)TD_LINK_VERSION,
+                  (uint8_t)TD_MODEL_NUM_INPUTS, (uint8_t)TD_MODEL_NUM_OUTPUTS, 0u,
+                  (uint32_t)TD_MODEL_ARENA_BYTES, (uint16_t)TD_MODEL_NUM_OPS, sha,
+                  (uint32_t)sizeof sha, TD_BOARD_ID, (uint32_t)64u, td_cycles_unit(),
+                  (uint32_t)32u, app, (uint32_t)32u);
     for (uint32_t i = 0; i < TD_MODEL_NUM_INPUTS; ++i)
         send_desc(seq, 0u, (uint8_t)i, &td_model_inputs[i]);
     for (uint32_t i = 0; i < TD_MODEL_NUM_OUTPUTS; ++i)
@@ -102,54 +82,32 @@ void td_link_load_input(const td_frame_t *f)
 
 void td_link_send_outputs(uint8_t seq)
 {
-    uint8_t buf[5u + TD_LINK_CHUNK];
     for (uint32_t i = 0; i < TD_MODEL_NUM_OUTPUTS; ++i) {
         const uint8_t *data = (const uint8_t *)td_model_output(i);
         uint32_t total = td_model_outputs[i].bytes;
         for (uint32_t off = 0; off < total; off += TD_LINK_CHUNK) {
             uint32_t n = total - off < TD_LINK_CHUNK ? total - off : TD_LINK_CHUNK;
-            td_buf_t b;
-            td_buf_init(&b, buf, sizeof buf);
-            td_buf_u8(&b, (uint8_t)i);
-            td_buf_u32(&b, off);
-            td_buf_bytes(&b, data + off, n);
-            td_link_send(TD_MSG_OUTPUT, seq, buf, b.len);
+            td_link_sendf(TD_MSG_OUTPUT, seq, "bwx", (uint8_t)i, off, data + off, n);
         }
     }
 }
 
 void td_link_send_profile(uint8_t seq, const uint32_t *counts, uint32_t n)
 {
-    uint8_t buf[TD_LINK_MAX_PAYLOAD];
     const char *unit = td_cycles_unit();
     for (uint32_t first = 0; first < n; first += TD_LINK_PROFILE_PER_FRAME) {
         uint32_t k = n - first < TD_LINK_PROFILE_PER_FRAME ? n - first : TD_LINK_PROFILE_PER_FRAME;
-        td_buf_t b;
-        td_buf_init(&b, buf, sizeof buf);
-        td_buf_str(&b, unit, 32u);
-        td_buf_u16(&b, (uint16_t)first);
-        td_buf_u16(&b, (uint16_t)n);
-        for (uint32_t j = 0; j < k; ++j)
-            td_buf_u32(&b, counts[first + j]);
-        td_link_send(TD_MSG_PROFILE, seq, buf, b.len);
+        td_link_sendf(TD_MSG_PROFILE, seq, "shhW", unit, (uint32_t)32u, (uint16_t)first,
+                      (uint16_t)n, counts + first, k);
     }
 }
 
 void td_link_send_done(uint8_t seq, uint8_t req, uint32_t runs, uint32_t min, uint32_t max,
                        uint64_t total)
 {
-    uint8_t buf[64];
-    td_buf_t b;
-    td_buf_init(&b, buf, sizeof buf);
-    td_buf_u8(&b, req);
-    td_buf_u32(&b, runs);
-    td_buf_u32(&b, min);
-    td_buf_u32(&b, max);
-    td_buf_u64(&b, total);
-    td_buf_str(&b, td_cycles_unit(), 32u);
-    td_buf_u32(&b, td_stack_peak());   /* protocol 2: stack high-water mark and reserve */
-    td_buf_u32(&b, td_stack_size());
-    td_link_send(TD_MSG_DONE, seq, buf, b.len);
+    /* protocol 2: then the stack's high-water mark and reserve */
+    td_link_sendf(TD_MSG_DONE, seq, "bwwwqsww", req, runs, min, max, total, td_cycles_unit(),
+                  (uint32_t)32u, (uint32_t)td_stack_peak(), (uint32_t)td_stack_size());
 }
 
 /* td_link_step's handler for a td_link_app_t (ctx) */
