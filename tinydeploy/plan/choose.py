@@ -23,10 +23,10 @@ The arena each mode may use (`arena_limit`): at most R, the reference kernels' p
 every mode (DESIGN, invariant 6: no default, and no mode, buys speed with arena). R is planned
 by the same planner as the selection, so a better placement lowers R too: the VWW model's R
 is 46,080 B (its lower bound: the 96x96x3 input and the first layer's output, both live at
-op 0), where the rigid in-place chain of the first placer needed 52,624 B. There no bytes are
-left at op 0 for the 336 B of scratch of ``td_conv2d_s8_dsp``, so every mode takes
-``td_conv2d_s8_opt`` for that layer (Cortex-M4: 19.6 M estimated instructions instead of
-12.8 M; measured 18.55 M instead of 14.51 M); the rest of the model keeps its dsp kernels.
+op 0), where the rigid in-place chain of the first placer needed 52,624 B. No byte is left at
+op 0 for scratch, so ``td_conv2d_s8_dsp`` keeps the first layer's 336 B of work in its frame
+(it does for any work up to 512 B, the pointwise kernels' frame buffer) and the dsp kernels
+run the whole model within R (Cortex-M4: 13.37 M instructions measured).
 The DS-CNN on the Cortex-M0 fits R = 8,496 B with the portable pointwise kernel and its
 back-to-front twin (before the twin: 8,896 B under the former R + R/16 allowance). The
 ``speed`` build of micro_speech no longer takes the one-channel depthwise as a matrix
