@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -579,14 +579,20 @@ def random_specs(n: int, seed: int) -> list[Spec]:
     return [lines_or(sp) for sp in specs]
 
 
-def check_specs(specs: list[Spec]) -> None:
-    """Select, run on the host in one program, compare with the oracle; report all failures."""
+def check_specs(specs: list[Spec], select: Callable[[Graph], Selection] | None = None
+                ) -> None:
+    """Select (``select``, default: the dsp board's selection, which must take each spec's
+    expected kernel), run on the host in one program, compare with the oracle; report all
+    failures."""
     flat, models = [], {}
     for s in specs:
         model = build_model(s)
         g = load_tflite(model)
-        sel = select_kernels(g, DSP_BOARD)
-        assert sel.choices[0].variant.symbol == s.expect, s
+        if select is None:
+            sel = select_kernels(g, DSP_BOARD)
+            assert sel.choices[0].variant.symbol == s.expect, s
+        else:
+            sel = select(g)
         models[s.id] = model
         for name, arr in input_sets(g, s.seed):
             flat.append((s, name, arr, HostCase(g, (arr,), host_selection(sel))))
@@ -635,23 +641,11 @@ def lines_selection(g: Graph) -> Selection:
 
 
 def test_lines_kernel_on_edge_shapes_matches_oracle(harness_cache: Path) -> None:
-    flat, models = [], {}
     for s in LINES_EDGE_SPECS:
-        model = build_model(s)
-        g = load_tflite(model)
+        g = load_tflite(build_model(s))
         why = arm_dsp.DWCONV2D_3X3_LINES_S8_DSP.accepts(g, g.operators[0])
         assert why is None or why.startswith("estimated"), (s.id, why)
-        models[s.id] = model
-        sel = host_selection(lines_selection(g))
-        for name, arr in input_sets(g, s.seed):
-            flat.append((s, name, arr, HostCase(g, (arr,), sel)))
-    outs = run_host([f[3] for f in flat])
-    failures = []
-    for (s, name, arr, _), o in zip(flat, outs, strict=True):
-        expected = run_oracle(models[s.id], [arr])[0]
-        if not np.array_equal(o[0], expected):
-            failures.append(f"{s.id} {name}:\n{mismatch(o[0], expected)}")
-    assert not failures, "\n".join(failures)
+    check_specs(list(LINES_EDGE_SPECS), lines_selection)
 
 
 def test_lines_kernel_where_its_cost_model_is_lower() -> None:
