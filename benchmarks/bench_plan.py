@@ -149,7 +149,7 @@ def timed(fn: Callable[[], ArenaPlan], repeat: int = 3) -> tuple[ArenaPlan, floa
     return plan, best
 
 
-ALGOS = ("greedy-size", "greedy-conflicts", "optimal", "auto")
+ALGOS = ("greedy-size", "greedy-conflicts", "two-ended", "optimal", "auto")
 
 
 def report(title: str, buffers: list[Buffer]) -> dict[str, ArenaPlan]:
@@ -186,7 +186,9 @@ def main() -> int:
         gp, dt = timed(lambda: plan_graph(graph, sel).plan)
         print(f"  {model.name} through load/select/plan: arena {gp.arena_bytes:,} B, "
               f"lower bound {gp.lower_bound_bytes:,} B, {gp.algorithm}, {dt * 1e3:.1f} ms")
-        ok &= gp.arena_bytes == 16_000
+        # the buffers above never overlap; the selected kernels run the depthwise and
+        # pointwise layers in place, down to the graph's own lower bound (8,496 B)
+        ok &= gp.arena_bytes == gp.lower_bound_bytes < 16_000
 
     report("MobileNetV2-0.35 96x96 (in-place adds)", mobilenet_v2_buffers())
     mb = mobilenet_v2_buffers(48, 1.0, False, MOBILENET_SMALL, stem=8, last=0)
