@@ -102,13 +102,9 @@ def test_onnx_cnn_quantized_built_and_bit_exact_on_cortex_m4(tmp_path: Path) -> 
     if importlib.util.find_spec("onnx2tf") is None:
         pytest.skip("onnx2tf (onnx extra) not installed: pip install --no-deps "
                     "onnx2tf==1.29.24 (scripts/setup.sh does)")
-    from tinydeploy.boards import get_board
-    from tinydeploy.build.firmware import build_firmware
-    from tinydeploy.flash.runner import Firmware
-    from tinydeploy.link.connect import connect
-    from tinydeploy.link.validate import random_inputs, validate_cases
     from tinydeploy.model.loader import load_tflite
     from tinydeploy.quantize.quantizer import quantize_model
+    from tinydeploy.testing.device import validate_on_board
 
     src = _cnn(tmp_path / "cnn.onnx")
     x = np.random.default_rng(3).uniform(0, 1, (48, 3, 12, 12)).astype(np.float32)
@@ -123,7 +119,5 @@ def test_onnx_cnn_quantized_built_and_bit_exact_on_cortex_m4(tmp_path: Path) -> 
     ops = {op.opcode for op in graph.operators}
     assert {"CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "ADD"} <= ops, ops
     assert graph.inputs[0].shape == (1, 12, 12, 3)
-    build_firmware(out, get_board("mps2-an386"), "validate", tmp_path / "fw", graph=graph)
-    with connect(Firmware.from_build_dir(tmp_path / "fw"), timeout=120) as conn:
-        v = validate_cases(conn.session.run, out.read_bytes(), random_inputs(graph, 4, seed=2))
+    v = validate_on_board(out, "mps2-an386", tmp_path / "fw", 4, seed=2)
     assert v.bit_exact_cases == v.cases == 4, v.first_mismatch

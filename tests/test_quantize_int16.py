@@ -102,16 +102,7 @@ def test_keras_16x8_head_validates_bit_exact_on_m4_and_m0(head16: Path, board_id
                                                          tmp_path: Path) -> None:
     """`quantize --activations int16` of the Keras model, built for the Cortex-M4F and the
     Cortex-M0 and validated against tflite-micro over the serial protocol."""
-    from tinydeploy.boards import get_board
-    from tinydeploy.build.firmware import build_firmware
-    from tinydeploy.flash.runner import Firmware
-    from tinydeploy.link.connect import connect
-    from tinydeploy.link.validate import random_inputs, validate_cases
-    from tinydeploy.model.loader import load_tflite
+    from tinydeploy.testing.device import validate_on_board
 
-    graph = load_tflite(head16)
-    build_firmware(head16, get_board(board_id), "validate", tmp_path / "fw", graph=graph)
-    with connect(Firmware.from_build_dir(tmp_path / "fw"), timeout=120) as conn:
-        report = validate_cases(conn.session.run, head16.read_bytes(),
-                                random_inputs(graph, 4, seed=8))
+    report = validate_on_board(head16, board_id, tmp_path / "fw", 4, seed=8)
     assert report.bit_exact_cases == report.cases == 4, report.first_mismatch

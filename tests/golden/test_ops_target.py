@@ -14,6 +14,7 @@ import pytest
 
 from tinydeploy.model.loader import load_tflite
 from tinydeploy.oracle import run_oracle
+from tinydeploy.testing.device import validate_on_board
 from tinydeploy.testing.harness import HostCase
 from tinydeploy.testing.target_harness import run_target
 
@@ -95,20 +96,11 @@ def test_every_new_op_is_bit_exact_on_the_emulated_core(machine: str) -> None:
 def test_op_chain_validates_bit_exact_over_the_serial_protocol(tmp_path: Path) -> None:
     """`tinydeploy build` of a chain of the new ops for mps2-an386 (arena plan, multi-output
     SPLIT, in-place ops, scratch), validated against tflite-micro over the serial protocol."""
-    from tinydeploy.boards import get_board
-    from tinydeploy.build.firmware import build_firmware
-    from tinydeploy.flash.runner import Firmware
-    from tinydeploy.link.connect import connect
-    from tinydeploy.link.validate import random_inputs, validate_cases
-
     model = tmp_path / "ops_chain.tflite"
     model.write_bytes(ops_chain())
     graph = load_tflite(model)
     assert len({op.opcode for op in graph.operators}) >= 20
-    build_firmware(model, get_board("mps2-an386"), "validate", tmp_path / "fw", graph=graph)
-    with connect(Firmware.from_build_dir(tmp_path / "fw"), timeout=120) as conn:
-        report = validate_cases(conn.session.run, model.read_bytes(),
-                                random_inputs(graph, 4, seed=5))
+    report = validate_on_board(model, "mps2-an386", tmp_path / "fw", 4, seed=5)
     assert report.bit_exact_cases == report.cases == 4, report.first_mismatch
 
 
@@ -117,19 +109,9 @@ def test_16x8_conv_net_validates_bit_exact_on_m4_and_m0(board_id: str, tmp_path:
     """A 16x8 conv net (int8 in, QUANTIZE to int16, CONV_2D x2, FULLY_CONNECTED, int16 and
     int32 outputs) built for the Cortex-M4F and the Cortex-M0, validated over the serial
     protocol: the planner, the validate app and the protocol carry int16 and int32 tensors."""
-    from tinydeploy.boards import get_board
-    from tinydeploy.build.firmware import build_firmware
-    from tinydeploy.flash.runner import Firmware
-    from tinydeploy.link.connect import connect
-    from tinydeploy.link.validate import random_inputs, validate_cases
-
     model = tmp_path / "s16.tflite"
     model.write_bytes(s16_chain())
-    graph = load_tflite(model)
-    build_firmware(model, get_board(board_id), "validate", tmp_path / "fw", graph=graph)
-    with connect(Firmware.from_build_dir(tmp_path / "fw"), timeout=120) as conn:
-        report = validate_cases(conn.session.run, model.read_bytes(),
-                                random_inputs(graph, 3, seed=4))
+    report = validate_on_board(model, board_id, tmp_path / "fw", 3, seed=4)
     assert report.bit_exact_cases == report.cases == 3, report.first_mismatch
 
 
@@ -140,19 +122,9 @@ def test_keyword_model_with_int16_io_is_bit_exact_on_m4_and_m0(board_id: str, st
     """TFLM's keyword_scrambled shape (int16 input, SVDF + FULLY_CONNECTED, int8 -> int16
     SOFTMAX, int16 -> int32 QUANTIZE), five invocations in a row (SVDF state carries over),
     validated bit-exact over the serial protocol."""
-    from tinydeploy.boards import get_board
-    from tinydeploy.build.firmware import build_firmware
-    from tinydeploy.flash.runner import Firmware
-    from tinydeploy.link.connect import connect
-    from tinydeploy.link.validate import random_inputs, validate_cases
-
     model = tmp_path / "kws16.tflite"
     model.write_bytes(kws16_chain(state=state))
-    graph = load_tflite(model)
-    build_firmware(model, get_board(board_id), "validate", tmp_path / "fw", graph=graph)
-    with connect(Firmware.from_build_dir(tmp_path / "fw"), timeout=120) as conn:
-        report = validate_cases(conn.session.run, model.read_bytes(),
-                                random_inputs(graph, 5, seed=6))
+    report = validate_on_board(model, board_id, tmp_path / "fw", 5, seed=6)
     assert report.bit_exact_cases == report.cases == 5, report.first_mismatch
 
 
@@ -161,17 +133,7 @@ def test_16x8_lstm_validates_bit_exact_on_m4_and_m0(board_id: str, tmp_path: Pat
     """A 16x8 UNIDIRECTIONAL_SEQUENCE_LSTM (int16 input, hidden state and output, int64
     biases) built for the Cortex-M4F and the Cortex-M0, four invocations in a row over the
     serial protocol (the hidden and cell states carry over), bit-exact with tflite-micro."""
-    from tinydeploy.boards import get_board
-    from tinydeploy.build.firmware import build_firmware
-    from tinydeploy.flash.runner import Firmware
-    from tinydeploy.link.connect import connect
-    from tinydeploy.link.validate import random_inputs, validate_cases
-
     model = tmp_path / "lstm16.tflite"
     model.write_bytes(lstm16_cases()[1].model())
-    graph = load_tflite(model)
-    build_firmware(model, get_board(board_id), "validate", tmp_path / "fw", graph=graph)
-    with connect(Firmware.from_build_dir(tmp_path / "fw"), timeout=120) as conn:
-        report = validate_cases(conn.session.run, model.read_bytes(),
-                                random_inputs(graph, 4, seed=9))
+    report = validate_on_board(model, board_id, tmp_path / "fw", 4, seed=9)
     assert report.bit_exact_cases == report.cases == 4, report.first_mismatch
