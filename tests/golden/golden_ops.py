@@ -9,11 +9,12 @@ and the first mismatching positions with the actual and expected values.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
+from tinydeploy.kernels.registry import select_kernels
 from tinydeploy.model.loader import load_tflite
 from tinydeploy.oracle import run_oracle
 from tinydeploy.testing.harness import HostCase, run_host
@@ -74,9 +75,14 @@ def compare(name: str, expected: Sequence[np.ndarray], actual: Sequence[np.ndarr
     return problems
 
 
-def check(built: Sequence[Built]) -> None:
-    """Oracle vs host kernels for every case; one assertion listing all failures."""
+def check(built: Sequence[Built], kernel: Callable[[str], bool] | None = None) -> None:
+    """Oracle vs host kernels for every case; one assertion listing all failures. With
+    ``kernel``, each case is one op whose selected kernel symbol it must accept."""
     graphs = [load_tflite(b.model) for b in built]
+    if kernel is not None:
+        for b, g in zip(built, graphs, strict=True):
+            (choice,) = select_kernels(g).choices
+            assert kernel(choice.variant.symbol), (b.name, choice.variant.symbol)
     expected = [run_oracle(b.model, b.inputs) for b in built]
     actual = run_host([HostCase(g, b.inputs) for g, b in zip(graphs, built, strict=True)])
     problems: list[str] = []
