@@ -357,6 +357,18 @@ def conv_channels(opts: ConvOptions, filt: Tensor) -> int:
     return filt.shape[3] if isinstance(opts, DepthwiseConv2DOptions) else filt.shape[0]
 
 
+def groups_reason(opts: ConvOptions, inp: Tensor, filt: Tensor) -> str | None:
+    """None when a CONV_2D's input channels split into groups that its filter (OHWI) and
+    output channels fit (int8 and 16x8 alike); a reason for zero or negative channel counts
+    too, so that no count is divided by 0."""
+    oc, c, fc = filt.shape[0], inp.shape[3], filt.shape[3]
+    if fc <= 0 or c <= 0 or c % fc:
+        return f"input channels {c} are not a positive multiple of the filter's {fc}"
+    if oc % (c // fc):
+        return f"output channels {oc} are not a multiple of the {c // fc} groups"
+    return None
+
+
 def check_conv_op(graph: Graph, op: Operator, options: type[ConvOptions],
                   tensors_reason: ConvReason, shape_reason: ShapeReason,
                   limits: tuple[int, int] = (INT8_MIN, INT8_MAX)) -> str | None:

@@ -13,29 +13,19 @@ from dataclasses import replace
 
 from tinydeploy.kernels.access import conv_1x1_back_ref_order, conv_ref_order
 from tinydeploy.kernels.common import (
-    ConvOptions,
     check_conv_op,
     check_conv_tensors,
     conv_call_s8,
+    groups_reason,
     ref_variant,
 )
 from tinydeploy.kernels.registry import KernelCall, register
-from tinydeploy.model.ir import Conv2DOptions, Graph, Operator, Tensor
-
-
-def _groups_reason(opts: ConvOptions, inp: Tensor, filt: Tensor) -> str | None:
-    """None when the input channels split into groups the filter and output channels fit."""
-    oc, c, fc = filt.shape[0], inp.shape[3], filt.shape[3]
-    if fc <= 0 or c % fc:
-        return f"input channels {c} are not a multiple of the filter's {fc}"
-    if oc % (c // fc):
-        return f"output channels {oc} are not a multiple of the {c // fc} groups"
-    return None
+from tinydeploy.model.ir import Conv2DOptions, Graph, Operator
 
 
 def _accepts(graph: Graph, op: Operator) -> str | None:
     return check_conv_op(graph, op, Conv2DOptions,
-                         lambda g, o: check_conv_tensors(g, o, "NHWC, OHWI", 0), _groups_reason)
+                         lambda g, o: check_conv_tensors(g, o, "NHWC, OHWI", 0), groups_reason)
 
 
 def _prepare(graph: Graph, op: Operator) -> KernelCall:

@@ -32,6 +32,7 @@ from tinydeploy.kernels.common import (
     conv_channels,
     conv_geometry,
     f32,
+    groups_reason,
     int8_shifts,
     int16_reason,
     optional_input,
@@ -188,13 +189,6 @@ def _conv_tensors16(bias_type: DType | None, layout: str, channel_axis: int) -> 
     return reason
 
 
-def _groups16_reason(opts: ConvOptions, x: Tensor, filt: Tensor) -> str | None:
-    oc, c, fc = filt.shape[0], x.shape[3], filt.shape[3]
-    if fc <= 0 or c % fc or oc % (c // fc):
-        return f"channels {c} / filter channels {fc} / outputs {oc} do not form groups"
-    return None
-
-
 def _multiplier16_reason(opts: ConvOptions, x: Tensor, filt: Tensor) -> str | None:
     assert isinstance(opts, DepthwiseConv2DOptions)
     oc, c = filt.shape[3], x.shape[3]
@@ -205,7 +199,7 @@ def _multiplier16_reason(opts: ConvOptions, x: Tensor, filt: Tensor) -> str | No
 
 def _accepts_conv(graph: Graph, op: Operator, bias_type: DType = DType.INT64) -> str | None:
     return check_conv_op(graph, op, Conv2DOptions, _conv_tensors16(bias_type, "OHWI", 0),
-                         _groups16_reason, INT16_LIMITS)
+                         groups_reason, INT16_LIMITS)
 
 
 def _prepare_conv(graph: Graph, op: Operator) -> KernelCall:
