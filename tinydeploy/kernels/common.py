@@ -369,6 +369,21 @@ def groups_reason(opts: ConvOptions, inp: Tensor, filt: Tensor) -> str | None:
     return None
 
 
+def depth_multiplier_reason(opts: ConvOptions, inp: Tensor, filt: Tensor) -> str | None:
+    """None when a DEPTHWISE_CONV_2D's filter is [1, H, W, C * M] for its C input channels and
+    its depth multiplier M (int8 and 16x8 alike)."""
+    assert isinstance(opts, DepthwiseConv2DOptions)
+    oc, c = filt.shape[3], inp.shape[3]
+    if filt.shape[0] != 1:
+        return f"filter '{filt.name}' has leading dimension {filt.shape[0]}, 1 required"
+    if c == 0 or oc % c:
+        return f"filter channels {oc} are not a multiple of the input channels {c}"
+    if opts.depth_multiplier != oc // c:
+        return (f"depth_multiplier {opts.depth_multiplier} does not match "
+                f"{oc} filter channels / {c} input channels")
+    return None
+
+
 def check_conv_op(graph: Graph, op: Operator, options: type[ConvOptions],
                   tensors_reason: ConvReason, shape_reason: ShapeReason,
                   limits: tuple[int, int] = (INT8_MIN, INT8_MAX)) -> str | None:

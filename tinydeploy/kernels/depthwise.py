@@ -9,34 +9,20 @@ from __future__ import annotations
 
 from tinydeploy.kernels.access import dwconv_ref_order
 from tinydeploy.kernels.common import (
-    ConvOptions,
     check_conv_op,
     check_conv_tensors,
     conv_call_s8,
+    depth_multiplier_reason,
     ref_variant,
 )
 from tinydeploy.kernels.registry import KernelCall, register
-from tinydeploy.model.ir import DepthwiseConv2DOptions, Graph, Operator, Tensor
-
-
-def _multiplier_reason(opts: ConvOptions, inp: Tensor, filt: Tensor) -> str | None:
-    """None when the filter is [1, H, W, C * M] for C input channels and the op's M."""
-    assert isinstance(opts, DepthwiseConv2DOptions)
-    oc, c = filt.shape[3], inp.shape[3]
-    if filt.shape[0] != 1:
-        return f"filter '{filt.name}' has leading dimension {filt.shape[0]}, 1 required"
-    if c == 0 or oc % c:
-        return f"filter channels {oc} are not a multiple of the input channels {c}"
-    if opts.depth_multiplier != oc // c:
-        return (f"depth_multiplier {opts.depth_multiplier} does not match "
-                f"{oc} filter channels / {c} input channels")
-    return None
+from tinydeploy.model.ir import DepthwiseConv2DOptions, Graph, Operator
 
 
 def _accepts(graph: Graph, op: Operator) -> str | None:
     return check_conv_op(graph, op, DepthwiseConv2DOptions,
                          lambda g, o: check_conv_tensors(g, o, "NHWC, 1HWC", 3),
-                         _multiplier_reason)
+                         depth_multiplier_reason)
 
 
 def _prepare(graph: Graph, op: Operator) -> KernelCall:

@@ -24,13 +24,13 @@ from tinydeploy.fixedpoint import quantize_multiplier, round_half_away
 from tinydeploy.kernels.common import (
     INT16_MAX,
     INT16_MIN,
-    ConvOptions,
     ConvReason,
     activation_range,
     check_activation,
     check_conv_op,
     conv_channels,
     conv_geometry,
+    depth_multiplier_reason,
     f32,
     groups_reason,
     int8_shifts,
@@ -189,14 +189,6 @@ def _conv_tensors16(bias_type: DType | None, layout: str, channel_axis: int) -> 
     return reason
 
 
-def _multiplier16_reason(opts: ConvOptions, x: Tensor, filt: Tensor) -> str | None:
-    assert isinstance(opts, DepthwiseConv2DOptions)
-    oc, c = filt.shape[3], x.shape[3]
-    if c == 0 or oc % c or opts.depth_multiplier != oc // c:
-        return f"filter channels {oc}, input channels {c}, multiplier {opts.depth_multiplier}"
-    return None
-
-
 def _accepts_conv(graph: Graph, op: Operator, bias_type: DType = DType.INT64) -> str | None:
     return check_conv_op(graph, op, Conv2DOptions, _conv_tensors16(bias_type, "OHWI", 0),
                          groups_reason, INT16_LIMITS)
@@ -225,7 +217,7 @@ def _prepare_conv(graph: Graph, op: Operator) -> KernelCall:
 
 def _accepts_dw(graph: Graph, op: Operator) -> str | None:
     return check_conv_op(graph, op, DepthwiseConv2DOptions,
-                         _conv_tensors16(None, "1HWC", 3), _multiplier16_reason, INT16_LIMITS)
+                         _conv_tensors16(None, "1HWC", 3), depth_multiplier_reason, INT16_LIMITS)
 
 
 def _accepts_pool(graph: Graph, op: Operator) -> str | None:
