@@ -21,9 +21,11 @@ from types import ModuleType
 import numpy as np
 import pytest
 from test_dsp_host import (
+    C1_SPECS,
     LINES_EDGE_SPECS,
     SPECS,
     build_model,
+    c1_selection,
     lines_selection,
     mismatch,
     random_specs,
@@ -212,8 +214,8 @@ def test_dscnn_end_to_end_with_dsp_kernels(tmp_path: Path) -> None:
     graph = load_tflite(model)
     result = build_firmware(model, get_board("mps2-an386"), "validate", tmp_path / "fw")
     symbols = {k.symbol for k in result.kernels}
-    assert {"td_conv2d_c1_s8_dsp", "td_dwconv2d_3x3_lines_s8_dsp", "td_fully_connected_s8_dsp"} \
-        <= symbols, symbols
+    assert {"td_conv2d_window_s8_dsp", "td_dwconv2d_3x3_lines_s8_dsp",
+            "td_fully_connected_s8_dsp"} <= symbols, symbols
     # the pointwise layers: the forward kernel or its back-to-front twin (the planner's pick)
     assert {"td_conv2d_1x1_s8_dsp", "td_conv2d_1x1_back_s8_dsp"} & symbols, symbols
     assert not {"td_conv2d_s8_ref", "td_dwconv2d_s8_ref"} & symbols
@@ -227,28 +229,39 @@ def test_dscnn_end_to_end_with_dsp_kernels(tmp_path: Path) -> None:
     assert report.bit_exact_cases == report.cases == 4, report.first_mismatch
 
 
-def test_lines_kernel_on_edge_shapes_on_cortex_m4() -> None:
-    """The 3x3 lines kernel on the shapes its cost model leaves to other kernels (the host
-    tier's LINES_EDGE_SPECS), put in place of the selected kernel: on the device it writes
-    the reference kernel's bytes, which are the oracle's."""
+def _in_place_on_device(specs: tuple, select, what: str) -> None:
+    """``specs`` with the kernel of ``select`` put in place of the selected one: on the device
+    it writes the reference kernel's bytes, which are the oracle's."""
     from dataclasses import replace
 
     bench = _bench()
     cases, models = [], {}
-    for s in LINES_EDGE_SPECS:
+    for s in specs:
         model = build_model(s)
         g = load_tflite(model)
         (case,) = bench.device_cases(g, s.id, seed=s.seed)
-        choice = lines_selection(g).choices[0]
+        choice = select(g).choices[0]
         cases.append(replace(case, dsp=choice.call, dsp_sources=tuple(
             f for f in choice.variant.sources if f.endswith(".c"))))
         models[s.id] = (model, g)
     results = bench.run_on_device(cases)
     bad = []
-    for s, case, res in zip(LINES_EDGE_SPECS, cases, results, strict=True):
+    for s, case, res in zip(specs, cases, results, strict=True):
         model, g = models[s.id]
         x = case.input.reshape(g.inputs[0].shape)
         expected = run_oracle(model, [x])[0]
         if not res.equal or not np.array_equal(res.dsp_output.reshape(expected.shape), expected):
             bad.append(s.id)
-    assert not bad, f"lines kernel differs on the device for {bad}"
+    assert not bad, f"{what} differs on the device for {bad}"
+
+
+def test_lines_kernel_on_edge_shapes_on_cortex_m4() -> None:
+    """The 3x3 lines kernel on the shapes its cost model leaves to other kernels (the host
+    tier's LINES_EDGE_SPECS), put in place of the selected kernel."""
+    _in_place_on_device(LINES_EDGE_SPECS, lines_selection, "lines kernel")
+
+
+def test_c1_kernel_on_window_shapes_on_cortex_m4() -> None:
+    """The one-channel kernel on the shapes the window kernel takes (the host tier's
+    C1_SPECS), put in place of the selected kernel."""
+    _in_place_on_device(C1_SPECS, c1_selection, "one-channel kernel")

@@ -32,29 +32,6 @@ int8_t td_gemm_out_general(int32_t acc, int32_t m, int32_t shift, int32_t out_of
     return td_gemm_clamp(td_gemm_value(acc, m, es, r, out_off, round_form), lo, hi, 0);
 }
 
-/* What td_pw_channels reads; the offsets are the assembly's. Pointers marked "end" point
- * past their last element (indexed by o in [-out_c, -1]). */
-typedef struct {
-    int8_t *d[TD_GEMM_ROWS];   /* [0..12]  end of each output row's out_c bytes */
-    const td_word_t *rows;     /* [16]     first word of the rows buffer in use */
-    const int32_t *bias;       /* [20]     end of bias[out_c] */
-    const int32_t *mult;       /* [24]     end of mult[out_c] */
-    const int8_t *shift;       /* [28]     end of shift[out_c] */
-    int32_t zp2p1;             /* [32]     2 * output_offset + 1 */
-    int32_t entry;             /* [36]     the block of four to start at: (-blocks) & 3 */
-    const int8_t *filter;      /* [40]     out_c rows of 4 * blocks bytes each, 4-byte aligned */
-    int32_t neg_out_c;         /* [44]     -out_c */
-    uint32_t entry_pc;         /* [48]     the entry block's address (set by the loop) */
-    int32_t o;                 /* [52]     the loop's channel index while lr holds weights */
-} td_pw_state_t;
-
-/* The rows buffer and, right after it, the state: the end of the rows is the state's
- * address (the depth loop's sentinel). The rows in use are the last td_rows_bytes(4, k). */
-typedef struct {
-    td_word_t rows[TD_GEMM_STACK_BYTES / 4];
-    td_pw_state_t st;
-} td_pw_frame_t;
-
 #if TD_SIMD_NATIVE && defined(__OPTIMIZE__)
 
 /* one block of four values: the weight word w widened once (into r6, r5), four rows (two
@@ -182,19 +159,17 @@ static __attribute__((noinline)) void td_pw_channels(td_pw_state_t *s)
 
 #endif
 
-void td_pw_group(const td_conv2d_params_t *p, const int8_t *const rows[TD_GEMM_ROWS],
-                 int32_t n, int8_t *dst)
+void td_pw_product(const td_conv2d_params_t *p, int32_t k, td_pw_frame_t *f, int32_t n,
+                   int8_t *dst)
 {
     static const int32_t zero_bias = 0;
-    const int32_t k = p->in_c, oc = p->out_c;
+    const int32_t oc = p->out_c;
     const int32_t blocks = td_blocks(k), full = k >> 2;
-    td_pw_frame_t f;
-    td_word_t *buf = f.rows + TD_GEMM_STACK_BYTES / 4 - 2 * TD_GEMM_ROWS * blocks;
+    const td_word_t *buf = td_pw_rows(f, k);
     int8_t *d[TD_GEMM_ROWS];
     for (int32_t j = 0; j < TD_GEMM_ROWS; ++j) {
         d[j] = dst + (j < n ? j : n - 1) * oc;
     }
-    td_extend_rows(rows, n, k, p->input_offset, buf);
     /* The assembly loop over every channel at once when the filter rows are whole words,
      * word-aligned, and there is a bias; else one channel per call, its row copied into a
      * word-aligned buffer (the partial last word padded with 0; the rows buffer's words
@@ -208,20 +183,20 @@ void td_pw_group(const td_conv2d_params_t *p, const int8_t *const rows[TD_GEMM_R
                                   p->requant_form, 0);
         return;
     }
-    f.st.rows = buf;
-    f.st.zp2p1 = 2 * p->output_offset + 1;
-    f.st.entry = -blocks & 3;
+    f->st.rows = buf;
+    f->st.zp2p1 = 2 * p->output_offset + 1;
+    f->st.entry = -blocks & 3;
     const int32_t step = whole ? oc : 1;
-    td_word_t *const wrow = f.rows;
-    f.st.neg_out_c = -step;
+    td_word_t *const wrow = f->rows;
+    f->st.neg_out_c = -step;
     for (int32_t o = 0; o < oc; o += step) {
         for (int32_t j = 0; j < TD_GEMM_ROWS; ++j) {
-            f.st.d[j] = d[j] + o + step;
+            f->st.d[j] = d[j] + o + step;
         }
-        f.st.bias = p->bias != 0 ? p->bias + o + step : &zero_bias + 1;
-        f.st.mult = p->mult + o + step;
-        f.st.shift = p->shift + o + step;
-        f.st.filter = p->filter;
+        f->st.bias = p->bias != 0 ? p->bias + o + step : &zero_bias + 1;
+        f->st.mult = p->mult + o + step;
+        f->st.shift = p->shift + o + step;
+        f->st.filter = p->filter;
         if (!whole) {
             const int8_t *row = p->filter + o * k;
             for (int32_t i = 0; i < full; ++i) {
@@ -230,8 +205,16 @@ void td_pw_group(const td_conv2d_params_t *p, const int8_t *const rows[TD_GEMM_R
             if (k & 3) {
                 wrow[full] = td_read_partial_s8(row + 4 * full, k & 3);
             }
-            f.st.filter = (const int8_t *)wrow;
+            f->st.filter = (const int8_t *)wrow;
         }
-        td_pw_channels(&f.st);
+        td_pw_channels(&f->st);
     }
+}
+
+void td_pw_group(const td_conv2d_params_t *p, const int8_t *const rows[TD_GEMM_ROWS],
+                 int32_t n, int8_t *dst)
+{
+    td_pw_frame_t f;
+    td_extend_rows(rows, n, p->in_c, p->input_offset, td_pw_rows(&f, p->in_c));
+    td_pw_product(p, p->in_c, &f, n, dst);
 }

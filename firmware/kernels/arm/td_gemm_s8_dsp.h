@@ -285,6 +285,42 @@ static inline void td_next_pixel(const td_conv2d_params_t *p, int32_t *b, int32_
     }
 }
 
+/* What td_pw_channels reads; the offsets are the assembly's. Pointers marked "end" point
+ * past their last element (indexed by o in [-out_c, -1]). */
+typedef struct {
+    int8_t *d[TD_GEMM_ROWS];   /* [0..12]  end of each output row's out_c bytes */
+    const td_word_t *rows;     /* [16]     first word of the rows buffer in use */
+    const int32_t *bias;       /* [20]     end of bias[out_c] */
+    const int32_t *mult;       /* [24]     end of mult[out_c] */
+    const int8_t *shift;       /* [28]     end of shift[out_c] */
+    int32_t zp2p1;             /* [32]     2 * output_offset + 1 */
+    int32_t entry;             /* [36]     the block of four to start at: (-blocks) & 3 */
+    const int8_t *filter;      /* [40]     out_c rows of 4 * blocks bytes each, 4-byte aligned */
+    int32_t neg_out_c;         /* [44]     -out_c */
+    uint32_t entry_pc;         /* [48]     the entry block's address (set by the loop) */
+    int32_t o;                 /* [52]     the loop's channel index while lr holds weights */
+} td_pw_state_t;
+
+/* The rows buffer and, right after it, the state: the end of the rows is the state's
+ * address (the depth loop's sentinel). The rows in use are the last td_rows_bytes(4, k). */
+typedef struct {
+    td_word_t rows[TD_GEMM_STACK_BYTES / 4];
+    td_pw_state_t st;
+} td_pw_frame_t;
+
+/* The widened rows of depth k in a frame: the last td_rows_bytes(TD_GEMM_ROWS, k) bytes of
+ * its rows buffer (so they end at the state, the channel loop's sentinel). */
+static inline td_word_t *td_pw_rows(td_pw_frame_t *f, int32_t k)
+{
+    return f->rows + TD_GEMM_STACK_BYTES / 4 - 2 * TD_GEMM_ROWS * td_blocks(k);
+}
+
+/* The outputs of the widened rows in f (td_pw_rows(f, k), k <= TD_GEMM_STACK_DEPTH values
+ * each, the rows n.. repeating row n-1) multiplied with every filter row of p (depth k) to
+ * dst + j * out_c for the rows j < n (td_gemm_s8_dsp.c). */
+void td_pw_product(const td_conv2d_params_t *p, int32_t k, td_pw_frame_t *f, int32_t n,
+                   int8_t *dst);
+
 /* The outputs of a group of n (1..TD_GEMM_ROWS) input pixels rows[0..n-1] of a pointwise
  * layer (in_c <= TD_GEMM_STACK_DEPTH) to dst + j * out_c: the rows widened into the rows
  * buffer in this function's frame, then multiplied with every filter row (td_gemm_s8_dsp.c).
