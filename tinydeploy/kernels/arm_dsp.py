@@ -145,8 +145,8 @@ def fold_bias(filter_rows: np.ndarray, bias: np.ndarray | None, input_offset: in
 # Kernels whose C signature takes a scratch pointer even for calls that need no scratch
 # (td_conv2d_s8_dsp keeps small work in its frame): codegen passes a null pointer then.
 SCRATCH_ARG_ALWAYS = frozenset({"td_conv2d_s8_dsp"})
-GEMM_ROWS = 4          # twin of TD_GEMM_ROWS: input rows (pixels) per filter-row pass
-GEMM_ROWS_IM2COL = 4   # twin of TD_GEMM_ROWS as td_conv2d_s8_dsp uses it
+GEMM_ROWS = 6          # twin of TD_GEMM_ROWS: input rows (pixels) per filter-row pass
+GEMM_ROWS_IM2COL = 6   # twin of TD_GEMM_ROWS as td_conv2d_s8_dsp uses it
 
 
 def rows_bytes(depth: int, rows: int = GEMM_ROWS) -> int:

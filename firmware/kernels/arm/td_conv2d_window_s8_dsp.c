@@ -5,11 +5,11 @@
  * filter_w * in_c fits the pointwise rows buffer (k <= TD_GEMM_STACK_DEPTH); any stride,
  * dilation and padding. Bit-exact with td_conv2d_s8_ref. No scratch.
  *
- * Output pixels are taken TD_GEMM_ROWS (4) at a time in flat (batch, y, x) order, as by the
+ * Output pixels are taken TD_GEMM_ROWS (6) at a time in flat (batch, y, x) order, as by the
  * pointwise kernels: each pixel's receptive field is widened with the input offset straight
  * from the input into one row of the rows buffer of a td_pw_frame_t in this kernel's frame
  * (no im2col copy), and the group is multiplied with every int8 filter row by td_pw_product
- * (td_gemm_s8_dsp.c: the assembly channel loop, 12.5 instructions per 16 multiply-accumulates
+ * (td_gemm_s8_dsp.c: the assembly channel loop, 18 instructions per 24 multiply-accumulates
  * under the host-proven rounding form). A kernel row inside the image is one td_widen_row
  * (LDR, SXTAB16, SXTAB16 ROR #8, STRD per block); a row outside it is stored as 0, what the
  * reference's skipped taps contribute; a block across the left or right border is one LDR of
