@@ -188,25 +188,24 @@ PW_STACK_DEPTH = 64
 GEMM_STACK_BYTES = GEMM_ROWS * 8 * PW_STACK_DEPTH // 4   # twin of TD_GEMM_STACK_BYTES
 
 
-# td_conv2d_s8_dsp's 1x1 path (pointwise layers deeper than PW_STACK_DEPTH): the C four-row
-# product (td_rows_times_filter), instructions per MAC measured on the DS-CNN-shaped layer.
-POINTWISE_C_PER_MAC = 1.33
+# td_conv2d_s8_dsp's 1x1 path (pointwise layers deeper than PW_STACK_DEPTH): the C six-row
+# product (td_rows_times_filter), instructions per MAC and per output, fitted on VWW's
+# 24x24x16 -> 32 (623,600) and 6x6x128 -> 128 (662,360) layers.
+POINTWISE_C_COST = (0.98, 18.0)
 
 
 def pointwise_instructions(call: KernelCall, depth: int | None = None,
                            widen_per_block: float = 6.0) -> int:
     """The cost model of td_pw_product (td_conv2d_1x1_s8_dsp, its back twin, and
-    td_conv2d_s8_dsp when its work fits the frame), fitted to QEMU icount runs (mps2-an386,
-    -O2) of the golden pointwise specs and the DS-CNN layers (538,160 measured back to front,
-    538,840 front to back, 538,924 estimated). Under the branch-free requantization over all
-    of int8 (the assembly channel loop), per group of four pixels and output channel: 44 +
-    12.5 per block of four values (13 less one LDR per pair of blocks) + 2 per four blocks
-    (+ 2 for an odd count); ~60 + 3 per block more when the loop runs one channel per call (a
-    depth that is not a multiple of 4, no bias); per group ``widen_per_block`` per block and
-    row widened (6 from a pixel; a receptive field costs more) and ~320 around; ~300 per
-    call. Otherwise the C product with the requantization per output through
-    td_gemm_out_general: ~1 per MAC and ~60 per output. ``depth``: the dot-product depth
-    (default: in_c, a 1x1 filter)."""
+    td_conv2d_window_s8_dsp), fitted to QEMU icount runs (mps2-an386, -O2) of the DS-CNN's
+    layers (pointwise: 492,920 measured, 492,936 estimated; the first layer: 360,160 and
+    360,154). Under the branch-free requantization over all of int8 (the assembly channel
+    loop), per group of six pixels and output channel: 64 + 18 per block of four values; ~60 +
+    3 per block more when the loop runs one channel per call (a depth that is not a multiple
+    of 4, no bias); per group ``widen_per_block`` per block and row widened (6 from a pixel; a
+    receptive field costs more) and ~356 around; ~300 per call. Otherwise the C product with
+    the requantization per output through td_gemm_out_general: ~1 per MAC and ~60 per
+    output. ``depth``: the dot-product depth (default: in_c, a 1x1 filter)."""
     pixels = 1
     for k in ("batches", "out_h", "out_w"):
         pixels *= int(call.param(k))
@@ -219,11 +218,11 @@ def pointwise_instructions(call: KernelCall, depth: int | None = None,
             and int(call.param("act_max")) == 127)
     if not fast:
         return pixels * oc * (depth + 60) + 300
-    per_channel = 44 + 13 * blocks - blocks // 2 + 2 * ((blocks + 3) // 4) + 2 * (blocks & 1)
+    per_channel = 64 + 18 * blocks
     if depth % 4 != 0 or not bias:
         per_channel += 60 + 3 * blocks
     widen = int(round(GEMM_ROWS * widen_per_block * blocks))
-    return groups * (oc * per_channel + widen + 320) + 300
+    return groups * (oc * per_channel + widen + 356) + 300
 
 
 def _conv_1x1_prepare(graph: Graph, op: Operator) -> KernelCall:
@@ -251,10 +250,12 @@ def _conv_prepare(graph: Graph, op: Operator) -> KernelCall:
     pointwise = (fh, fw) == (1, 1) and call.param("pad_h") == 0 and call.param("pad_w") == 0
     dsp = as_dsp_gemm_call(call, "td_conv2d_s8_dsp", fh * fw * c,
                            conv_scratch_bytes(fh, fw, c, pointwise))
-    if pointwise:   # no im2col: the C four-row product's rate
-        macs = int(dsp.const("filter").values.size) * int(call.param("batches")) \
-            * int(call.param("out_h")) * int(call.param("out_w"))
-        dsp = replace(dsp, instructions=int(round(macs * POINTWISE_C_PER_MAC)))
+    if pointwise:   # no im2col: the C six-row product's rate
+        pixels = int(call.param("batches")) * int(call.param("out_h")) * int(call.param("out_w"))
+        per_mac, per_out = POINTWISE_C_COST
+        dsp = replace(dsp, instructions=int(round(
+            pixels * (int(dsp.const("filter").values.size) * per_mac
+                      + int(call.param("out_c")) * per_out))))
     return dsp
 
 
@@ -303,7 +304,7 @@ def conv_window_accepts(graph: Graph, op: Operator) -> str | None:
 
 # td_conv2d_window_s8_dsp widening a receptive field into the rows buffer: instructions per
 # block of four values and row, fitted on the DS-CNN's first layer (10x4 on 49x10x1)
-WIDEN_WINDOW_PER_BLOCK = 20.5
+WIDEN_WINDOW_PER_BLOCK = 19.4
 
 
 def _conv_window_prepare(graph: Graph, op: Operator) -> KernelCall:

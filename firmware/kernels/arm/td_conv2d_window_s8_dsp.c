@@ -51,26 +51,6 @@ static inline void td_zero_blocks(td_word_t **dst, int32_t n)
     *dst = d;
 }
 
-/* The block of a window row across the left or right border of its image row (image_row
- * >= 4 bytes, no dilation) whose first byte is s in the row, as four bytes: one LDR of the
- * row's first or last four bytes, shifted into place, the lanes outside the row from padw
- * (the input zero point in every byte). */
-static uint32_t td_border_block(const int8_t *row, int32_t s, int32_t image_row, uint32_t padw)
-{
-    if (s >= 0 && s + 4 <= image_row) {
-        return (uint32_t)td_read_s8x4(row + s);
-    }
-    if (s + 4 <= 0 || s >= image_row) {
-        return padw;
-    }
-    if (s < 0) {   /* the row's first 4 - (-s) bytes in the high lanes */
-        const int32_t sh = 8 * -s;
-        return ((uint32_t)td_read_s8x4(row) << sh) | (padw >> (32 - sh));
-    }
-    const int32_t sh = 8 * (image_row - s);   /* its last image_row - s bytes, low lanes */
-    return ((uint32_t)td_read_s8x4(row + image_row - 4) >> (32 - sh)) | (padw << sh);
-}
-
 /* The block of a window row whose first value is value i of the row (taps ix0 + kx * dw,
  * tap-by-tap: a dilated row, or an image row narrower than four bytes). */
 static uint32_t td_gathered_block(const td_conv2d_params_t *p, const int8_t *row, int32_t ix0,
@@ -91,7 +71,7 @@ static uint32_t td_gathered_block(const td_conv2d_params_t *p, const int8_t *row
  * batch) widened with the input offset (off2 in both lanes) into one row of the rows buffer
  * whose first block is at dst: the kernel rows outside the image as 0 (what the reference's
  * skipped taps contribute), those inside it by td_widen_row when the window row lies inside
- * the image row, else a block at a time. */
+ * the image row, one block across a border by shifts of one LDR, else tap by tap. */
 static __attribute__((noinline)) void td_widen_window(const td_conv2d_params_t *p,
                                                       const int8_t *image, int32_t iy0,
                                                       int32_t ix0, td_word_t *dst,
@@ -142,8 +122,7 @@ static __attribute__((noinline)) void td_widen_window(const td_conv2d_params_t *
         }
         for (int32_t ky = lo; ky < hi; ++ky, row += step) {
             for (int32_t i = 0; i < row_bytes; i += 4, dst += 2 * TD_GEMM_ROWS) {
-                const uint32_t v = contiguous ? td_border_block(row, s0 + i, image_row, padw)
-                                              : td_gathered_block(p, row, ix0, i, padw);
+                const uint32_t v = td_gathered_block(p, row, ix0, i, padw);
                 dst[0] = td_sxtab16(off2, (int32_t)v);
                 dst[1] = td_sxtab16_ror8(off2, (int32_t)v);
             }

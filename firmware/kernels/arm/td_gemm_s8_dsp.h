@@ -223,35 +223,44 @@ td_rows_times_filter_body(const td_word_t *buf, const int8_t *filter, int32_t k,
 {
     const int32_t full = k >> 2, tail = k & 3;
     const int32_t zp2p1 = 2 * out_off + 1;
+    int8_t *d0 = d[0], *d1 = d[1], *d2 = d[2], *d3 = d[3], *d4 = d[4], *d5 = d[5];
     const int8_t *w = filter;
-    const td_word_t *x_tail = buf + 2 * TD_GEMM_ROWS * full;
+    const td_word_t *x = buf + 2 * TD_GEMM_ROWS * full;   /* the partial block */
     for (int32_t o = 0; o < out_c; ++o) {
         const int32_t b = bias != 0 ? bias[o] : 0;
-        int32_t a[TD_GEMM_ROWS];
-        for (int32_t j = 0; j < TD_GEMM_ROWS; ++j) {
-            a[j] = b;
-        }
+        int32_t a[TD_GEMM_ROWS] = {b, b, b, b, b, b};
         if (full > 0) {
             td_dot_rows(buf, &w, full, a);
         }
+        int32_t a0 = a[0], a1 = a[1], a2 = a[2], a3 = a[3], a4 = a[4], a5 = a[5];
         if (tail) {
             const int32_t wv = td_read_partial_s8(w, tail);
             w += tail;
             const int32_t we = td_sxtb16(wv), wo = td_sxtb16_ror8(wv);
-            for (int32_t j = 0; j < TD_GEMM_ROWS; ++j) {
-                a[j] = td_smlad(x_tail[2 * j + 1], wo, td_smlad(x_tail[2 * j], we, a[j]));
-            }
+            a0 = td_smlad(x[1], wo, td_smlad(x[0], we, a0));
+            a1 = td_smlad(x[3], wo, td_smlad(x[2], we, a1));
+            a2 = td_smlad(x[5], wo, td_smlad(x[4], we, a2));
+            a3 = td_smlad(x[7], wo, td_smlad(x[6], we, a3));
+            a4 = td_smlad(x[9], wo, td_smlad(x[8], we, a4));
+            a5 = td_smlad(x[11], wo, td_smlad(x[10], we, a5));
         }
         const int32_t m = mult[o];
         if (fast) {
             const int32_t e = -shift[o], r = td_requant_rnd(zp2p1, e);
-            for (int32_t j = TD_GEMM_ROWS - 1; j >= 0; --j) {
-                d[j][o] = (int8_t)td_ssat8(td_requant_round_form(a[j], m, e, r));
-            }
+#define TD_GEMM_OUT(dj, aj) (dj)[o] = (int8_t)td_ssat8(td_requant_round_form((aj), m, e, r))
+            TD_GEMM_OUT(d5, a5);
+            TD_GEMM_OUT(d4, a4);
+            TD_GEMM_OUT(d3, a3);
+            TD_GEMM_OUT(d2, a2);
+            TD_GEMM_OUT(d1, a1);
+            TD_GEMM_OUT(d0, a0);
+#undef TD_GEMM_OUT
         } else {
+            /* a call per output anyway: a loop (smaller code) */
             const int32_t sh = shift[o];
+            const int32_t v[TD_GEMM_ROWS] = {a0, a1, a2, a3, a4, a5};
             for (int32_t j = TD_GEMM_ROWS - 1; j >= 0; --j) {
-                d[j][o] = td_gemm_out_general(a[j], m, sh, out_off, lo, hi, round_form);
+                d[j][o] = td_gemm_out_general(v[j], m, sh, out_off, lo, hi, round_form);
             }
         }
     }
