@@ -12,10 +12,10 @@
  * (td_gemm_s8_dsp.c: the assembly channel loop, 18 instructions per 24 multiply-accumulates
  * under the host-proven rounding form). A kernel row inside the image is one td_widen_row
  * (LDR, SXTAB16, SXTAB16 ROR #8, STRD per block); a row outside it is stored as 0, what the
- * reference's skipped taps contribute; a block across the left or right border is one LDR of
- * the row's first or last four bytes, shifted into place with the input zero point (which
- * widens to 0) in the lanes outside. Taps of a dilated row, or rows narrower than four
- * bytes, are gathered one by one. A group's input is read entirely before any of its outputs
+ * reference's skipped taps contribute; a one-block row (four taps of one channel) across the
+ * left or right border is one LDR of the image row's first or last four bytes, shifted into
+ * place with the input zero point (which widens to 0) in the lanes outside. Other rows across
+ * a border, dilated rows and image rows narrower than four bytes are gathered tap by tap. A group's input is read entirely before any of its outputs
  * is written (tinydeploy/kernels/access.py: conv_rows_order).
  *
  * Parameters: td_conv2d_params_t as for td_conv2d_s8_ref with filter_c = in_c (no groups),
