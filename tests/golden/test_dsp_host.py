@@ -251,7 +251,7 @@ SPECS: tuple[Spec, ...] = (
     # the window kernel: blocks across a border of two-channel taps, whole-pad blocks of a
     # four-channel row, the deepest window (64), batches with stride 2, a dilated row and
     # image rows narrower than a block (tap by tap), no bias (one channel per call), a
-    # clamped activation and positive shifts (the C product)
+    # clamped activation (the C product), saturating outputs
     Spec("cw_c2_borders", "conv", (1, 7, 6, 2), 5, k=(3, 2), zp=(-128, 3), expect=CW),
     Spec("cw_c4_3x3", "conv", (1, 6, 5, 4), 7, k=(3, 3), zp=(9, -9), expect=CW),
     Spec("cw_c4_w1", "conv", (1, 4, 1, 4), 3, k=(3, 3), zp=(-70, 2), expect=CW),
@@ -267,6 +267,8 @@ SPECS: tuple[Spec, ...] = (
     Spec("cw_relu6", "conv", (1, 9, 8, 1), 8, k=(4, 4), act=Activation.RELU6, zp=(-3, -100),
          expect=CW),
     Spec("cw_exact_w4", "conv", (1, 5, 4, 1), 3, k=(3, 4), zp=(100, 1), expect=CW),
+    Spec("cw_saturating", "conv", (1, 6, 5, 4), 6, k=(2, 3), zp=(-128, 0), out_scale=0.004,
+         expect=CW),
     Spec("cv_3x3_c3", "conv", (1, 7, 7, 3), 5, k=(3, 3), zp=(-128, 3), expect=CG),
     Spec("cv_3x3_valid", "conv", (1, 6, 5, 6), 4, k=(3, 3), padding=Padding.VALID,
          zp=(127, -20), expect=CG),

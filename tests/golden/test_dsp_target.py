@@ -199,6 +199,26 @@ def test_pointwise_kernels_with_overlapping_buffers(tmp_path: Path) -> None:
     check_overlapped(cases, tmp_path, ("pw_dscnn",), target=lambda _: _bench().M4_TARGET)
 
 
+def test_window_kernel_with_overlapping_buffers(tmp_path: Path) -> None:
+    """In-place execution of the window kernel (td_conv2d_window_s8_dsp) on the Cortex-M4:
+    its output overlapping its input at the tightest lead and trail its declared access order
+    (conv_rows_order: a group's receptive fields are read before its outputs are written)
+    tolerates, on the planner's grid and at a random safe shift, gives the oracle's bytes; the
+    unsafe shift 16 bytes inside the lead changes the results of two of them (so the check can
+    fail)."""
+    from test_mve_target import check_overlapped, overlap_cases
+
+    from tinydeploy.boards import get_board
+
+    rng = np.random.default_rng(17)
+    specs = [s for s in SPECS if s.expect == "td_conv2d_window_s8_dsp"]
+    cases = [c for s in specs for c in overlap_cases(s, rng, get_board("mps2-an386"))]
+    assert {c.call.symbol for c in cases} == {"td_conv2d_window_s8_dsp"}
+    assert any(not c.safe for c in cases)
+    check_overlapped(cases, tmp_path, ("cw_c4_3x3", "c1_bigbias"),
+                     target=lambda _: _bench().M4_TARGET)
+
+
 def test_dscnn_end_to_end_with_dsp_kernels(tmp_path: Path) -> None:
     """DS-CNN built by `tinydeploy build` (default: --optimize balanced) for mps2-an386 uses
     the dsp kernels for every convolution, depthwise and the classifier, with no larger an
