@@ -37,7 +37,7 @@
  * need more registers than an inline-assembly loop can take. */
 #define TD_GEMM_ROWS 6
 /* bytes of the rows buffer per block of four values (the widening's store step) */
-#define TD_GEMM_BLOCK_BYTES 48
+#define TD_GEMM_BLOCK_BYTES (8 * TD_GEMM_ROWS)
 
 /* The pointwise kernels keep their rows buffer in td_pw_group's stack frame, a fixed
  * TD_GEMM_STACK_BYTES (measured by -fstack-usage like any frame), so the arena holds no
