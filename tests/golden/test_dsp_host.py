@@ -24,7 +24,7 @@ import pytest
 
 from tinydeploy.boards import get_board
 from tinydeploy.kernels import arm_dsp
-from tinydeploy.kernels.registry import Selection, select_kernels
+from tinydeploy.kernels.registry import KernelVariant, Selection, select_kernels
 from tinydeploy.model.ir import (
     Activation,
     Conv2DOptions,
@@ -143,6 +143,7 @@ def input_sets(graph: Graph, seed: int) -> list[tuple[str, np.ndarray]]:
 C1 = "td_conv2d_1x1_s8_dsp"
 CG = "td_conv2d_s8_dsp"
 CC1 = "td_conv2d_c1_s8_dsp"
+CW = "td_conv2d_window_s8_dsp"
 DW = "td_dwconv2d_3x3_s8_dsp"
 DWL = "td_dwconv2d_3x3_lines_s8_dsp"
 DWG = "td_dwconv2d_s8_dsp"
@@ -152,8 +153,11 @@ GAP = "td_avgpool2d_global_s8_dsp"
 
 
 def conv_symbol(in_c: int, k: tuple[int, int], dilation_w: int) -> str:
-    """The CONV_2D kernel the dsp board must get (any shape but 1x1): one input channel and
-    four taps wide the scratch-free one-channel kernel, else the im2col one."""
+    """The CONV_2D kernel the dsp board must get (any shape but 1x1): kernel rows of whole
+    blocks of four values and a depth of at most 64 the window kernel; else one input channel
+    and four taps wide the one-channel kernel; else the im2col one."""
+    if (k[1] * in_c) % 4 == 0 and k[0] * k[1] * in_c <= arm_dsp.PW_STACK_DEPTH:
+        return CW
     return CC1 if in_c == 1 and k[1] == 4 and dilation_w == 1 else CG
 
 
@@ -224,35 +228,58 @@ SPECS: tuple[Spec, ...] = (
     Spec("pw_nobias_k64", "conv", (1, 3, 3, 64), 4, zp=(-20, 0), bias=False, expect=C1),
     # general CONV_2D (im2col): DS-CNN's first layer, odd sizes, padding, dilation
     Spec("cv_dscnn0", "conv", (1, 49, 10, 1), 64, k=(10, 4), stride=(2, 2), zp=(-2, -128),
-         act=Activation.RELU, expect=CC1),
-    # one input channel, four taps wide (no im2col): borders on every side, strides larger
-    # than the kernel, vertical dilation, odd channel counts, every requantization path
+         act=Activation.RELU, expect=CW),
+    # one input channel, four taps wide (the window kernel; the one-channel kernel for
+    # taller filters, and in place of the window kernel in C1_SPECS below): borders on every
+    # side, strides larger than the kernel, vertical dilation, odd channel counts, every
+    # requantization path
     Spec("c1_odd_oc_valid", "conv", (1, 9, 7, 1), 7, k=(3, 4), padding=Padding.VALID,
-         zp=(127, -3), expect=CC1),
+         zp=(127, -3), expect=CW),
     Spec("c1_stride_gt_k", "conv", (2, 13, 11, 1), 5, k=(2, 4), stride=(5, 6), zp=(-128, 9),
-         act=Activation.RELU6, expect=CC1),
+         act=Activation.RELU6, expect=CW),
     Spec("c1_dilated_h", "conv", (1, 12, 5, 1), 9, k=(3, 4), dilation=(3, 1), zp=(31, 0),
-         expect=CC1),
-    Spec("c1_narrow_pad", "conv", (1, 4, 4, 1), 4, k=(6, 4), zp=(-7, 1), expect=CC1),
+         expect=CW),
+    Spec("c1_narrow_pad", "conv", (1, 4, 4, 1), 4, k=(6, 4), zp=(-7, 1), expect=CW),
     Spec("c1_w2_tall", "conv", (1, 40, 2, 1), 6, k=(19, 4), stride=(2, 1), zp=(-100, 2),
          expect=CC1),
     Spec("c1_oc1_stride1", "conv", (1, 6, 9, 1), 1, k=(1, 4), zp=(0, 127), bias=False,
-         expect=CC1),
+         expect=CW),
     Spec("c1_shift_pos", "conv", (1, 7, 6, 1), 6, k=(2, 4), zp=(5, -5), out_scale=0.00001,
-         octaves=1, expect=CC1),
+         octaves=1, expect=CW),
     Spec("c1_bigbias", "conv", (1, 8, 8, 1), 12, k=(4, 4), stride=(1, 3), zp=(-128, 0),
-         bias_scale=1 << 24, octaves=12, expect=CC1),
+         bias_scale=1 << 24, octaves=12, expect=CW),
+    # the window kernel: blocks across a border of two-channel taps, whole-pad blocks of a
+    # four-channel row, the deepest window (64), batches with stride 2, a dilated row and
+    # image rows narrower than a block (tap by tap), no bias (one channel per call), a
+    # clamped activation (the C product), saturating outputs
+    Spec("cw_c2_borders", "conv", (1, 7, 6, 2), 5, k=(3, 2), zp=(-128, 3), expect=CW),
+    Spec("cw_c4_3x3", "conv", (1, 6, 5, 4), 7, k=(3, 3), zp=(9, -9), expect=CW),
+    Spec("cw_c4_w1", "conv", (1, 4, 1, 4), 3, k=(3, 3), zp=(-70, 2), expect=CW),
+    Spec("cw_k64", "conv", (1, 5, 6, 4), 9, k=(4, 4), zp=(-1, 0), expect=CW),
+    Spec("cw_c8_s2_b2", "conv", (2, 7, 7, 8), 6, k=(2, 2), stride=(2, 2), zp=(127, -128),
+         expect=CW),
+    Spec("cw_dilated_w", "conv", (1, 8, 9, 1), 4, k=(2, 4), dilation=(1, 2), zp=(-5, 5),
+         expect=CW),
+    Spec("cw_narrow_row", "conv", (1, 5, 1, 2), 3, k=(3, 2), zp=(20, -1), expect=CW),
+    Spec("cw_w2_c1", "conv", (1, 3, 2, 1), 5, k=(2, 4), zp=(-128, 0), expect=CW),
+    Spec("cw_nobias", "conv", (1, 6, 6, 1), 3, k=(5, 4), stride=(1, 2), bias=False,
+         zp=(13, 0), expect=CW),
+    Spec("cw_relu6", "conv", (1, 9, 8, 1), 8, k=(4, 4), act=Activation.RELU6, zp=(-3, -100),
+         expect=CW),
+    Spec("cw_exact_w4", "conv", (1, 5, 4, 1), 3, k=(3, 4), zp=(100, 1), expect=CW),
+    Spec("cw_saturating", "conv", (1, 6, 5, 4), 6, k=(2, 3), zp=(-128, 0), out_scale=0.004,
+         expect=CW),
     Spec("cv_3x3_c3", "conv", (1, 7, 7, 3), 5, k=(3, 3), zp=(-128, 3), expect=CG),
     Spec("cv_3x3_valid", "conv", (1, 6, 5, 6), 4, k=(3, 3), padding=Padding.VALID,
          zp=(127, -20), expect=CG),
-    Spec("cv_even_same", "conv", (1, 6, 7, 2), 3, k=(2, 4), zp=(40, 1), expect=CG),
+    Spec("cv_even_same", "conv", (1, 6, 7, 2), 3, k=(2, 4), zp=(40, 1), expect=CW),
     Spec("cv_stride_gt_k", "conv", (1, 9, 9, 5), 2, k=(2, 2), stride=(3, 3), zp=(-1, 0),
          expect=CG),
     Spec("cv_dilated", "conv", (1, 8, 9, 3), 3, k=(3, 3), dilation=(2, 2), zp=(-128, 5),
          expect=CG),
     Spec("cv_dilated_valid", "conv", (1, 9, 8, 2), 5, k=(3, 2), dilation=(2, 3),
-         padding=Padding.VALID, expect=CG),
-    Spec("cv_1xn", "conv", (1, 1, 12, 4), 7, k=(1, 5), zp=(9, 9), expect=CG),
+         padding=Padding.VALID, expect=CW),
+    Spec("cv_1xn", "conv", (1, 1, 12, 4), 7, k=(1, 5), zp=(9, 9), expect=CW),
     Spec("cv_batch2_relu6", "conv", (2, 5, 4, 3), 6, k=(3, 3), stride=(2, 1),
          act=Activation.RELU6, zp=(-60, -30), expect=CG),
     Spec("cv_nobias", "conv", (1, 4, 4, 8), 3, k=(3, 3), bias=False, zp=(100, 0),
@@ -632,12 +659,15 @@ LINES_EDGE_SPECS: tuple[Spec, ...] = (
     "dw3_zp_lo", "dw3_relu6_c16", "dw3_row", "dw3_saturating", "dw_smallbias"))
 
 
-def lines_selection(g: Graph) -> Selection:
-    """The dsp board's selection of the one-op ``g`` with the lines kernel in its place."""
-    sel = select_kernels(g, DSP_BOARD)
-    v = arm_dsp.DWCONV2D_3X3_LINES_S8_DSP
-    c = sel.choices[0]
-    return Selection((replace(c, variant=v, call=v.prepare(g, g.operators[0])),))
+def in_place_of_selected(v: KernelVariant) -> Callable[[Graph], Selection]:
+    """The dsp board's selection of a one-op graph with ``v`` in the selected kernel's place."""
+    def select(g: Graph) -> Selection:
+        c = select_kernels(g, DSP_BOARD).choices[0]
+        return Selection((replace(c, variant=v, call=v.prepare(g, g.operators[0])),))
+    return select
+
+
+lines_selection = in_place_of_selected(arm_dsp.DWCONV2D_3X3_LINES_S8_DSP)
 
 
 def test_lines_kernel_on_edge_shapes_matches_oracle(harness_cache: Path) -> None:
@@ -662,3 +692,20 @@ def test_lines_kernel_where_its_cost_model_is_lower() -> None:
         assert (why is None) == (want == DWL), (shape, why)
         if why is not None:
             assert "the unrolled kernel's" in why, why
+
+
+# ---- the one-channel kernel on the shapes the window kernel now takes -----------------------
+
+# the declared one-input-channel, four-taps-wide specs (and the DS-CNN's first layer), run with
+# the one-channel kernel put in place of the selected (window) kernel
+C1_SPECS: tuple[Spec, ...] = tuple(s for s in SPECS if s.id == "cv_dscnn0"
+                                   or s.id.startswith("c1_"))
+c1_selection = in_place_of_selected(arm_dsp.CONV2D_C1_S8_DSP)
+
+
+def test_c1_kernel_in_place_matches_oracle(harness_cache: Path) -> None:
+    for s in C1_SPECS:
+        g = load_tflite(build_model(s))
+        assert arm_dsp.CONV2D_C1_S8_DSP.accepts(g, g.operators[0]) is None, s.id
+    assert len(C1_SPECS) >= 9
+    check_specs(list(C1_SPECS), c1_selection)

@@ -21,9 +21,11 @@ from types import ModuleType
 import numpy as np
 import pytest
 from test_dsp_host import (
+    C1_SPECS,
     LINES_EDGE_SPECS,
     SPECS,
     build_model,
+    c1_selection,
     lines_selection,
     mismatch,
     random_specs,
@@ -197,6 +199,26 @@ def test_pointwise_kernels_with_overlapping_buffers(tmp_path: Path) -> None:
     check_overlapped(cases, tmp_path, ("pw_dscnn",), target=lambda _: _bench().M4_TARGET)
 
 
+def test_window_kernel_with_overlapping_buffers(tmp_path: Path) -> None:
+    """In-place execution of the window kernel (td_conv2d_window_s8_dsp) on the Cortex-M4:
+    its output overlapping its input at the tightest lead and trail its declared access order
+    (conv_rows_order: a group's receptive fields are read before its outputs are written)
+    tolerates, on the planner's grid and at a random safe shift, gives the oracle's bytes; the
+    unsafe shift 16 bytes inside the lead changes the results of two of them (so the check can
+    fail)."""
+    from test_mve_target import check_overlapped, overlap_cases
+
+    from tinydeploy.boards import get_board
+
+    rng = np.random.default_rng(17)
+    specs = [s for s in SPECS if s.expect == "td_conv2d_window_s8_dsp"]
+    cases = [c for s in specs for c in overlap_cases(s, rng, get_board("mps2-an386"))]
+    assert {c.call.symbol for c in cases} == {"td_conv2d_window_s8_dsp"}
+    assert any(not c.safe for c in cases)
+    check_overlapped(cases, tmp_path, ("cw_c4_3x3", "c1_bigbias"),
+                     target=lambda _: _bench().M4_TARGET)
+
+
 def test_dscnn_end_to_end_with_dsp_kernels(tmp_path: Path) -> None:
     """DS-CNN built by `tinydeploy build` (default: --optimize balanced) for mps2-an386 uses
     the dsp kernels for every convolution, depthwise and the classifier, with no larger an
@@ -212,8 +234,8 @@ def test_dscnn_end_to_end_with_dsp_kernels(tmp_path: Path) -> None:
     graph = load_tflite(model)
     result = build_firmware(model, get_board("mps2-an386"), "validate", tmp_path / "fw")
     symbols = {k.symbol for k in result.kernels}
-    assert {"td_conv2d_c1_s8_dsp", "td_dwconv2d_3x3_lines_s8_dsp", "td_fully_connected_s8_dsp"} \
-        <= symbols, symbols
+    assert {"td_conv2d_window_s8_dsp", "td_dwconv2d_3x3_lines_s8_dsp",
+            "td_fully_connected_s8_dsp"} <= symbols, symbols
     # the pointwise layers: the forward kernel or its back-to-front twin (the planner's pick)
     assert {"td_conv2d_1x1_s8_dsp", "td_conv2d_1x1_back_s8_dsp"} & symbols, symbols
     assert not {"td_conv2d_s8_ref", "td_dwconv2d_s8_ref"} & symbols
@@ -227,28 +249,39 @@ def test_dscnn_end_to_end_with_dsp_kernels(tmp_path: Path) -> None:
     assert report.bit_exact_cases == report.cases == 4, report.first_mismatch
 
 
-def test_lines_kernel_on_edge_shapes_on_cortex_m4() -> None:
-    """The 3x3 lines kernel on the shapes its cost model leaves to other kernels (the host
-    tier's LINES_EDGE_SPECS), put in place of the selected kernel: on the device it writes
-    the reference kernel's bytes, which are the oracle's."""
+def _in_place_on_device(specs: tuple, select, what: str) -> None:
+    """``specs`` with the kernel of ``select`` put in place of the selected one: on the device
+    it writes the reference kernel's bytes, which are the oracle's."""
     from dataclasses import replace
 
     bench = _bench()
     cases, models = [], {}
-    for s in LINES_EDGE_SPECS:
+    for s in specs:
         model = build_model(s)
         g = load_tflite(model)
         (case,) = bench.device_cases(g, s.id, seed=s.seed)
-        choice = lines_selection(g).choices[0]
+        choice = select(g).choices[0]
         cases.append(replace(case, dsp=choice.call, dsp_sources=tuple(
             f for f in choice.variant.sources if f.endswith(".c"))))
         models[s.id] = (model, g)
     results = bench.run_on_device(cases)
     bad = []
-    for s, case, res in zip(LINES_EDGE_SPECS, cases, results, strict=True):
+    for s, case, res in zip(specs, cases, results, strict=True):
         model, g = models[s.id]
         x = case.input.reshape(g.inputs[0].shape)
         expected = run_oracle(model, [x])[0]
         if not res.equal or not np.array_equal(res.dsp_output.reshape(expected.shape), expected):
             bad.append(s.id)
-    assert not bad, f"lines kernel differs on the device for {bad}"
+    assert not bad, f"{what} differs on the device for {bad}"
+
+
+def test_lines_kernel_on_edge_shapes_on_cortex_m4() -> None:
+    """The 3x3 lines kernel on the shapes its cost model leaves to other kernels (the host
+    tier's LINES_EDGE_SPECS), put in place of the selected kernel."""
+    _in_place_on_device(LINES_EDGE_SPECS, lines_selection, "lines kernel")
+
+
+def test_c1_kernel_on_window_shapes_on_cortex_m4() -> None:
+    """The one-channel kernel on the shapes the window kernel takes (the host tier's
+    C1_SPECS), put in place of the selected kernel."""
+    _in_place_on_device(C1_SPECS, c1_selection, "one-channel kernel")

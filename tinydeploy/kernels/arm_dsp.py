@@ -145,8 +145,8 @@ def fold_bias(filter_rows: np.ndarray, bias: np.ndarray | None, input_offset: in
 # Kernels whose C signature takes a scratch pointer even for calls that need no scratch
 # (td_conv2d_s8_dsp keeps small work in its frame): codegen passes a null pointer then.
 SCRATCH_ARG_ALWAYS = frozenset({"td_conv2d_s8_dsp"})
-GEMM_ROWS = 4          # twin of TD_GEMM_ROWS: input rows (pixels) per filter-row pass
-GEMM_ROWS_IM2COL = 4   # twin of TD_GEMM_ROWS as td_conv2d_s8_dsp uses it
+GEMM_ROWS = 6          # twin of TD_GEMM_ROWS: input rows (pixels) per filter-row pass
+GEMM_ROWS_IM2COL = 6   # twin of TD_GEMM_ROWS as td_conv2d_s8_dsp uses it
 
 
 def rows_bytes(depth: int, rows: int = GEMM_ROWS) -> int:
@@ -188,35 +188,41 @@ PW_STACK_DEPTH = 64
 GEMM_STACK_BYTES = GEMM_ROWS * 8 * PW_STACK_DEPTH // 4   # twin of TD_GEMM_STACK_BYTES
 
 
-# td_conv2d_s8_dsp's 1x1 path (pointwise layers deeper than PW_STACK_DEPTH): the C four-row
-# product (td_rows_times_filter), instructions per MAC measured on the DS-CNN-shaped layer.
-POINTWISE_C_PER_MAC = 1.33
+# td_conv2d_s8_dsp's 1x1 path (pointwise layers deeper than PW_STACK_DEPTH): the C six-row
+# product (td_rows_times_filter), instructions per MAC and per output, fitted on VWW's
+# 24x24x16 -> 32 (623,600) and 6x6x128 -> 128 (662,360) layers.
+POINTWISE_C_COST = (0.98, 18.0)
 
 
-def pointwise_instructions(call: KernelCall) -> int:
-    """The cost model of td_conv2d_1x1_s8_dsp and its back twin (td_pw_group), fitted to QEMU
-    icount runs (mps2-an386, -O2) of the golden pointwise specs and the DS-CNN layer (538,160
-    measured back to front, 538,840 front to back, 538,924 estimated). Under the branch-free
-    requantization over all of int8 (the assembly channel loop), per group of four pixels and
-    output channel: 44 + 12.5 per block of four values (13 less one LDR per pair of blocks)
-    + 2 per four blocks (+ 2 for an odd count); ~60 + 3 per block more when the loop runs one
-    channel per call (a depth that is not a multiple of 4, no bias); per group 6 per block
-    and row widened and ~320 around; ~300 per call. Otherwise the C product with the
-    requantization per output through td_gemm_out_general: ~1 per MAC and ~60 per output."""
+def pointwise_instructions(call: KernelCall, depth: int | None = None,
+                           widen_per_block: float = 6.0) -> int:
+    """The cost model of td_pw_product (td_conv2d_1x1_s8_dsp, its back twin, and
+    td_conv2d_window_s8_dsp), fitted to QEMU icount runs (mps2-an386, -O2) of the DS-CNN's
+    layers (pointwise: 492,920 measured, 492,936 estimated; the first layer: 360,160 and
+    360,154). Under the branch-free requantization over all of int8 (the assembly channel
+    loop), per group of six pixels and output channel: 64 + 18 per block of four values; ~60 +
+    3 per block more when the loop runs one channel per call (a depth that is not a multiple
+    of 4, no bias); per group ``widen_per_block`` per block and row widened (6 from a pixel; a
+    receptive field costs more) and ~356 around; ~300 per call. Otherwise the C product with
+    the requantization per output through td_gemm_out_general: ~1 per MAC and ~60 per
+    output. ``depth``: the dot-product depth (default: in_c, a 1x1 filter)."""
     pixels = 1
     for k in ("batches", "out_h", "out_w"):
         pixels *= int(call.param(k))
-    depth, oc = int(call.param("in_c")), int(call.param("out_c"))
+    oc = int(call.param("out_c"))
+    if depth is None:
+        depth = int(call.param("in_c"))
     blocks, groups = (depth + 3) // 4, (pixels + GEMM_ROWS - 1) // GEMM_ROWS
     bias = any(c.name == "bias" for c in call.consts)
     fast = (bool(call.param("requant_form")) and int(call.param("act_min")) == -128
             and int(call.param("act_max")) == 127)
     if not fast:
         return pixels * oc * (depth + 60) + 300
-    per_channel = 44 + 13 * blocks - blocks // 2 + 2 * ((blocks + 3) // 4) + 2 * (blocks & 1)
+    per_channel = 64 + 18 * blocks
     if depth % 4 != 0 or not bias:
         per_channel += 60 + 3 * blocks
-    return groups * (oc * per_channel + 24 * blocks + 320) + 300
+    widen = int(round(GEMM_ROWS * widen_per_block * blocks))
+    return groups * (oc * per_channel + widen + 356) + 300
 
 
 def _conv_1x1_prepare(graph: Graph, op: Operator) -> KernelCall:
@@ -244,10 +250,12 @@ def _conv_prepare(graph: Graph, op: Operator) -> KernelCall:
     pointwise = (fh, fw) == (1, 1) and call.param("pad_h") == 0 and call.param("pad_w") == 0
     dsp = as_dsp_gemm_call(call, "td_conv2d_s8_dsp", fh * fw * c,
                            conv_scratch_bytes(fh, fw, c, pointwise))
-    if pointwise:   # no im2col: the C four-row product's rate
-        macs = int(dsp.const("filter").values.size) * int(call.param("batches")) \
-            * int(call.param("out_h")) * int(call.param("out_w"))
-        dsp = replace(dsp, instructions=int(round(macs * POINTWISE_C_PER_MAC)))
+    if pointwise:   # no im2col: the C six-row product's rate
+        pixels = int(call.param("batches")) * int(call.param("out_h")) * int(call.param("out_w"))
+        per_mac, per_out = POINTWISE_C_COST
+        dsp = replace(dsp, instructions=int(round(
+            pixels * (int(dsp.const("filter").values.size) * per_mac
+                      + int(call.param("out_c")) * per_out))))
     return dsp
 
 
@@ -277,6 +285,44 @@ CONV2D_S8_DSP = register(KernelVariant(
     accepts=_conv_common, prepare=_conv_prepare, priority=10,
     access=conv_rows_order(GEMM_ROWS_IM2COL),
     code_bytes=2650))   # measured 2,208 B + td_gemm_out_general 192 B (-O2, M4), + 10 %
+
+
+def conv_window_accepts(graph: Graph, op: Operator) -> str | None:
+    """Kernel rows of whole blocks of four values, a depth the frame's rows buffer holds."""
+    why = _conv_common(graph, op)
+    if why is not None:
+        return why
+    filt = graph.tensor(op.inputs[1])
+    fh, fw, c = filt.shape[1], filt.shape[2], filt.shape[3]
+    if (fw * c) % 4 != 0:
+        return f"a kernel row is {fw}x{c} = {fw * c} values, a multiple of 4 required"
+    if fh * fw * c > PW_STACK_DEPTH:
+        return (f"dot-product depth {fh * fw * c}: the rows buffer in the kernel's stack frame "
+                f"holds {PW_STACK_DEPTH}")
+    return None
+
+
+# td_conv2d_window_s8_dsp widening a receptive field into the rows buffer: instructions per
+# block of four values and row, fitted on the DS-CNN's first layer (10x4 on 49x10x1)
+WIDEN_WINDOW_PER_BLOCK = 19.4
+
+
+def _conv_window_prepare(graph: Graph, op: Operator) -> KernelCall:
+    call = CONV2D_S8_REF.prepare(graph, op)
+    depth = int(call.param("filter_h")) * int(call.param("filter_w")) * int(call.param("in_c"))
+    dsp = as_dsp_gemm_call(call, "td_conv2d_window_s8_dsp", depth, 0)
+    return replace(dsp, instructions=pointwise_instructions(dsp, depth,
+                                                            WIDEN_WINDOW_PER_BLOCK))
+
+
+# Receptive fields widened straight from the input into the pointwise rows buffer and the
+# pointwise product (a keyword-spotting first layer; small layers of 4k channels): no scratch.
+CONV2D_WINDOW_S8_DSP = register(KernelVariant(
+    op="CONV_2D", impl="dsp", symbol="td_conv2d_window_s8_dsp",
+    sources=(f"{ARM_DIR}/td_conv2d_window_s8_dsp.c", *GEMM_FILES, SIMD_HEADER),
+    requires=DSP, accepts=conv_window_accepts, prepare=_conv_window_prepare, priority=16,
+    access=conv_rows_order(GEMM_ROWS),
+    code_bytes=2200))
 
 
 C1_LANES = 2   # output channels per group of td_conv2d_c1_s8_dsp

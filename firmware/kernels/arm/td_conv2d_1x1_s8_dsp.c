@@ -4,7 +4,7 @@
  *
  * A 1x1 convolution without groups is a matrix product: output pixel p, channel o is
  * bias[o] + dot(in[pixel p] + input_offset, filter[o]), requantized per channel. Pixels
- * are taken TD_GEMM_ROWS (4) at a time in flat (batch, y, x) order (a group may straddle
+ * are taken TD_GEMM_ROWS (6) at a time in flat (batch, y, x) order (a group may straddle
  * rows, so odd widths lose nothing); each group is widened once into the rows buffer and
  * multiplied with every int8 filter row (td_pw_group, td_gemm_s8_dsp.h). A group's input
  * is read entirely before any of its outputs is written.

@@ -3,8 +3,8 @@
  * channel count, one input channel included; no groups) as im2col + a SIMD matrix product,
  * bit-exact with td_conv2d_s8_ref.
  *
- * For each group of TD_GEMM_ROWS (4) output pixels (flat batch, y, x order) the
- * receptive fields are copied into four int8 scratch columns of k = filter_h * filter_w *
+ * For each group of TD_GEMM_ROWS (6) output pixels (flat batch, y, x order) the
+ * receptive fields are copied into six int8 scratch columns of k = filter_h * filter_w *
  * in_c bytes, in the filter's [ky][kx][i] order, widened with the input offset into the rows
  * buffer and multiplied with every int8 filter row (see td_gemm_s8_dsp.h). Taps outside the
  * image are filled with the input zero point (-input_offset), which widens to 0: exactly what

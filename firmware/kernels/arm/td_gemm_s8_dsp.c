@@ -1,24 +1,24 @@
 /*
  * td_gemm_s8_dsp.c - the out-of-line pieces of td_gemm_s8_dsp.h, one copy per build:
  * the general (not proven, or clamped) requantization of one output, and the pointwise
- * layers' group product (td_pw_group) with its channel loop in assembly.
+ * layers' group product (td_pw_product) with its channel loop in assembly.
  *
  * The channel loop (td_pw_channels): for every output channel, one inline-assembly block
- * runs the depth loop over the four widened rows and the four branch-free requantizations,
- * with every loop-invariant value in a small state record read with LDM/LDRD when needed:
- * the fourteen usable registers are all taken by the depth loop (4 accumulators, 4 row words
- * loaded by one LDM, two weight words and the widening of one, the rows and filter pointers
- * and the state pointer; the channel index waits in the record meanwhile). Per pair of
- * blocks of four values: one LDRD of two weight words; per block two SXTB16 of a weight
- * word, two LDM of four row words, eight SMLAD (25 instructions for 32 multiply-accumulates);
- * two pairs per loop iteration, entered at the block that leaves a multiple of four (from a
- * table, once per call; an odd count enters through a single LDR). The depth loop ends when
- * the rows pointer reaches the state record, which sits right after the rows buffer
- * (td_pw_frame_t), so no counter is needed. Per output: LSL, SMMLAR (x + r), ADD of the
- * accumulator's sign, ASR, SSAT, STRB (td_requant_round_form_acc). The channel index counts
- * from -out_c up to 0, the per-channel arrays and the output rows are addressed from their
- * ends, so one ADDS ends the loop. The filter rows must be word-aligned whole words; other
- * layers run it one channel per call on a copy of the row.
+ * runs the depth loop over the six widened rows and the six branch-free requantizations,
+ * with every loop-invariant value in a small state record read when needed: the fourteen
+ * usable registers are all taken by the depth loop (6 accumulators, 4 row words loaded by
+ * one LDM, a weight word and its widening, the rows and filter pointers; the channel index
+ * waits in the record meanwhile). Per block of four values: one LDR of a weight word, two
+ * SXTB16, three LDM of four row words, twelve SMLAD (18 instructions for 24
+ * multiply-accumulates). No register is left for a loop bound, so the depth loop is
+ * unrolled to the deepest rows buffer (TD_GEMM_STACK_DEPTH / 4 = 16 blocks) and entered at
+ * the block that leaves `blocks` (from a table, once per call); it ends where the rows end,
+ * at the state record (td_pw_frame_t), whose address the rows pointer then holds. Per
+ * output: LSL, SMMLAR (x + r), ADD of the accumulator's sign, ASR, SSAT, STRB
+ * (td_requant_round_form_acc). The channel index counts from -out_c up to 0, the
+ * per-channel arrays and the output rows are addressed from their ends, so one ADDS ends
+ * the loop. The filter rows must be word-aligned whole words; other layers run it one
+ * channel per call on a copy of the row.
  */
 #include "td_gemm_s8_dsp.h"
 
@@ -32,126 +32,119 @@ int8_t td_gemm_out_general(int32_t acc, int32_t m, int32_t shift, int32_t out_of
     return td_gemm_clamp(td_gemm_value(acc, m, es, r, out_off, round_form), lo, hi, 0);
 }
 
-/* What td_pw_channels reads; the offsets are the assembly's. Pointers marked "end" point
- * past their last element (indexed by o in [-out_c, -1]). */
-typedef struct {
-    int8_t *d[TD_GEMM_ROWS];   /* [0..12]  end of each output row's out_c bytes */
-    const td_word_t *rows;     /* [16]     first word of the rows buffer in use */
-    const int32_t *bias;       /* [20]     end of bias[out_c] */
-    const int32_t *mult;       /* [24]     end of mult[out_c] */
-    const int8_t *shift;       /* [28]     end of shift[out_c] */
-    int32_t zp2p1;             /* [32]     2 * output_offset + 1 */
-    int32_t entry;             /* [36]     the block of four to start at: (-blocks) & 3 */
-    const int8_t *filter;      /* [40]     out_c rows of 4 * blocks bytes each, 4-byte aligned */
-    int32_t neg_out_c;         /* [44]     -out_c */
-    uint32_t entry_pc;         /* [48]     the entry block's address (set by the loop) */
-    int32_t o;                 /* [52]     the loop's channel index while lr holds weights */
-} td_pw_state_t;
-
-/* The rows buffer and, right after it, the state: the end of the rows is the state's
- * address (the depth loop's sentinel). The rows in use are the last td_rows_bytes(4, k). */
-typedef struct {
-    td_word_t rows[TD_GEMM_STACK_BYTES / 4];
-    td_pw_state_t st;
-} td_pw_frame_t;
-
 #if TD_SIMD_NATIVE && defined(__OPTIMIZE__)
 
-/* one block of four values: the weight word w widened once (into r6, r5), four rows (two
- * LDM of two rows each) */
-#define TD_PW_BLOCK(w)                                   \
-    "sxtb16 r6, " w "\n\t"                               \
-    "sxtb16 r5, " w ", ror #8\n\t"                       \
-    "ldmia  r4!, {r0, r1, r2, r3}\n\t"                   \
-    "smlad  r8, r0, r6, r8\n\t"                          \
-    "smlad  r8, r1, r5, r8\n\t"                          \
-    "smlad  r9, r2, r6, r9\n\t"                          \
-    "smlad  r9, r3, r5, r9\n\t"                          \
-    "ldmia  r4!, {r0, r1, r2, r3}\n\t"                   \
-    "smlad  r10, r0, r6, r10\n\t"                        \
-    "smlad  r10, r1, r5, r10\n\t"                        \
-    "smlad  r11, r2, r6, r11\n\t"                        \
-    "smlad  r11, r3, r5, r11\n\t"
+/* One block of four values: the weight word widened (into r4, lr), six rows (three LDM of
+ * two rows each). */
+#define TD_PW_BLOCK                                      \
+    "ldr    lr, [r12], #4\n\t"                           \
+    "sxtb16 r4, lr\n\t"                                  \
+    "sxtb16 lr, lr, ror #8\n\t"                          \
+    "ldmia  r5!, {r0, r1, r2, r3}\n\t"                   \
+    "smlad  r6, r0, r4, r6\n\t"                          \
+    "smlad  r6, r1, lr, r6\n\t"                          \
+    "smlad  r7, r2, r4, r7\n\t"                          \
+    "smlad  r7, r3, lr, r7\n\t"                          \
+    "ldmia  r5!, {r0, r1, r2, r3}\n\t"                   \
+    "smlad  r8, r0, r4, r8\n\t"                          \
+    "smlad  r8, r1, lr, r8\n\t"                          \
+    "smlad  r9, r2, r4, r9\n\t"                          \
+    "smlad  r9, r3, lr, r9\n\t"                          \
+    "ldmia  r5!, {r0, r1, r2, r3}\n\t"                   \
+    "smlad  r10, r0, r4, r10\n\t"                        \
+    "smlad  r10, r1, lr, r10\n\t"                        \
+    "smlad  r11, r2, r4, r11\n\t"                        \
+    "smlad  r11, r3, lr, r11\n\t"
 
-/* one output: accumulator a, output row pointer d (m = r0, e = r1, r = r2, o = lr) */
-#define TD_PW_OUT(a, d)                                  \
+
+/* one output: accumulator a, output row j's end pointer loaded into r4 (m = r0, e = r1,
+ * r = r2, o = lr, state = r5) */
+#define TD_PW_OUT(a, j)                                  \
+    "ldr    r4, [r5, #" #j "]\n\t"                        \
     "lsl    r3, " a ", #1\n\t"                           \
     "smmlar r3, r3, r0, r2\n\t"                          \
     "add    r3, r3, " a ", asr #31\n\t"                  \
     "asr    r3, r3, r1\n\t"                              \
     "ssat   r3, #8, r3\n\t"                              \
-    "strb   r3, [" d ", lr]\n\t"
+    "strb   r3, [r4, lr]\n\t"
+
+/* the entry block of each depth: 16 - blocks, Thumb addresses */
+#define TD_PW_ENTRIES(l)                                                           \
+    ".word " l "0%= + 1, " l "1%= + 1, " l "2%= + 1, " l "3%= + 1\n\t"
 
 static __attribute__((noinline)) void td_pw_channels(td_pw_state_t *s)
 {
-    register td_pw_state_t *st __asm__("r12") = s;
+    register td_pw_state_t *st __asm__("r5") = s;
     __asm__ volatile(
-        /* once: the entry block's address, the filter, the first channel's bias */
-        "ldr    r0, [r12, #36]\n\t"
+        /* once: the entry block's address, the filter, the first channel index */
+        "ldr    r0, [r5, #44]\n\t"
         "adr.w  r1, .Lpw_tab%=\n\t"
         "ldr    r1, [r1, r0, lsl #2]\n\t"
-        "str    r1, [r12, #48]\n\t"
-        "ldr    r7, [r12, #40]\n\t"
-        "ldr    lr, [r12, #44]\n\t"
-        "ldrd   r4, r5, [r12, #16]\n\t"
-        "ldr    r8, [r5, lr, lsl #2]\n\t"
+        "str    r1, [r5, #56]\n\t"
+        "ldr    r12, [r5, #48]\n\t"
+        "ldr    lr, [r5, #52]\n\t"
         ".Lpw_chan%=:\n\t"
-        "str    lr, [r12, #52]\n\t"      /* the channel index; lr holds weights below */
-        "mov    r9, r8\n\t"
-        "mov    r10, r8\n\t"
-        "mov    r11, r8\n\t"
-        "ldr    pc, [r12, #48]\n\t"
-        ".Lpw_e1%=:\n\t"                 /* odd entries: the second word of a pair alone */
-        "ldr    lr, [r7], #4\n\t"
-        "b      .Lpw_b1%=\n\t"
-        ".Lpw_e3%=:\n\t"
-        "ldr    lr, [r7], #4\n\t"
-        "b      .Lpw_b3%=\n\t"
-        ".Lpw_loop%=:\n\t"               /* two pairs of blocks, one LDRD of weights each */
-        "ldrd   r5, lr, [r7], #8\n\t"
-        TD_PW_BLOCK("r5")
-        ".Lpw_b1%=:\n\t"
-        TD_PW_BLOCK("lr")
-        ".Lpw_b2%=:\n\t"
-        "ldrd   r5, lr, [r7], #8\n\t"
-        TD_PW_BLOCK("r5")
-        ".Lpw_b3%=:\n\t"
-        TD_PW_BLOCK("lr")
-        "cmp    r4, r12\n\t"
-        "bne    .Lpw_loop%=\n\t"
-        "ldr    lr, [r12, #52]\n\t"
-        "ldrd   r0, r1, [r12, #24]\n\t"
+        "str    lr, [r5, #60]\n\t"      /* the channel index; lr holds weights below */
+        "ldr    r0, [r5, #28]\n\t"
+        "ldr    r6, [r0, lr, lsl #2]\n\t"
+        "mov    r7, r6\n\t"
+        "mov    r8, r6\n\t"
+        "mov    r9, r6\n\t"
+        "mov    r10, r6\n\t"
+        "mov    r11, r6\n\t"
+        "ldr    r0, [r5, #56]\n\t"
+        "ldr    r5, [r5, #24]\n\t"
+        "bx     r0\n\t"
+        ".Lpw_a0%=:\n\t" TD_PW_BLOCK
+        ".Lpw_a1%=:\n\t" TD_PW_BLOCK
+        ".Lpw_a2%=:\n\t" TD_PW_BLOCK
+        ".Lpw_a3%=:\n\t" TD_PW_BLOCK
+        ".Lpw_b0%=:\n\t" TD_PW_BLOCK
+        ".Lpw_b1%=:\n\t" TD_PW_BLOCK
+        ".Lpw_b2%=:\n\t" TD_PW_BLOCK
+        ".Lpw_b3%=:\n\t" TD_PW_BLOCK
+        ".Lpw_c0%=:\n\t" TD_PW_BLOCK
+        ".Lpw_c1%=:\n\t" TD_PW_BLOCK
+        ".Lpw_c2%=:\n\t" TD_PW_BLOCK
+        ".Lpw_c3%=:\n\t" TD_PW_BLOCK
+        ".Lpw_d0%=:\n\t" TD_PW_BLOCK
+        ".Lpw_d1%=:\n\t" TD_PW_BLOCK
+        ".Lpw_d2%=:\n\t" TD_PW_BLOCK
+        ".Lpw_d3%=:\n\t" TD_PW_BLOCK
+        /* r5: the end of the rows, the state */
+        "ldr    lr, [r5, #60]\n\t"
+        "ldrd   r0, r1, [r5, #32]\n\t"
         "ldr    r0, [r0, lr, lsl #2]\n\t"
         "ldrsb  r1, [r1, lr]\n\t"
-        "ldr    r2, [r12, #32]\n\t"
+        "ldr    r2, [r5, #40]\n\t"
         "rsb    r1, r1, #0\n\t"
         "lsl    r2, r2, r1\n\t"
         "asr    r2, r2, #1\n\t"
-        "ldmia  r12, {r4, r5, r6}\n\t"
-        TD_PW_OUT("r8", "r4")
-        "ldr    r4, [r12, #12]\n\t"
-        TD_PW_OUT("r9", "r5")
-        TD_PW_OUT("r10", "r6")
-        TD_PW_OUT("r11", "r4")
+        TD_PW_OUT("r6", 0)
+        TD_PW_OUT("r7", 4)
+        TD_PW_OUT("r8", 8)
+        TD_PW_OUT("r9", 12)
+        TD_PW_OUT("r10", 16)
+        TD_PW_OUT("r11", 20)
         "adds   lr, lr, #1\n\t"
-        "beq    .Lpw_out%=\n\t"
-        "ldrd   r4, r5, [r12, #16]\n\t"  /* the next channel's rows and bias */
-        "ldr    r8, [r5, lr, lsl #2]\n\t"
-        "b      .Lpw_chan%=\n\t"
+        "bne    .Lpw_chan%=\n\t"
+        "b      .Lpw_out%=\n\t"
         /* word aligned, which also makes the section so: ADR's Align(PC, 4) base is then the
          * one the assembler computed (at -Os the function may otherwise sit off a word) */
         ".p2align 2\n\t"
-        ".Lpw_tab%=:\n\t"                /* entry by (-blocks) & 3, Thumb addresses */
-        ".word  .Lpw_loop%= + 1, .Lpw_e1%= + 1, .Lpw_b2%= + 1, .Lpw_e3%= + 1\n\t"
+        ".Lpw_tab%=:\n\t"
+        TD_PW_ENTRIES(".Lpw_a") TD_PW_ENTRIES(".Lpw_b") TD_PW_ENTRIES(".Lpw_c")
+        TD_PW_ENTRIES(".Lpw_d")
         ".Lpw_out%=:\n\t"
         : "+r"(st)
         :
-        : "r0", "r1", "r2", "r3", "r4", "r5", "r6", "r7", "r8", "r9", "r10", "r11", "lr",
+        : "r0", "r1", "r2", "r3", "r4", "r6", "r7", "r8", "r9", "r10", "r11", "r12", "lr",
           "cc", "memory");
 }
 
 #undef TD_PW_BLOCK
 #undef TD_PW_OUT
+#undef TD_PW_ENTRIES
 
 #else /* the same loop in C (the host, and builds without optimisation) */
 
@@ -163,7 +156,10 @@ static __attribute__((noinline)) void td_pw_channels(td_pw_state_t *s)
     const int8_t *w = s->filter;
     for (int32_t o = s->neg_out_c; o < 0; ++o) {
         const int32_t b = s->bias[o];
-        int32_t a[TD_GEMM_ROWS] = {b, b, b, b};
+        int32_t a[TD_GEMM_ROWS];
+        for (int32_t j = 0; j < TD_GEMM_ROWS; ++j) {
+            a[j] = b;
+        }
         for (const td_word_t *x = s->rows; x != end; x += 2 * TD_GEMM_ROWS) {
             const int32_t wv = td_read_s8x4(w);
             const int32_t we = td_sxtb16(wv), wo = td_sxtb16_ror8(wv);
@@ -182,19 +178,17 @@ static __attribute__((noinline)) void td_pw_channels(td_pw_state_t *s)
 
 #endif
 
-void td_pw_group(const td_conv2d_params_t *p, const int8_t *const rows[TD_GEMM_ROWS],
-                 int32_t n, int8_t *dst)
+void td_pw_product(const td_conv2d_params_t *p, int32_t k, td_pw_frame_t *f, int32_t n,
+                   int8_t *dst)
 {
     static const int32_t zero_bias = 0;
-    const int32_t k = p->in_c, oc = p->out_c;
+    const int32_t oc = p->out_c;
     const int32_t blocks = td_blocks(k), full = k >> 2;
-    td_pw_frame_t f;
-    td_word_t *buf = f.rows + TD_GEMM_STACK_BYTES / 4 - 2 * TD_GEMM_ROWS * blocks;
+    const td_word_t *buf = td_pw_rows(f, k);
     int8_t *d[TD_GEMM_ROWS];
     for (int32_t j = 0; j < TD_GEMM_ROWS; ++j) {
         d[j] = dst + (j < n ? j : n - 1) * oc;
     }
-    td_extend_rows(rows, n, k, p->input_offset, buf);
     /* The assembly loop over every channel at once when the filter rows are whole words,
      * word-aligned, and there is a bias; else one channel per call, its row copied into a
      * word-aligned buffer (the partial last word padded with 0; the rows buffer's words
@@ -208,20 +202,20 @@ void td_pw_group(const td_conv2d_params_t *p, const int8_t *const rows[TD_GEMM_R
                                   p->requant_form, 0);
         return;
     }
-    f.st.rows = buf;
-    f.st.zp2p1 = 2 * p->output_offset + 1;
-    f.st.entry = -blocks & 3;
+    f->st.rows = buf;
+    f->st.zp2p1 = 2 * p->output_offset + 1;
+    f->st.entry = TD_GEMM_STACK_DEPTH / 4 - blocks;
     const int32_t step = whole ? oc : 1;
-    td_word_t *const wrow = f.rows;
-    f.st.neg_out_c = -step;
+    td_word_t *const wrow = f->rows;
+    f->st.neg_out_c = -step;
     for (int32_t o = 0; o < oc; o += step) {
         for (int32_t j = 0; j < TD_GEMM_ROWS; ++j) {
-            f.st.d[j] = d[j] + o + step;
+            f->st.d[j] = d[j] + o + step;
         }
-        f.st.bias = p->bias != 0 ? p->bias + o + step : &zero_bias + 1;
-        f.st.mult = p->mult + o + step;
-        f.st.shift = p->shift + o + step;
-        f.st.filter = p->filter;
+        f->st.bias = p->bias != 0 ? p->bias + o + step : &zero_bias + 1;
+        f->st.mult = p->mult + o + step;
+        f->st.shift = p->shift + o + step;
+        f->st.filter = p->filter;
         if (!whole) {
             const int8_t *row = p->filter + o * k;
             for (int32_t i = 0; i < full; ++i) {
@@ -230,8 +224,16 @@ void td_pw_group(const td_conv2d_params_t *p, const int8_t *const rows[TD_GEMM_R
             if (k & 3) {
                 wrow[full] = td_read_partial_s8(row + 4 * full, k & 3);
             }
-            f.st.filter = (const int8_t *)wrow;
+            f->st.filter = (const int8_t *)wrow;
         }
-        td_pw_channels(&f.st);
+        td_pw_channels(&f->st);
     }
+}
+
+void td_pw_group(const td_conv2d_params_t *p, const int8_t *const rows[TD_GEMM_ROWS],
+                 int32_t n, int8_t *dst)
+{
+    td_pw_frame_t f;
+    td_extend_rows(rows, n, p->in_c, p->input_offset, td_pw_rows(&f, p->in_c));
+    td_pw_product(p, p->in_c, &f, n, dst);
 }

@@ -1,21 +1,21 @@
 /*
  * td_gemm_s8_dsp.h - int8 matrix-product building blocks shared by the dsp CONV_2D kernels
- * (static inline, except td_gemm_out_general and the pointwise group product td_pw_group:
- * td_gemm_s8_dsp.c).
+ * (static inline, except td_gemm_out_general and the pointwise products td_pw_product and
+ * td_pw_group: td_gemm_s8_dsp.c).
  *
  * Weights stay int8 in flash, in the reference layout ([out_c][k], k = the dot-product depth):
  * four of them are read with one LDR and widened in registers by SXTB16 / SXTB16 ROR #8 into
  * the int16 lanes (w0, w2) and (w1, w3). Inputs are widened the same way, once per input row,
  * with the input offset added by SXTAB16 (so no bias folding: the bias is the model's), into
- * a "rows" buffer (td_pw_group's stack frame, or arena scratch for td_conv2d_s8_dsp):
- * for every block of four values, for each of TD_GEMM_ROWS rows,
+ * a "rows" buffer (a td_pw_frame_t in the kernel's stack frame, or arena scratch for
+ * td_conv2d_s8_dsp): for every block of four values, for each of TD_GEMM_ROWS rows,
  * the two words (x0+off, x2+off) and (x1+off, x3+off). SMLAD of matching words is then the
  * dot product of four values. In the last, partial block the lanes past k hold 0 (and the
  * weight bytes there are read as 0 by both products), so it contributes nothing.
  *
- * One weight word is multiplied with TD_GEMM_ROWS (4) input rows (so the widening of a weight
- * is shared by four output pixels, and the rows' words come from one pointer): 16 instructions
- * for 16 multiply-accumulates (td_dot4_rows, inline assembly; 12.5 in td_pw_group's channel
+ * One weight word is multiplied with TD_GEMM_ROWS (6) input rows (so the widening of a weight
+ * is shared by six output pixels, and the rows' words come from one pointer): 21 instructions
+ * for 24 multiply-accumulates (td_dot_rows, inline assembly; 18 in the pointwise channel
  * loop, td_gemm_s8_dsp.c). Accumulators start at the bias; |x + off| <= 255 and |w| <= 128
  * keep every SMLAD inside int32 for depths below 2^16.
  *
@@ -32,10 +32,12 @@
 #include "td_requant.h"
 #include "td_simd.h"
 
-/* Input rows multiplied together: 4 (16 instructions per 16 MACs, td_dot4_rows; 32 bytes
- * of rows buffer per 4 values of depth). More rows would need more registers than the 13 an
- * inline-assembly loop can take beside the accumulators' pointers. */
-#define TD_GEMM_ROWS 4
+/* Input rows multiplied together: 6 (21 instructions per 24 MACs, td_dot_rows; 18 in the
+ * pointwise channel loop; 48 bytes of rows buffer per 4 values of depth). More rows would
+ * need more registers than an inline-assembly loop can take. */
+#define TD_GEMM_ROWS 6
+/* bytes of the rows buffer per block of four values (the widening's store step) */
+#define TD_GEMM_BLOCK_BYTES (8 * TD_GEMM_ROWS)
 
 /* The pointwise kernels keep their rows buffer in td_pw_group's stack frame, a fixed
  * TD_GEMM_STACK_BYTES (measured by -fstack-usage like any frame), so the arena holds no
@@ -88,11 +90,11 @@ td_widen_row(const int8_t **src, const int8_t *end, td_word_t **dst, int32_t off
         "ldr     %[x], [%[s]], #4\n\t"
         "sxtab16 %[lo], %[off2], %[x]\n\t"
         "sxtab16 %[x], %[off2], %[x], ror #8\n\t"
-        "strd    %[lo], %[x], [%[d]], #32\n\t"
+        "strd    %[lo], %[x], [%[d]], %[step]\n\t"
         "cmp     %[s], %[end]\n\t"
         "bne     1b\n\t"
         : [s] "+r"(s), [d] "+r"(d), [x] "=&r"(x), [lo] "=&r"(lo)
-        : [end] "r"(end), [off2] "r"(off2)
+        : [end] "r"(end), [off2] "r"(off2), [step] "i"(TD_GEMM_BLOCK_BYTES)
         : "cc", "memory");
 #else
     for (; s != end; s += 4, d += 2 * TD_GEMM_ROWS) {
@@ -147,65 +149,50 @@ td_gemm_clamp(int32_t v, int32_t lo, int32_t hi, const int full_range)
     return full_range ? (int8_t)td_ssat8(v) : (int8_t)td_clamp_s32(v, lo, hi);
 }
 
-/* a0..a3 += the dot products of `blocks` >= 1 blocks of the four widened rows at x (the
- * rows buffer layout, TD_GEMM_ROWS = 4) with filter row *w (advanced past them): per block
- * one LDR and two SXTB16 of the weights, four LDRD of the rows and eight SMLAD, two blocks
- * per loop iteration (an odd count enters the loop in its middle). */
+/* a[0..5] += the dot products of `blocks` >= 1 blocks of the six widened rows at x (the rows
+ * buffer layout, TD_GEMM_ROWS = 6) with filter row *w (advanced past them): per block one
+ * LDR and two SXTB16 of the weights, six LDRD of the rows and twelve SMLAD. */
 static inline __attribute__((always_inline)) void
-td_dot4_rows(const td_word_t *x, const int8_t **w, int32_t blocks, int32_t *a0, int32_t *a1,
-             int32_t *a2, int32_t *a3)
+td_dot_rows(const td_word_t *x, const int8_t **w, int32_t blocks, int32_t a[TD_GEMM_ROWS])
 {
 #if TD_SIMD_NATIVE && defined(__OPTIMIZE__)
-    int32_t r0 = *a0, r1 = *a1, r2 = *a2, r3 = *a3;
+    int32_t r0 = a[0], r1 = a[1], r2 = a[2], r3 = a[3], r4 = a[4], r5 = a[5];
     const int8_t *pw = *w;
     int32_t wv, we, x0, x1;
-#define TD_DOT4_BLOCK                                   \
-        "ldr %[wv], [%[pw]], #4\n\t"                    \
-        "sxtb16 %[we], %[wv]\n\t"                       \
-        "sxtb16 %[wv], %[wv], ror #8\n\t"               \
+#define TD_DOT_ROW(r)                                   \
         "ldrd %[x0], %[x1], [%[x]], #8\n\t"             \
-        "smlad %[r0], %[x0], %[we], %[r0]\n\t"          \
-        "smlad %[r0], %[x1], %[wv], %[r0]\n\t"          \
-        "ldrd %[x0], %[x1], [%[x]], #8\n\t"             \
-        "smlad %[r1], %[x0], %[we], %[r1]\n\t"          \
-        "smlad %[r1], %[x1], %[wv], %[r1]\n\t"          \
-        "ldrd %[x0], %[x1], [%[x]], #8\n\t"             \
-        "smlad %[r2], %[x0], %[we], %[r2]\n\t"          \
-        "smlad %[r2], %[x1], %[wv], %[r2]\n\t"          \
-        "ldrd %[x0], %[x1], [%[x]], #8\n\t"             \
-        "smlad %[r3], %[x0], %[we], %[r3]\n\t"          \
-        "smlad %[r3], %[x1], %[wv], %[r3]\n\t"
+        "smlad %[" r "], %[x0], %[we], %[" r "]\n\t"    \
+        "smlad %[" r "], %[x1], %[wv], %[" r "]\n\t"
     __asm__ volatile(
-        "lsrs %[n], %[n], #1\n\t"
-        "bcc 1f\n\t"
-        "adds %[n], %[n], #1\n\t"
-        "b 2f\n\t"
         "1:\n\t"
-        TD_DOT4_BLOCK
-        "2:\n\t"
-        TD_DOT4_BLOCK
+        "ldr %[wv], [%[pw]], #4\n\t"
+        "sxtb16 %[we], %[wv]\n\t"
+        "sxtb16 %[wv], %[wv], ror #8\n\t"
+        TD_DOT_ROW("r0") TD_DOT_ROW("r1") TD_DOT_ROW("r2") TD_DOT_ROW("r3") TD_DOT_ROW("r4")
+        TD_DOT_ROW("r5")
         "subs %[n], %[n], #1\n\t"
         "bne 1b\n\t"
-        : [r0] "+r"(r0), [r1] "+r"(r1), [r2] "+r"(r2), [r3] "+r"(r3), [x] "+r"(x),
-          [pw] "+r"(pw), [n] "+r"(blocks), [wv] "=&r"(wv), [we] "=&r"(we), [x0] "=&r"(x0),
-          [x1] "=&r"(x1)
+        : [r0] "+r"(r0), [r1] "+r"(r1), [r2] "+r"(r2), [r3] "+r"(r3), [r4] "+r"(r4),
+          [r5] "+r"(r5), [x] "+r"(x), [pw] "+r"(pw), [n] "+r"(blocks), [wv] "=&r"(wv),
+          [we] "=&r"(we), [x0] "=&r"(x0), [x1] "=&r"(x1)
         :
         : "cc", "memory");
-#undef TD_DOT4_BLOCK
-    *a0 = r0;
-    *a1 = r1;
-    *a2 = r2;
-    *a3 = r3;
+#undef TD_DOT_ROW
+    a[0] = r0;
+    a[1] = r1;
+    a[2] = r2;
+    a[3] = r3;
+    a[4] = r4;
+    a[5] = r5;
     *w = pw;
 #else
     const int8_t *pw = *w;
-    for (; blocks > 0; --blocks, pw += 4, x += 8) {
+    for (; blocks > 0; --blocks, pw += 4, x += 2 * TD_GEMM_ROWS) {
         const int32_t wv = td_read_s8x4(pw);
         const int32_t we = td_sxtb16(wv), wo = td_sxtb16_ror8(wv);
-        *a0 = td_smlad(x[1], wo, td_smlad(x[0], we, *a0));
-        *a1 = td_smlad(x[3], wo, td_smlad(x[2], we, *a1));
-        *a2 = td_smlad(x[5], wo, td_smlad(x[4], we, *a2));
-        *a3 = td_smlad(x[7], wo, td_smlad(x[6], we, *a3));
+        for (int32_t j = 0; j < TD_GEMM_ROWS; ++j) {
+            a[j] = td_smlad(x[2 * j + 1], wo, td_smlad(x[2 * j], we, a[j]));
+        }
     }
     *w = pw;
 #endif
@@ -236,38 +223,45 @@ td_rows_times_filter_body(const td_word_t *buf, const int8_t *filter, int32_t k,
 {
     const int32_t full = k >> 2, tail = k & 3;
     const int32_t zp2p1 = 2 * out_off + 1;
-    int8_t *d0 = d[0], *d1 = d[1], *d2 = d[2], *d3 = d[3];
+    int8_t *d0 = d[0], *d1 = d[1], *d2 = d[2], *d3 = d[3], *d4 = d[4], *d5 = d[5];
     const int8_t *w = filter;
-    const td_word_t *x_tail = buf + 2 * TD_GEMM_ROWS * full;
+    const td_word_t *x = buf + 2 * TD_GEMM_ROWS * full;   /* the partial block */
     for (int32_t o = 0; o < out_c; ++o) {
         const int32_t b = bias != 0 ? bias[o] : 0;
-        int32_t a0 = b, a1 = b, a2 = b, a3 = b;
+        int32_t a[TD_GEMM_ROWS] = {b, b, b, b, b, b};
         if (full > 0) {
-            td_dot4_rows(buf, &w, full, &a0, &a1, &a2, &a3);
+            td_dot_rows(buf, &w, full, a);
         }
+        int32_t a0 = a[0], a1 = a[1], a2 = a[2], a3 = a[3], a4 = a[4], a5 = a[5];
         if (tail) {
             const int32_t wv = td_read_partial_s8(w, tail);
-            const td_word_t *x = x_tail;
             w += tail;
             const int32_t we = td_sxtb16(wv), wo = td_sxtb16_ror8(wv);
             a0 = td_smlad(x[1], wo, td_smlad(x[0], we, a0));
             a1 = td_smlad(x[3], wo, td_smlad(x[2], we, a1));
             a2 = td_smlad(x[5], wo, td_smlad(x[4], we, a2));
             a3 = td_smlad(x[7], wo, td_smlad(x[6], we, a3));
+            a4 = td_smlad(x[9], wo, td_smlad(x[8], we, a4));
+            a5 = td_smlad(x[11], wo, td_smlad(x[10], we, a5));
         }
         const int32_t m = mult[o];
         if (fast) {
             const int32_t e = -shift[o], r = td_requant_rnd(zp2p1, e);
-            d3[o] = (int8_t)td_ssat8(td_requant_round_form(a3, m, e, r));
-            d2[o] = (int8_t)td_ssat8(td_requant_round_form(a2, m, e, r));
-            d1[o] = (int8_t)td_ssat8(td_requant_round_form(a1, m, e, r));
-            d0[o] = (int8_t)td_ssat8(td_requant_round_form(a0, m, e, r));
+#define TD_GEMM_OUT(dj, aj) (dj)[o] = (int8_t)td_ssat8(td_requant_round_form((aj), m, e, r))
+            TD_GEMM_OUT(d5, a5);
+            TD_GEMM_OUT(d4, a4);
+            TD_GEMM_OUT(d3, a3);
+            TD_GEMM_OUT(d2, a2);
+            TD_GEMM_OUT(d1, a1);
+            TD_GEMM_OUT(d0, a0);
+#undef TD_GEMM_OUT
         } else {
+            /* a call per output anyway: a loop (smaller code) */
             const int32_t sh = shift[o];
-            d3[o] = td_gemm_out_general(a3, m, sh, out_off, lo, hi, round_form);
-            d2[o] = td_gemm_out_general(a2, m, sh, out_off, lo, hi, round_form);
-            d1[o] = td_gemm_out_general(a1, m, sh, out_off, lo, hi, round_form);
-            d0[o] = td_gemm_out_general(a0, m, sh, out_off, lo, hi, round_form);
+            const int32_t v[TD_GEMM_ROWS] = {a0, a1, a2, a3, a4, a5};
+            for (int32_t j = TD_GEMM_ROWS - 1; j >= 0; --j) {
+                d[j][o] = td_gemm_out_general(v[j], m, sh, out_off, lo, hi, round_form);
+            }
         }
     }
 }
@@ -284,6 +278,42 @@ static inline void td_next_pixel(const td_conv2d_params_t *p, int32_t *b, int32_
         }
     }
 }
+
+/* What td_pw_channels reads; the offsets are the assembly's. Pointers marked "end" point
+ * past their last element (indexed by o in [-out_c, -1]). */
+typedef struct {
+    int8_t *d[TD_GEMM_ROWS];   /* [0..20]  end of each output row's out_c bytes */
+    const td_word_t *rows;     /* [24]     first word of the rows buffer in use */
+    const int32_t *bias;       /* [28]     end of bias[out_c] */
+    const int32_t *mult;       /* [32]     end of mult[out_c] */
+    const int8_t *shift;       /* [36]     end of shift[out_c] */
+    int32_t zp2p1;             /* [40]     2 * output_offset + 1 */
+    int32_t entry;             /* [44]     the unrolled block to start at: 16 - blocks */
+    const int8_t *filter;      /* [48]     out_c rows of 4 * blocks bytes each, 4-byte aligned */
+    int32_t neg_out_c;         /* [52]     -out_c */
+    uint32_t entry_pc;         /* [56]     the entry block's address (set by the loop) */
+    int32_t o;                 /* [60]     the loop's channel index while lr holds weights */
+} td_pw_state_t;
+
+/* The rows buffer and, right after it, the state: the end of the rows is the state's
+ * address (where the depth loop ends). The rows in use are the last td_rows_bytes(6, k). */
+typedef struct {
+    td_word_t rows[TD_GEMM_STACK_BYTES / 4];
+    td_pw_state_t st;
+} td_pw_frame_t;
+
+/* The widened rows of depth k in a frame: the last td_rows_bytes(TD_GEMM_ROWS, k) bytes of
+ * its rows buffer (so they end at the state, the channel loop's sentinel). */
+static inline td_word_t *td_pw_rows(td_pw_frame_t *f, int32_t k)
+{
+    return f->rows + TD_GEMM_STACK_BYTES / 4 - 2 * TD_GEMM_ROWS * td_blocks(k);
+}
+
+/* The outputs of the widened rows in f (td_pw_rows(f, k), k <= TD_GEMM_STACK_DEPTH values
+ * each, the rows n.. repeating row n-1) multiplied with every filter row of p (depth k) to
+ * dst + j * out_c for the rows j < n (td_gemm_s8_dsp.c). */
+void td_pw_product(const td_conv2d_params_t *p, int32_t k, td_pw_frame_t *f, int32_t n,
+                   int8_t *dst);
 
 /* The outputs of a group of n (1..TD_GEMM_ROWS) input pixels rows[0..n-1] of a pointwise
  * layer (in_c <= TD_GEMM_STACK_DEPTH) to dst + j * out_c: the rows widened into the rows
