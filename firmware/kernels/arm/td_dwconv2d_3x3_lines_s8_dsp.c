@@ -52,180 +52,214 @@ typedef struct {
     int32_t e_a, e_x;                 /* input element steps along and across (bytes) */
     int32_t o_a, o_x;                 /* output element steps along and across (bytes) */
     int32_t t_a, t_x;                 /* tap index steps along and across (3 * ky + kx) */
-    int32_t width;                    /* int16 values widened per line (even) */
+    int32_t words;                    /* words (two int16 positions) per widened line */
+    int32_t first;                    /* the word of the first image value */
+    int32_t lead;                     /* 1: that word is (padding, first value) */
+    int32_t full;                     /* then words of two image values */
+    int32_t trail;                    /* 1: then one word (last value, padding) */
 } td_dw3l_geom_t;
 
-/* One channel's requantization and the pairs (w0, w1), (w1, w2) of each kernel line. */
+/* One channel: what the line loop reads from memory (the offsets are the assembly's
+ * operands) and the pairs of its kernel lines. */
 typedef struct {
-    int32_t w01[3], w12[3];
-    int32_t bias, mult, shift, rnd;
+    td_word2_t b2;    /* the doubled bias with the input offset folded in, twice */
+    td_word2_t mr;    /* the multiplier and the rounding constant r */
+    int32_t step;     /* output step along the line (bytes) */
+    int32_t ones;     /* (-(outputs taken one at a time)) << 8 | e */
+    int32_t w[10];    /* doubled (w0, w1), (w1, w2) of kernel lines 0, 1, 2, 0, 1 */
 } td_dw3l_chan_t;
 
-typedef struct {
-    int32_t lo, hi;   /* the activation range */
-} td_dw3l_quant_t;
-
-/* A zero the compiler cannot see through (so that it keeps the few stores of a padding
- * instead of calling memset) */
-static inline int32_t td_dw3l_zero(void)
+/* SMMLAR(a2, m, r) plus the sign of a2, shifted right by e and saturated to int8: the
+ * rounding-form requantization of acc = a2 / 2 (td_requant_round_fold) */
+static inline int32_t td_dw3l_out(int32_t a2, int32_t m, int32_t e, int32_t r)
 {
-    int32_t z = 0;
-    __asm__("" : "+r"(z));
-    return z;
+    const int32_t x = (int32_t)((((int64_t)a2 * (int64_t)m + ((int64_t)1 << 31)) >> 32) + r);
+    return td_ssat8((x + (a2 >> 31)) >> e);
 }
 
-/* (bottom = x's low half, top = y's low half) as one PKHBT */
-static inline int32_t td_dw3l_pack(int32_t x, int32_t y)
+#if TD_SIMD_NATIVE && defined(__OPTIMIZE__)
+
+/* n whole words of the line at d from the input values s[0], s[e], s[2e], ... */
+static inline __attribute__((always_inline)) void
+td_dw3l_words(td_word_t *d, const int8_t *s, int32_t e, int32_t n)
 {
-#if TD_SIMD_NATIVE
-    int32_t r;
-    __asm__("pkhbt %0, %1, %2, lsl #16" : "=r"(r) : "r"(x), "r"(y));
-    return r;
-#else
-    return td_pkhbt16(x, y);
+    int32_t t0, t1, t2, t3;
+    __asm__ volatile(
+        "lsrs   %[n], %[n], #1\n\t"
+        "bcc    1f\n\t"
+        "ldrsb  %[t0], [%[s]]\n\t"
+        "ldrsb  %[t1], [%[s], %[e]]\n\t"
+        "add    %[s], %[s], %[e], lsl #1\n\t"
+        "pkhbt  %[t0], %[t0], %[t1], lsl #16\n\t"
+        "str    %[t0], [%[d]], #4\n\t"
+        "1:\n\t"
+        "cmp    %[n], #0\n\t"
+        "beq    3f\n\t"
+        "2:\n\t"
+        "ldrsb  %[t0], [%[s]]\n\t"
+        "ldrsb  %[t1], [%[s], %[e]]\n\t"
+        "add    %[s], %[s], %[e], lsl #1\n\t"
+        "ldrsb  %[t2], [%[s]]\n\t"
+        "ldrsb  %[t3], [%[s], %[e]]\n\t"
+        "add    %[s], %[s], %[e], lsl #1\n\t"
+        "pkhbt  %[t0], %[t0], %[t1], lsl #16\n\t"
+        "pkhbt  %[t2], %[t2], %[t3], lsl #16\n\t"
+        "strd   %[t0], %[t2], [%[d]], #8\n\t"
+        "subs   %[n], %[n], #1\n\t"
+        "bne    2b\n\t"
+        "3:\n\t"
+        : [d] "+r"(d), [s] "+r"(s), [n] "+r"(n), [t0] "=&r"(t0), [t1] "=&r"(t1),
+          [t2] "=&r"(t2), [t3] "=&r"(t3)
+        : [e] "r"(e)
+        : "cc", "memory");
+}
+
+/* One output line: `pairs` pairs of outputs (stride 1), then the outputs taken one at a
+ * time (k->ones); ring: slot 0's first word, w: the pairs of the kernel lines in slots
+ * 0, 1, 2. Registers: r4-r9 the weights, r10 the ring, r11 the output, r12 the count and
+ * e (ASR reads its low byte; the count ends by the carry of its high bits). */
+static inline __attribute__((always_inline)) void
+td_dw3l_line(const td_word_t *ring, int8_t *out, const int32_t *w, int32_t pairs,
+             int32_t e, const td_dw3l_chan_t *k)
+{
+    register int32_t w0 __asm__("r4") = w[0];
+    register int32_t v0 __asm__("r5") = w[1];
+    register int32_t w1 __asm__("r6") = w[2];
+    register int32_t v1 __asm__("r7") = w[3];
+    register int32_t w2 __asm__("r8") = w[4];
+    register int32_t v2 __asm__("r9") = w[5];
+    register const td_word_t *r __asm__("r10") = ring;
+    register int8_t *o __asm__("r11") = out;
+    register uint32_t ec __asm__("r12") = ((uint32_t)-pairs << 8) | (uint32_t)e;
+    __asm__ volatile(
+        "cmp    r12, #256\n\t"
+        "blo    .Ldw3l_one%=\n\t"
+        ".Ldw3l_pair%=:\n\t"
+        "ldrd   r0, r1, %[b2]\n\t"
+        "ldrd   r2, r3, [r10, #128]\n\t"
+        "smlad  r0, r2, r6, r0\n\t"
+        "smlatb r1, r2, r6, r1\n\t"
+        "smlabt r0, r3, r7, r0\n\t"
+        "smlad  r1, r3, r7, r1\n\t"
+        "ldrd   r2, r3, [r10, #256]\n\t"
+        "smlad  r0, r2, r8, r0\n\t"
+        "smlatb r1, r2, r8, r1\n\t"
+        "smlabt r0, r3, r9, r0\n\t"
+        "smlad  r1, r3, r9, r1\n\t"
+        "ldrd   r2, r3, [r10], #4\n\t"
+        "smlad  r0, r2, r4, r0\n\t"
+        "smlatb r1, r2, r4, r1\n\t"
+        "smlabt r0, r3, r5, r0\n\t"
+        "smlad  r1, r3, r5, r1\n\t"
+        "ldrd   r2, r3, %[mr]\n\t"
+        "smmlar lr, r0, r2, r3\n\t"
+        "add    lr, lr, r0, asr #31\n\t"
+        "smmlar r0, r1, r2, r3\n\t"
+        "add    r0, r0, r1, asr #31\n\t"
+        "ldr    r1, %[step]\n\t"
+        "asr    lr, lr, r12\n\t"
+        "asr    r0, r0, r12\n\t"
+        "ssat   lr, #8, lr\n\t"
+        "ssat   r0, #8, r0\n\t"
+        "strb   lr, [r11]\n\t"
+        "strb   r0, [r11, r1]\n\t"
+        "add    r11, r11, r1, lsl #1\n\t"
+        "adds   r12, r12, #256\n\t"
+        "bcc    .Ldw3l_pair%=\n\t"
+        ".Ldw3l_one%=:\n\t"
+        "ldr    r12, %[ones]\n\t"
+        "cmp    r12, #256\n\t"
+        "blo    .Ldw3l_end%=\n\t"
+        ".Ldw3l_loop1%=:\n\t"
+        "ldr    r0, %[b2]\n\t"
+        "ldrd   r2, r3, [r10, #128]\n\t"
+        "smlad  r0, r2, r6, r0\n\t"
+        "smlabt r0, r3, r7, r0\n\t"
+        "ldrd   r2, r3, [r10, #256]\n\t"
+        "smlad  r0, r2, r8, r0\n\t"
+        "smlabt r0, r3, r9, r0\n\t"
+        "ldrd   r2, r3, [r10], #4\n\t"
+        "smlad  r0, r2, r4, r0\n\t"
+        "smlabt r0, r3, r5, r0\n\t"
+        "ldrd   r2, r3, %[mr]\n\t"
+        "smmlar r1, r0, r2, r3\n\t"
+        "add    r1, r1, r0, asr #31\n\t"
+        "ldr    r2, %[step]\n\t"
+        "asr    r1, r1, r12\n\t"
+        "ssat   r1, #8, r1\n\t"
+        "strb   r1, [r11]\n\t"
+        "add    r11, r11, r2\n\t"
+        "adds   r12, r12, #256\n\t"
+        "bcc    .Ldw3l_loop1%=\n\t"
+        ".Ldw3l_end%=:\n\t"
+        : "+r"(r), "+r"(o), "+r"(ec)
+        : "r"(w0), "r"(v0), "r"(w1), "r"(v1), "r"(w2), "r"(v2), [b2] "m"(k->b2),
+          [mr] "m"(k->mr), [step] "m"(k->step), [ones] "m"(k->ones)
+        : "r0", "r1", "r2", "r3", "lr", "cc", "memory");
+}
+
+#else /* the same loops in C (the host, and builds without optimisation) */
+
+static inline void td_dw3l_words(td_word_t *d, const int8_t *s, int32_t e, int32_t n)
+{
+    for (; n > 0; --n, s += 2 * e) {
+        *d++ = td_pkhbt16(s[0], s[e]);
+    }
+}
+
+static inline void td_dw3l_line(const td_word_t *ring, int8_t *o, const int32_t *w,
+                                int32_t pairs, int32_t e, const td_dw3l_chan_t *k)
+{
+    const td_word_t *r = ring;
+    const int32_t bias = k->b2.w[0], m = k->mr.w[0], rnd = k->mr.w[1], step = k->step;
+    for (; pairs > 0; --pairs, ++r, o += 2 * step) {
+        int32_t a = bias, b = bias;
+        for (int32_t s = 0; s < 3; ++s) {
+            const int32_t p01 = r[s * TD_DW3L_WORDS], p23 = r[s * TD_DW3L_WORDS + 1];
+            a = td_smlabt(p23, w[2 * s + 1], td_smlad(p01, w[2 * s], a));
+            b = td_smlad(p23, w[2 * s + 1], td_smlatb(p01, w[2 * s], b));
+        }
+        o[0] = (int8_t)td_dw3l_out(a, m, e, rnd);
+        o[step] = (int8_t)td_dw3l_out(b, m, e, rnd);
+    }
+    for (int32_t n = -(k->ones >> 8); n > 0; --n, ++r, o += step) {
+        int32_t a = bias;
+        for (int32_t s = 0; s < 3; ++s) {
+            const int32_t p01 = r[s * TD_DW3L_WORDS], p23 = r[s * TD_DW3L_WORDS + 1];
+            a = td_smlabt(p23, w[2 * s + 1], td_smlad(p01, w[2 * s], a));
+        }
+        o[0] = (int8_t)td_dw3l_out(a, m, e, rnd);
+    }
+}
+
 #endif
-}
 
-/* Input line u (across) of one channel into the 4-byte aligned dst, a word (two positions)
- * at a time: along positions -pad_a .. width - pad_a - 1, zero outside the image, the input
- * offset added to both values of a word by one SADD16 (off2). src: the channel's first input
+/* Input line u (across) of one channel into its ring slot: the words holding image values
+ * (the padding words keep the fill of the call's start), or, outside the image, all
+ * `neg2` (the padding value -input_offset in both halves). src: the channel's first input
  * byte of the image. */
-static __attribute__((noinline)) void td_dw3l_widen(int16_t *dst, const int8_t *src,
-                                                    int32_t u, int32_t off2,
-                                                    const td_dw3l_geom_t *g)
+static inline __attribute__((always_inline)) void
+td_dw3l_widen(td_word_t *slot, const int8_t *src, int32_t u, int32_t neg2,
+              const td_dw3l_geom_t *g)
 {
-    td_word_t *d = (td_word_t *)dst;
-    td_word_t *const end = d + g->width / 2;
-    const int32_t z = td_dw3l_zero();
     if ((uint32_t)u >= (uint32_t)g->n_x) {
-        while (d < end) {
-            *d++ = z;
+        for (int32_t i = 0; i < g->words; ++i) {
+            slot[i] = neg2;
         }
         return;
     }
     const int32_t e = g->e_a;
     const int8_t *s = src + u * g->e_x;
-    const int32_t words = g->width / 2;
-    int32_t left = g->pad_a < 2 * words ? g->pad_a : 2 * words;   /* zeros before the image */
-    for (; left >= 2; left -= 2) {
-        *d++ = z;
-    }
-    int32_t inside = g->n_a;           /* values of the image still to widen */
-    if (left == 1) {                   /* (0, first value) */
-        *d++ = td_sadd16(td_dw3l_pack(z, s[0]), off2) & ~0xFFFF;
+    td_word_t *d = slot + g->first;
+    if (g->lead) {
+        *d++ = td_pkhbt16(neg2, s[0]);
         s += e;
-        --inside;
     }
-    int32_t pairs = (int32_t)(end - d);
-    pairs = inside / 2 < pairs ? inside / 2 : pairs;
-    inside -= 2 * pairs;
-    for (; pairs > 0; --pairs, s += 2 * e) {
-        *d++ = td_sadd16(td_dw3l_pack(s[0], s[e]), off2);
-    }
-    if (inside > 0 && d < end) {       /* (last value, 0) */
-        *d++ = td_sadd16(td_dw3l_pack(s[0], z), off2) & 0xFFFF;
-    }
-    while (d < end) {
-        *d++ = z;
+    td_dw3l_words(d, s, e, g->full);
+    if (g->trail) {
+        d[g->full] = td_pkhbt16(s[2 * e * g->full], neg2);
     }
 }
-
-/* One channel's requantization of one output, the rounding form with its constant folded
- * into SMMLAR (td_simd.h; fields of td_dw3l_chan_t in locals) */
-#define TD_DW3L_OUT(acc)                                                                   \
-    (mode == 1 ? (int8_t)td_ssat8(td_requant_round_fold((acc), m, e, rnd))                 \
-     : (int8_t)td_clamp_s32(td_ssat8(td_requant_round_fold((acc), m, e, rnd)), lo, hi))
-
-/* The words r[k] and r[k + 1] (4-byte aligned; one LDRD on the Cortex-M, k a constant) */
-#if TD_SIMD_NATIVE
-#define td_load2_at(r_, k_, a_, b_)                                                        \
-    __asm__("ldrd %0, %1, [%2, #%c3]"                                                      \
-            : "=&r"(*(a_)), "=r"(*(b_))                                                    \
-            : "r"(r_), "i"(4 * (k_)), "m"(*(const td_word2_t *)((r_) + (k_))))
-#else
-#define td_load2_at(r_, k_, a_, b_) (*(a_) = (r_)[k_], *(b_) = (r_)[(k_) + 1])
-#endif
-
-/* Every output line of one channel (src, dst: its first input and output byte of the image;
- * k: its taps and requantization): before line j its input lines not yet widened go into
- * the ring (line u in slot (u + pad_x) % 3), then kernel line t of output line j reads slot
- * (j * s_x + t) % 3, so the pairs are taken in slot order from one of three rotations. mode:
- * 1 into all of int8, 2 with a clamp to the activation range. */
-static inline __attribute__((always_inline)) void
-td_dw3l_channel(int16_t *lines, const td_dw3l_geom_t *g, const int8_t *src, int8_t *dst,
-                const td_dw3l_chan_t *k, const td_dw3l_quant_t *q, int32_t off2,
-                const int mode)
-{
-    const int32_t bias = k->bias, m = k->mult, sh = k->shift, e = -sh, rnd = k->rnd;
-    const int32_t lo = q->lo, hi = q->hi;
-    const int32_t n = g->out_a, step = g->o_a, s_a = g->s_a;
-    const td_word_t *const ring = (const td_word_t *)lines;
-    int32_t next = -g->pad_x, slot = 0;   /* the next input line to widen, its slot */
-    int32_t base = 0;                     /* (j * s_x) % 3 */
-    for (int32_t j = 0; j < g->out_x; ++j, dst += g->o_x) {
-        const int32_t u_end = j * g->s_x - g->pad_x + 3;
-        for (; next < u_end; ++next) {     /* (s_x <= 2: no line is skipped) */
-            td_dw3l_widen(lines + slot * TD_DW3L_LINE, src, next, off2, g);
-            slot = slot == 2 ? 0 : slot + 1;
-        }
-        /* slot s holds kernel line (s - base) % 3 */
-        const int32_t t0 = base == 0 ? 0 : 3 - base;
-        const int32_t t1 = t0 == 2 ? 0 : t0 + 1, t2 = t1 == 2 ? 0 : t1 + 1;
-        const int32_t w0 = k->w01[t0], w1 = k->w01[t1], w2 = k->w01[t2];
-        const int32_t v0 = k->w12[t0], v1 = k->w12[t1], v2 = k->w12[t2];
-        base += g->s_x;
-        base = base >= 3 ? base - 3 : base;
-        const td_word_t *r = ring;
-        int8_t *o = dst;
-        int32_t i = 0;
-        if (s_a == 1) {
-            for (; i + 2 <= n; i += 2, o += 2 * step, ++r) {
-                int32_t c0, n0, c1, n1, c2, n2;
-                td_load2_at(r, 0, &c0, &n0);
-                td_load2_at(r, TD_DW3L_WORDS, &c1, &n1);
-                td_load2_at(r, 2 * TD_DW3L_WORDS, &c2, &n2);
-                int32_t a = td_smlad(c0, w0, bias), b = td_smlatb(c0, w0, bias);
-                a = td_smlabt(n0, v0, a);
-                b = td_smlad(n0, v0, b);
-                a = td_smlad(c1, w1, a);
-                b = td_smlatb(c1, w1, b);
-                a = td_smlabt(n1, v1, a);
-                b = td_smlad(n1, v1, b);
-                a = td_smlad(c2, w2, a);
-                b = td_smlatb(c2, w2, b);
-                a = td_smlabt(n2, v2, a);
-                b = td_smlad(n2, v2, b);
-                o[0] = TD_DW3L_OUT(a);
-                o[step] = TD_DW3L_OUT(b);
-            }
-        }
-        for (; i < n; ++i, o += step, ++r) {   /* stride 2, or the last of an odd line */
-            int32_t c0, n0, c1, n1, c2, n2;
-            td_load2_at(r, 0, &c0, &n0);
-            td_load2_at(r, TD_DW3L_WORDS, &c1, &n1);
-            td_load2_at(r, 2 * TD_DW3L_WORDS, &c2, &n2);
-            int32_t a = td_smlad(c0, w0, bias);
-            a = td_smlabt(n0, v0, a);
-            a = td_smlad(c1, w1, a);
-            a = td_smlabt(n1, v1, a);
-            a = td_smlad(c2, w2, a);
-            a = td_smlabt(n2, v2, a);
-            *o = TD_DW3L_OUT(a);
-        }
-    }
-}
-
-/* The two specialisations, kept out of line (inlined into the kernel they cost ~10 K
- * instructions per DS-CNN inference in register pressure) and called directly. */
-#define TD_DW3L_CHANNEL_FN(name, mode)                                                     \
-    static __attribute__((noinline)) void name(                                            \
-        int16_t *lines, const td_dw3l_geom_t *g, const int8_t *src, int8_t *dst,           \
-        const td_dw3l_chan_t *k, const td_dw3l_quant_t *q, int32_t off2)                   \
-    {                                                                                      \
-        td_dw3l_channel(lines, g, src, dst, k, q, off2, mode);                             \
-    }
-TD_DW3L_CHANNEL_FN(td_dw3l_channel_round, 1)
-TD_DW3L_CHANNEL_FN(td_dw3l_channel_clamp, 2)
 
 static void td_dw3l_geometry(const td_dwconv2d_params_t *p, td_dw3l_geom_t *g)
 {
@@ -244,43 +278,81 @@ static void td_dw3l_geometry(const td_dwconv2d_params_t *p, td_dw3l_geom_t *g)
         g->t_a = 3, g->t_x = 1;
     }
     /* (out_a - 1) * s_a + 3 values read, one word more by the last output, rounded to words */
-    g->width = ((g->out_a - 1) * g->s_a + 4 + 1) & ~1;
+    const int32_t width = ((g->out_a - 1) * g->s_a + 4 + 1) & ~1;
+    g->words = width / 2;
+    /* the image's values lie at positions [p0, p1) of the line */
+    const int32_t p0 = g->pad_a < width ? g->pad_a : width;
+    const int32_t p1 = g->pad_a + g->n_a < width ? g->pad_a + g->n_a : width;
+    g->first = p0 >> 1;
+    g->lead = p0 < p1 ? p0 & 1 : 0;
+    const int32_t q0 = p0 + g->lead;
+    g->full = p1 > q0 ? (p1 - q0) >> 1 : 0;
+    g->trail = p1 > q0 ? (p1 - q0) & 1 : 0;
 }
 
 void td_dwconv2d_3x3_lines_s8_dsp(const td_dwconv2d_params_t *p, const int8_t *in0,
                                   int8_t *out0)
 {
-    int16_t lines[3 * TD_DW3L_LINE] __attribute__((aligned(4)));
+    td_word_t ring[3 * TD_DW3L_WORDS] __attribute__((aligned(8)));
     td_dw3l_geom_t g;
     td_dw3l_geometry(p, &g);
-    const int32_t ch = p->in_c, off2 = td_pack_off(p->input_offset);
-    td_dw3l_quant_t q;
+    const int32_t ch = p->in_c, off = p->input_offset;
+    const int32_t neg2 = td_pack_off(-off);
     const int32_t zp2p1 = 2 * p->output_offset + 1;
-    q.lo = p->act_min;
-    q.hi = p->act_max;
-    /* two direct calls, not a function pointer: the stack bound follows direct calls
-     * exactly (tinydeploy/build/stack.py), a pointer call only by over-approximation */
-    const int full_range = q.lo == INT8_MIN && q.hi == INT8_MAX;
+    const int32_t lo = p->act_min, hi = p->act_max;
+    const int clamp = lo != INT8_MIN || hi != INT8_MAX;
+    const int32_t n = g.out_a, step = g.o_a;
+    const int32_t pairs = g.s_a == 1 ? n >> 1 : 0;
     const int32_t in_image = p->in_h * p->in_w * ch, out_image = p->out_h * p->out_w * ch;
+    td_dw3l_chan_t k;
+    k.step = step;
+    /* the padding positions of every slot hold -input_offset from here on */
+    for (int32_t i = 0; i < 3 * TD_DW3L_WORDS; ++i) {
+        ring[i] = neg2;
+    }
     for (int32_t b = 0; b < p->batches; ++b) {
         for (int32_t c = 0; c < ch; ++c) {
             const int8_t *src = in0 + b * in_image + c;
             int8_t *dst = out0 + b * out_image + c;
-            td_dw3l_chan_t k;
-            for (int32_t kx = 0; kx < 3; ++kx) {   /* kernel line kx, taps along it */
-                const int8_t *f = p->filter + kx * g.t_x * ch + c;
+            /* acc = bias + sum of w * (x + off) = (bias + off * sum of w) + sum of w * x,
+             * doubled (the 2 * acc that SMMLAR takes) through doubled taps */
+            uint32_t sum = 0;
+            for (int32_t t = 0; t < 3; ++t) {   /* kernel line t, taps along it */
+                const int8_t *f = p->filter + t * g.t_x * ch + c;
                 const int32_t f0 = f[0], f1 = f[g.t_a * ch], f2 = f[2 * g.t_a * ch];
-                k.w01[kx] = td_pkhbt16(f0, f1);
-                k.w12[kx] = td_pkhbt16(f1, f2);
+                sum += (uint32_t)(f0 + f1 + f2);
+                k.w[2 * t] = td_pkhbt16(2 * f0, 2 * f1);
+                k.w[2 * t + 1] = td_pkhbt16(2 * f1, 2 * f2);
             }
-            k.bias = p->bias != 0 ? p->bias[c] : 0;
-            k.mult = p->mult[c];
-            k.shift = p->shift[c];
-            k.rnd = td_requant_rnd(zp2p1, -k.shift);
-            if (full_range) {
-                td_dw3l_channel_round(lines, &g, src, dst, &k, &q, off2);
-            } else {
-                td_dw3l_channel_clamp(lines, &g, src, dst, &k, &q, off2);
+            for (int32_t t = 0; t < 4; ++t) {
+                k.w[6 + t] = k.w[t];
+            }
+            const uint32_t bias = (p->bias != 0 ? (uint32_t)p->bias[c] : 0u)
+                                  + (uint32_t)off * sum;
+            k.b2.w[0] = k.b2.w[1] = (int32_t)(2u * bias);
+            const int32_t e = -p->shift[c];
+            k.mr.w[0] = p->mult[c];
+            k.mr.w[1] = td_requant_rnd(zp2p1, e);
+            k.ones = (int32_t)(((uint32_t)-(n - 2 * pairs) << 8) | (uint32_t)e);
+            int32_t next = -g.pad_x, slot = 0;   /* the next input line to widen, its slot */
+            int32_t base = 0;                    /* (j * s_x) % 3 */
+            for (int32_t j = 0; j < g.out_x; ++j, dst += g.o_x) {
+                const int32_t u_end = j * g.s_x - g.pad_x + 3;
+                for (; next < u_end; ++next) {     /* (s_x <= 2: no line is skipped) */
+                    td_dw3l_widen(ring + slot * TD_DW3L_WORDS, src, next, neg2, &g);
+                    slot = slot == 2 ? 0 : slot + 1;
+                }
+                /* slot s holds kernel line (s - base) % 3: its pairs from k.w[2 * rot] on */
+                const int32_t rot = base == 0 ? 0 : 3 - base;
+                td_dw3l_line(ring, dst, k.w + 2 * rot, pairs, e, &k);
+                base += g.s_x;
+                base = base >= 3 ? base - 3 : base;
+                if (clamp) {
+                    int8_t *o = dst;
+                    for (int32_t i = 0; i < n; ++i, o += step) {
+                        *o = (int8_t)td_clamp_s32(*o, lo, hi);
+                    }
+                }
             }
         }
     }
