@@ -45,32 +45,36 @@ int32_t td_dwconv2d_3x3_lines_s8_dsp_scratch_size(const td_dwconv2d_params_t *p)
     return 0;
 }
 
-/* The geometry of the lines: along the output's longer side (rows on a tie). */
+/* One channel's state, as the line loop reads and updates it (every field is an operand of
+ * the assembly, addressed from sp). */
 typedef struct {
-    int32_t n_a, pad_a, s_a, out_a;   /* along: input length, padding, stride, outputs */
-    int32_t n_x, pad_x, s_x, out_x;   /* across (the lines) */
-    int32_t e_a, e_x;                 /* input element steps along and across (bytes) */
-    int32_t o_a, o_x;                 /* output element steps along and across (bytes) */
-    int32_t t_a, t_x;                 /* tap index steps along and across (3 * ky + kx) */
-    int32_t words;                    /* words (two int16 positions) per widened line */
-    int32_t first;                    /* the word of the first image value */
-    int32_t lead;                     /* 1: that word is (padding, first value) */
-    int32_t full;                     /* then words of two image values */
-    int32_t trail;                    /* 1: then one word (last value, padding) */
-} td_dw3l_geom_t;
-
-/* One channel: what the line loop reads from memory (the offsets are the assembly's
- * operands) and the pairs of its kernel lines. */
-typedef struct {
-    td_word2_t b2;    /* the doubled bias with the input offset folded in, twice */
-    td_word2_t mr;    /* the multiplier and the rounding constant r */
-    int32_t step;     /* output step along the line (bytes) */
-    int32_t ones;     /* (-(outputs taken one at a time)) << 8 | e */
-    int32_t w[10];    /* doubled (w0, w1), (w1, w2) of kernel lines 0, 1, 2, 0, 1 */
+    td_word2_t b2;            /* the doubled bias (the input offset folded in), twice */
+    td_word2_t mr;            /* the multiplier, the rounding constant r */
+    int32_t step;             /* the output step along a line (bytes) */
+    int32_t pe;               /* -(pairs of outputs per line) << 8 | e */
+    int32_t ones;             /* -(outputs per line taken one at a time) << 8 | e */
+    const int32_t *wp;        /* the pairs of the kernel lines in slots 0, 1, 2 (in w) */
+    const int32_t *wlo;       /* w */
+    int32_t ws;               /* 8 * s_x: wp's step back (bytes, modulo 24) per line */
+    td_word_t *ring;          /* slot 0 (slots are TD_DW3L_WORDS words apart) */
+    td_word_t *ring_end;      /* past slot 2 */
+    td_word_t *slot;          /* the slot of input line u */
+    int32_t u, u_end;         /* the next input line to widen, the first not needed yet */
+    int32_t s_x, n_x, e_x, e_a;   /* across: stride, input lines, their step; step along */
+    const int8_t *src;        /* the channel's first input byte of the image */
+    int32_t first4;           /* the byte offset in a slot of the word of the first value */
+    int32_t lead;             /* 1: that word is (padding, first value) */
+    int32_t full;             /* then words of two image values */
+    int32_t trail;            /* 1: then one word (last value, padding) */
+    int32_t neg2;             /* the padding value -input_offset in both halves */
+    int32_t words;            /* words per line */
+    int8_t *dst;              /* the output line's first byte */
+    int32_t o_x;              /* the output step across (bytes) */
+    int32_t w[10];            /* doubled (w0, w1), (w1, w2) of kernel lines 0, 1, 2, 0, 1 */
 } td_dw3l_chan_t;
 
 /* SMMLAR(a2, m, r) plus the sign of a2, shifted right by e and saturated to int8: the
- * rounding-form requantization of acc = a2 / 2 (td_requant_round_fold) */
+ * rounding-form requantization (td_requant_round_fold) of acc = a2 / 2 */
 static inline int32_t td_dw3l_out(int32_t a2, int32_t m, int32_t e, int32_t r)
 {
     const int32_t x = (int32_t)((((int64_t)a2 * (int64_t)m + ((int64_t)1 << 31)) >> 32) + r);
@@ -79,59 +83,105 @@ static inline int32_t td_dw3l_out(int32_t a2, int32_t m, int32_t e, int32_t r)
 
 #if TD_SIMD_NATIVE && defined(__OPTIMIZE__)
 
-/* n whole words of the line at d from the input values s[0], s[e], s[2e], ... */
-static inline __attribute__((always_inline)) void
-td_dw3l_words(td_word_t *d, const int8_t *s, int32_t e, int32_t n)
+/* One output line: its input lines not yet widened into their slots, then its pairs of
+ * outputs (stride 1) and the outputs taken one at a time. In the line loop: r4-r9 the
+ * weights of slots 0, 1, 2, r10 the ring, r11 the output, r12 the count and e (ASR reads
+ * its low byte; the count ends by the carry of its high bits); bias, multiplier, r and the
+ * step are read by LDRD/LDR from the record. */
+static inline __attribute__((always_inline)) void td_dw3l_line(td_dw3l_chan_t *k)
 {
-    int32_t t0, t1, t2, t3;
     __asm__ volatile(
-        "lsrs   %[n], %[n], #1\n\t"
-        "bcc    1f\n\t"
-        "ldrsb  %[t0], [%[s]]\n\t"
-        "ldrsb  %[t1], [%[s], %[e]]\n\t"
-        "add    %[s], %[s], %[e], lsl #1\n\t"
-        "pkhbt  %[t0], %[t0], %[t1], lsl #16\n\t"
-        "str    %[t0], [%[d]], #4\n\t"
-        "1:\n\t"
-        "cmp    %[n], #0\n\t"
-        "beq    3f\n\t"
-        "2:\n\t"
-        "ldrsb  %[t0], [%[s]]\n\t"
-        "ldrsb  %[t1], [%[s], %[e]]\n\t"
-        "add    %[s], %[s], %[e], lsl #1\n\t"
-        "ldrsb  %[t2], [%[s]]\n\t"
-        "ldrsb  %[t3], [%[s], %[e]]\n\t"
-        "add    %[s], %[s], %[e], lsl #1\n\t"
-        "pkhbt  %[t0], %[t0], %[t1], lsl #16\n\t"
-        "pkhbt  %[t2], %[t2], %[t3], lsl #16\n\t"
-        "strd   %[t0], %[t2], [%[d]], #8\n\t"
-        "subs   %[n], %[n], #1\n\t"
-        "bne    2b\n\t"
-        "3:\n\t"
-        : [d] "+r"(d), [s] "+r"(s), [n] "+r"(n), [t0] "=&r"(t0), [t1] "=&r"(t1),
-          [t2] "=&r"(t2), [t3] "=&r"(t3)
-        : [e] "r"(e)
-        : "cc", "memory");
-}
-
-/* One output line: `pairs` pairs of outputs (stride 1), then the outputs taken one at a
- * time (k->ones); ring: slot 0's first word, w: the pairs of the kernel lines in slots
- * 0, 1, 2. Registers: r4-r9 the weights, r10 the ring, r11 the output, r12 the count and
- * e (ASR reads its low byte; the count ends by the carry of its high bits). */
-static inline __attribute__((always_inline)) void
-td_dw3l_line(const td_word_t *ring, int8_t *out, const int32_t *w, int32_t pairs,
-             int32_t e, const td_dw3l_chan_t *k)
-{
-    register int32_t w0 __asm__("r4") = w[0];
-    register int32_t v0 __asm__("r5") = w[1];
-    register int32_t w1 __asm__("r6") = w[2];
-    register int32_t v1 __asm__("r7") = w[3];
-    register int32_t w2 __asm__("r8") = w[4];
-    register int32_t v2 __asm__("r9") = w[5];
-    register const td_word_t *r __asm__("r10") = ring;
-    register int8_t *o __asm__("r11") = out;
-    register uint32_t ec __asm__("r12") = ((uint32_t)-pairs << 8) | (uint32_t)e;
-    __asm__ volatile(
+        /* widening: r0 = u, r1 = u_end, lr = slot */
+        "ldr    r0, %[u]\n\t"
+        "ldr    r1, %[u_end]\n\t"
+        "ldr    lr, %[slot]\n\t"
+        "cmp    r0, r1\n\t"
+        "bge    .Lw_done%=\n\t"
+        ".Lw_line%=:\n\t"
+        "ldr    r12, %[n_x]\n\t"
+        "ldr    r7, %[neg2]\n\t"
+        "cmp    r0, r12\n\t"
+        "bhs    .Lw_fill%=\n\t"
+        "ldr    r2, %[src]\n\t"
+        "ldr    r3, %[e_x]\n\t"
+        "mla    r2, r0, r3, r2\n\t"
+        "ldr    r3, %[e_a]\n\t"
+        "ldr    r4, %[first4]\n\t"
+        "add    r4, lr, r4\n\t"
+        "ldr    r5, %[lead]\n\t"
+        "cbz    r5, .Lw_full%=\n\t"
+        "ldrsb  r6, [r2]\n\t"
+        "add    r2, r2, r3\n\t"
+        "pkhbt  r6, r7, r6, lsl #16\n\t"
+        "str    r6, [r4], #4\n\t"
+        ".Lw_full%=:\n\t"
+        "ldr    r5, %[full]\n\t"
+        "lsrs   r5, r5, #1\n\t"
+        "bcc    .Lw_even%=\n\t"
+        "ldrsb  r6, [r2]\n\t"
+        "ldrsb  r8, [r2, r3]\n\t"
+        "add    r2, r2, r3, lsl #1\n\t"
+        "pkhbt  r6, r6, r8, lsl #16\n\t"
+        "str    r6, [r4], #4\n\t"
+        ".Lw_even%=:\n\t"
+        "cbz    r5, .Lw_trail%=\n\t"
+        ".Lw_two%=:\n\t"
+        "ldrsb  r6, [r2]\n\t"
+        "ldrsb  r8, [r2, r3]\n\t"
+        "add    r2, r2, r3, lsl #1\n\t"
+        "ldrsb  r9, [r2]\n\t"
+        "ldrsb  r10, [r2, r3]\n\t"
+        "add    r2, r2, r3, lsl #1\n\t"
+        "pkhbt  r6, r6, r8, lsl #16\n\t"
+        "pkhbt  r9, r9, r10, lsl #16\n\t"
+        "strd   r6, r9, [r4], #8\n\t"
+        "subs   r5, r5, #1\n\t"
+        "bne    .Lw_two%=\n\t"
+        ".Lw_trail%=:\n\t"
+        "ldr    r5, %[trail]\n\t"
+        "cbz    r5, .Lw_next%=\n\t"
+        "ldrsb  r6, [r2]\n\t"
+        "pkhbt  r6, r6, r7, lsl #16\n\t"
+        "str    r6, [r4]\n\t"
+        "b      .Lw_next%=\n\t"
+        ".Lw_fill%=:\n\t"                /* a line outside the image: all padding */
+        "ldr    r5, %[words]\n\t"
+        "mov    r4, lr\n\t"
+        "lsrs   r5, r5, #1\n\t"
+        "bcc    .Lw_fill2%=\n\t"
+        "str    r7, [r4], #4\n\t"
+        ".Lw_fill2%=:\n\t"
+        "strd   r7, r7, [r4], #8\n\t"
+        "subs   r5, r5, #1\n\t"
+        "bne    .Lw_fill2%=\n\t"
+        ".Lw_next%=:\n\t"
+        "add    lr, lr, #128\n\t"
+        "ldr    r12, %[ring_end]\n\t"
+        "add    r0, r0, #1\n\t"
+        "cmp    lr, r12\n\t"
+        "it     eq\n\t"
+        "subeq  lr, lr, #384\n\t"
+        "cmp    r0, r1\n\t"
+        "blt    .Lw_line%=\n\t"
+        "str    r0, %[u]\n\t"
+        "str    lr, %[slot]\n\t"
+        ".Lw_done%=:\n\t"
+        "ldr    r12, %[ws]\n\t"
+        "add    r1, r1, r12, lsr #3\n\t"
+        "str    r1, %[u_end]\n\t"
+        /* the weights of this line's rotation; the next line's one step back */
+        "ldr    r0, %[wp]\n\t"
+        "ldm    r0, {r4, r5, r6, r7, r8, r9}\n\t"
+        "ldr    r1, %[ws]\n\t"
+        "ldr    r2, %[wlo]\n\t"
+        "subs   r0, r0, r1\n\t"
+        "cmp    r0, r2\n\t"
+        "it     lo\n\t"
+        "addlo  r0, r0, #24\n\t"
+        "str    r0, %[wp]\n\t"
+        "ldr    r10, %[ring]\n\t"
+        "ldr    r11, %[dst]\n\t"
+        "ldr    r12, %[pe]\n\t"
         "cmp    r12, #256\n\t"
         "blo    .Ldw3l_one%=\n\t"
         ".Ldw3l_pair%=:\n\t"
@@ -192,27 +242,59 @@ td_dw3l_line(const td_word_t *ring, int8_t *out, const int32_t *w, int32_t pairs
         "adds   r12, r12, #256\n\t"
         "bcc    .Ldw3l_loop1%=\n\t"
         ".Ldw3l_end%=:\n\t"
-        : "+r"(r), "+r"(o), "+r"(ec)
-        : "r"(w0), "r"(v0), "r"(w1), "r"(v1), "r"(w2), "r"(v2), [b2] "m"(k->b2),
-          [mr] "m"(k->mr), [step] "m"(k->step), [ones] "m"(k->ones)
-        : "r0", "r1", "r2", "r3", "lr", "cc", "memory");
+        "ldr    r0, %[dst]\n\t"
+        "ldr    r1, %[o_x]\n\t"
+        "add    r0, r0, r1\n\t"
+        "str    r0, %[dst]\n\t"
+        : [u] "+m"(k->u), [u_end] "+m"(k->u_end), [slot] "+m"(k->slot), [wp] "+m"(k->wp),
+          [dst] "+m"(k->dst)
+        : [n_x] "m"(k->n_x), [neg2] "m"(k->neg2), [src] "m"(k->src), [e_x] "m"(k->e_x),
+          [e_a] "m"(k->e_a), [first4] "m"(k->first4), [lead] "m"(k->lead),
+          [full] "m"(k->full), [trail] "m"(k->trail), [words] "m"(k->words),
+          [ring_end] "m"(k->ring_end), [ws] "m"(k->ws),
+          [wlo] "m"(k->wlo), [ring] "m"(k->ring), [pe] "m"(k->pe), [b2] "m"(k->b2),
+          [mr] "m"(k->mr), [step] "m"(k->step), [ones] "m"(k->ones), [o_x] "m"(k->o_x)
+        : "r0", "r1", "r2", "r3", "r4", "r5", "r6", "r7", "r8", "r9", "r10", "r11", "r12",
+          "lr", "cc", "memory");
 }
 
-#else /* the same loops in C (the host, and builds without optimisation) */
+#else /* the same line in C (the host, and builds without optimisation) */
 
-static inline void td_dw3l_words(td_word_t *d, const int8_t *s, int32_t e, int32_t n)
+static void td_dw3l_line(td_dw3l_chan_t *k)
 {
-    for (; n > 0; --n, s += 2 * e) {
-        *d++ = td_pkhbt16(s[0], s[e]);
+    for (; k->u < k->u_end; ++k->u) {
+        td_word_t *d = k->slot;
+        if ((uint32_t)k->u >= (uint32_t)k->n_x) {
+            for (int32_t i = 0; i < k->words; ++i) {
+                d[i] = k->neg2;
+            }
+        } else {
+            const int32_t e = k->e_a;
+            const int8_t *s = k->src + k->u * k->e_x;
+            d += k->first4 / 4;
+            if (k->lead) {
+                *d++ = td_pkhbt16(k->neg2, s[0]);
+                s += e;
+            }
+            for (int32_t i = 0; i < k->full; ++i, s += 2 * e) {
+                *d++ = td_pkhbt16(s[0], s[e]);
+            }
+            if (k->trail) {
+                *d = td_pkhbt16(s[0], k->neg2);
+            }
+        }
+        k->slot += TD_DW3L_WORDS;
+        k->slot = k->slot == k->ring_end ? k->ring : k->slot;
     }
-}
-
-static inline void td_dw3l_line(const td_word_t *ring, int8_t *o, const int32_t *w,
-                                int32_t pairs, int32_t e, const td_dw3l_chan_t *k)
-{
-    const td_word_t *r = ring;
+    k->u_end += k->s_x;
+    const int32_t *w = k->wp;
+    k->wp -= k->ws / 4;
+    k->wp += k->wp < k->wlo ? 6 : 0;
+    const td_word_t *r = k->ring;
+    int8_t *o = k->dst;
     const int32_t bias = k->b2.w[0], m = k->mr.w[0], rnd = k->mr.w[1], step = k->step;
-    for (; pairs > 0; --pairs, ++r, o += 2 * step) {
+    const int32_t e = k->pe & 0xFF;
+    for (int32_t n = -(k->pe >> 8); n > 0; --n, ++r, o += 2 * step) {
         int32_t a = bias, b = bias;
         for (int32_t s = 0; s < 3; ++s) {
             const int32_t p01 = r[s * TD_DW3L_WORDS], p23 = r[s * TD_DW3L_WORDS + 1];
@@ -230,96 +312,64 @@ static inline void td_dw3l_line(const td_word_t *ring, int8_t *o, const int32_t 
         }
         o[0] = (int8_t)td_dw3l_out(a, m, e, rnd);
     }
+    k->dst += k->o_x;
 }
 
 #endif
-
-/* Input line u (across) of one channel into its ring slot: the words holding image values
- * (the padding words keep the fill of the call's start), or, outside the image, all
- * `neg2` (the padding value -input_offset in both halves). src: the channel's first input
- * byte of the image. */
-static inline __attribute__((always_inline)) void
-td_dw3l_widen(td_word_t *slot, const int8_t *src, int32_t u, int32_t neg2,
-              const td_dw3l_geom_t *g)
-{
-    if ((uint32_t)u >= (uint32_t)g->n_x) {
-        for (int32_t i = 0; i < g->words; ++i) {
-            slot[i] = neg2;
-        }
-        return;
-    }
-    const int32_t e = g->e_a;
-    const int8_t *s = src + u * g->e_x;
-    td_word_t *d = slot + g->first;
-    if (g->lead) {
-        *d++ = td_pkhbt16(neg2, s[0]);
-        s += e;
-    }
-    td_dw3l_words(d, s, e, g->full);
-    if (g->trail) {
-        d[g->full] = td_pkhbt16(s[2 * e * g->full], neg2);
-    }
-}
-
-static void td_dw3l_geometry(const td_dwconv2d_params_t *p, td_dw3l_geom_t *g)
-{
-    const int32_t ch = p->in_c;
-    if (p->out_w >= p->out_h) {   /* along the rows */
-        g->n_a = p->in_w, g->pad_a = p->pad_w, g->s_a = p->stride_w, g->out_a = p->out_w;
-        g->n_x = p->in_h, g->pad_x = p->pad_h, g->s_x = p->stride_h, g->out_x = p->out_h;
-        g->e_a = ch, g->e_x = p->in_w * ch;
-        g->o_a = ch, g->o_x = p->out_w * ch;
-        g->t_a = 1, g->t_x = 3;
-    } else {                      /* along the columns */
-        g->n_a = p->in_h, g->pad_a = p->pad_h, g->s_a = p->stride_h, g->out_a = p->out_h;
-        g->n_x = p->in_w, g->pad_x = p->pad_w, g->s_x = p->stride_w, g->out_x = p->out_w;
-        g->e_a = p->in_w * ch, g->e_x = ch;
-        g->o_a = p->out_w * ch, g->o_x = ch;
-        g->t_a = 3, g->t_x = 1;
-    }
-    /* (out_a - 1) * s_a + 3 values read, one word more by the last output, rounded to words */
-    const int32_t width = ((g->out_a - 1) * g->s_a + 4 + 1) & ~1;
-    g->words = width / 2;
-    /* the image's values lie at positions [p0, p1) of the line */
-    const int32_t p0 = g->pad_a < width ? g->pad_a : width;
-    const int32_t p1 = g->pad_a + g->n_a < width ? g->pad_a + g->n_a : width;
-    g->first = p0 >> 1;
-    g->lead = p0 < p1 ? p0 & 1 : 0;
-    const int32_t q0 = p0 + g->lead;
-    g->full = p1 > q0 ? (p1 - q0) >> 1 : 0;
-    g->trail = p1 > q0 ? (p1 - q0) & 1 : 0;
-}
 
 void td_dwconv2d_3x3_lines_s8_dsp(const td_dwconv2d_params_t *p, const int8_t *in0,
                                   int8_t *out0)
 {
     td_word_t ring[3 * TD_DW3L_WORDS] __attribute__((aligned(8)));
-    td_dw3l_geom_t g;
-    td_dw3l_geometry(p, &g);
+    td_dw3l_chan_t k;
     const int32_t ch = p->in_c, off = p->input_offset;
-    const int32_t neg2 = td_pack_off(-off);
+    int32_t n_a, pad_a, s_a, out_a, pad_x, out_x, t_a, t_x;
+    if (p->out_w >= p->out_h) {   /* lines along the rows */
+        n_a = p->in_w, pad_a = p->pad_w, s_a = p->stride_w, out_a = p->out_w;
+        k.n_x = p->in_h, pad_x = p->pad_h, k.s_x = p->stride_h, out_x = p->out_h;
+        k.e_a = ch, k.e_x = p->in_w * ch;
+        k.step = ch, k.o_x = p->out_w * ch;
+        t_a = 1, t_x = 3;
+    } else {                      /* along the columns */
+        n_a = p->in_h, pad_a = p->pad_h, s_a = p->stride_h, out_a = p->out_h;
+        k.n_x = p->in_w, pad_x = p->pad_w, k.s_x = p->stride_w, out_x = p->out_w;
+        k.e_a = p->in_w * ch, k.e_x = ch;
+        k.step = p->out_w * ch, k.o_x = ch;
+        t_a = 3, t_x = 1;
+    }
+    /* (out_a - 1) * s_a + 3 values read, one word more by the last output, rounded to words;
+     * the image's values lie at positions [p0, p1) of a line */
+    const int32_t width = ((out_a - 1) * s_a + 4 + 1) & ~1;
+    const int32_t p0 = pad_a < width ? pad_a : width;
+    const int32_t p1 = pad_a + n_a < width ? pad_a + n_a : width;
+    k.words = width / 2;
+    k.first4 = 4 * (p0 >> 1);
+    k.lead = p0 < p1 ? p0 & 1 : 0;
+    const int32_t q0 = p0 + k.lead;
+    k.full = p1 > q0 ? (p1 - q0) >> 1 : 0;
+    k.trail = p1 > q0 ? (p1 - q0) & 1 : 0;
+    k.neg2 = td_pack_off(-off);
+    k.ring = ring;
+    k.ring_end = ring + 3 * TD_DW3L_WORDS;
+    k.wlo = k.w;
+    k.ws = 8 * k.s_x;
+    const int32_t pairs = s_a == 1 ? out_a >> 1 : 0;
     const int32_t zp2p1 = 2 * p->output_offset + 1;
     const int32_t lo = p->act_min, hi = p->act_max;
     const int clamp = lo != INT8_MIN || hi != INT8_MAX;
-    const int32_t n = g.out_a, step = g.o_a;
-    const int32_t pairs = g.s_a == 1 ? n >> 1 : 0;
     const int32_t in_image = p->in_h * p->in_w * ch, out_image = p->out_h * p->out_w * ch;
-    td_dw3l_chan_t k;
-    k.step = step;
     /* the padding positions of every slot hold -input_offset from here on */
     for (int32_t i = 0; i < 3 * TD_DW3L_WORDS; ++i) {
-        ring[i] = neg2;
+        ring[i] = k.neg2;
     }
     for (int32_t b = 0; b < p->batches; ++b) {
         for (int32_t c = 0; c < ch; ++c) {
-            const int8_t *src = in0 + b * in_image + c;
-            int8_t *dst = out0 + b * out_image + c;
             /* acc = bias + sum of w * (x + off) = (bias + off * sum of w) + sum of w * x,
              * doubled (the 2 * acc that SMMLAR takes) through doubled taps */
             uint32_t sum = 0;
             for (int32_t t = 0; t < 3; ++t) {   /* kernel line t, taps along it */
-                const int8_t *f = p->filter + t * g.t_x * ch + c;
-                const int32_t f0 = f[0], f1 = f[g.t_a * ch], f2 = f[2 * g.t_a * ch];
+                const int8_t *f = p->filter + t * t_x * ch + c;
+                const int32_t f0 = f[0], f1 = f[t_a * ch], f2 = f[2 * t_a * ch];
                 sum += (uint32_t)(f0 + f1 + f2);
                 k.w[2 * t] = td_pkhbt16(2 * f0, 2 * f1);
                 k.w[2 * t + 1] = td_pkhbt16(2 * f1, 2 * f2);
@@ -333,24 +383,24 @@ void td_dwconv2d_3x3_lines_s8_dsp(const td_dwconv2d_params_t *p, const int8_t *i
             const int32_t e = -p->shift[c];
             k.mr.w[0] = p->mult[c];
             k.mr.w[1] = td_requant_rnd(zp2p1, e);
-            k.ones = (int32_t)(((uint32_t)-(n - 2 * pairs) << 8) | (uint32_t)e);
-            int32_t next = -g.pad_x, slot = 0;   /* the next input line to widen, its slot */
-            int32_t base = 0;                    /* (j * s_x) % 3 */
-            for (int32_t j = 0; j < g.out_x; ++j, dst += g.o_x) {
-                const int32_t u_end = j * g.s_x - g.pad_x + 3;
-                for (; next < u_end; ++next) {     /* (s_x <= 2: no line is skipped) */
-                    td_dw3l_widen(ring + slot * TD_DW3L_WORDS, src, next, neg2, &g);
-                    slot = slot == 2 ? 0 : slot + 1;
-                }
-                /* slot s holds kernel line (s - base) % 3: its pairs from k.w[2 * rot] on */
-                const int32_t rot = base == 0 ? 0 : 3 - base;
-                td_dw3l_line(ring, dst, k.w + 2 * rot, pairs, e, &k);
-                base += g.s_x;
-                base = base >= 3 ? base - 3 : base;
-                if (clamp) {
-                    int8_t *o = dst;
-                    for (int32_t i = 0; i < n; ++i, o += step) {
-                        *o = (int8_t)td_clamp_s32(*o, lo, hi);
+            k.pe = (int32_t)(((uint32_t)-pairs << 8) | (uint32_t)e);
+            k.ones = (int32_t)(((uint32_t)-(out_a - 2 * pairs) << 8) | (uint32_t)e);
+            /* line u in slot (u + pad_x) % 3: kernel line t of output line j in slot
+             * (j * s_x + t) % 3, so slot s holds kernel line (s - j * s_x) % 3 */
+            k.wp = k.w;
+            k.slot = ring;
+            k.u = -pad_x;
+            k.u_end = 3 - pad_x;
+            k.src = in0 + b * in_image + c;
+            k.dst = out0 + b * out_image + c;
+            for (int32_t j = 0; j < out_x; ++j) {
+                td_dw3l_line(&k);
+            }
+            if (clamp) {   /* the activation range, on the channel's outputs */
+                int8_t *o = out0 + b * out_image + c;
+                for (int32_t j = 0; j < out_x; ++j, o += k.o_x) {
+                    for (int32_t i = 0; i < out_a; ++i) {
+                        o[i * k.step] = (int8_t)td_clamp_s32(o[i * k.step], lo, hi);
                     }
                 }
             }
