@@ -51,7 +51,8 @@ typedef struct {
     td_word2_t b2;            /* the doubled bias (the input offset folded in), twice */
     td_word2_t mr;            /* the multiplier, the rounding constant r */
     int32_t step;             /* the output step along a line (bytes) */
-    int32_t pe;               /* -(pairs of outputs per line) << 8 | e */
+    int32_t qe;               /* -(fours of outputs per line) << 8 | e */
+    int32_t pe;               /* -(pairs after them) << 8 | e */
     int32_t ones;             /* -(outputs per line taken one at a time) << 8 | e */
     const int32_t *wp;        /* the pairs of the kernel lines in slots 0, 1, 2 (in w) */
     const int32_t *wlo;       /* w */
@@ -63,9 +64,9 @@ typedef struct {
     int32_t s_x, n_x, e_x, e_a;   /* across: stride, input lines, their step; step along */
     const int8_t *src;        /* the channel's first input byte of the image */
     int32_t first4;           /* the byte offset in a slot of the word of the first value */
-    int32_t lead;             /* 1: that word is (padding, first value) */
-    int32_t full;             /* then words of two image values */
-    int32_t trail;            /* 1: then one word (last value, padding) */
+    int32_t shape;            /* full << 2 | trail << 1 | lead: lead, that word is (padding,
+                               * first value); then full words of two image values; trail,
+                               * then one word (last value, padding) */
     int32_t neg2;             /* the padding value -input_offset in both halves */
     int32_t words;            /* words per line */
     int8_t *dst;              /* the output line's first byte */
@@ -107,16 +108,16 @@ static inline __attribute__((always_inline)) void td_dw3l_line(td_dw3l_chan_t *k
         "mla    r2, r0, r3, r2\n\t"
         "ldr    r3, %[e_a]\n\t"
         "ldr    r4, %[first4]\n\t"
+        "ldr    r11, %[shape]\n\t"
         "add    r4, lr, r4\n\t"
-        "ldr    r5, %[lead]\n\t"
-        "cbz    r5, .Lw_full%=\n\t"
+        "tst    r11, #1\n\t"
+        "beq    .Lw_full%=\n\t"
         "ldrsb  r6, [r2]\n\t"
         "add    r2, r2, r3\n\t"
         "pkhbt  r6, r7, r6, lsl #16\n\t"
         "str    r6, [r4], #4\n\t"
         ".Lw_full%=:\n\t"
-        "ldr    r5, %[full]\n\t"
-        "lsrs   r5, r5, #1\n\t"
+        "lsrs   r5, r11, #3\n\t"
         "bcc    .Lw_even%=\n\t"
         "ldrsb  r6, [r2]\n\t"
         "ldrsb  r8, [r2, r3]\n\t"
@@ -138,8 +139,8 @@ static inline __attribute__((always_inline)) void td_dw3l_line(td_dw3l_chan_t *k
         "subs   r5, r5, #1\n\t"
         "bne    .Lw_two%=\n\t"
         ".Lw_trail%=:\n\t"
-        "ldr    r5, %[trail]\n\t"
-        "cbz    r5, .Lw_next%=\n\t"
+        "tst    r11, #2\n\t"
+        "beq    .Lw_next%=\n\t"
         "ldrsb  r6, [r2]\n\t"
         "pkhbt  r6, r6, r7, lsl #16\n\t"
         "str    r6, [r4]\n\t"
@@ -169,18 +170,85 @@ static inline __attribute__((always_inline)) void td_dw3l_line(td_dw3l_chan_t *k
         "ldr    r12, %[ws]\n\t"
         "add    r1, r1, r12, lsr #3\n\t"
         "str    r1, %[u_end]\n\t"
-        /* the weights of this line's rotation; the next line's one step back */
-        "ldr    r0, %[wp]\n\t"
-        "ldm    r0, {r4, r5, r6, r7, r8, r9}\n\t"
+        /* the weights of this line's rotation (lr); the next line's one step back */
+        "ldr    lr, %[wp]\n\t"
         "ldr    r1, %[ws]\n\t"
         "ldr    r2, %[wlo]\n\t"
-        "subs   r0, r0, r1\n\t"
+        "subs   r0, lr, r1\n\t"
         "cmp    r0, r2\n\t"
         "it     lo\n\t"
         "addlo  r0, r0, #24\n\t"
         "str    r0, %[wp]\n\t"
         "ldr    r10, %[ring]\n\t"
         "ldr    r11, %[dst]\n\t"
+        "ldr    r12, %[qe]\n\t"
+        "cmp    r12, #256\n\t"
+        "blo    .Ldw3l_rest%=\n\t"
+        /* four outputs i .. i + 3 (accumulators r0, r1, r8, r9) from three words per
+         * kernel line, (in[i], in[i+1]), (in[i+2], in[i+3]), (in[i+4], in[i+5]) */
+        ".Ldw3l_quad%=:\n\t"
+        "ldm    lr, {r4, r5, r6, r7}\n\t"
+        "ldr    r8, %[b2]\n\t"
+        "ldrd   r2, r3, [r10], #8\n\t"
+        "smlad  r0, r2, r4, r8\n\t"
+        "smlatb r1, r2, r4, r8\n\t"
+        "smlabt r0, r3, r5, r0\n\t"
+        "smlad  r1, r3, r5, r1\n\t"
+        "smlatb r9, r3, r4, r8\n\t"
+        "smlad  r8, r3, r4, r8\n\t"
+        "ldr    r2, [r10]\n\t"
+        "smlabt r8, r2, r5, r8\n\t"
+        "smlad  r9, r2, r5, r9\n\t"
+        "ldrd   r2, r3, [r10, #120]\n\t"
+        "smlad  r0, r2, r6, r0\n\t"
+        "smlatb r1, r2, r6, r1\n\t"
+        "smlabt r0, r3, r7, r0\n\t"
+        "smlad  r1, r3, r7, r1\n\t"
+        "smlatb r9, r3, r6, r9\n\t"
+        "smlad  r8, r3, r6, r8\n\t"
+        "ldr    r2, [r10, #128]\n\t"
+        "smlabt r8, r2, r7, r8\n\t"
+        "smlad  r9, r2, r7, r9\n\t"
+        "ldrd   r4, r5, [lr, #16]\n\t"
+        "ldrd   r2, r3, [r10, #248]\n\t"
+        "smlad  r0, r2, r4, r0\n\t"
+        "smlatb r1, r2, r4, r1\n\t"
+        "smlabt r0, r3, r5, r0\n\t"
+        "smlad  r1, r3, r5, r1\n\t"
+        "smlatb r9, r3, r4, r9\n\t"
+        "smlad  r8, r3, r4, r8\n\t"
+        "ldr    r2, [r10, #256]\n\t"
+        "smlabt r8, r2, r5, r8\n\t"
+        "smlad  r9, r2, r5, r9\n\t"
+        "ldrd   r2, r3, %[mr]\n\t"
+        "smmlar r4, r0, r2, r3\n\t"
+        "add    r4, r4, r0, asr #31\n\t"
+        "smmlar r5, r1, r2, r3\n\t"
+        "add    r5, r5, r1, asr #31\n\t"
+        "smmlar r6, r8, r2, r3\n\t"
+        "add    r6, r6, r8, asr #31\n\t"
+        "smmlar r7, r9, r2, r3\n\t"
+        "add    r7, r7, r9, asr #31\n\t"
+        "ldr    r2, %[step]\n\t"
+        "asr    r4, r4, r12\n\t"
+        "asr    r5, r5, r12\n\t"
+        "asr    r6, r6, r12\n\t"
+        "asr    r7, r7, r12\n\t"
+        "ssat   r4, #8, r4\n\t"
+        "ssat   r5, #8, r5\n\t"
+        "ssat   r6, #8, r6\n\t"
+        "ssat   r7, #8, r7\n\t"
+        "strb   r4, [r11]\n\t"
+        "strb   r5, [r11, r2]\n\t"
+        "add    r11, r11, r2, lsl #1\n\t"
+        "strb   r6, [r11]\n\t"
+        "strb   r7, [r11, r2]\n\t"
+        "add    r11, r11, r2, lsl #1\n\t"
+        "adds   r12, r12, #256\n\t"
+        "bcc    .Ldw3l_quad%=\n\t"
+        /* the weights of slots 0, 1, 2 in r4-r9 for the rest of the line */
+        ".Ldw3l_rest%=:\n\t"
+        "ldm    lr, {r4, r5, r6, r7, r8, r9}\n\t"
         "ldr    r12, %[pe]\n\t"
         "cmp    r12, #256\n\t"
         "blo    .Ldw3l_one%=\n\t"
@@ -216,6 +284,7 @@ static inline __attribute__((always_inline)) void td_dw3l_line(td_dw3l_chan_t *k
         "add    r11, r11, r1, lsl #1\n\t"
         "adds   r12, r12, #256\n\t"
         "bcc    .Ldw3l_pair%=\n\t"
+        /* the outputs taken one at a time (stride 2, or the last of a line) */
         ".Ldw3l_one%=:\n\t"
         "ldr    r12, %[ones]\n\t"
         "cmp    r12, #256\n\t"
@@ -249,10 +318,10 @@ static inline __attribute__((always_inline)) void td_dw3l_line(td_dw3l_chan_t *k
         : [u] "+m"(k->u), [u_end] "+m"(k->u_end), [slot] "+m"(k->slot), [wp] "+m"(k->wp),
           [dst] "+m"(k->dst)
         : [n_x] "m"(k->n_x), [neg2] "m"(k->neg2), [src] "m"(k->src), [e_x] "m"(k->e_x),
-          [e_a] "m"(k->e_a), [first4] "m"(k->first4), [lead] "m"(k->lead),
-          [full] "m"(k->full), [trail] "m"(k->trail), [words] "m"(k->words),
+          [e_a] "m"(k->e_a), [first4] "m"(k->first4), [shape] "m"(k->shape),
+          [words] "m"(k->words),
           [ring_end] "m"(k->ring_end), [ws] "m"(k->ws),
-          [wlo] "m"(k->wlo), [ring] "m"(k->ring), [pe] "m"(k->pe), [b2] "m"(k->b2),
+          [wlo] "m"(k->wlo), [ring] "m"(k->ring), [qe] "m"(k->qe), [pe] "m"(k->pe), [b2] "m"(k->b2),
           [mr] "m"(k->mr), [step] "m"(k->step), [ones] "m"(k->ones), [o_x] "m"(k->o_x)
         : "r0", "r1", "r2", "r3", "r4", "r5", "r6", "r7", "r8", "r9", "r10", "r11", "r12",
           "lr", "cc", "memory");
@@ -272,14 +341,14 @@ static void td_dw3l_line(td_dw3l_chan_t *k)
             const int32_t e = k->e_a;
             const int8_t *s = k->src + k->u * k->e_x;
             d += k->first4 / 4;
-            if (k->lead) {
+            if (k->shape & 1) {
                 *d++ = td_pkhbt16(k->neg2, s[0]);
                 s += e;
             }
-            for (int32_t i = 0; i < k->full; ++i, s += 2 * e) {
+            for (int32_t i = 0; i < k->shape >> 2; ++i, s += 2 * e) {
                 *d++ = td_pkhbt16(s[0], s[e]);
             }
-            if (k->trail) {
+            if (k->shape & 2) {
                 *d = td_pkhbt16(s[0], k->neg2);
             }
         }
@@ -293,7 +362,21 @@ static void td_dw3l_line(td_dw3l_chan_t *k)
     const td_word_t *r = k->ring;
     int8_t *o = k->dst;
     const int32_t bias = k->b2.w[0], m = k->mr.w[0], rnd = k->mr.w[1], step = k->step;
-    const int32_t e = k->pe & 0xFF;
+    const int32_t e = k->qe & 0xFF;
+    for (int32_t n = -(k->qe >> 8); n > 0; --n, r += 2) {
+        int32_t a[4] = {bias, bias, bias, bias};
+        for (int32_t s = 0; s < 3; ++s) {
+            const td_word_t *l = r + s * TD_DW3L_WORDS;
+            const int32_t ws = w[2 * s], vs = w[2 * s + 1];
+            a[0] = td_smlabt(l[1], vs, td_smlad(l[0], ws, a[0]));
+            a[1] = td_smlad(l[1], vs, td_smlatb(l[0], ws, a[1]));
+            a[2] = td_smlabt(l[2], vs, td_smlad(l[1], ws, a[2]));
+            a[3] = td_smlad(l[2], vs, td_smlatb(l[1], ws, a[3]));
+        }
+        for (int32_t i = 0; i < 4; ++i, o += step) {
+            *o = (int8_t)td_dw3l_out(a[i], m, e, rnd);
+        }
+    }
     for (int32_t n = -(k->pe >> 8); n > 0; --n, ++r, o += 2 * step) {
         int32_t a = bias, b = bias;
         for (int32_t s = 0; s < 3; ++s) {
@@ -344,16 +427,14 @@ void td_dwconv2d_3x3_lines_s8_dsp(const td_dwconv2d_params_t *p, const int8_t *i
     const int32_t p1 = pad_a + n_a < width ? pad_a + n_a : width;
     k.words = width / 2;
     k.first4 = 4 * (p0 >> 1);
-    k.lead = p0 < p1 ? p0 & 1 : 0;
-    const int32_t q0 = p0 + k.lead;
-    k.full = p1 > q0 ? (p1 - q0) >> 1 : 0;
-    k.trail = p1 > q0 ? (p1 - q0) & 1 : 0;
+    const int32_t lead = p0 < p1 ? p0 & 1 : 0, q0 = p0 + lead;
+    k.shape = p1 > q0 ? ((p1 - q0) >> 1 << 2) | ((p1 - q0) & 1) << 1 | lead : lead;
     k.neg2 = td_pack_off(-off);
     k.ring = ring;
     k.ring_end = ring + 3 * TD_DW3L_WORDS;
     k.wlo = k.w;
     k.ws = 8 * k.s_x;
-    const int32_t pairs = s_a == 1 ? out_a >> 1 : 0;
+    const int32_t fours = s_a == 1 ? out_a >> 2 : 0, pairs = s_a == 1 ? (out_a >> 1) & 1 : 0;
     const int32_t zp2p1 = 2 * p->output_offset + 1;
     const int32_t lo = p->act_min, hi = p->act_max;
     const int clamp = lo != INT8_MIN || hi != INT8_MAX;
@@ -383,8 +464,9 @@ void td_dwconv2d_3x3_lines_s8_dsp(const td_dwconv2d_params_t *p, const int8_t *i
             const int32_t e = -p->shift[c];
             k.mr.w[0] = p->mult[c];
             k.mr.w[1] = td_requant_rnd(zp2p1, e);
+            k.qe = (int32_t)(((uint32_t)-fours << 8) | (uint32_t)e);
             k.pe = (int32_t)(((uint32_t)-pairs << 8) | (uint32_t)e);
-            k.ones = (int32_t)(((uint32_t)-(out_a - 2 * pairs) << 8) | (uint32_t)e);
+            k.ones = (int32_t)(((uint32_t)-(out_a - 4 * fours - 2 * pairs) << 8) | (uint32_t)e);
             /* line u in slot (u + pad_x) % 3: kernel line t of output line j in slot
              * (j * s_x + t) % 3, so slot s holds kernel line (s - j * s_x) % 3 */
             k.wp = k.w;
