@@ -54,9 +54,7 @@ typedef struct {
     int32_t qe;               /* -(fours of outputs per line) << 8 | e */
     int32_t pe;               /* -(pairs after them) << 8 | e */
     int32_t ones;             /* -(outputs per line taken one at a time) << 8 | e */
-    const int32_t *wp;        /* the pairs of the kernel lines in slots 0, 1, 2 (in w) */
-    const int32_t *wlo;       /* w */
-    int32_t ws;               /* 8 * s_x: wp's step back (bytes, modulo 24) per line */
+    const struct td_dw3l_rot *wp;   /* this output line's rotation (in rot) */
     td_word_t *ring;          /* slot 0 (slots are TD_DW3L_WORDS words apart) */
     td_word_t *ring_end;      /* past slot 2 */
     td_word_t *slot;          /* the slot of input line u */
@@ -71,8 +69,24 @@ typedef struct {
     int32_t words;            /* words per line */
     int8_t *dst;              /* the output line's first byte */
     int32_t o_x;              /* the output step across (bytes) */
-    int32_t w[10];            /* doubled (w0, w1), (w1, w2) of kernel lines 0, 1, 2, 0, 1 */
+    struct td_dw3l_rot {      /* slot s holding kernel line (s + i) % 3: */
+        int32_t b2;           /* the doubled bias (b2 again) */
+        int32_t w[6];         /* the doubled (w0, w1), (w1, w2) of slots 0, 1, 2 */
+        const struct td_dw3l_rot *next;   /* the next output line's */
+    } rot[3];
 } td_dw3l_chan_t;
+
+/* (bottom = x's low half, top = y's low half) as one PKHBT */
+static inline int32_t td_dw3l_pack(int32_t x, int32_t y)
+{
+#if TD_SIMD_NATIVE
+    int32_t r;
+    __asm__("pkhbt %0, %1, %2, lsl #16" : "=r"(r) : "r"(x), "r"(y));
+    return r;
+#else
+    return td_pkhbt16(x, y);
+#endif
+}
 
 /* SMMLAR(a2, m, r) plus the sign of a2, shifted right by e and saturated to int8: the
  * rounding-form requantization (td_requant_round_fold) of acc = a2 / 2 */
@@ -196,17 +210,12 @@ static inline __attribute__((always_inline)) void td_dw3l_line(td_dw3l_chan_t *k
         "str    r0, %[u]\n\t"
         "str    lr, %[slot]\n\t"
         ".Lw_done%=:\n\t"
-        "ldr    r12, %[ws]\n\t"
-        "add    r1, r1, r12, lsr #3\n\t"
+        "ldr    r12, %[s_x]\n\t"
+        "add    r1, r1, r12\n\t"
         "str    r1, %[u_end]\n\t"
         /* the weights of this line's rotation (lr); the next line's one step back */
         "ldr    lr, %[wp]\n\t"
-        "ldr    r1, %[ws]\n\t"
-        "ldr    r2, %[wlo]\n\t"
-        "subs   r0, lr, r1\n\t"
-        "cmp    r0, r2\n\t"
-        "it     lo\n\t"
-        "addlo  r0, r0, #24\n\t"
+        "ldr    r0, [lr, #28]\n\t"
         "str    r0, %[wp]\n\t"
         "ldr    r10, %[ring]\n\t"
         "ldr    r11, %[dst]\n\t"
@@ -216,15 +225,14 @@ static inline __attribute__((always_inline)) void td_dw3l_line(td_dw3l_chan_t *k
         /* four outputs i .. i + 3 (accumulators r0, r1, r8, r9) from three words per
          * kernel line, (in[i], in[i+1]), (in[i+2], in[i+3]), (in[i+4], in[i+5]) */
         ".Ldw3l_quad%=:\n\t"
-        "ldm    lr, {r4, r5, r6, r7}\n\t"
-        "ldr    r8, %[b2]\n\t"
-        "ldrd   r2, r3, [r10], #8\n\t"
-        "smlad  r0, r2, r4, r8\n\t"
-        "smlatb r1, r2, r4, r8\n\t"
-        "smlabt r0, r3, r5, r0\n\t"
-        "smlad  r1, r3, r5, r1\n\t"
-        "smlatb r9, r3, r4, r8\n\t"
-        "smlad  r8, r3, r4, r8\n\t"
+        "ldm    lr, {r3, r4, r5, r6, r7}\n\t"
+        "ldrd   r2, r9, [r10], #8\n\t"
+        "smlad  r0, r2, r4, r3\n\t"
+        "smlatb r1, r2, r4, r3\n\t"
+        "smlabt r0, r9, r5, r0\n\t"
+        "smlad  r1, r9, r5, r1\n\t"
+        "smlad  r8, r9, r4, r3\n\t"
+        "smlatb r9, r9, r4, r3\n\t"
         "ldr    r2, [r10]\n\t"
         "smlabt r8, r2, r5, r8\n\t"
         "smlad  r9, r2, r5, r9\n\t"
@@ -238,7 +246,7 @@ static inline __attribute__((always_inline)) void td_dw3l_line(td_dw3l_chan_t *k
         "ldr    r2, [r10, #128]\n\t"
         "smlabt r8, r2, r7, r8\n\t"
         "smlad  r9, r2, r7, r9\n\t"
-        "ldrd   r4, r5, [lr, #16]\n\t"
+        "ldrd   r4, r5, [lr, #20]\n\t"
         "ldrd   r2, r3, [r10, #248]\n\t"
         "smlad  r0, r2, r4, r0\n\t"
         "smlatb r1, r2, r4, r1\n\t"
@@ -277,7 +285,7 @@ static inline __attribute__((always_inline)) void td_dw3l_line(td_dw3l_chan_t *k
         "bcc    .Ldw3l_quad%=\n\t"
         /* the weights of slots 0, 1, 2 in r4-r9 for the rest of the line */
         ".Ldw3l_rest%=:\n\t"
-        "ldm    lr, {r4, r5, r6, r7, r8, r9}\n\t"
+        "ldm    lr, {r3, r4, r5, r6, r7, r8, r9}\n\t"
         "ldr    r12, %[pe]\n\t"
         "cmp    r12, #256\n\t"
         "blo    .Ldw3l_one%=\n\t"
@@ -349,8 +357,7 @@ static inline __attribute__((always_inline)) void td_dw3l_line(td_dw3l_chan_t *k
         : [n_x] "m"(k->n_x), [neg2] "m"(k->neg2), [src] "m"(k->src), [e_x] "m"(k->e_x),
           [e_a] "m"(k->e_a), [first4] "m"(k->first4), [shape] "m"(k->shape),
           [words] "m"(k->words),
-          [ring_end] "m"(k->ring_end), [ws] "m"(k->ws),
-          [wlo] "m"(k->wlo), [ring] "m"(k->ring), [qe] "m"(k->qe), [pe] "m"(k->pe), [b2] "m"(k->b2),
+          [ring_end] "m"(k->ring_end), [s_x] "m"(k->s_x), [ring] "m"(k->ring), [qe] "m"(k->qe), [pe] "m"(k->pe), [b2] "m"(k->b2),
           [mr] "m"(k->mr), [step] "m"(k->step), [ones] "m"(k->ones), [o_x] "m"(k->o_x)
         : "r0", "r1", "r2", "r3", "r4", "r5", "r6", "r7", "r8", "r9", "r10", "r11", "r12",
           "lr", "cc", "memory");
@@ -385,9 +392,8 @@ static void td_dw3l_line(td_dw3l_chan_t *k)
         k->slot = k->slot == k->ring_end ? k->ring : k->slot;
     }
     k->u_end += k->s_x;
-    const int32_t *w = k->wp;
-    k->wp -= k->ws / 4;
-    k->wp += k->wp < k->wlo ? 6 : 0;
+    const int32_t *w = k->wp->w;
+    k->wp = k->wp->next;
     const td_word_t *r = k->ring;
     int8_t *o = k->dst;
     const int32_t bias = k->b2.w[0], m = k->mr.w[0], rnd = k->mr.w[1], step = k->step;
@@ -461,9 +467,14 @@ void td_dwconv2d_3x3_lines_s8_dsp(const td_dwconv2d_params_t *p, const int8_t *i
     k.neg2 = td_pack_off(-off);
     k.ring = ring;
     k.ring_end = ring + 3 * TD_DW3L_WORDS;
-    k.wlo = k.w;
-    k.ws = 8 * k.s_x;
+    for (int32_t i = 0; i < 3; ++i) {   /* output line j + 1 takes rotation i - s_x */
+        k.rot[i].next = &k.rot[i >= k.s_x ? i - k.s_x : i + 3 - k.s_x];
+    }
+    /* stride 1: fours, then at most a pair and a single; stride 2: singles (-count << 8) */
     const int32_t fours = s_a == 1 ? out_a >> 2 : 0, pairs = s_a == 1 ? (out_a >> 1) & 1 : 0;
+    const int32_t qe = (int32_t)((uint32_t)-fours << 8), pe = (int32_t)((uint32_t)-pairs << 8);
+    const int32_t ones = (int32_t)((uint32_t)-(out_a - 4 * fours - 2 * pairs) << 8);
+    const int32_t fa = t_a * ch, fx = t_x * ch;   /* filter steps along and across */
     const int32_t zp2p1 = 2 * p->output_offset + 1;
     const int32_t lo = p->act_min, hi = p->act_max;
     const int clamp = lo != INT8_MIN || hi != INT8_MAX;
@@ -474,31 +485,35 @@ void td_dwconv2d_3x3_lines_s8_dsp(const td_dwconv2d_params_t *p, const int8_t *i
     }
     for (int32_t b = 0; b < p->batches; ++b) {
         for (int32_t c = 0; c < ch; ++c) {
-            /* acc = bias + sum of w * (x + off) = (bias + off * sum of w) + sum of w * x,
-             * doubled (the 2 * acc that SMMLAR takes) through doubled taps */
-            uint32_t sum = 0;
-            for (int32_t t = 0; t < 3; ++t) {   /* kernel line t, taps along it */
-                const int8_t *f = p->filter + t * t_x * ch + c;
-                const int32_t f0 = f[0], f1 = f[t_a * ch], f2 = f[2 * t_a * ch];
-                sum += (uint32_t)(f0 + f1 + f2);
-                k.w[2 * t] = td_pkhbt16(2 * f0, 2 * f1);
-                k.w[2 * t + 1] = td_pkhbt16(2 * f1, 2 * f2);
-            }
-            for (int32_t t = 0; t < 4; ++t) {
-                k.w[6 + t] = k.w[t];
-            }
-            const uint32_t bias = (p->bias != 0 ? (uint32_t)p->bias[c] : 0u)
-                                  + (uint32_t)off * sum;
-            k.b2.w[0] = k.b2.w[1] = (int32_t)(2u * bias);
+            /* 2 * acc = 2 * bias + sum of 2w * (x + off)
+             *         = (2 * bias + off * sum of 2w) + sum of 2w * x (the doubled taps) */
+            const int8_t *f = p->filter + c, *g = f + fx, *h = g + fx;
+            const int32_t a0 = 2 * f[0], a1 = 2 * f[fa], a2 = 2 * f[2 * fa];
+            const int32_t b0 = 2 * g[0], b1 = 2 * g[fa], b2 = 2 * g[2 * fa];
+            const int32_t c0 = 2 * h[0], c1 = 2 * h[fa], c2 = 2 * h[2 * fa];
+            const uint32_t sum = (uint32_t)(a0 + a1 + a2 + b0 + b1 + b2 + c0 + c1 + c2);
+            const int32_t wa = td_dw3l_pack(a0, a1), va = td_dw3l_pack(a1, a2);
+            const int32_t wb = td_dw3l_pack(b0, b1), vb = td_dw3l_pack(b1, b2);
+            const int32_t wc = td_dw3l_pack(c0, c1), vc = td_dw3l_pack(c1, c2);
+            const int32_t bias2 = (int32_t)(2u * (p->bias != 0 ? (uint32_t)p->bias[c] : 0u)
+                                            + (uint32_t)off * sum);
+            k.b2.w[0] = k.b2.w[1] = bias2;
+            k.rot[0].b2 = k.rot[1].b2 = k.rot[2].b2 = bias2;
+            k.rot[0].w[0] = wa, k.rot[0].w[1] = va, k.rot[0].w[2] = wb, k.rot[0].w[3] = vb;
+            k.rot[0].w[4] = wc, k.rot[0].w[5] = vc;
+            k.rot[1].w[0] = wb, k.rot[1].w[1] = vb, k.rot[1].w[2] = wc, k.rot[1].w[3] = vc;
+            k.rot[1].w[4] = wa, k.rot[1].w[5] = va;
+            k.rot[2].w[0] = wc, k.rot[2].w[1] = vc, k.rot[2].w[2] = wa, k.rot[2].w[3] = va;
+            k.rot[2].w[4] = wb, k.rot[2].w[5] = vb;
             const int32_t e = -p->shift[c];
             k.mr.w[0] = p->mult[c];
             k.mr.w[1] = td_requant_rnd(zp2p1, e);
-            k.qe = (int32_t)(((uint32_t)-fours << 8) | (uint32_t)e);
-            k.pe = (int32_t)(((uint32_t)-pairs << 8) | (uint32_t)e);
-            k.ones = (int32_t)(((uint32_t)-(out_a - 4 * fours - 2 * pairs) << 8) | (uint32_t)e);
+            k.qe = qe | e;
+            k.pe = pe | e;
+            k.ones = ones | e;
             /* line u in slot (u + pad_x) % 3: kernel line t of output line j in slot
              * (j * s_x + t) % 3, so slot s holds kernel line (s - j * s_x) % 3 */
-            k.wp = k.w;
+            k.wp = &k.rot[0];
             k.slot = ring;
             k.u = -pad_x;
             k.u_end = 3 - pad_x;
