@@ -21,12 +21,14 @@ from types import ModuleType
 import numpy as np
 import pytest
 from test_dsp_host import (
+    DISPLACED,
     LINES_EDGE_SPECS,
     SPECS,
     build_model,
     lines_selection,
     mismatch,
     random_specs,
+    selection_with,
 )
 
 from tinydeploy.model.loader import load_tflite
@@ -227,28 +229,44 @@ def test_dscnn_end_to_end_with_dsp_kernels(tmp_path: Path) -> None:
     assert report.bit_exact_cases == report.cases == 4, report.first_mismatch
 
 
-def test_lines_kernel_on_edge_shapes_on_cortex_m4() -> None:
-    """The 3x3 lines kernel on the shapes its cost model leaves to other kernels (the host
-    tier's LINES_EDGE_SPECS), put in place of the selected kernel: on the device it writes
-    the reference kernel's bytes, which are the oracle's."""
+def _forced_on_device(specs: list, select) -> list[str]:  # type: ignore[type-arg]
+    """Run ``specs`` on the device with the kernel ``select`` puts in place of the selected
+    one; the ids whose bytes differ from the reference kernel's or the oracle's."""
     from dataclasses import replace
 
     bench = _bench()
     cases, models = [], {}
-    for s in LINES_EDGE_SPECS:
+    for s in specs:
         model = build_model(s)
         g = load_tflite(model)
         (case,) = bench.device_cases(g, s.id, seed=s.seed)
-        choice = lines_selection(g).choices[0]
+        choice = select(g).choices[0]
         cases.append(replace(case, dsp=choice.call, dsp_sources=tuple(
             f for f in choice.variant.sources if f.endswith(".c"))))
         models[s.id] = (model, g)
     results = bench.run_on_device(cases)
     bad = []
-    for s, case, res in zip(LINES_EDGE_SPECS, cases, results, strict=True):
+    for s, case, res in zip(specs, cases, results, strict=True):
         model, g = models[s.id]
         x = case.input.reshape(g.inputs[0].shape)
         expected = run_oracle(model, [x])[0]
         if not res.equal or not np.array_equal(res.dsp_output.reshape(expected.shape), expected):
             bad.append(s.id)
+    return bad
+
+
+def test_lines_kernel_on_edge_shapes_on_cortex_m4() -> None:
+    """The 3x3 lines kernel on the shapes its cost model leaves to other kernels (the host
+    tier's LINES_EDGE_SPECS), put in place of the selected kernel: on the device it writes
+    the reference kernel's bytes, which are the oracle's."""
+    bad = _forced_on_device(list(LINES_EDGE_SPECS), lines_selection)
     assert not bad, f"lines kernel differs on the device for {bad}"
+
+
+def test_displaced_cases_on_their_own_kernels_on_cortex_m4() -> None:
+    """The declared cases of the unrolled and the general kernel that the lines kernel's cost
+    model now takes (the host tier's DISPLACED), on the kernel they were written for."""
+    for symbol in sorted(set(DISPLACED.values())):
+        specs = [s for s in SPECS if DISPLACED.get(s.id) == symbol]
+        bad = _forced_on_device(specs, selection_with(symbol))
+        assert not bad, f"{symbol} differs on the device for {bad}"
