@@ -46,28 +46,41 @@ int32_t td_dwconv2d_3x3_lines_s8_dsp_scratch_size(const td_dwconv2d_params_t *p)
 }
 
 /* One channel's state, as the line loop reads and updates it (every field is an operand of
- * the assembly, addressed from sp). */
+ * the assembly, addressed from sp; the pairs are read by one LDRD). */
 typedef struct {
     td_word2_t b2;            /* the doubled bias (the input offset folded in), twice */
     td_word2_t mr;            /* the multiplier, the rounding constant r */
-    int32_t step;             /* the output step along a line (bytes) */
+    td_word2_t step;          /* the output step along a line (bytes), 3 times that */
     int32_t qe;               /* -(fours of outputs per line) << 8 | e */
     int32_t pe;               /* -(pairs after them) << 8 | e */
     int32_t ones;             /* -(outputs per line taken one at a time) << 8 | e */
     const struct td_dw3l_rot *wp;   /* this output line's rotation (in rot) */
-    td_word_t *ring;          /* slot 0 (slots are TD_DW3L_WORDS words apart) */
-    td_word_t *ring_end;      /* past slot 2 */
+    struct {
+        int32_t u, end;       /* the next input line to widen, the first not needed yet */
+    } un;
     td_word_t *slot;          /* the slot of input line u */
-    int32_t u, u_end;         /* the next input line to widen, the first not needed yet */
-    int32_t s_x, n_x, e_x, e_a;   /* across: stride, input lines, their step; step along */
-    const int8_t *src;        /* the channel's first input byte of the image */
-    int32_t first4;           /* the byte offset in a slot of the word of the first value */
+    td_word_t *ring_end;      /* past slot 2 */
+    int32_t s_x;              /* the stride across */
+    struct {
+        int32_t n_x;          /* input lines */
+        int32_t neg2;         /* the padding value -input_offset in both halves */
+    } xn;
+    struct {
+        const int8_t *src;    /* the channel's first input byte of the image */
+        int32_t e_x;          /* the input step across (bytes) */
+    } sx;
+    struct {
+        int32_t e_a;          /* the input step along (bytes) */
+        int32_t first4;       /* the byte offset in a slot of the word of the first value */
+    } af;
     int32_t shape;            /* full << 2 | trail << 1 | lead: lead, that word is (padding,
                                * first value); then full words of two image values; trail,
                                * then one word (last value, padding) */
-    int32_t neg2;             /* the padding value -input_offset in both halves */
     int32_t words;            /* words per line */
-    int8_t *dst;              /* the output line's first byte */
+    struct {
+        td_word_t *ring;      /* slot 0 (slots are TD_DW3L_WORDS words apart) */
+        int8_t *dst;          /* the output line's first byte */
+    } rd;
     int32_t o_x;              /* the output step across (bytes) */
     struct td_dw3l_rot {      /* slot s holding kernel line (s + i) % 3: */
         int32_t b2;           /* the doubled bias (b2 again) */
@@ -107,21 +120,17 @@ static inline __attribute__((always_inline)) void td_dw3l_line(td_dw3l_chan_t *k
 {
     __asm__ volatile(
         /* widening: r0 = u, r1 = u_end, lr = slot */
-        "ldr    r0, %[u]\n\t"
-        "ldr    r1, %[u_end]\n\t"
+        "ldrd   r0, r1, %[un]\n\t"
         "ldr    lr, %[slot]\n\t"
         "cmp    r0, r1\n\t"
         "bge    .Lw_done%=\n\t"
         ".Lw_line%=:\n\t"
-        "ldr    r12, %[n_x]\n\t"
-        "ldr    r7, %[neg2]\n\t"
+        "ldrd   r12, r7, %[xn]\n\t"
         "cmp    r0, r12\n\t"
         "bhs    .Lw_fill%=\n\t"
-        "ldr    r2, %[src]\n\t"
-        "ldr    r3, %[e_x]\n\t"
+        "ldrd   r2, r3, %[sx]\n\t"
         "mla    r2, r0, r3, r2\n\t"
-        "ldr    r3, %[e_a]\n\t"
-        "ldr    r4, %[first4]\n\t"
+        "ldrd   r3, r4, %[af]\n\t"
         "ldr    r11, %[shape]\n\t"
         "add    r4, lr, r4\n\t"
         "tst    r11, #1\n\t"
@@ -207,18 +216,16 @@ static inline __attribute__((always_inline)) void td_dw3l_line(td_dw3l_chan_t *k
         "subeq  lr, lr, #384\n\t"
         "cmp    r0, r1\n\t"
         "blt    .Lw_line%=\n\t"
-        "str    r0, %[u]\n\t"
         "str    lr, %[slot]\n\t"
         ".Lw_done%=:\n\t"
         "ldr    r12, %[s_x]\n\t"
         "add    r1, r1, r12\n\t"
-        "str    r1, %[u_end]\n\t"
+        "strd   r0, r1, %[un]\n\t"
         /* the weights of this line's rotation (lr); the next line's one step back */
         "ldr    lr, %[wp]\n\t"
         "ldr    r0, [lr, #28]\n\t"
         "str    r0, %[wp]\n\t"
-        "ldr    r10, %[ring]\n\t"
-        "ldr    r11, %[dst]\n\t"
+        "ldrd   r10, r11, %[rd]\n\t"
         "ldr    r12, %[qe]\n\t"
         "cmp    r12, #256\n\t"
         "blo    .Ldw3l_rest%=\n\t"
@@ -266,7 +273,7 @@ static inline __attribute__((always_inline)) void td_dw3l_line(td_dw3l_chan_t *k
         "add    r6, r6, r8, asr #31\n\t"
         "smmlar r7, r9, r2, r3\n\t"
         "add    r7, r7, r9, asr #31\n\t"
-        "ldr    r2, %[step]\n\t"
+        "ldrd   r2, r3, %[step]\n\t"
         "asr    r4, r4, r12\n\t"
         "asr    r5, r5, r12\n\t"
         "asr    r6, r6, r12\n\t"
@@ -277,10 +284,9 @@ static inline __attribute__((always_inline)) void td_dw3l_line(td_dw3l_chan_t *k
         "ssat   r7, #8, r7\n\t"
         "strb   r4, [r11]\n\t"
         "strb   r5, [r11, r2]\n\t"
-        "add    r11, r11, r2, lsl #1\n\t"
-        "strb   r6, [r11]\n\t"
-        "strb   r7, [r11, r2]\n\t"
-        "add    r11, r11, r2, lsl #1\n\t"
+        "strb   r6, [r11, r2, lsl #1]\n\t"
+        "strb   r7, [r11, r3]\n\t"
+        "add    r11, r11, r2, lsl #2\n\t"
         "adds   r12, r12, #256\n\t"
         "bcc    .Ldw3l_quad%=\n\t"
         /* the weights of slots 0, 1, 2 in r4-r9 for the rest of the line */
@@ -348,17 +354,15 @@ static inline __attribute__((always_inline)) void td_dw3l_line(td_dw3l_chan_t *k
         "adds   r12, r12, #256\n\t"
         "bcc    .Ldw3l_loop1%=\n\t"
         ".Ldw3l_end%=:\n\t"
-        "ldr    r0, %[dst]\n\t"
-        "ldr    r1, %[o_x]\n\t"
-        "add    r0, r0, r1\n\t"
-        "str    r0, %[dst]\n\t"
-        : [u] "+m"(k->u), [u_end] "+m"(k->u_end), [slot] "+m"(k->slot), [wp] "+m"(k->wp),
-          [dst] "+m"(k->dst)
-        : [n_x] "m"(k->n_x), [neg2] "m"(k->neg2), [src] "m"(k->src), [e_x] "m"(k->e_x),
-          [e_a] "m"(k->e_a), [first4] "m"(k->first4), [shape] "m"(k->shape),
-          [words] "m"(k->words),
-          [ring_end] "m"(k->ring_end), [s_x] "m"(k->s_x), [ring] "m"(k->ring), [qe] "m"(k->qe), [pe] "m"(k->pe), [b2] "m"(k->b2),
-          [mr] "m"(k->mr), [step] "m"(k->step), [ones] "m"(k->ones), [o_x] "m"(k->o_x)
+        "ldrd   r0, r1, %[rd]\n\t"
+        "ldr    r2, %[o_x]\n\t"
+        "add    r1, r1, r2\n\t"
+        "strd   r0, r1, %[rd]\n\t"
+        : [un] "+m"(k->un), [slot] "+m"(k->slot), [wp] "+m"(k->wp), [rd] "+m"(k->rd)
+        : [xn] "m"(k->xn), [sx] "m"(k->sx), [af] "m"(k->af), [shape] "m"(k->shape),
+          [words] "m"(k->words), [ring_end] "m"(k->ring_end), [s_x] "m"(k->s_x),
+          [qe] "m"(k->qe), [pe] "m"(k->pe), [ones] "m"(k->ones), [b2] "m"(k->b2),
+          [mr] "m"(k->mr), [step] "m"(k->step), [o_x] "m"(k->o_x)
         : "r0", "r1", "r2", "r3", "r4", "r5", "r6", "r7", "r8", "r9", "r10", "r11", "r12",
           "lr", "cc", "memory");
 }
@@ -367,36 +371,36 @@ static inline __attribute__((always_inline)) void td_dw3l_line(td_dw3l_chan_t *k
 
 static void td_dw3l_line(td_dw3l_chan_t *k)
 {
-    for (; k->u < k->u_end; ++k->u) {
+    for (; k->un.u < k->un.end; ++k->un.u) {
         td_word_t *d = k->slot;
-        if ((uint32_t)k->u >= (uint32_t)k->n_x) {
+        if ((uint32_t)k->un.u >= (uint32_t)k->xn.n_x) {
             for (int32_t i = 0; i < k->words; ++i) {
-                d[i] = k->neg2;
+                d[i] = k->xn.neg2;
             }
         } else {
-            const int32_t e = k->e_a;
-            const int8_t *s = k->src + k->u * k->e_x;
-            d += k->first4 / 4;
+            const int32_t e = k->af.e_a;
+            const int8_t *s = k->sx.src + k->un.u * k->sx.e_x;
+            d += k->af.first4 / 4;
             if (k->shape & 1) {
-                *d++ = td_pkhbt16(k->neg2, s[0]);
+                *d++ = td_pkhbt16(k->xn.neg2, s[0]);
                 s += e;
             }
             for (int32_t i = 0; i < k->shape >> 2; ++i, s += 2 * e) {
                 *d++ = td_pkhbt16(s[0], s[e]);
             }
             if (k->shape & 2) {
-                *d = td_pkhbt16(s[0], k->neg2);
+                *d = td_pkhbt16(s[0], k->xn.neg2);
             }
         }
         k->slot += TD_DW3L_WORDS;
-        k->slot = k->slot == k->ring_end ? k->ring : k->slot;
+        k->slot = k->slot == k->ring_end ? k->rd.ring : k->slot;
     }
-    k->u_end += k->s_x;
+    k->un.end += k->s_x;
     const int32_t *w = k->wp->w;
     k->wp = k->wp->next;
-    const td_word_t *r = k->ring;
-    int8_t *o = k->dst;
-    const int32_t bias = k->b2.w[0], m = k->mr.w[0], rnd = k->mr.w[1], step = k->step;
+    const td_word_t *r = k->rd.ring;
+    int8_t *o = k->rd.dst;
+    const int32_t bias = k->b2.w[0], m = k->mr.w[0], rnd = k->mr.w[1], step = k->step.w[0];
     const int32_t e = k->qe & 0xFF;
     for (int32_t n = -(k->qe >> 8); n > 0; --n, r += 2) {
         int32_t a[4] = {bias, bias, bias, bias};
@@ -430,7 +434,7 @@ static void td_dw3l_line(td_dw3l_chan_t *k)
         }
         o[0] = (int8_t)td_dw3l_out(a, m, e, rnd);
     }
-    k->dst += k->o_x;
+    k->rd.dst += k->o_x;
 }
 
 #endif
@@ -444,28 +448,29 @@ void td_dwconv2d_3x3_lines_s8_dsp(const td_dwconv2d_params_t *p, const int8_t *i
     int32_t n_a, pad_a, s_a, out_a, pad_x, out_x, t_a, t_x;
     if (p->out_w >= p->out_h) {   /* lines along the rows */
         n_a = p->in_w, pad_a = p->pad_w, s_a = p->stride_w, out_a = p->out_w;
-        k.n_x = p->in_h, pad_x = p->pad_h, k.s_x = p->stride_h, out_x = p->out_h;
-        k.e_a = ch, k.e_x = p->in_w * ch;
-        k.step = ch, k.o_x = p->out_w * ch;
+        k.xn.n_x = p->in_h, pad_x = p->pad_h, k.s_x = p->stride_h, out_x = p->out_h;
+        k.af.e_a = ch, k.sx.e_x = p->in_w * ch;
+        k.step.w[0] = ch, k.o_x = p->out_w * ch;
         t_a = 1, t_x = 3;
     } else {                      /* along the columns */
         n_a = p->in_h, pad_a = p->pad_h, s_a = p->stride_h, out_a = p->out_h;
-        k.n_x = p->in_w, pad_x = p->pad_w, k.s_x = p->stride_w, out_x = p->out_w;
-        k.e_a = p->in_w * ch, k.e_x = ch;
-        k.step = p->out_w * ch, k.o_x = ch;
+        k.xn.n_x = p->in_w, pad_x = p->pad_w, k.s_x = p->stride_w, out_x = p->out_w;
+        k.af.e_a = p->in_w * ch, k.sx.e_x = ch;
+        k.step.w[0] = p->out_w * ch, k.o_x = ch;
         t_a = 3, t_x = 1;
     }
+    k.step.w[1] = 3 * k.step.w[0];
     /* (out_a - 1) * s_a + 3 values read, one word more by the last output, rounded to words;
      * the image's values lie at positions [p0, p1) of a line */
     const int32_t width = ((out_a - 1) * s_a + 4 + 1) & ~1;
     const int32_t p0 = pad_a < width ? pad_a : width;
     const int32_t p1 = pad_a + n_a < width ? pad_a + n_a : width;
     k.words = width / 2;
-    k.first4 = 4 * (p0 >> 1);
+    k.af.first4 = 4 * (p0 >> 1);
     const int32_t lead = p0 < p1 ? p0 & 1 : 0, q0 = p0 + lead;
     k.shape = p1 > q0 ? ((p1 - q0) >> 1 << 2) | ((p1 - q0) & 1) << 1 | lead : lead;
-    k.neg2 = td_pack_off(-off);
-    k.ring = ring;
+    k.xn.neg2 = td_pack_off(-off);
+    k.rd.ring = ring;
     k.ring_end = ring + 3 * TD_DW3L_WORDS;
     for (int32_t i = 0; i < 3; ++i) {   /* output line j + 1 takes rotation i - s_x */
         k.rot[i].next = &k.rot[i >= k.s_x ? i - k.s_x : i + 3 - k.s_x];
@@ -481,7 +486,7 @@ void td_dwconv2d_3x3_lines_s8_dsp(const td_dwconv2d_params_t *p, const int8_t *i
     const int32_t in_image = p->in_h * p->in_w * ch, out_image = p->out_h * p->out_w * ch;
     /* the padding positions of every slot hold -input_offset from here on */
     for (int32_t i = 0; i < 3 * TD_DW3L_WORDS; ++i) {
-        ring[i] = k.neg2;
+        ring[i] = k.xn.neg2;
     }
     for (int32_t b = 0; b < p->batches; ++b) {
         for (int32_t c = 0; c < ch; ++c) {
@@ -515,10 +520,10 @@ void td_dwconv2d_3x3_lines_s8_dsp(const td_dwconv2d_params_t *p, const int8_t *i
              * (j * s_x + t) % 3, so slot s holds kernel line (s - j * s_x) % 3 */
             k.wp = &k.rot[0];
             k.slot = ring;
-            k.u = -pad_x;
-            k.u_end = 3 - pad_x;
-            k.src = in0 + b * in_image + c;
-            k.dst = out0 + b * out_image + c;
+            k.un.u = -pad_x;
+            k.un.end = 3 - pad_x;
+            k.sx.src = in0 + b * in_image + c;
+            k.rd.dst = out0 + b * out_image + c;
             for (int32_t j = 0; j < out_x; ++j) {
                 td_dw3l_line(&k);
             }
@@ -526,7 +531,7 @@ void td_dwconv2d_3x3_lines_s8_dsp(const td_dwconv2d_params_t *p, const int8_t *i
                 int8_t *o = out0 + b * out_image + c;
                 for (int32_t j = 0; j < out_x; ++j, o += k.o_x) {
                     for (int32_t i = 0; i < out_a; ++i) {
-                        o[i * k.step] = (int8_t)td_clamp_s32(o[i * k.step], lo, hi);
+                        o[i * k.step.w[0]] = (int8_t)td_clamp_s32(o[i * k.step.w[0]], lo, hi);
                     }
                 }
             }
