@@ -480,6 +480,7 @@ void td_dwconv2d_3x3_lines_s8_dsp(const td_dwconv2d_params_t *p, const int8_t *i
     const int32_t qe = (int32_t)((uint32_t)-fours << 8), pe = (int32_t)((uint32_t)-pairs << 8);
     const int32_t ones = (int32_t)((uint32_t)-(out_a - 4 * fours - 2 * pairs) << 8);
     const int32_t fa = t_a * ch, fx = t_x * ch;   /* filter steps along and across */
+    const int32_t off2 = td_pack_off(off);
     const int32_t zp2p1 = 2 * p->output_offset + 1;
     const int32_t lo = p->act_min, hi = p->act_max;
     const int clamp = lo != INT8_MIN || hi != INT8_MAX;
@@ -493,15 +494,15 @@ void td_dwconv2d_3x3_lines_s8_dsp(const td_dwconv2d_params_t *p, const int8_t *i
             /* 2 * acc = 2 * bias + sum of 2w * (x + off)
              *         = (2 * bias + off * sum of 2w) + sum of 2w * x (the doubled taps) */
             const int8_t *f = p->filter + c, *g = f + fx, *h = g + fx;
-            const int32_t a0 = 2 * f[0], a1 = 2 * f[fa], a2 = 2 * f[2 * fa];
-            const int32_t b0 = 2 * g[0], b1 = 2 * g[fa], b2 = 2 * g[2 * fa];
-            const int32_t c0 = 2 * h[0], c1 = 2 * h[fa], c2 = 2 * h[2 * fa];
-            const uint32_t sum = (uint32_t)(a0 + a1 + a2 + b0 + b1 + b2 + c0 + c1 + c2);
-            const int32_t wa = td_dw3l_pack(a0, a1), va = td_dw3l_pack(a1, a2);
-            const int32_t wb = td_dw3l_pack(b0, b1), vb = td_dw3l_pack(b1, b2);
-            const int32_t wc = td_dw3l_pack(c0, c1), vc = td_dw3l_pack(c1, c2);
-            const int32_t bias2 = (int32_t)(2u * (p->bias != 0 ? (uint32_t)p->bias[c] : 0u)
-                                            + (uint32_t)off * sum);
+            int32_t wa = td_dw3l_pack(f[0], f[fa]), va = td_dw3l_pack(f[fa], f[2 * fa]);
+            int32_t wb = td_dw3l_pack(g[0], g[fa]), vb = td_dw3l_pack(g[fa], g[2 * fa]);
+            int32_t wc = td_dw3l_pack(h[0], h[fa]), vc = td_dw3l_pack(h[fa], h[2 * fa]);
+            wa = td_sadd16(wa, wa), va = td_sadd16(va, va), wb = td_sadd16(wb, wb);
+            vb = td_sadd16(vb, vb), wc = td_sadd16(wc, wc), vc = td_sadd16(vc, vc);
+            int32_t bias2 = (int32_t)(2u * (p->bias != 0 ? (uint32_t)p->bias[c] : 0u));
+            bias2 = td_smlatb(va, off2, td_smlad(wa, off2, bias2));
+            bias2 = td_smlatb(vb, off2, td_smlad(wb, off2, bias2));
+            bias2 = td_smlatb(vc, off2, td_smlad(wc, off2, bias2));
             k.b2.w[0] = k.b2.w[1] = bias2;
             k.rot[0].b2 = k.rot[1].b2 = k.rot[2].b2 = bias2;
             k.rot[0].w[0] = wa, k.rot[0].w[1] = va, k.rot[0].w[2] = wb, k.rot[0].w[3] = vb;
