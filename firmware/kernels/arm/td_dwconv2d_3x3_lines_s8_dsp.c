@@ -5,18 +5,29 @@
  *
  * One channel at a time. The image is seen as lines along its longer output side ("along":
  * the rows when out_w >= out_h, else the columns, so that a DS-CNN's 25x5 maps give lines of
- * 25 outputs); each input line of the channel is widened once into an int16 line of a small
- * ring of three on the stack, the input offset added and the padding stored as 0 (what the
- * reference's skipped taps contribute). The channel's nine taps stay in registers as the
- * int16 pairs (w0, w1) and (w1, w2) of each kernel line; two adjacent outputs i, i + 1 of a
- * stride-1 line take per kernel line one new word of input, p23 = (in[i+2], in[i+3]), and
- * the carried p01 = (in[i], in[i+1]):
- *     out i   += SMLAD(p01, (w0, w1)) + SMLABT(p23, (w1, w2))
- *     out i+1 += SMLATB(p01, (w0, w1)) + SMLAD(p23, (w1, w2))
- * five instructions per kernel line for two outputs; stride 2 takes one word per kernel line
- * and output (SMLAD + SMLABT). Then the rounding-form requantization (td_requant.h) and one
- * STRB. About 18 instructions per output of nine multiply-accumulates, plus about 4 per
- * input value for the widening.
+ * 25 outputs); each input line of the channel is widened once, raw (LDRSB, PKHBT: 17
+ * instructions per eight values), into an int16 line of a ring of three on the stack. The
+ * input offset is folded into the bias, acc = (bias + off * sum of w) + sum of w * x, so
+ * the padding holds -off (filled into every slot once per call, and into the slot of a line
+ * outside the image), whose product cancels its share of the folded bias, as the
+ * reference's skipped taps contribute nothing. The taps are doubled, so that the sums are
+ * the 2 * acc that SMMLAR takes, as the int16 pairs (w0, w1) and (w1, w2) of each kernel
+ * line. Four adjacent outputs i .. i + 3 of a stride-1 line take per kernel line three
+ * words, p01 = (in[i], in[i+1]), p23 and p45:
+ *     out i   = SMLAD(p01, (w0, w1)) + SMLABT(p23, (w1, w2))
+ *     out i+1 = SMLATB(p01, (w0, w1)) + SMLAD(p23, (w1, w2))
+ *     out i+2 = SMLAD(p23, (w0, w1)) + SMLABT(p45, (w1, w2))
+ *     out i+3 = SMLATB(p23, (w0, w1)) + SMLAD(p45, (w1, w2))
+ * summed over the three kernel lines; then per output SMMLAR, the accumulator's sign, ASR,
+ * SSAT and one STRB (the rounding form of td_requant.h): 57 instructions per four outputs
+ * of nine multiply-accumulates, the weights of the line's rotation read by LDM/LDRD each
+ * time (the slot a kernel line sits in rotates; three rotation records, each with the bias
+ * and the next line's rotation). The rest of a line, at most a pair and a single, and
+ * stride 2 (one output at a time: SMLAD + SMLABT per kernel line, 20 instructions) keep the
+ * weights in registers. The DS-CNN's 25x5x64 layer: 20.4 instructions per output with the
+ * widening and set-up. All of an output line (widening, outputs) is one assembly block on
+ * the channel's record, addressed from sp; the C loops are the host's and -O0's twin. A
+ * clamped activation is applied to the channel's outputs after its lines.
  *
  * Order (tinydeploy/kernels/access.py: dwconv_lines_order, its twin): batch, channel, output
  * line; before an output line its input lines not yet widened are read (each input value of
@@ -28,7 +39,7 @@
  * depth_multiplier = 1, dilation 1, stride_h and stride_w in {1, 2}, and an along side with
  * (out - 1) * stride + 4 <= TD_DW3L_LINE (checked on the host); filter, bias, mult, shift the
  * reference's; requant_form as chosen on the host (1: every shift <= -1). No scratch; a stack
- * frame of 3 * TD_DW3L_LINE int16 plus registers.
+ * frame of 3 * TD_DW3L_LINE int16, the channel's record and registers.
  */
 #include "td_kernels.h"
 
