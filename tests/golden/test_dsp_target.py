@@ -199,6 +199,25 @@ def test_pointwise_kernels_with_overlapping_buffers(tmp_path: Path) -> None:
     check_overlapped(cases, tmp_path, ("pw_dscnn",), target=lambda _: _bench().M4_TARGET)
 
 
+def test_lines_kernel_with_overlapping_buffers(tmp_path: Path) -> None:
+    """In-place execution of the 3x3 lines depthwise on the Cortex-M4 (its assembly line
+    block, which the host tier's C twin does not run): output overlapping input at the
+    tightest lead and trail its declared access order tolerates, on the planner's grid and at
+    a random safe shift, gives the oracle's bytes (lines along either side, batches, a
+    clamped activation); the unsafe shift 16 bytes inside the lead changes the DS-CNN
+    layer's result."""
+    from test_mve_target import check_overlapped, overlap_cases
+
+    from tinydeploy.boards import get_board
+
+    rng = np.random.default_rng(17)
+    ids = ("dw_dscnn", "dw_c5", "dwl_valid_b2", "dwl_relu6_cols", "dw3_zp_lo")
+    specs = [s for s in SPECS if s.id in ids]
+    assert {s.expect for s in specs} == {"td_dwconv2d_3x3_lines_s8_dsp"}, specs
+    cases = [c for s in specs for c in overlap_cases(s, rng, get_board("mps2-an386"))]
+    check_overlapped(cases, tmp_path, ("dw_dscnn",), target=lambda _: _bench().M4_TARGET)
+
+
 def test_dscnn_end_to_end_with_dsp_kernels(tmp_path: Path) -> None:
     """DS-CNN built by `tinydeploy build` (default: --optimize balanced) for mps2-an386 uses
     the dsp kernels for every convolution, depthwise and the classifier, with no larger an
