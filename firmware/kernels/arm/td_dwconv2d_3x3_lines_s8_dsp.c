@@ -496,6 +496,9 @@ void td_dwconv2d_3x3_lines_s8_dsp(const td_dwconv2d_params_t *p, const int8_t *i
     const int32_t lo = p->act_min, hi = p->act_max;
     const int clamp = lo != INT8_MIN || hi != INT8_MAX;
     const int32_t in_image = p->in_h * p->in_w * ch, out_image = p->out_h * p->out_w * ch;
+    /* the last input line a channel widens lies below the image (so its slot is all padding) */
+    const int reuse = pad_x == 1 && (out_x - 1) * k.s_x + 1 >= k.xn.n_x;
+    k.slot = ring;
     /* the padding positions of every slot hold -input_offset from here on */
     for (int32_t i = 0; i < 3 * TD_DW3L_WORDS; ++i) {
         ring[i] = k.xn.neg2;
@@ -529,10 +532,20 @@ void td_dwconv2d_3x3_lines_s8_dsp(const td_dwconv2d_params_t *p, const int8_t *i
             k.pe = pe | e;
             k.ones = ones | e;
             /* line u in slot (u + pad_x) % 3: kernel line t of output line j in slot
-             * (j * s_x + t) % 3, so slot s holds kernel line (s - j * s_x) % 3 */
-            k.wp = &k.rot[0];
-            k.slot = ring;
-            k.un.u = -pad_x;
+             * (j * s_x + t) % 3, so slot s holds kernel line (s - j * s_x) % 3. With one
+             * padding line on either side, the line above the image takes the slot before
+             * the current one instead, which still holds the previous channel's last line,
+             * all padding (or the call's fill), and is not filled again: rotation 1, 0, 2
+             * when the current slot is 0, 1, 2. */
+            if (reuse) {
+                const int32_t cur = (int32_t)(k.slot - ring) / TD_DW3L_WORDS;
+                k.wp = &k.rot[cur == 0 ? 1 : (cur == 1 ? 0 : 2)];
+                k.un.u = 0;
+            } else {
+                k.wp = &k.rot[0];
+                k.slot = ring;
+                k.un.u = -pad_x;
+            }
             k.un.end = 3 - pad_x;
             k.sx.src = in0 + b * in_image + c;
             k.rd.dst = out0 + b * out_image + c;
