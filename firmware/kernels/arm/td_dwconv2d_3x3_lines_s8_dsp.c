@@ -92,7 +92,10 @@ typedef struct {
         td_word_t *ring;      /* slot 0 (slots are TD_DW3L_WORDS words apart) */
         int8_t *dst;          /* the output line's first byte */
     } rd;
-    int32_t o_x;              /* the output step across (bytes) */
+    struct {
+        int32_t o_x;          /* the output step across (bytes) */
+        int32_t lines;        /* output lines still to compute */
+    } ox;
     struct td_dw3l_rot {      /* slot s holding kernel line (s + i) % 3: */
         int32_t b2;           /* the doubled bias (b2 again) */
         int32_t w[6];         /* the doubled (w0, w1), (w1, w2) of slots 0, 1, 2 */
@@ -122,15 +125,17 @@ static inline int32_t td_dw3l_out(int32_t a2, int32_t m, int32_t e, int32_t r)
 
 #if TD_SIMD_NATIVE && defined(__OPTIMIZE__)
 
-/* One output line: its input lines not yet widened into their slots, then its pairs of
- * outputs (stride 1) and the outputs taken one at a time. In the line loop: r4-r9 the
- * weights of slots 0, 1, 2, r10 the ring, r11 the output, r12 the count and e (ASR reads
- * its low byte; the count ends by the carry of its high bits); bias, multiplier, r and the
+/* Every output line of the channel: its input lines not yet widened into their slots, then
+ * its outputs, four at a time (stride 1), a pair and the outputs taken one at a time. In the
+ * output loops: r10 the ring, r11 the output, r12 the count and e (ASR reads its low byte;
+ * the count ends by the carry of its high bits); the four-output loop reads the weights
+ * from the rotation record (lr), the others keep them in r4-r9; bias, multiplier, r and the
  * step are read by LDRD/LDR from the record. */
-static inline __attribute__((always_inline)) void td_dw3l_line(td_dw3l_chan_t *k)
+static inline __attribute__((always_inline)) void td_dw3l_lines(td_dw3l_chan_t *k)
 {
     __asm__ volatile(
         /* widening: r0 = u, r1 = u_end, lr = slot */
+        ".Ldw3l_line%=:\n\t"
         "ldrd   r0, r1, %[un]\n\t"
         "ldr    lr, %[slot]\n\t"
         "cmp    r0, r1\n\t"
@@ -366,19 +371,23 @@ static inline __attribute__((always_inline)) void td_dw3l_line(td_dw3l_chan_t *k
         "bcc    .Ldw3l_loop1%=\n\t"
         ".Ldw3l_end%=:\n\t"
         "ldrd   r0, r1, %[rd]\n\t"
-        "ldr    r2, %[o_x]\n\t"
+        "ldrd   r2, r3, %[ox]\n\t"
         "add    r1, r1, r2\n\t"
         "strd   r0, r1, %[rd]\n\t"
-        : [un] "+m"(k->un), [slot] "+m"(k->slot), [wp] "+m"(k->wp), [rd] "+m"(k->rd)
+        "subs   r3, r3, #1\n\t"
+        "str    r3, %[lines]\n\t"
+        "bne    .Ldw3l_line%=\n\t"
+        : [un] "+m"(k->un), [slot] "+m"(k->slot), [wp] "+m"(k->wp), [rd] "+m"(k->rd),
+          [lines] "+m"(k->ox.lines)
         : [xn] "m"(k->xn), [sx] "m"(k->sx), [af] "m"(k->af), [shape] "m"(k->shape),
           [words] "m"(k->words), [ring_end] "m"(k->ring_end), [s_x] "m"(k->s_x),
           [qe] "m"(k->qe), [pe] "m"(k->pe), [ones] "m"(k->ones), [b2] "m"(k->b2),
-          [mr] "m"(k->mr), [step] "m"(k->step), [o_x] "m"(k->o_x)
+          [mr] "m"(k->mr), [step] "m"(k->step), [ox] "m"(k->ox)
         : "r0", "r1", "r2", "r3", "r4", "r5", "r6", "r7", "r8", "r9", "r10", "r11", "r12",
           "lr", "cc", "memory");
 }
 
-#else /* the same line in C (the host, and builds without optimisation) */
+#else /* the same lines in C (the host, and builds without optimisation) */
 
 static void td_dw3l_line(td_dw3l_chan_t *k)
 {
@@ -445,7 +454,14 @@ static void td_dw3l_line(td_dw3l_chan_t *k)
         }
         o[0] = (int8_t)td_dw3l_out(a, m, e, rnd);
     }
-    k->rd.dst += k->o_x;
+    k->rd.dst += k->ox.o_x;
+}
+
+static void td_dw3l_lines(td_dw3l_chan_t *k)
+{
+    for (; k->ox.lines > 0; --k->ox.lines) {
+        td_dw3l_line(k);
+    }
 }
 
 #endif
@@ -461,13 +477,13 @@ void td_dwconv2d_3x3_lines_s8_dsp(const td_dwconv2d_params_t *p, const int8_t *i
         n_a = p->in_w, pad_a = p->pad_w, s_a = p->stride_w, out_a = p->out_w;
         k.xn.n_x = p->in_h, pad_x = p->pad_h, k.s_x = p->stride_h, out_x = p->out_h;
         k.af.e_a = ch, k.sx.e_x = p->in_w * ch;
-        k.step.w[0] = ch, k.o_x = p->out_w * ch;
+        k.step.w[0] = ch, k.ox.o_x = p->out_w * ch;
         t_a = 1, t_x = 3;
     } else {                      /* along the columns */
         n_a = p->in_h, pad_a = p->pad_h, s_a = p->stride_h, out_a = p->out_h;
         k.xn.n_x = p->in_w, pad_x = p->pad_w, k.s_x = p->stride_w, out_x = p->out_w;
         k.af.e_a = p->in_w * ch, k.sx.e_x = ch;
-        k.step.w[0] = p->out_w * ch, k.o_x = ch;
+        k.step.w[0] = p->out_w * ch, k.ox.o_x = ch;
         t_a = 3, t_x = 1;
     }
     k.step.w[1] = 3 * k.step.w[0];
@@ -549,12 +565,11 @@ void td_dwconv2d_3x3_lines_s8_dsp(const td_dwconv2d_params_t *p, const int8_t *i
             k.un.end = 3 - pad_x;
             k.sx.src = in0 + b * in_image + c;
             k.rd.dst = out0 + b * out_image + c;
-            for (int32_t j = 0; j < out_x; ++j) {
-                td_dw3l_line(&k);
-            }
+            k.ox.lines = out_x;
+            td_dw3l_lines(&k);
             if (clamp) {   /* the activation range, on the channel's outputs */
                 int8_t *o = out0 + b * out_image + c;
-                for (int32_t j = 0; j < out_x; ++j, o += k.o_x) {
+                for (int32_t j = 0; j < out_x; ++j, o += k.ox.o_x) {
                     for (int32_t i = 0; i < out_a; ++i) {
                         o[i * k.step.w[0]] = (int8_t)td_clamp_s32(o[i * k.step.w[0]], lo, hi);
                     }
