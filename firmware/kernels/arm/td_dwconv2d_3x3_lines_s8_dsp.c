@@ -24,10 +24,12 @@
  * time (the slot a kernel line sits in rotates; three rotation records, each with the bias
  * and the next line's rotation). The rest of a line, at most a pair and a single, and
  * stride 2 (one output at a time: SMLAD + SMLABT per kernel line, 20 instructions) keep the
- * weights in registers. The DS-CNN's 25x5x64 layer: 20.4 instructions per output with the
- * widening and set-up. All of an output line (widening, outputs) is one assembly block on
- * the channel's record, addressed from sp; the C loops are the host's and -O0's twin. A
- * clamped activation is applied to the channel's outputs after its lines.
+ * weights in registers. The DS-CNN's 25x5x64 layer: 20.2 instructions per output with the
+ * widening and set-up. All output lines of a channel (widening, outputs) are one assembly
+ * block on the channel's record, addressed from sp; the C loops are the host's and -O0's
+ * twin. With one padding line on either side, the line above the image reuses the slot of
+ * the previous channel's line below it. A clamped activation is applied to the channel's
+ * outputs after its lines.
  *
  * Order (tinydeploy/kernels/access.py: dwconv_lines_order, its twin): batch, channel, output
  * line; before an output line its input lines not yet widened are read (each input value of
