@@ -239,7 +239,7 @@ static inline __attribute__((always_inline)) void td_dw3l_lines(td_dw3l_chan_t *
         "ldr    r12, %[s_x]\n\t"
         "add    r1, r1, r12\n\t"
         "strd   r0, r1, %[un]\n\t"
-        /* the weights of this line's rotation (lr); the next line's one step back */
+        /* this line's rotation record (lr); the next line's from its link */
         "ldr    lr, %[wp]\n\t"
         "ldr    r0, [lr, #28]\n\t"
         "str    r0, %[wp]\n\t"
