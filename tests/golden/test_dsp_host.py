@@ -24,7 +24,7 @@ import pytest
 
 from tinydeploy.boards import get_board
 from tinydeploy.kernels import arm_dsp
-from tinydeploy.kernels.registry import KernelVariant, Selection, select_kernels
+from tinydeploy.kernels.registry import Selection, select_kernels, variant_by_symbol
 from tinydeploy.model.ir import (
     Activation,
     Conv2DOptions,
@@ -290,7 +290,7 @@ SPECS: tuple[Spec, ...] = (
     Spec("dw_c5", "dw", (1, 6, 7, 5), 5, k=(3, 3), zp=(3, -4), expect=DWL),
     Spec("dw_c1", "dw", (1, 4, 4, 1), 1, k=(3, 3), zp=(-128, 127), expect=DW1),
     Spec("dw_c7_valid", "dw", (1, 5, 6, 7), 7, k=(3, 3), padding=Padding.VALID,
-         zp=(127, 0), expect=DWG),
+         zp=(127, 0), expect=DWL),
     Spec("dw_stride2", "dw", (1, 9, 8, 12), 12, k=(3, 3), stride=(2, 2), zp=(-9, 9),
          expect=DW),
     Spec("dw_stride3_1", "dw", (2, 7, 5, 9), 9, k=(3, 3), stride=(3, 1), zp=(20, 1),
@@ -305,22 +305,23 @@ SPECS: tuple[Spec, ...] = (
     # the unrolled 3x3 kernel (its asm path on the device: the rounding form into all of
     # int8): stride above the kernel, every tap but the centre padded, zero points at both
     # ends, a clamped activation (the C path), batches with dilation, one-pixel-high input,
-    # saturating outputs
+    # saturating outputs (those the lines kernel's cost model now takes run on the unrolled
+    # kernel again in `test_displaced_cases_on_their_own_kernels`)
     Spec("dw3_stride_gt_k", "dw", (1, 11, 10, 8), 8, k=(3, 3), stride=(4, 4), zp=(-5, 7),
          expect=DW),
     Spec("dw3_all_padding", "dw", (1, 1, 1, 4), 4, k=(3, 3), zp=(60, -60), expect=DW),
-    Spec("dw3_zp_hi", "dw", (1, 4, 6, 12), 12, k=(3, 3), zp=(127, 127), expect=DW),
-    Spec("dw3_zp_lo", "dw", (1, 5, 4, 20), 20, k=(3, 3), zp=(-128, -128), expect=DW),
+    Spec("dw3_zp_hi", "dw", (1, 4, 6, 12), 12, k=(3, 3), zp=(127, 127), expect=DWL),
+    Spec("dw3_zp_lo", "dw", (1, 5, 4, 20), 20, k=(3, 3), zp=(-128, -128), expect=DWL),
     Spec("dw3_relu6_c16", "dw", (1, 6, 5, 16), 16, k=(3, 3), zp=(3, -20),
-         act=Activation.RELU6, expect=DW),
+         act=Activation.RELU6, expect=DWL),
     Spec("dw3_batch2_dil", "dw", (2, 7, 6, 12), 12, k=(3, 3), dilation=(2, 1), zp=(-40, 2),
          expect=DW),
     Spec("dw3_row", "dw", (1, 1, 9, 8), 8, k=(3, 3), stride=(1, 2), zp=(0, 0), expect=DW),
     Spec("dw3_saturating", "dw", (1, 5, 5, 8), 8, k=(3, 3), zp=(-128, 0), out_scale=0.004,
-         expect=DW),
+         expect=DWL),
     # (no bias-less depthwise case: the tflite-micro oracle crashes on one)
     Spec("dw_smallbias", "dw", (1, 5, 5, 8), 8, k=(3, 3), bias_scale=3, zp=(-30, 0),
-         expect=DW),
+         expect=DWL),
     # DEPTHWISE_CONV_2D, any kernel (general kernel) and one input channel (as a conv)
     Spec("dw_5x5", "dw", (1, 6, 6, 4), 4, k=(5, 5), zp=(-3, 2), expect=DWG),
     Spec("dw_1x7_c10", "dw", (1, 5, 9, 10), 10, k=(1, 7), stride=(1, 2), zp=(50, -7),
@@ -654,20 +655,20 @@ LINES_EDGE_SPECS: tuple[Spec, ...] = (
     Spec("dwl_s2_valid_odd", "dw", (1, 8, 7, 9), 9, k=(3, 3), stride=(2, 2),
          padding=Padding.VALID, zp=(127, -128), act=Activation.RELU),
     Spec("dwl_h1_s2_b2", "dw", (2, 1, 5, 3), 3, k=(3, 3), stride=(2, 2), zp=(-128, 127)),
+    # the longest stride-2 line (30 outputs: 62 values), the largest shifts (e up to 26) with
+    # biases near 2^28, multipliers over 10 octaves with the input zero point at 127
+    Spec("dwl_s2_longest", "dw", (1, 3, 60, 4), 4, k=(3, 3), stride=(2, 2), zp=(5, -9)),
+    Spec("dwl_shift_big", "dw", (1, 6, 13, 8), 8, k=(3, 3), zp=(-128, 3), out_scale=3000.0,
+         octaves=3, bias_scale=1 << 28),
+    Spec("dwl_octaves", "dw", (1, 9, 10, 12), 12, k=(3, 3), zp=(127, -128), octaves=10),
 ) + tuple(s for s in SPECS if s.id in (
     "dw_c7_valid", "dw_stride2", "dw_c64_stride2", "dw_tiny", "dw3_all_padding", "dw3_zp_hi",
     "dw3_zp_lo", "dw3_relu6_c16", "dw3_row", "dw3_saturating", "dw_smallbias"))
 
 
-def in_place_of_selected(v: KernelVariant) -> Callable[[Graph], Selection]:
-    """The dsp board's selection of a one-op graph with ``v`` in the selected kernel's place."""
-    def select(g: Graph) -> Selection:
-        c = select_kernels(g, DSP_BOARD).choices[0]
-        return Selection((replace(c, variant=v, call=v.prepare(g, g.operators[0])),))
-    return select
-
-
-lines_selection = in_place_of_selected(arm_dsp.DWCONV2D_3X3_LINES_S8_DSP)
+def lines_selection(g: Graph) -> Selection:
+    """The dsp board's selection of the one-op ``g`` with the lines kernel in its place."""
+    return selection_with(DWL)(g)
 
 
 def test_lines_kernel_on_edge_shapes_matches_oracle(harness_cache: Path) -> None:
@@ -678,12 +679,40 @@ def test_lines_kernel_on_edge_shapes_matches_oracle(harness_cache: Path) -> None
     check_specs(list(LINES_EDGE_SPECS), lines_selection)
 
 
+# declared cases of the unrolled and the general kernel whose selection the lines kernel's
+# cost model now takes: run again with the kernel they were written for in its place
+DISPLACED: dict[str, str] = {"dw_c7_valid": DWG, "dw3_zp_hi": DW, "dw3_zp_lo": DW,
+                             "dw3_relu6_c16": DW, "dw3_saturating": DW, "dw_smallbias": DW}
+
+
+def selection_with(symbol: str) -> Callable[[Graph], Selection]:
+    """The dsp board's selection of a one-op graph with the variant ``symbol`` in the
+    selected one's place."""
+    def select(g: Graph) -> Selection:
+        sel = select_kernels(g, DSP_BOARD)
+        c = sel.choices[0]
+        v = variant_by_symbol(c.variant.op, symbol)
+        return Selection((replace(c, variant=v, call=v.prepare(g, g.operators[0])),))
+    return select
+
+
+def test_displaced_cases_on_their_own_kernels(harness_cache: Path) -> None:
+    for symbol in sorted(set(DISPLACED.values())):
+        specs = [s for s in SPECS if DISPLACED.get(s.id) == symbol]
+        assert len(specs) == sum(v == symbol for v in DISPLACED.values()), symbol
+        for s in specs:
+            assert s.expect == DWL, s.id
+        check_specs(specs, selection_with(symbol))
+
+
 def test_lines_kernel_where_its_cost_model_is_lower() -> None:
-    """The DS-CNN's 25x5x64 layer and long lines get the lines kernel; a VWW-like 6x6x128
-    layer (short lines: its per-channel cost dominates) and a 24x24x32 stride-2 one keep the
-    unrolled kernel, with the two estimates in the reason."""
+    """The DS-CNN's 25x5x64 layer, long lines and the VWW-like 6x6x128 and 24x24x32
+    stride-2 layers get the lines kernel; VWW's 3x3x256 layer and a 6x6x128 stride-2 one
+    (short lines: the per-channel cost dominates) keep the unrolled kernel, with the two
+    estimates in the reason."""
     cases = (((1, 25, 5, 64), (1, 1), DWL), ((1, 48, 48, 8), (1, 1), DWL),
-             ((1, 6, 6, 128), (1, 1), DW), ((1, 24, 24, 32), (2, 2), DW))
+             ((1, 6, 6, 128), (1, 1), DWL), ((1, 24, 24, 32), (2, 2), DWL),
+             ((1, 3, 3, 256), (1, 1), DW), ((1, 6, 6, 128), (2, 2), DW))
     for shape, stride, want in cases:
         s = Spec("dwl_cost", "dw", shape, shape[3], k=(3, 3), stride=stride, zp=(-128, 0))
         g = load_tflite(build_model(s))
@@ -700,7 +729,7 @@ def test_lines_kernel_where_its_cost_model_is_lower() -> None:
 # the one-channel kernel put in place of the selected (window) kernel
 C1_SPECS: tuple[Spec, ...] = tuple(s for s in SPECS if s.id == "cv_dscnn0"
                                    or s.id.startswith("c1_"))
-c1_selection = in_place_of_selected(arm_dsp.CONV2D_C1_S8_DSP)
+c1_selection = selection_with(CC1)
 
 
 def test_c1_kernel_in_place_matches_oracle(harness_cache: Path) -> None:

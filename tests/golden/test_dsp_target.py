@@ -22,6 +22,7 @@ import numpy as np
 import pytest
 from test_dsp_host import (
     C1_SPECS,
+    DISPLACED,
     LINES_EDGE_SPECS,
     SPECS,
     build_model,
@@ -29,6 +30,7 @@ from test_dsp_host import (
     lines_selection,
     mismatch,
     random_specs,
+    selection_with,
 )
 
 from tinydeploy.model.loader import load_tflite
@@ -199,6 +201,25 @@ def test_pointwise_kernels_with_overlapping_buffers(tmp_path: Path) -> None:
     check_overlapped(cases, tmp_path, ("pw_dscnn",), target=lambda _: _bench().M4_TARGET)
 
 
+def test_lines_kernel_with_overlapping_buffers(tmp_path: Path) -> None:
+    """In-place execution of the 3x3 lines depthwise on the Cortex-M4 (its assembly line
+    block, which the host tier's C twin does not run): output overlapping input at the
+    tightest lead and trail its declared access order tolerates, on the planner's grid and at
+    a random safe shift, gives the oracle's bytes (lines along either side, batches, a
+    clamped activation); the unsafe shift 16 bytes inside the lead changes the DS-CNN
+    layer's result."""
+    from test_mve_target import check_overlapped, overlap_cases
+
+    from tinydeploy.boards import get_board
+
+    rng = np.random.default_rng(17)
+    ids = ("dw_dscnn", "dw_c5", "dwl_valid_b2", "dwl_relu6_cols", "dw3_zp_lo")
+    specs = [s for s in SPECS if s.id in ids]
+    assert {s.expect for s in specs} == {"td_dwconv2d_3x3_lines_s8_dsp"}, specs
+    cases = [c for s in specs for c in overlap_cases(s, rng, get_board("mps2-an386"))]
+    check_overlapped(cases, tmp_path, ("dw_dscnn",), target=lambda _: _bench().M4_TARGET)
+
+
 def test_window_kernel_with_overlapping_buffers(tmp_path: Path) -> None:
     """In-place execution of the window kernel (td_conv2d_window_s8_dsp) on the Cortex-M4:
     its output overlapping its input at the tightest lead and trail its declared access order
@@ -249,9 +270,9 @@ def test_dscnn_end_to_end_with_dsp_kernels(tmp_path: Path) -> None:
     assert report.bit_exact_cases == report.cases == 4, report.first_mismatch
 
 
-def _in_place_on_device(specs: tuple, select, what: str) -> None:
-    """``specs`` with the kernel of ``select`` put in place of the selected one: on the device
-    it writes the reference kernel's bytes, which are the oracle's."""
+def _forced_on_device(specs: list, select) -> list[str]:  # type: ignore[type-arg]
+    """Run ``specs`` on the device with the kernel ``select`` puts in place of the selected
+    one; the ids whose bytes differ from the reference kernel's or the oracle's."""
     from dataclasses import replace
 
     bench = _bench()
@@ -272,16 +293,28 @@ def _in_place_on_device(specs: tuple, select, what: str) -> None:
         expected = run_oracle(model, [x])[0]
         if not res.equal or not np.array_equal(res.dsp_output.reshape(expected.shape), expected):
             bad.append(s.id)
-    assert not bad, f"{what} differs on the device for {bad}"
+    return bad
 
 
 def test_lines_kernel_on_edge_shapes_on_cortex_m4() -> None:
     """The 3x3 lines kernel on the shapes its cost model leaves to other kernels (the host
-    tier's LINES_EDGE_SPECS), put in place of the selected kernel."""
-    _in_place_on_device(LINES_EDGE_SPECS, lines_selection, "lines kernel")
+    tier's LINES_EDGE_SPECS), put in place of the selected kernel: on the device it writes
+    the reference kernel's bytes, which are the oracle's."""
+    bad = _forced_on_device(list(LINES_EDGE_SPECS), lines_selection)
+    assert not bad, f"lines kernel differs on the device for {bad}"
+
+
+def test_displaced_cases_on_their_own_kernels_on_cortex_m4() -> None:
+    """The declared cases of the unrolled and the general kernel that the lines kernel's cost
+    model now takes (the host tier's DISPLACED), on the kernel they were written for."""
+    for symbol in sorted(set(DISPLACED.values())):
+        specs = [s for s in SPECS if DISPLACED.get(s.id) == symbol]
+        bad = _forced_on_device(specs, selection_with(symbol))
+        assert not bad, f"{symbol} differs on the device for {bad}"
 
 
 def test_c1_kernel_on_window_shapes_on_cortex_m4() -> None:
     """The one-channel kernel on the shapes the window kernel takes (the host tier's
     C1_SPECS), put in place of the selected kernel."""
-    _in_place_on_device(C1_SPECS, c1_selection, "one-channel kernel")
+    bad = _forced_on_device(list(C1_SPECS), c1_selection)
+    assert not bad, f"one-channel kernel differs on the device for {bad}"
