@@ -146,7 +146,7 @@ def fold_bias(filter_rows: np.ndarray, bias: np.ndarray | None, input_offset: in
 # (td_conv2d_s8_dsp keeps small work in its frame): codegen passes a null pointer then.
 SCRATCH_ARG_ALWAYS = frozenset({"td_conv2d_s8_dsp"})
 GEMM_ROWS = 6          # twin of TD_GEMM_ROWS: input rows (pixels) per filter-row pass
-GEMM_ROWS_IM2COL = 6   # twin of TD_GEMM_ROWS as td_conv2d_s8_dsp uses it
+GEMM_ROWS_IM2COL = 4   # twin of TD_IM2COL_ROWS: td_conv2d_s8_dsp's rows (less scratch)
 
 
 def rows_bytes(depth: int, rows: int = GEMM_ROWS) -> int:
@@ -188,10 +188,11 @@ PW_STACK_DEPTH = 64
 GEMM_STACK_BYTES = GEMM_ROWS * 8 * PW_STACK_DEPTH // 4   # twin of TD_GEMM_STACK_BYTES
 
 
-# td_conv2d_s8_dsp's 1x1 path (pointwise layers deeper than PW_STACK_DEPTH): the C six-row
-# product (td_rows_times_filter), instructions per MAC and per output, fitted on VWW's
-# 24x24x16 -> 32 (623,600) and 6x6x128 -> 128 (662,360) layers.
-POINTWISE_C_COST = (0.98, 18.0)
+# td_conv2d_s8_dsp's 1x1 path (pointwise layers deeper than PW_STACK_DEPTH): the C four-row
+# product (td_rows_times_filter), instructions per MAC and per output computed (whole groups
+# of GEMM_ROWS_IM2COL pixels), fitted on VWW's 3x3x128 -> 256 (450,320) and 3x3x256 -> 256
+# (845,840) layers; its 6x6x128 -> 128 ones: 680,520 measured, 675,382 estimated.
+POINTWISE_C_COST = (1.0, 17.8)
 
 
 def pointwise_instructions(call: KernelCall, depth: int | None = None,
@@ -250,8 +251,9 @@ def _conv_prepare(graph: Graph, op: Operator) -> KernelCall:
     pointwise = (fh, fw) == (1, 1) and call.param("pad_h") == 0 and call.param("pad_w") == 0
     dsp = as_dsp_gemm_call(call, "td_conv2d_s8_dsp", fh * fw * c,
                            conv_scratch_bytes(fh, fw, c, pointwise))
-    if pointwise:   # no im2col: the C six-row product's rate
+    if pointwise:   # no im2col: the C four-row product's rate
         pixels = int(call.param("batches")) * int(call.param("out_h")) * int(call.param("out_w"))
+        pixels = -(-pixels // GEMM_ROWS_IM2COL) * GEMM_ROWS_IM2COL
         per_mac, per_out = POINTWISE_C_COST
         dsp = replace(dsp, instructions=int(round(
             pixels * (int(dsp.const("filter").values.size) * per_mac

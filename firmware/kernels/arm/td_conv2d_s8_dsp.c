@@ -3,10 +3,10 @@
  * channel count, one input channel included; no groups) as im2col + a SIMD matrix product,
  * bit-exact with td_conv2d_s8_ref.
  *
- * For each group of TD_GEMM_ROWS (6) output pixels (flat batch, y, x order) the
- * receptive fields are copied into six int8 scratch columns of k = filter_h * filter_w *
- * in_c bytes, in the filter's [ky][kx][i] order, widened with the input offset into the rows
- * buffer and multiplied with every int8 filter row (see td_gemm_s8_dsp.h). Taps outside the
+ * For each group of TD_IM2COL_ROWS (4) output pixels (flat batch, y, x order) the
+ * receptive fields are copied into four int8 columns of
+ * k = filter_h * filter_w * in_c bytes, in the filter's [ky][kx][i] order, widened with the
+ * input offset into the rows buffer and multiplied with every int8 filter row (see td_gemm_s8_dsp.h). Taps outside the
  * image are filled with the input zero point (-input_offset), which widens to 0: exactly what
  * the reference's skipping of padded taps contributes. Scratch is a small multiple of k,
  * never of the input. A 1x1 filter (pointwise layers deeper than td_conv2d_1x1_s8_dsp's 64
@@ -33,19 +33,21 @@ static int32_t td_is_pointwise(const td_conv2d_params_t *p)
     return p->filter_h == 1 && p->filter_w == 1 && p->pad_h == 0 && p->pad_w == 0;
 }
 
-/* Rows buffer and im2col columns: in the kernel's stack frame when they fit
- * TD_GEMM_STACK_BYTES (the pointwise kernels' frame buffer, so a build with both does not
- * deepen its stack), else in arena scratch. A first layer (3x3 x 3 channels: 336 B) then
- * takes no arena at the op where the model's input and first output are both live. */
-static int32_t td_conv_work_bytes(const td_conv2d_params_t *p)
+/* Rows buffer and im2col columns of `rows` rows (none for a pointwise layer). */
+static int32_t td_conv_work_bytes(const td_conv2d_params_t *p, int32_t rows)
 {
-    return td_rows_bytes(TD_GEMM_ROWS, p->filter_h * p->filter_w * p->in_c)
-           + (td_is_pointwise(p) ? 0 : TD_GEMM_ROWS * td_col_pitch(p));
+    return td_rows_bytes(rows, p->filter_h * p->filter_w * p->in_c)
+           + (td_is_pointwise(p) ? 0 : rows * td_col_pitch(p));
 }
 
+/* The work is in the kernel's stack frame when it fits TD_GEMM_STACK_BYTES (the pointwise
+ * kernels' frame buffer, so a build with both does not deepen its stack), else in arena
+ * scratch; four rows, not the pointwise product's six: two thirds of the scratch. A first
+ * layer (3x3 x 3 channels: 336 B) then takes no arena at the op where the model's input and
+ * first output are both live. */
 int32_t td_conv2d_s8_dsp_scratch_size(const td_conv2d_params_t *p)
 {
-    const int32_t need = td_conv_work_bytes(p);
+    const int32_t need = td_conv_work_bytes(p, TD_IM2COL_ROWS);
     return need <= TD_GEMM_STACK_BYTES ? 0 : need;
 }
 
@@ -111,19 +113,20 @@ static void td_im2col(const td_conv2d_params_t *p, const int8_t *in0, int32_t b,
 void td_conv2d_s8_dsp(const td_conv2d_params_t *p, const int8_t *in0, int8_t *out0,
                       void *scratch)
 {
+    const int32_t rows = TD_IM2COL_ROWS;
     const int32_t k = p->filter_h * p->filter_w * p->in_c;
     const int32_t oc = p->out_c;
     const int32_t pixels = p->batches * p->out_h * p->out_w;
     td_word_t frame[TD_GEMM_STACK_BYTES / 4];
-    void *work = td_conv_work_bytes(p) <= TD_GEMM_STACK_BYTES ? (void *)frame : scratch;
+    void *work = td_conv_work_bytes(p, rows) <= TD_GEMM_STACK_BYTES ? (void *)frame : scratch;
     td_word_t *buf = (td_word_t *)work;
-    int8_t *col0 = (int8_t *)work + td_rows_bytes(TD_GEMM_ROWS, k);
+    int8_t *col0 = (int8_t *)work + td_rows_bytes(rows, k);
     const int32_t pitch = td_col_pitch(p);
     const int32_t pointwise = td_is_pointwise(p);
     int32_t b = 0, oy = 0, ox = 0;
-    for (int32_t px = 0; px < pixels; px += TD_GEMM_ROWS) {
-        const int32_t n = pixels - px < TD_GEMM_ROWS ? pixels - px : TD_GEMM_ROWS;
-        const int8_t *cols[TD_GEMM_ROWS];
+    for (int32_t px = 0; px < pixels; px += rows) {
+        const int32_t n = pixels - px < rows ? pixels - px : rows;
+        const int8_t *cols[TD_IM2COL_ROWS];
         for (int32_t j = 0; j < n; ++j) {
             if (pointwise) {
                 cols[j] = td_pw_pixel(p, in0, b, oy, ox);
@@ -134,9 +137,9 @@ void td_conv2d_s8_dsp(const td_conv2d_params_t *p, const int8_t *in0, int8_t *ou
             }
             td_next_pixel(p, &b, &oy, &ox);
         }
-        td_extend_rows(cols, n, k, p->input_offset, buf);
+        td_extend_rows(cols, n, k, p->input_offset, buf, rows);
         td_rows_times_filter(buf, n, p->filter, k, oc, p->bias, p->mult, p->shift,
                              p->output_offset, p->act_min, p->act_max, out0 + px * oc, oc,
-                             p->requant_form);
+                             p->requant_form, rows);
     }
 }

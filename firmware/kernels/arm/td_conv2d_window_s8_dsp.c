@@ -94,7 +94,7 @@ static __attribute__((noinline)) void td_widen_window(const td_conv2d_params_t *
     if (p->dilation_w == 1 && s0 >= 0 && s0 + row_bytes <= image_row) {
         for (int32_t ky = lo; ky < hi; ++ky, row += step) {
             const int8_t *src = row + s0;
-            td_widen_row(&src, src + row_bytes, &dst, off2);
+            td_widen_row(&src, src + row_bytes, &dst, off2, TD_GEMM_ROWS);
         }
     } else {
         const uint32_t padw = (uint32_t)(uint8_t)(-p->input_offset) * 0x01010101u;

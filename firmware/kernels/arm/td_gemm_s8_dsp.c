@@ -199,7 +199,7 @@ void td_pw_product(const td_conv2d_params_t *p, int32_t k, td_pw_frame_t *f, int
         || (!whole && (2 * TD_GEMM_ROWS + 1) * blocks > TD_GEMM_STACK_BYTES / 4)) {
         td_rows_times_filter_body(buf, p->filter, k, oc, p->bias, p->mult, p->shift,
                                   p->output_offset, p->act_min, p->act_max, d,
-                                  p->requant_form, 0);
+                                  p->requant_form, 0, TD_GEMM_ROWS);
         return;
     }
     f->st.rows = buf;
@@ -234,6 +234,6 @@ void td_pw_group(const td_conv2d_params_t *p, const int8_t *const rows[TD_GEMM_R
                  int32_t n, int8_t *dst)
 {
     td_pw_frame_t f;
-    td_extend_rows(rows, n, p->in_c, p->input_offset, td_pw_rows(&f, p->in_c));
+    td_extend_rows(rows, n, p->in_c, p->input_offset, td_pw_rows(&f, p->in_c), TD_GEMM_ROWS);
     td_pw_product(p, p->in_c, &f, n, dst);
 }

@@ -32,12 +32,14 @@
 #include "td_requant.h"
 #include "td_simd.h"
 
-/* Input rows multiplied together: 6 (21 instructions per 24 MACs, td_dot_rows; 18 in the
- * pointwise channel loop; 48 bytes of rows buffer per 4 values of depth). More rows would
- * need more registers than an inline-assembly loop can take. */
+/* Input rows multiplied together by the pointwise product (td_pw_product): 6 (18 instructions
+ * per 24 MACs in its channel loop; 48 bytes of rows buffer per 4 values of depth). More rows
+ * would need more registers than an inline-assembly loop can take. The functions below take
+ * the row count as a constant argument, at most TD_GEMM_ROWS. */
 #define TD_GEMM_ROWS 6
-/* bytes of the rows buffer per block of four values (the widening's store step) */
-#define TD_GEMM_BLOCK_BYTES (8 * TD_GEMM_ROWS)
+/* td_conv2d_s8_dsp's rows, whose rows buffer and columns can be arena scratch: 4 (16
+ * instructions per 16 MACs in td_dot_rows), two thirds of the scratch of six */
+#define TD_IM2COL_ROWS 4
 
 /* The pointwise kernels keep their rows buffer in td_pw_group's stack frame, a fixed
  * TD_GEMM_STACK_BYTES (measured by -fstack-usage like any frame), so the arena holds no
@@ -76,10 +78,11 @@ static inline int32_t td_read_partial_s8(const int8_t *p, int32_t n)
 }
 
 /* The blocks of four values from *src up to end (> *src) widened with the input offset (off2
- * in both lanes) into the rows buffer at *dst, one block per 2 * TD_GEMM_ROWS words; both
+ * in both lanes) into the rows buffer at *dst, one block per 2 * rows words; both
  * pointers advanced past them. Per block one LDR (any alignment), two SXTAB16, one STRD. */
 static inline __attribute__((always_inline)) void
-td_widen_row(const int8_t **src, const int8_t *end, td_word_t **dst, int32_t off2)
+td_widen_row(const int8_t **src, const int8_t *end, td_word_t **dst, int32_t off2,
+             const int32_t rows)
 {
     const int8_t *s = *src;
     td_word_t *d = *dst;
@@ -94,10 +97,10 @@ td_widen_row(const int8_t **src, const int8_t *end, td_word_t **dst, int32_t off
         "cmp     %[s], %[end]\n\t"
         "bne     1b\n\t"
         : [s] "+r"(s), [d] "+r"(d), [x] "=&r"(x), [lo] "=&r"(lo)
-        : [end] "r"(end), [off2] "r"(off2), [step] "i"(TD_GEMM_BLOCK_BYTES)
+        : [end] "r"(end), [off2] "r"(off2), [step] "i"(8 * rows)
         : "cc", "memory");
 #else
-    for (; s != end; s += 4, d += 2 * TD_GEMM_ROWS) {
+    for (; s != end; s += 4, d += 2 * rows) {
         const int32_t x = td_read_s8x4(s);
         d[0] = td_sxtab16(off2, x);
         d[1] = td_sxtab16_ror8(off2, x);
@@ -107,21 +110,22 @@ td_widen_row(const int8_t **src, const int8_t *end, td_word_t **dst, int32_t off
     *dst = d;
 }
 
-/* Widens rows[0..n-1] (1 <= n <= TD_GEMM_ROWS, k values each) with the input offset into
- * buf; the rows n.. of buf repeat row n-1 (their outputs are written to row n-1's place
- * again, with the same values), so the matrix product needs no per-row tests. */
+/* Widens rows[0..n-1] (1 <= n <= nrows, k values each) with the input offset into the
+ * buffer buf of nrows rows; the rows n.. of buf repeat row n-1 (their outputs are written to
+ * row n-1's place again, with the same values), so the matrix product needs no per-row
+ * tests. */
 static inline __attribute__((always_inline)) void
 td_extend_rows(const int8_t *const rows[], int32_t n, int32_t k, int32_t input_offset,
-               td_word_t *buf)
+               td_word_t *buf, const int32_t nrows)
 {
     const int32_t off2 = td_pack_off(input_offset);
     const int32_t full = k >> 2;
-    for (int32_t j = 0; j < TD_GEMM_ROWS; ++j) {
+    for (int32_t j = 0; j < nrows; ++j) {
         const int8_t *src = rows[j < n ? j : n - 1];
         const int8_t *const end = src + 4 * full;
         td_word_t *dst = buf + 2 * j;
         if (full > 0) {
-            td_widen_row(&src, end, &dst, off2);
+            td_widen_row(&src, end, &dst, off2, nrows);
         }
         if (k & 3) {   /* lanes past k hold 0 (so any weight there contributes nothing) */
             const int32_t t = k & 3;
@@ -149,48 +153,74 @@ td_gemm_clamp(int32_t v, int32_t lo, int32_t hi, const int full_range)
     return full_range ? (int8_t)td_ssat8(v) : (int8_t)td_clamp_s32(v, lo, hi);
 }
 
-/* a[0..5] += the dot products of `blocks` >= 1 blocks of the six widened rows at x (the rows
- * buffer layout, TD_GEMM_ROWS = 6) with filter row *w (advanced past them): per block one
- * LDR and two SXTB16 of the weights, six LDRD of the rows and twelve SMLAD. */
+/* a[0..rows-1] += the dot products of `blocks` >= 1 blocks of the widened rows at x (the
+ * rows buffer layout, rows = 4 or 6) with filter row *w (advanced past them): per block one
+ * LDR and two SXTB16 of the weights, one LDRD per row and two SMLAD. */
 static inline __attribute__((always_inline)) void
-td_dot_rows(const td_word_t *x, const int8_t **w, int32_t blocks, int32_t a[TD_GEMM_ROWS])
+td_dot_rows(const td_word_t *x, const int8_t **w, int32_t blocks, int32_t a[TD_GEMM_ROWS],
+            const int32_t rows)
 {
 #if TD_SIMD_NATIVE && defined(__OPTIMIZE__)
-    int32_t r0 = a[0], r1 = a[1], r2 = a[2], r3 = a[3], r4 = a[4], r5 = a[5];
+    int32_t r0 = a[0], r1 = a[1], r2 = a[2], r3 = a[3];
     const int8_t *pw = *w;
     int32_t wv, we, x0, x1;
 #define TD_DOT_ROW(r)                                   \
         "ldrd %[x0], %[x1], [%[x]], #8\n\t"             \
         "smlad %[" r "], %[x0], %[we], %[" r "]\n\t"    \
         "smlad %[" r "], %[x1], %[wv], %[" r "]\n\t"
-    __asm__ volatile(
-        "1:\n\t"
-        "ldr %[wv], [%[pw]], #4\n\t"
-        "sxtb16 %[we], %[wv]\n\t"
+#define TD_DOT_WEIGHTS                                  \
+        "ldr %[wv], [%[pw]], #4\n\t"                    \
+        "sxtb16 %[we], %[wv]\n\t"                       \
         "sxtb16 %[wv], %[wv], ror #8\n\t"
-        TD_DOT_ROW("r0") TD_DOT_ROW("r1") TD_DOT_ROW("r2") TD_DOT_ROW("r3") TD_DOT_ROW("r4")
-        TD_DOT_ROW("r5")
-        "subs %[n], %[n], #1\n\t"
-        "bne 1b\n\t"
-        : [r0] "+r"(r0), [r1] "+r"(r1), [r2] "+r"(r2), [r3] "+r"(r3), [r4] "+r"(r4),
-          [r5] "+r"(r5), [x] "+r"(x), [pw] "+r"(pw), [n] "+r"(blocks), [wv] "=&r"(wv),
-          [we] "=&r"(we), [x0] "=&r"(x0), [x1] "=&r"(x1)
-        :
-        : "cc", "memory");
+    if (rows == 6) {
+        int32_t r4 = a[4], r5 = a[5];
+        __asm__ volatile(
+            "1:\n\t"
+            TD_DOT_WEIGHTS
+            TD_DOT_ROW("r0") TD_DOT_ROW("r1") TD_DOT_ROW("r2") TD_DOT_ROW("r3")
+            TD_DOT_ROW("r4") TD_DOT_ROW("r5")
+            "subs %[n], %[n], #1\n\t"
+            "bne 1b\n\t"
+            : [r0] "+r"(r0), [r1] "+r"(r1), [r2] "+r"(r2), [r3] "+r"(r3), [r4] "+r"(r4),
+              [r5] "+r"(r5), [x] "+r"(x), [pw] "+r"(pw), [n] "+r"(blocks), [wv] "=&r"(wv),
+              [we] "=&r"(we), [x0] "=&r"(x0), [x1] "=&r"(x1)
+            :
+            : "cc", "memory");
+        a[4] = r4;
+        a[5] = r5;
+    } else {   /* two blocks per iteration, an odd count entering in the middle */
+        __asm__ volatile(
+            "lsrs %[n], %[n], #1\n\t"
+            "bcc 1f\n\t"
+            "adds %[n], %[n], #1\n\t"
+            "b 2f\n\t"
+            "1:\n\t"
+            TD_DOT_WEIGHTS
+            TD_DOT_ROW("r0") TD_DOT_ROW("r1") TD_DOT_ROW("r2") TD_DOT_ROW("r3")
+            "2:\n\t"
+            TD_DOT_WEIGHTS
+            TD_DOT_ROW("r0") TD_DOT_ROW("r1") TD_DOT_ROW("r2") TD_DOT_ROW("r3")
+            "subs %[n], %[n], #1\n\t"
+            "bne 1b\n\t"
+            : [r0] "+r"(r0), [r1] "+r"(r1), [r2] "+r"(r2), [r3] "+r"(r3), [x] "+r"(x),
+              [pw] "+r"(pw), [n] "+r"(blocks), [wv] "=&r"(wv), [we] "=&r"(we), [x0] "=&r"(x0),
+              [x1] "=&r"(x1)
+            :
+            : "cc", "memory");
+    }
 #undef TD_DOT_ROW
+#undef TD_DOT_WEIGHTS
     a[0] = r0;
     a[1] = r1;
     a[2] = r2;
     a[3] = r3;
-    a[4] = r4;
-    a[5] = r5;
     *w = pw;
 #else
     const int8_t *pw = *w;
-    for (; blocks > 0; --blocks, pw += 4, x += 2 * TD_GEMM_ROWS) {
+    for (; blocks > 0; --blocks, pw += 4, x += 2 * rows) {
         const int32_t wv = td_read_s8x4(pw);
         const int32_t we = td_sxtb16(wv), wo = td_sxtb16_ror8(wv);
-        for (int32_t j = 0; j < TD_GEMM_ROWS; ++j) {
+        for (int32_t j = 0; j < rows; ++j) {
             a[j] = td_smlad(x[2 * j + 1], wo, td_smlad(x[2 * j], we, a[j]));
         }
     }
@@ -219,18 +249,20 @@ static inline __attribute__((always_inline)) void
 td_rows_times_filter_body(const td_word_t *buf, const int8_t *filter, int32_t k,
                           int32_t out_c, const int32_t *bias, const int32_t *mult,
                           const int8_t *shift, int32_t out_off, int32_t lo, int32_t hi,
-                          int8_t *const d[TD_GEMM_ROWS], int32_t round_form, const int fast)
+                          int8_t *const d[TD_GEMM_ROWS], int32_t round_form, const int fast,
+                          const int32_t rows)
 {
     const int32_t full = k >> 2, tail = k & 3;
     const int32_t zp2p1 = 2 * out_off + 1;
-    int8_t *d0 = d[0], *d1 = d[1], *d2 = d[2], *d3 = d[3], *d4 = d[4], *d5 = d[5];
+    int8_t *d0 = d[0], *d1 = d[1], *d2 = d[2], *d3 = d[3];
+    int8_t *d4 = rows > 4 ? d[4] : d0, *d5 = rows > 4 ? d[5] : d0;
     const int8_t *w = filter;
-    const td_word_t *x = buf + 2 * TD_GEMM_ROWS * full;   /* the partial block */
+    const td_word_t *x = buf + 2 * rows * full;   /* the partial block */
     for (int32_t o = 0; o < out_c; ++o) {
         const int32_t b = bias != 0 ? bias[o] : 0;
         int32_t a[TD_GEMM_ROWS] = {b, b, b, b, b, b};
         if (full > 0) {
-            td_dot_rows(buf, &w, full, a);
+            td_dot_rows(buf, &w, full, a, rows);
         }
         int32_t a0 = a[0], a1 = a[1], a2 = a[2], a3 = a[3], a4 = a[4], a5 = a[5];
         if (tail) {
@@ -241,15 +273,19 @@ td_rows_times_filter_body(const td_word_t *buf, const int8_t *filter, int32_t k,
             a1 = td_smlad(x[3], wo, td_smlad(x[2], we, a1));
             a2 = td_smlad(x[5], wo, td_smlad(x[4], we, a2));
             a3 = td_smlad(x[7], wo, td_smlad(x[6], we, a3));
-            a4 = td_smlad(x[9], wo, td_smlad(x[8], we, a4));
-            a5 = td_smlad(x[11], wo, td_smlad(x[10], we, a5));
+            if (rows > 4) {
+                a4 = td_smlad(x[9], wo, td_smlad(x[8], we, a4));
+                a5 = td_smlad(x[11], wo, td_smlad(x[10], we, a5));
+            }
         }
         const int32_t m = mult[o];
         if (fast) {
             const int32_t e = -shift[o], r = td_requant_rnd(zp2p1, e);
 #define TD_GEMM_OUT(dj, aj) (dj)[o] = (int8_t)td_ssat8(td_requant_round_form((aj), m, e, r))
-            TD_GEMM_OUT(d5, a5);
-            TD_GEMM_OUT(d4, a4);
+            if (rows > 4) {
+                TD_GEMM_OUT(d5, a5);
+                TD_GEMM_OUT(d4, a4);
+            }
             TD_GEMM_OUT(d3, a3);
             TD_GEMM_OUT(d2, a2);
             TD_GEMM_OUT(d1, a1);
@@ -259,7 +295,7 @@ td_rows_times_filter_body(const td_word_t *buf, const int8_t *filter, int32_t k,
             /* a call per output anyway: a loop (smaller code) */
             const int32_t sh = shift[o];
             const int32_t v[TD_GEMM_ROWS] = {a0, a1, a2, a3, a4, a5};
-            for (int32_t j = TD_GEMM_ROWS - 1; j >= 0; --j) {
+            for (int32_t j = rows - 1; j >= 0; --j) {
                 d[j][o] = td_gemm_out_general(v[j], m, sh, out_off, lo, hi, round_form);
             }
         }
@@ -328,7 +364,7 @@ static inline __attribute__((always_inline)) void
 td_rows_times_filter(const td_word_t *buf, int32_t n, const int8_t *filter, int32_t k,
                      int32_t out_c, const int32_t *bias, const int32_t *mult,
                      const int8_t *shift, int32_t out_off, int32_t lo, int32_t hi,
-                     int8_t *dst, int32_t dst_stride, int32_t round_form)
+                     int8_t *dst, int32_t dst_stride, int32_t round_form, const int32_t rows)
 {
     int8_t *d[TD_GEMM_ROWS];
     for (int32_t j = 0; j < TD_GEMM_ROWS; ++j) {
@@ -338,10 +374,10 @@ td_rows_times_filter(const td_word_t *buf, int32_t n, const int8_t *filter, int3
      * with the form tested per output */
     if (td_fast_requant(round_form, lo, hi)) {
         td_rows_times_filter_body(buf, filter, k, out_c, bias, mult, shift, out_off, lo, hi,
-                                  d, 1, 1);
+                                  d, 1, 1, rows);
     } else {
         td_rows_times_filter_body(buf, filter, k, out_c, bias, mult, shift, out_off, lo, hi,
-                                  d, round_form, 0);
+                                  d, round_form, 0, rows);
     }
 }
 
