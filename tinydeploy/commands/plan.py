@@ -218,10 +218,8 @@ def _print(report: dict[str, Any]) -> None:
     if report.get("selection"):
         print_selection(report["selection"])
         sel = report["selection"]
-        limit = sel["arena_limit_bytes"]
         stdout.print(f"reference kernels' arena {sel['reference_arena_bytes']:,} B; "
-                     f"--optimize {sel['optimize']} may use "
-                     + (f"{limit:,} B" if limit is not None else "the board's RAM"))
+                     f"--optimize {sel['optimize']} plans none larger (no mode does)")
     bound = ("= lower bound (optimal)" if report["optimal"]
              else f"lower bound {report['lower_bound_bytes']:,}")
     tried = ", ".join(f"{x['algorithm']} {x['arena_bytes']:,}"
