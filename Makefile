@@ -16,6 +16,7 @@ test: setup
 
 lint: setup
 	@.venv/bin/ruff check tinydeploy tests
+	@.venv/bin/mypy tinydeploy
 
 fixtures: setup
 	@$(PY) tests/fixtures/make_fixtures.py

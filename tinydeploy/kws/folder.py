@@ -134,6 +134,7 @@ def host_predictions(clips: np.ndarray, model_bytes: bytes, choice: Any,
         if reference:
             x = choice.spec.reference(clip, choice.config, quant)
         else:
+            assert fe is not None
             wins, _ = stream_windows_of(fe, clip, quant)
             x = wins[-1]
         it.set_input(np.asarray(x, dtype=np.int8).reshape(shape), 0)

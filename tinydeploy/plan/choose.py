@@ -272,7 +272,7 @@ def _orders_with_twins(graph: Graph, op: Operator, v: KernelVariant, call: Any
     """The access orders of ``v`` (for ``call``) and of each of its twins that accepts
     ``op``: the overlaps the planner may use for this op with ``v`` selected."""
     for t in (v, *(variant_by_symbol(v.op, name) for name in v.twins)):
-        if t is not v and t.accepts(graph, op) is not None:
+        if t.access is None or (t is not v and t.accepts(graph, op) is not None):
             continue
         yield t.access(call if t is v else t.prepare(graph, op))
 
@@ -326,7 +326,8 @@ def local_arena_needs(graph: Graph, cands: Sequence[Sequence[tuple[KernelVariant
         others = live[k] - sum(size[x] for x in pair)
         # the planner overlaps the pair only when the input dies here and is the
         # application's (graph input or output) or a variable's bytes (lifetimes.py)
-        apart = (len(pair) != 2 or src in protected or buf[src].last != k
+        apart = (src is None or dst is None or len(pair) != 2 or src in protected
+                 or buf[src].last != k
                  or buf[dst].first != k or graph.tensor(op.inputs[0]).is_variable
                  or graph.tensor(op.outputs[0]).is_variable
                  or src in {of.get(i) for i in op.inputs[1:] if i >= 0})
@@ -335,7 +336,7 @@ def local_arena_needs(graph: Graph, cands: Sequence[Sequence[tuple[KernelVariant
             if v.alias:
                 row.append(0)
                 continue
-            span = (sum(size[x] for x in pair) if apart else
+            span = (sum(size[x] for x in pair) if apart or src is None or dst is None else
                     _pair_span(graph, op, v, call, buf[src].size, buf[dst].size, align))
             row.append(others + span + -(-c.scratch_bytes // align) * align)
         needs.append(row)
@@ -555,16 +556,16 @@ def choose_kernels(graph: Graph, board: Any, optimize: Optimize | str = Optimize
     ops = graph.operators
     cands = []
     for op in ops:
-        c = _candidates(graph, op, features)
-        if not c:
+        found_here = _candidates(graph, op, features)
+        if not found_here:
             select_kernels(graph, board)   # raises the UnsupportedError with every reason
             raise UnsupportedError(f"op {op.index} ({op.type_name}): no kernel")
-        cands.append(c)
+        cands.append(found_here)
     ref = reference_plan(graph, algorithm, align)
     bound = arena_limit(mode, ref.arena_bytes)
     allowed, reasons = [], []
-    for c in cands:
-        lst, why = _allowed(mode, c)
+    for cand in cands:
+        lst, why = _allowed(mode, cand)
         allowed.append(lst)
         reasons.append(why)
     picks = [lst[0] for lst in allowed]

@@ -46,9 +46,10 @@ class AugmentConfig:
     def without(self, *names: str) -> AugmentConfig:
         """A copy with the named ingredients ('speed', 'shift', 'reverb', 'noise', 'gain',
         'specaug') switched off."""
-        off = {"speed": {"p_speed": 0.0}, "shift": {"shift_ms": 0},
-               "reverb": {"p_reverb": 0.0}, "noise": {"p_noise": 0.0},
-               "gain": {"gain_db": (0.0, 0.0)}, "specaug": {"p_specaug": 0.0}}
+        off: dict[str, dict[str, object]] = {
+            "speed": {"p_speed": 0.0}, "shift": {"shift_ms": 0},
+            "reverb": {"p_reverb": 0.0}, "noise": {"p_noise": 0.0},
+            "gain": {"gain_db": (0.0, 0.0)}, "specaug": {"p_specaug": 0.0}}
         kw: dict[str, object] = {}
         for n in names:
             if n not in off:
@@ -141,7 +142,7 @@ def spec_augment(x: np.ndarray, rng: np.random.Generator, cfg: AugmentConfig) ->
     if cfg.p_specaug <= 0:
         return out
     n, frames, chans = out.shape[:3]
-    for i in np.nonzero(rng.random(n) < cfg.p_specaug)[0]:
+    for i in np.flatnonzero(np.asarray(rng.random(n)) < cfg.p_specaug):
         for _ in range(cfg.time_masks):
             w = int(rng.integers(0, cfg.time_mask_frames + 1))
             t0 = int(rng.integers(0, frames - w + 1))

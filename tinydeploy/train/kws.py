@@ -455,8 +455,8 @@ def mix_jobs(synth: Dataset | None, corpus: RealCorpus | None, mix: MixConfig
         unknown = [i for i, c in train if LABELS[c.label] == UNKNOWN]
         if len(unknown) > mix.unknown_real_max:
             unknown = sorted(rng.choice(unknown, mix.unknown_real_max, replace=False).tolist())
-        for i in unknown:
-            jobs.append(_Job("real", i, LABELS.index(UNKNOWN), True))
+        for u in unknown:
+            jobs.append(_Job("real", u, LABELS.index(UNKNOWN), True))
         for k in KEYWORDS:
             if k in mix.exclude_real:
                 continue
@@ -820,7 +820,7 @@ trained on, not used for tuning or thresholds): {excl}.
     if res.real is not None:
         ev = res.real
         g = _groups(res)
-        rows = "\n".join(
+        per_class = "\n".join(
             f"| {lab} | {ev.counts[lab]} | {100 * ev.float_per_class.get(lab, float('nan')):.1f} %"
             f" | {100 * ev.int8_per_class.get(lab, float('nan')):.1f} % |"
             for lab in LABELS if ev.counts[lab])
@@ -850,7 +850,7 @@ is dominated by the many real "unknown" clips. Words with 3-5 validation clips m
 
 | label | clips | float | INT8 |
 |---|---:|---:|---:|
-{rows}
+{per_class}
 """
     synth_line = ""
     if res.synth_int8 is not None and res.synth_float is not None:
