@@ -13,10 +13,11 @@
  * dot product of four values. In the last, partial block the lanes past k hold 0 (and the
  * weight bytes there are read as 0 by both products), so it contributes nothing.
  *
- * One weight word is multiplied with TD_GEMM_ROWS (6) input rows (so the widening of a weight
- * is shared by six output pixels, and the rows' words come from one pointer): 21 instructions
- * for 24 multiply-accumulates (td_dot_rows, inline assembly; 18 in the pointwise channel
- * loop, td_gemm_s8_dsp.c). Accumulators start at the bias; |x + off| <= 255 and |w| <= 128
+ * One weight word is multiplied with several input rows (so the widening of a weight is shared
+ * by several output pixels, and the rows' words come from one pointer): TD_GEMM_ROWS (6) in
+ * the pointwise product, 18 instructions for 24 multiply-accumulates in its channel loop
+ * (td_gemm_s8_dsp.c); TD_IM2COL_ROWS (4) in td_conv2d_s8_dsp, 16 for 16 (td_dot_rows, inline
+ * assembly). Accumulators start at the bias; |x + off| <= 255 and |w| <= 128
  * keep every SMLAD inside int32 for depths below 2^16.
  *
  * Requantization: per layer the host chose either the general td_requantize or the rounding
