@@ -308,6 +308,9 @@ void td_lstm_s8_ref(const td_lstm_params_t *p, const int8_t *in0, const int8_t *
 void td_conv2d_s8_dsp(const td_conv2d_params_t *p, const int8_t *in0, int8_t *out0,
                       void *scratch);
 int32_t td_conv2d_s8_dsp_scratch_size(const td_conv2d_params_t *p);
+/* the same where four rows' work does not fit its frame, with fewer rows and no scratch */
+void td_conv2d_frame_s8_dsp(const td_conv2d_params_t *p, const int8_t *in0, int8_t *out0);
+int32_t td_conv2d_frame_s8_dsp_scratch_size(const td_conv2d_params_t *p);
 /* one input channel, filters four taps wide (no scratch) */
 void td_conv2d_c1_s8_dsp(const td_conv2d_params_t *p, const int8_t *in0, int8_t *out0);
 int32_t td_conv2d_c1_s8_dsp_scratch_size(const td_conv2d_params_t *p);

@@ -738,3 +738,41 @@ def test_c1_kernel_in_place_matches_oracle(harness_cache: Path) -> None:
         assert arm_dsp.CONV2D_C1_S8_DSP.accepts(g, g.operators[0]) is None, s.id
     assert len(C1_SPECS) >= 9
     check_specs(list(C1_SPECS), c1_selection)
+
+
+# ---- the frame-only matrix product (td_conv2d_frame_s8_dsp) ------------------------------
+
+# layers whose four rows of work need scratch, run with the frame kernel (three, two or one
+# row per pass, no scratch) put in place of the selected one: pointwise depths that leave
+# three rows (100, 128), two (160) and one (259), im2col windows of three rows (3x3x8, and
+# 3x3x9 with a partial last block) and one (3x3x16, a ResNet layer), odd pixel counts,
+# batches, stride 2, a clamped activation, no bias, positive shifts, zero points at both ends
+FRAME_SPECS: tuple[Spec, ...] = (
+    Spec("fr_pw100", "conv", (1, 3, 5, 100), 7, zp=(-128, 3), expect=CG),
+    Spec("fr_pw128_b2", "conv", (2, 5, 1, 128), 9, zp=(11, -128), expect=CG),
+    Spec("fr_pw128_square", "conv", (1, 4, 5, 128), 128, zp=(3, -3), expect=CG),
+    Spec("fr_pw160_s2", "conv", (1, 5, 6, 160), 5, stride=(2, 2), zp=(127, 0), expect=CG),
+    Spec("fr_3x3x8", "conv", (1, 7, 6, 8), 6, k=(3, 3), zp=(-9, 9), act=Activation.RELU6,
+         expect=CG),
+    Spec("fr_3x3x9_valid", "conv", (1, 6, 7, 9), 4, k=(3, 3), padding=Padding.VALID,
+         zp=(60, -2), bias=False, expect=CG),
+    Spec("fr_3x3x16_s2", "conv", (1, 9, 8, 16), 5, k=(3, 3), stride=(2, 2), zp=(-128, 127),
+         expect=CG),
+    Spec("fr_shift_pos", "conv", (1, 4, 3, 130), 3, zp=(2, -1), out_scale=0.00002, octaves=1,
+         expect=CG),
+) + tuple(s for s in SPECS if s.id == "pw_deep")
+frame_selection = selection_with("td_conv2d_frame_s8_dsp")
+
+
+def test_frame_kernel_in_place_matches_oracle(harness_cache: Path) -> None:
+    rows = set()
+    for s in FRAME_SPECS:
+        g = load_tflite(build_model(s))
+        op = g.operators[0]
+        assert select_kernels(g, DSP_BOARD).choices[0].variant.symbol == s.expect, s.id
+        assert arm_dsp.CONV2D_FRAME_S8_DSP.accepts(g, op) is None, s.id
+        call = arm_dsp.CONV2D_FRAME_S8_DSP.prepare(g, op)
+        assert call.scratch_bytes == 0
+        rows.add(arm_dsp.conv_frame_rows(*arm_dsp._conv_frame_shape(call)))
+    assert rows == {1, 2, 3}
+    check_specs(list(FRAME_SPECS), frame_selection)

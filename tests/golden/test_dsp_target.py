@@ -23,10 +23,12 @@ import pytest
 from test_dsp_host import (
     C1_SPECS,
     DISPLACED,
+    FRAME_SPECS,
     LINES_EDGE_SPECS,
     SPECS,
     build_model,
     c1_selection,
+    frame_selection,
     lines_selection,
     mismatch,
     random_specs,
@@ -318,3 +320,29 @@ def test_c1_kernel_on_window_shapes_on_cortex_m4() -> None:
     C1_SPECS), put in place of the selected kernel."""
     bad = _forced_on_device(list(C1_SPECS), c1_selection)
     assert not bad, f"one-channel kernel differs on the device for {bad}"
+
+
+def test_frame_kernel_on_deep_layers_on_cortex_m4() -> None:
+    """The frame-only matrix product (three, two or one row per pass) on the host tier's
+    FRAME_SPECS, put in place of the selected kernel."""
+    bad = _forced_on_device(list(FRAME_SPECS), frame_selection)
+    assert not bad, f"frame kernel differs on the device for {bad}"
+
+
+def test_frame_kernel_with_overlapping_buffers(tmp_path: Path) -> None:
+    """In-place execution of td_conv2d_frame_s8_dsp on the Cortex-M4 at the shifts its access
+    order (groups of its row count) tolerates gives the oracle's bytes; the unsafe shift 16
+    bytes inside the lead changes the result of the layer whose output is as large as its
+    input (so the check can fail)."""
+    from test_mve_target import check_overlapped, overlap_cases
+
+    from tinydeploy.boards import get_board
+    from tinydeploy.kernels import arm_dsp
+
+    rng = np.random.default_rng(23)
+    specs = [s for s in FRAME_SPECS if s.k == (1, 1)]
+    cases = [c for s in specs for c in overlap_cases(s, rng, get_board("mps2-an386"),
+                                                     arm_dsp.CONV2D_FRAME_S8_DSP)]
+    assert {c.call.symbol for c in cases} == {"td_conv2d_frame_s8_dsp"}
+    assert any(not c.safe for c in cases)
+    check_overlapped(cases, tmp_path, ("fr_pw128_square",), target=lambda _: _bench().M4_TARGET)

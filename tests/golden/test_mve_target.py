@@ -37,7 +37,13 @@ from benchmarks.bench_kernels import DeviceCase, DeviceTarget, run_on_device
 from tinydeploy.boards import Board, get_board
 from tinydeploy.codegen import cemit
 from tinydeploy.kernels.access import overlap_violation, tolerated_shifts
-from tinydeploy.kernels.registry import KernelCall, select_kernels, variant_by_symbol, variants
+from tinydeploy.kernels.registry import (
+    KernelCall,
+    KernelVariant,
+    select_kernels,
+    variant_by_symbol,
+    variants,
+)
 from tinydeploy.model.analysis import op_macs
 from tinydeploy.model.loader import load_tflite
 from tinydeploy.oracle import run_oracle
@@ -327,18 +333,19 @@ class OverlapCase:
     safe: bool
 
 
-def overlap_cases(spec: Spec, rng: np.random.Generator, board: Board = MVE_BOARD
-                  ) -> list[OverlapCase]:
+def overlap_cases(spec: Spec, rng: np.random.Generator, board: Board = MVE_BOARD,
+                  variant: KernelVariant | None = None) -> list[OverlapCase]:
     """For the kernel ``board`` selects for ``spec`` (default: the mve one) and each of its
-    twins that accepts it (the back-to-front pointwise kernel): the tightest lead and trail
-    its access order tolerates on a 1-byte grid, both on the planner's 16-byte grid, one more
-    safe shift at random, and the unsafe shift 16 bytes inside the tightest lead (where the
-    buffers still overlap)."""
+    twins that accepts it (the back-to-front pointwise kernel), or for ``variant`` alone: the
+    tightest lead and trail its access order tolerates on a 1-byte grid, both on the
+    planner's 16-byte grid, one more safe shift at random, and the unsafe shift 16 bytes
+    inside the tightest lead (where the buffers still overlap)."""
     graph = load_tflite(build_model(spec))
     op = graph.operators[0]
     chosen = select_kernels(graph, board).choices[0].variant
-    kernels = [chosen] + [t for t in (variant_by_symbol(chosen.op, n) for n in chosen.twins)
-                          if t.accepts(graph, op) is None]
+    kernels = [variant] if variant is not None else [chosen] + [
+        t for t in (variant_by_symbol(chosen.op, n) for n in chosen.twins)
+        if t.accepts(graph, op) is None]
     inp = rng.integers(-128, 128, size=graph.tensor(op.inputs[0]).size).astype(np.int8)
     n_out = graph.tensor(op.outputs[0]).nbytes
     out: list[OverlapCase] = []

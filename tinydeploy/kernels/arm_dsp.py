@@ -37,6 +37,7 @@ import numpy as np
 from tinydeploy.fixedpoint import accumulator_bound, rounding_form_holds
 from tinydeploy.kernels.access import (
     DW3L_LINE,
+    AccessOrder,
     conv_c1_order,
     conv_rows_back_order,
     conv_rows_order,
@@ -287,6 +288,75 @@ CONV2D_S8_DSP = register(KernelVariant(
     accepts=_conv_common, prepare=_conv_prepare, priority=10,
     access=conv_rows_order(GEMM_ROWS_IM2COL),
     code_bytes=2650))   # measured 2,208 B + td_gemm_out_general 192 B (-O2, M4), + 10 %
+
+
+def conv_frame_rows(filter_h: int, filter_w: int, in_c: int, pointwise: bool) -> int:
+    """Twin of td_conv_frame_rows: the most rows below GEMM_ROWS_IM2COL whose work (rows
+    buffer and, unless ``pointwise``, im2col columns) fits the frame buffer; 0 if not one."""
+    depth = filter_h * filter_w * in_c
+    for rows in range(GEMM_ROWS_IM2COL - 1, 0, -1):
+        cols = 0 if pointwise else rows * ((depth + 3) & ~3)
+        if rows_bytes(depth, rows) + cols <= GEMM_STACK_BYTES:
+            return rows
+    return 0
+
+
+def _conv_frame_shape(call: KernelCall) -> tuple[int, int, int, bool]:
+    fh, fw, c = (int(call.param(k)) for k in ("filter_h", "filter_w", "in_c"))
+    pointwise = (fh, fw) == (1, 1) and call.param("pad_h") == 0 and call.param("pad_w") == 0
+    return fh, fw, c, pointwise
+
+
+def conv_frame_accepts(graph: Graph, op: Operator) -> str | None:
+    """Layers whose four rows of work need scratch, and whose one row fits the frame."""
+    why = _conv_common(graph, op)
+    if why is not None:
+        return why
+    fh, fw, c, pointwise = _conv_frame_shape(CONV2D_S8_REF.prepare(graph, op))
+    if conv_scratch_bytes(fh, fw, c, pointwise) == 0:
+        return "the work of four rows fits the frame (td_conv2d_s8_dsp takes no scratch)"
+    if conv_frame_rows(fh, fw, c, pointwise) == 0:
+        return (f"one row of depth {fh * fw * c} needs more than the {GEMM_STACK_BYTES} B "
+                f"frame buffer")
+    return None
+
+
+# td_conv2d_frame_s8_dsp: instructions per computed multiply-accumulate with r rows (one LDR,
+# two SXTB16 and r x (LDRD + 2 SMLAD) per block of four values, two for the loop), per
+# computed output, and per im2col byte (copied, then widened), fitted on MLPerf's streaming
+# wake-word 24x128 -> 128 layer (three rows: 518,120 measured, 520,212 estimated) and ResNet's
+# 32x32x16 3x3 -> 16 layers (one row: 5,921,800)
+FRAME_PER_OUTPUT, FRAME_PER_IM2COL_BYTE = 20.0, 5.9
+
+
+def _conv_frame_prepare(graph: Graph, op: Operator) -> KernelCall:
+    call = CONV2D_S8_REF.prepare(graph, op)
+    fh, fw, c, pointwise = _conv_frame_shape(call)
+    depth = fh * fw * c
+    dsp = as_dsp_gemm_call(call, "td_conv2d_frame_s8_dsp", depth, 0)
+    rows = conv_frame_rows(fh, fw, c, pointwise)
+    pixels = int(call.param("batches")) * int(call.param("out_h")) * int(call.param("out_w"))
+    computed = -(-pixels // rows) * rows * int(call.param("out_c"))
+    per_mac = (5 + 3 * rows) / (4 * rows)
+    cost = computed * (depth * per_mac + FRAME_PER_OUTPUT)
+    if not pointwise:
+        cost += pixels * depth * FRAME_PER_IM2COL_BYTE
+    return replace(dsp, instructions=int(round(cost)))
+
+
+def conv_frame_order(call: KernelCall) -> AccessOrder:
+    """td_conv2d_frame_s8_dsp: `conv_rows_order` with its row count (`conv_frame_rows`)."""
+    return conv_rows_order(max(1, conv_frame_rows(*_conv_frame_shape(call))))(call)
+
+
+# Deep layers without scratch: fewer rows, all in the frame buffer (below td_conv2d_s8_dsp,
+# which the selector prefers where the arena has room for its scratch).
+CONV2D_FRAME_S8_DSP = register(KernelVariant(
+    op="CONV_2D", impl="dsp", symbol="td_conv2d_frame_s8_dsp",
+    sources=(f"{ARM_DIR}/td_conv2d_s8_dsp.c", *GEMM_FILES, SIMD_HEADER), requires=DSP,
+    accepts=conv_frame_accepts, prepare=_conv_frame_prepare, priority=9,
+    access=conv_frame_order,
+    code_bytes=4060))   # measured 3,496 B + td_gemm_out_general 192 B (-O2, M4), + 10 %
 
 
 def conv_window_accepts(graph: Graph, op: Operator) -> str | None:

@@ -16,6 +16,11 @@
  * filter, bias, mult and shift are the reference's; requant_form as chosen on the host.
  * scratch: td_conv2d_s8_dsp_scratch_size(p) bytes (0 when the work fits the frame buffer),
  * 4-byte aligned, contents not preserved.
+ *
+ * td_conv2d_frame_s8_dsp: the same product for layers whose work of four rows exceeds the
+ * frame buffer, with three, two or one row per pass so that it fits: no scratch at all, for
+ * arenas with no room for it (the host's selector weighs the two). Requires the work of one
+ * row to fit TD_GEMM_STACK_BYTES (checked on the host).
  */
 #include "td_kernels.h"
 
@@ -110,15 +115,15 @@ static void td_im2col(const td_conv2d_params_t *p, const int8_t *in0, int32_t b,
     }
 }
 
-void td_conv2d_s8_dsp(const td_conv2d_params_t *p, const int8_t *in0, int8_t *out0,
-                      void *scratch)
+/* The groups of `rows` output pixels with the work (rows buffer, then the im2col columns)
+ * at work. */
+static inline __attribute__((always_inline)) void
+td_conv_groups(const td_conv2d_params_t *p, const int8_t *in0, int8_t *out0, void *work,
+               const int32_t rows)
 {
-    const int32_t rows = TD_IM2COL_ROWS;
     const int32_t k = p->filter_h * p->filter_w * p->in_c;
     const int32_t oc = p->out_c;
     const int32_t pixels = p->batches * p->out_h * p->out_w;
-    td_word_t frame[TD_GEMM_STACK_BYTES / 4];
-    void *work = td_conv_work_bytes(p, rows) <= TD_GEMM_STACK_BYTES ? (void *)frame : scratch;
     td_word_t *buf = (td_word_t *)work;
     int8_t *col0 = (int8_t *)work + td_rows_bytes(rows, k);
     const int32_t pitch = td_col_pitch(p);
@@ -141,5 +146,45 @@ void td_conv2d_s8_dsp(const td_conv2d_params_t *p, const int8_t *in0, int8_t *ou
         td_rows_times_filter(buf, n, p->filter, k, oc, p->bias, p->mult, p->shift,
                              p->output_offset, p->act_min, p->act_max, out0 + px * oc, oc,
                              p->requant_form, rows);
+    }
+}
+
+void td_conv2d_s8_dsp(const td_conv2d_params_t *p, const int8_t *in0, int8_t *out0,
+                      void *scratch)
+{
+    td_word_t frame[TD_GEMM_STACK_BYTES / 4];
+    const int32_t fits = td_conv_work_bytes(p, TD_IM2COL_ROWS) <= TD_GEMM_STACK_BYTES;
+    td_conv_groups(p, in0, out0, fits ? (void *)frame : scratch, TD_IM2COL_ROWS);
+}
+
+/* td_conv2d_frame_s8_dsp: the layers whose work of four rows does not fit the frame, with
+ * no scratch: the most rows (3, 2 or 1) whose work does (checked on the host: at least
+ * one). Slower per multiply-accumulate than four rows in scratch, for arenas that have no
+ * room for that scratch. */
+static int32_t td_conv_frame_rows(const td_conv2d_params_t *p)
+{
+    int32_t rows = TD_IM2COL_ROWS - 1;
+    while (rows > 1 && td_conv_work_bytes(p, rows) > TD_GEMM_STACK_BYTES) {
+        --rows;
+    }
+    return rows;
+}
+
+int32_t td_conv2d_frame_s8_dsp_scratch_size(const td_conv2d_params_t *p)
+{
+    (void)p;
+    return 0;
+}
+
+void td_conv2d_frame_s8_dsp(const td_conv2d_params_t *p, const int8_t *in0, int8_t *out0)
+{
+    td_word_t frame[TD_GEMM_STACK_BYTES / 4];
+    const int32_t rows = td_conv_frame_rows(p);
+    if (rows == 3) {
+        td_conv_groups(p, in0, out0, frame, 3);
+    } else if (rows == 2) {
+        td_conv_groups(p, in0, out0, frame, 2);
+    } else {
+        td_conv_groups(p, in0, out0, frame, 1);
     }
 }

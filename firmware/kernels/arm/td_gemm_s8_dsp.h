@@ -155,8 +155,8 @@ td_gemm_clamp(int32_t v, int32_t lo, int32_t hi, const int full_range)
 }
 
 /* a[0..rows-1] += the dot products of `blocks` >= 1 blocks of the widened rows at x (the
- * rows buffer layout, rows = 4 or 6) with filter row *w (advanced past them): per block one
- * LDR and two SXTB16 of the weights, one LDRD per row and two SMLAD. */
+ * rows buffer layout, rows = 1, 2, 3, 4 or 6) with filter row *w (advanced past them): per
+ * block one LDR and two SXTB16 of the weights, one LDRD per row and two SMLAD. */
 static inline __attribute__((always_inline)) void
 td_dot_rows(const td_word_t *x, const int8_t **w, int32_t blocks, int32_t a[TD_GEMM_ROWS],
             const int32_t rows)
@@ -189,6 +189,25 @@ td_dot_rows(const td_word_t *x, const int8_t **w, int32_t blocks, int32_t a[TD_G
             : "cc", "memory");
         a[4] = r4;
         a[5] = r5;
+    } else if (rows < 4) {   /* one block per iteration */
+#define TD_DOT_FEW(rows_asm)                                                              \
+        __asm__ volatile(                                                                 \
+            "1:\n\t" TD_DOT_WEIGHTS rows_asm                                              \
+            "subs %[n], %[n], #1\n\t"                                                     \
+            "bne 1b\n\t"                                                                  \
+            : [r0] "+r"(r0), [r1] "+r"(r1), [r2] "+r"(r2), [x] "+r"(x), [pw] "+r"(pw),     \
+              [n] "+r"(blocks), [wv] "=&r"(wv), [we] "=&r"(we), [x0] "=&r"(x0),             \
+              [x1] "=&r"(x1)                                                              \
+            :                                                                             \
+            : "cc", "memory")
+        if (rows == 3) {
+            TD_DOT_FEW(TD_DOT_ROW("r0") TD_DOT_ROW("r1") TD_DOT_ROW("r2"));
+        } else if (rows == 2) {
+            TD_DOT_FEW(TD_DOT_ROW("r0") TD_DOT_ROW("r1"));
+        } else {
+            TD_DOT_FEW(TD_DOT_ROW("r0"));
+        }
+#undef TD_DOT_FEW
     } else {   /* two blocks per iteration, an odd count entering in the middle */
         __asm__ volatile(
             "lsrs %[n], %[n], #1\n\t"
@@ -255,8 +274,7 @@ td_rows_times_filter_body(const td_word_t *buf, const int8_t *filter, int32_t k,
 {
     const int32_t full = k >> 2, tail = k & 3;
     const int32_t zp2p1 = 2 * out_off + 1;
-    int8_t *d0 = d[0], *d1 = d[1], *d2 = d[2], *d3 = d[3];
-    int8_t *d4 = rows > 4 ? d[4] : d0, *d5 = rows > 4 ? d[5] : d0;
+    int8_t *d0 = d[0], *d1 = d[1], *d2 = d[2], *d3 = d[3], *d4 = d[4], *d5 = d[5];
     const int8_t *w = filter;
     const td_word_t *x = buf + 2 * rows * full;   /* the partial block */
     for (int32_t o = 0; o < out_c; ++o) {
@@ -271,9 +289,15 @@ td_rows_times_filter_body(const td_word_t *buf, const int8_t *filter, int32_t k,
             w += tail;
             const int32_t we = td_sxtb16(wv), wo = td_sxtb16_ror8(wv);
             a0 = td_smlad(x[1], wo, td_smlad(x[0], we, a0));
-            a1 = td_smlad(x[3], wo, td_smlad(x[2], we, a1));
-            a2 = td_smlad(x[5], wo, td_smlad(x[4], we, a2));
-            a3 = td_smlad(x[7], wo, td_smlad(x[6], we, a3));
+            if (rows > 1) {
+                a1 = td_smlad(x[3], wo, td_smlad(x[2], we, a1));
+            }
+            if (rows > 2) {
+                a2 = td_smlad(x[5], wo, td_smlad(x[4], we, a2));
+            }
+            if (rows > 3) {
+                a3 = td_smlad(x[7], wo, td_smlad(x[6], we, a3));
+            }
             if (rows > 4) {
                 a4 = td_smlad(x[9], wo, td_smlad(x[8], we, a4));
                 a5 = td_smlad(x[11], wo, td_smlad(x[10], we, a5));
@@ -287,9 +311,15 @@ td_rows_times_filter_body(const td_word_t *buf, const int8_t *filter, int32_t k,
                 TD_GEMM_OUT(d5, a5);
                 TD_GEMM_OUT(d4, a4);
             }
-            TD_GEMM_OUT(d3, a3);
-            TD_GEMM_OUT(d2, a2);
-            TD_GEMM_OUT(d1, a1);
+            if (rows > 3) {
+                TD_GEMM_OUT(d3, a3);
+            }
+            if (rows > 2) {
+                TD_GEMM_OUT(d2, a2);
+            }
+            if (rows > 1) {
+                TD_GEMM_OUT(d1, a1);
+            }
             TD_GEMM_OUT(d0, a0);
 #undef TD_GEMM_OUT
         } else {
