@@ -230,6 +230,10 @@ typedef struct {
 
 void td_add_s8_ref(const td_add_params_t *p, const int8_t *in0, const int8_t *in1,
                    int8_t *out0);
+/* the same shapes (no broadcasting), the rounding form proven on the host (any core) */
+void td_add_s8_opt(const td_add_params_t *p, const int8_t *in0, const int8_t *in1,
+                   int8_t *out0);
+int32_t td_add_s8_opt_scratch_size(const td_add_params_t *p);
 void td_mul_s8_ref(const td_mul_params_t *p, const int8_t *in0, const int8_t *in1,
                    int8_t *out0);
 void td_lut_s8_ref(const td_lut_params_t *p, const int8_t *in0, int8_t *out0);
