@@ -321,6 +321,10 @@ int32_t td_conv2d_c1_s8_dsp_scratch_size(const td_conv2d_params_t *p);
 /* kernel rows of whole blocks of four values, depth <= 64 (no scratch) */
 void td_conv2d_window_s8_dsp(const td_conv2d_params_t *p, const int8_t *in0, int8_t *out0);
 int32_t td_conv2d_window_s8_dsp_scratch_size(const td_conv2d_params_t *p);
+/* the same above depth 64, with fewer rows in its frame (no scratch) */
+void td_conv2d_window_frame_s8_dsp(const td_conv2d_params_t *p, const int8_t *in0,
+                                   int8_t *out0);
+int32_t td_conv2d_window_frame_s8_dsp_scratch_size(const td_conv2d_params_t *p);
 /* pointwise with in_c <= 64: no scratch (the rows buffer is in the kernel's frame) */
 void td_conv2d_1x1_s8_dsp(const td_conv2d_params_t *p, const int8_t *in0, int8_t *out0);
 int32_t td_conv2d_1x1_s8_dsp_scratch_size(const td_conv2d_params_t *p);

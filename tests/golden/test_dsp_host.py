@@ -144,6 +144,7 @@ C1 = "td_conv2d_1x1_s8_dsp"
 CG = "td_conv2d_s8_dsp"
 CC1 = "td_conv2d_c1_s8_dsp"
 CW = "td_conv2d_window_s8_dsp"
+CWF = "td_conv2d_window_frame_s8_dsp"
 DW = "td_dwconv2d_3x3_s8_dsp"
 DWL = "td_dwconv2d_3x3_lines_s8_dsp"
 DWG = "td_dwconv2d_s8_dsp"
@@ -155,10 +156,14 @@ GAP = "td_avgpool2d_global_s8_dsp"
 def conv_symbol(in_c: int, k: tuple[int, int], dilation_w: int) -> str:
     """The CONV_2D kernel the dsp board must get (any shape but 1x1): kernel rows of whole
     blocks of four values and a depth of at most 64 the window kernel; else one input channel
-    and four taps wide the one-channel kernel; else the im2col one."""
-    if (k[1] * in_c) % 4 == 0 and k[0] * k[1] * in_c <= arm_dsp.PW_STACK_DEPTH:
+    and four taps wide the one-channel kernel; else whole blocks up to the frame's depth the
+    window kernel with fewer rows; else the im2col one."""
+    blockwise, depth = (k[1] * in_c) % 4 == 0, k[0] * k[1] * in_c
+    if blockwise and depth <= arm_dsp.PW_STACK_DEPTH:
         return CW
-    return CC1 if in_c == 1 and k[1] == 4 and dilation_w == 1 else CG
+    if in_c == 1 and k[1] == 4 and dilation_w == 1:
+        return CC1
+    return CWF if blockwise and depth <= arm_dsp.WINDOW_FRAME_DEPTH else CG
 
 
 def dw_symbol(in_c: int, k: tuple[int, int], multiplier: int) -> str:
@@ -269,6 +274,14 @@ SPECS: tuple[Spec, ...] = (
     Spec("cw_exact_w4", "conv", (1, 5, 4, 1), 3, k=(3, 4), zp=(100, 1), expect=CW),
     Spec("cw_saturating", "conv", (1, 6, 5, 4), 6, k=(2, 3), zp=(-128, 0), out_scale=0.004,
          expect=CW),
+    # the window kernel with fewer rows (depths above 64): three rows (2x2x32), two (3x3x16
+    # with batches), one (3x3x32), a dilated 3x3x8 (four rows, tap by tap), no bias
+    Spec("cwf_2x2x32_r3", "conv", (1, 5, 6, 32), 6, k=(2, 2), zp=(-128, 5), expect=CWF),
+    Spec("cwf_3x3x16_b2", "conv", (2, 6, 5, 16), 7, k=(3, 3), zp=(19, -19), expect=CWF),
+    Spec("cwf_3x3x32_r1", "conv", (1, 5, 4, 32), 5, k=(3, 3), zp=(127, 0), bias=False,
+         expect=CWF),
+    Spec("cwf_dilated", "conv", (1, 9, 9, 8), 4, k=(3, 3), dilation=(2, 2), zp=(-7, 7),
+         expect=CWF),
     Spec("cv_3x3_c3", "conv", (1, 7, 7, 3), 5, k=(3, 3), zp=(-128, 3), expect=CG),
     Spec("cv_3x3_valid", "conv", (1, 6, 5, 6), 4, k=(3, 3), padding=Padding.VALID,
          zp=(127, -20), expect=CG),
@@ -283,7 +296,7 @@ SPECS: tuple[Spec, ...] = (
     Spec("cv_batch2_relu6", "conv", (2, 5, 4, 3), 6, k=(3, 3), stride=(2, 1),
          act=Activation.RELU6, zp=(-60, -30), expect=CG),
     Spec("cv_nobias", "conv", (1, 4, 4, 8), 3, k=(3, 3), bias=False, zp=(100, 0),
-         expect=CG),
+         expect=CWF),
     # DEPTHWISE_CONV_2D 3x3
     Spec("dw_dscnn", "dw", (1, 25, 5, 64), 64, k=(3, 3), zp=(-128, 0), act=Activation.RELU,
          expect=DWL),
@@ -748,16 +761,16 @@ def test_c1_kernel_in_place_matches_oracle(harness_cache: Path) -> None:
 # 3x3x9 with a partial last block) and one (3x3x16, a ResNet layer), odd pixel counts,
 # batches, stride 2, a clamped activation, no bias, positive shifts, zero points at both ends
 FRAME_SPECS: tuple[Spec, ...] = (
-    Spec("fr_pw100", "conv", (1, 3, 5, 100), 7, zp=(-128, 3), expect=CG),
-    Spec("fr_pw128_b2", "conv", (2, 5, 1, 128), 9, zp=(11, -128), expect=CG),
-    Spec("fr_pw128_square", "conv", (1, 4, 5, 128), 128, zp=(3, -3), expect=CG),
-    Spec("fr_pw160_s2", "conv", (1, 5, 6, 160), 5, stride=(2, 2), zp=(127, 0), expect=CG),
+    Spec("fr_pw100", "conv", (1, 3, 5, 100), 7, zp=(-128, 3), expect=CWF),
+    Spec("fr_pw128_b2", "conv", (2, 5, 1, 128), 9, zp=(11, -128), expect=CWF),
+    Spec("fr_pw128_square", "conv", (1, 4, 5, 128), 128, zp=(3, -3), expect=CWF),
+    Spec("fr_pw160_s2", "conv", (1, 5, 6, 160), 5, stride=(2, 2), zp=(127, 0), expect=CWF),
     Spec("fr_3x3x8", "conv", (1, 7, 6, 8), 6, k=(3, 3), zp=(-9, 9), act=Activation.RELU6,
-         expect=CG),
+         expect=CWF),
     Spec("fr_3x3x9_valid", "conv", (1, 6, 7, 9), 4, k=(3, 3), padding=Padding.VALID,
          zp=(60, -2), bias=False, expect=CG),
     Spec("fr_3x3x16_s2", "conv", (1, 9, 8, 16), 5, k=(3, 3), stride=(2, 2), zp=(-128, 127),
-         expect=CG),
+         expect=CWF),
     Spec("fr_shift_pos", "conv", (1, 4, 3, 130), 3, zp=(2, -1), out_scale=0.00002, octaves=1,
          expect=CG),
 ) + tuple(s for s in SPECS if s.id == "pw_deep")

@@ -223,7 +223,8 @@ def test_lines_kernel_with_overlapping_buffers(tmp_path: Path) -> None:
 
 
 def test_window_kernel_with_overlapping_buffers(tmp_path: Path) -> None:
-    """In-place execution of the window kernel (td_conv2d_window_s8_dsp) on the Cortex-M4:
+    """In-place execution of the window kernels (td_conv2d_window_s8_dsp and its fewer-rows
+    form td_conv2d_window_frame_s8_dsp) on the Cortex-M4:
     its output overlapping its input at the tightest lead and trail its declared access order
     (conv_rows_order: a group's receptive fields are read before its outputs are written)
     tolerates, on the planner's grid and at a random safe shift, gives the oracle's bytes; the
@@ -234,11 +235,12 @@ def test_window_kernel_with_overlapping_buffers(tmp_path: Path) -> None:
     from tinydeploy.boards import get_board
 
     rng = np.random.default_rng(17)
-    specs = [s for s in SPECS if s.expect == "td_conv2d_window_s8_dsp"]
+    kernels = {"td_conv2d_window_s8_dsp", "td_conv2d_window_frame_s8_dsp"}
+    specs = [s for s in SPECS if s.expect in kernels]
     cases = [c for s in specs for c in overlap_cases(s, rng, get_board("mps2-an386"))]
-    assert {c.call.symbol for c in cases} == {"td_conv2d_window_s8_dsp"}
+    assert {c.call.symbol for c in cases} == kernels
     assert any(not c.safe for c in cases)
-    check_overlapped(cases, tmp_path, ("cw_c4_3x3", "c1_bigbias"),
+    check_overlapped(cases, tmp_path, ("cw_c4_3x3", "c1_bigbias", "cwf_3x3x16_b2"),
                      target=lambda _: _bench().M4_TARGET)
 
 

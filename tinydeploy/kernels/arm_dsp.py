@@ -194,6 +194,10 @@ GEMM_STACK_BYTES = GEMM_ROWS * 8 * PW_STACK_DEPTH // 4   # twin of TD_GEMM_STACK
 # of GEMM_ROWS_IM2COL pixels), fitted on VWW's 3x3x128 -> 256 (450,320) and 3x3x256 -> 256
 # (845,840) layers; its 6x6x128 -> 128 ones: 680,520 measured, 675,382 estimated.
 POINTWISE_C_COST = (1.0, 17.8)
+# ... and its im2col path: per byte of a receptive field and per pixel beyond the product,
+# fitted on ResNet's 3x3x16 -> 32 (1,483,480 measured, 1,518,080 estimated) and 3x3x32 -> 32
+# (2,756,520; 2,813,440) layers and VWW's first layer (3x3x3 -> 8: 1,880,040; 1,718,784)
+IM2COL_COST = (3.0, 300.0)
 
 
 def pointwise_instructions(call: KernelCall, depth: int | None = None,
@@ -252,14 +256,15 @@ def _conv_prepare(graph: Graph, op: Operator) -> KernelCall:
     pointwise = (fh, fw) == (1, 1) and call.param("pad_h") == 0 and call.param("pad_w") == 0
     dsp = as_dsp_gemm_call(call, "td_conv2d_s8_dsp", fh * fw * c,
                            conv_scratch_bytes(fh, fw, c, pointwise))
-    if pointwise:   # no im2col: the C four-row product's rate
-        pixels = int(call.param("batches")) * int(call.param("out_h")) * int(call.param("out_w"))
-        pixels = -(-pixels // GEMM_ROWS_IM2COL) * GEMM_ROWS_IM2COL
-        per_mac, per_out = POINTWISE_C_COST
-        dsp = replace(dsp, instructions=int(round(
-            pixels * (int(dsp.const("filter").values.size) * per_mac
-                      + int(call.param("out_c")) * per_out))))
-    return dsp
+    pixels = int(call.param("batches")) * int(call.param("out_h")) * int(call.param("out_w"))
+    computed = -(-pixels // GEMM_ROWS_IM2COL) * GEMM_ROWS_IM2COL
+    per_mac, per_out = POINTWISE_C_COST
+    cost = computed * (int(dsp.const("filter").values.size) * per_mac
+                       + int(call.param("out_c")) * per_out)
+    if not pointwise:   # the im2col copy and its widening, and the walk per pixel
+        per_byte, per_pixel = IM2COL_COST
+        cost += pixels * (fh * fw * c * per_byte + per_pixel)
+    return replace(dsp, instructions=int(round(cost)))
 
 
 def _conv_1x1_back_prepare(graph: Graph, op: Operator) -> KernelCall:
@@ -395,6 +400,71 @@ CONV2D_WINDOW_S8_DSP = register(KernelVariant(
     requires=DSP, accepts=conv_window_accepts, prepare=_conv_window_prepare, priority=16,
     access=conv_rows_order(GEMM_ROWS),
     code_bytes=3870))   # measured 3,518 B with td_pw_product (-O2, M4), + 10 %
+
+
+# the deepest window td_conv2d_window_frame_s8_dsp takes: one row of it fills the frame buffer
+WINDOW_FRAME_DEPTH = GEMM_STACK_BYTES // 8 * 4
+
+
+def window_frame_rows(depth: int) -> int:
+    """Twin of td_conv2d_window_frame_s8_dsp's rows: the most (at most GEMM_ROWS_IM2COL)
+    whose rows buffer of ``depth`` values fits the frame buffer; 0 if not one."""
+    return min(GEMM_ROWS_IM2COL, GEMM_STACK_BYTES // rows_bytes(depth, 1))
+
+
+def conv_window_frame_accepts(graph: Graph, op: Operator) -> str | None:
+    """Kernel rows of whole blocks of four values, deeper than the window kernel's 64 and at
+    most WINDOW_FRAME_DEPTH."""
+    why = _conv_common(graph, op)
+    if why is not None:
+        return why
+    filt = graph.tensor(op.inputs[1])
+    fh, fw, c = filt.shape[1], filt.shape[2], filt.shape[3]
+    if (fw * c) % 4 != 0:
+        return f"a kernel row is {fw}x{c} = {fw * c} values, a multiple of 4 required"
+    depth = fh * fw * c
+    if depth <= PW_STACK_DEPTH:
+        return f"depth {depth}: the window kernel takes it"
+    if depth > WINDOW_FRAME_DEPTH:
+        return (f"dot-product depth {depth}: one row of it needs more than the "
+                f"{GEMM_STACK_BYTES} B frame buffer")
+    return None
+
+
+# td_conv2d_window_frame_s8_dsp: instructions per computed multiply-accumulate with r rows, per
+# computed output and per block of four values and row widened, fitted on MLPerf's ResNet
+# (32x32x16, 3x3 -> 16: two rows, 4,265,400 measured, 4,265,984 estimated)
+WINDOW_FRAME_PER_OUTPUT, WINDOW_FRAME_PER_BLOCK = 20.0, 19.0
+
+
+def _conv_window_frame_prepare(graph: Graph, op: Operator) -> KernelCall:
+    call = CONV2D_S8_REF.prepare(graph, op)
+    depth = int(call.param("filter_h")) * int(call.param("filter_w")) * int(call.param("in_c"))
+    dsp = as_dsp_gemm_call(call, "td_conv2d_window_frame_s8_dsp", depth, 0)
+    rows = window_frame_rows(depth)
+    pixels = int(call.param("batches")) * int(call.param("out_h")) * int(call.param("out_w"))
+    groups = -(-pixels // rows)
+    computed = groups * rows * int(call.param("out_c"))
+    per_mac = (5 + 3 * rows) / (4 * rows)
+    cost = (computed * (depth * per_mac + WINDOW_FRAME_PER_OUTPUT)
+            + groups * rows * (depth // 4) * WINDOW_FRAME_PER_BLOCK)
+    return replace(dsp, instructions=int(round(cost)))
+
+
+def conv_window_frame_order(call: KernelCall) -> AccessOrder:
+    """td_conv2d_window_frame_s8_dsp: `conv_rows_order` with its row count."""
+    depth = int(call.param("filter_h")) * int(call.param("filter_w")) * int(call.param("in_c"))
+    return conv_rows_order(max(1, window_frame_rows(depth)))(call)
+
+
+# Deeper windows of whole blocks (a 3x3 convolution of 16 or 32 channels): widened straight
+# from the input into the frame buffer, fewer rows, the C product; no scratch, no im2col.
+CONV2D_WINDOW_FRAME_S8_DSP = register(KernelVariant(
+    op="CONV_2D", impl="dsp", symbol="td_conv2d_window_frame_s8_dsp",
+    sources=(f"{ARM_DIR}/td_conv2d_window_s8_dsp.c", *GEMM_FILES, SIMD_HEADER),
+    requires=DSP, accepts=conv_window_frame_accepts, prepare=_conv_window_frame_prepare,
+    priority=14, access=conv_window_frame_order,
+    code_bytes=5750))   # measured 5,228 B with td_widen_window (-O2, M4), + 10 %
 
 
 C1_LANES = 2   # output channels per group of td_conv2d_c1_s8_dsp

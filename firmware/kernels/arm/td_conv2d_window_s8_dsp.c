@@ -39,12 +39,13 @@ static inline void td_put_block(td_word_t *dst, uint32_t v, int32_t off2)
     dst[1] = td_sxtab16_ror8(off2, (int32_t)v);
 }
 
-/* n blocks of zeros from *dst (advanced past them) */
-static inline void td_zero_blocks(td_word_t **dst, int32_t n)
+/* n blocks of zeros from *dst (advanced past them; words: the rows buffer's words per
+ * block, 2 * its rows) */
+static inline void td_zero_blocks(td_word_t **dst, int32_t n, int32_t words)
 {
     td_word_t *d = *dst;
     const td_word_t z = 0;
-    for (; n > 0; --n, d += 2 * TD_GEMM_ROWS) {
+    for (; n > 0; --n, d += words) {
         d[0] = z;
         d[1] = z;
     }
@@ -75,7 +76,7 @@ static uint32_t td_gathered_block(const td_conv2d_params_t *p, const int8_t *row
 static __attribute__((noinline)) void td_widen_window(const td_conv2d_params_t *p,
                                                       const int8_t *image, int32_t iy0,
                                                       int32_t ix0, td_word_t *dst,
-                                                      int32_t off2)
+                                                      int32_t off2, int32_t words)
 {
     const int32_t c = p->in_c, in_h = p->in_h, fh = p->filter_h, dh = p->dilation_h;
     const int32_t row_bytes = p->filter_w * c, image_row = p->in_w * c;
@@ -88,13 +89,24 @@ static __attribute__((noinline)) void td_widen_window(const td_conv2d_params_t *
     while (hi > lo && iy0 + (hi - 1) * dh >= in_h) {
         --hi;
     }
-    td_zero_blocks(&dst, lo * blocks);
+    td_zero_blocks(&dst, lo * blocks, words);
     const int8_t *row = image + (iy0 + lo * dh) * image_row;
     const int32_t step = dh * image_row;
     if (p->dilation_w == 1 && s0 >= 0 && s0 + row_bytes <= image_row) {
-        for (int32_t ky = lo; ky < hi; ++ky, row += step) {
-            const int8_t *src = row + s0;
-            td_widen_row(&src, src + row_bytes, &dst, off2, TD_GEMM_ROWS);
+        if (words == 2 * TD_GEMM_ROWS) {   /* the six-row buffer: the assembly loop */
+            for (int32_t ky = lo; ky < hi; ++ky, row += step) {
+                const int8_t *src = row + s0;
+                td_widen_row(&src, src + row_bytes, &dst, off2, TD_GEMM_ROWS);
+            }
+        } else {
+            for (int32_t ky = lo; ky < hi; ++ky, row += step) {
+                const int8_t *src = row + s0;
+                for (int32_t i = 0; i < blocks; ++i, dst += words) {
+                    const int32_t v = td_read_s8x4(src + 4 * i);
+                    dst[0] = td_sxtab16(off2, v);
+                    dst[1] = td_sxtab16_ror8(off2, v);
+                }
+            }
         }
     } else {
         const uint32_t padw = (uint32_t)(uint8_t)(-p->input_offset) * 0x01010101u;
@@ -112,23 +124,23 @@ static __attribute__((noinline)) void td_widen_window(const td_conv2d_params_t *
                 r = 32 - 8 * (image_row - s0);
                 pad = padw << (8 * (image_row - s0));
             }
-            for (int32_t ky = lo; ky < hi; ++ky, row += step, dst += 2 * TD_GEMM_ROWS) {
+            for (int32_t ky = lo; ky < hi; ++ky, row += step, dst += words) {
                 const uint32_t v = (((uint32_t)td_read_s8x4(row + off) << l) >> r) | pad;
                 dst[0] = td_sxtab16(off2, (int32_t)v);
                 dst[1] = td_sxtab16_ror8(off2, (int32_t)v);
             }
-            td_zero_blocks(&dst, (fh - hi) * blocks);
+            td_zero_blocks(&dst, (fh - hi) * blocks, words);
             return;
         }
         for (int32_t ky = lo; ky < hi; ++ky, row += step) {
-            for (int32_t i = 0; i < row_bytes; i += 4, dst += 2 * TD_GEMM_ROWS) {
+            for (int32_t i = 0; i < row_bytes; i += 4, dst += words) {
                 const uint32_t v = td_gathered_block(p, row, ix0, i, padw);
                 dst[0] = td_sxtab16(off2, (int32_t)v);
                 dst[1] = td_sxtab16_ror8(off2, (int32_t)v);
             }
         }
     }
-    td_zero_blocks(&dst, (fh - hi) * blocks);
+    td_zero_blocks(&dst, (fh - hi) * blocks, words);
 }
 
 void td_conv2d_window_s8_dsp(const td_conv2d_params_t *p, const int8_t *in0, int8_t *out0)
@@ -144,11 +156,63 @@ void td_conv2d_window_s8_dsp(const td_conv2d_params_t *p, const int8_t *in0, int
         const int32_t n = pixels - px < TD_GEMM_ROWS ? pixels - px : TD_GEMM_ROWS;
         for (int32_t j = 0; j < TD_GEMM_ROWS; ++j) {   /* rows n.. repeat row n - 1 */
             td_widen_window(p, in0 + b * image, oy * p->stride_h - p->pad_h,
-                            ox * p->stride_w - p->pad_w, buf + 2 * j, off2);
+                            ox * p->stride_w - p->pad_w, buf + 2 * j, off2,
+                            2 * TD_GEMM_ROWS);
             if (j < n - 1 || j == TD_GEMM_ROWS - 1) {
                 td_next_pixel(p, &b, &oy, &ox);
             }
         }
         td_pw_product(p, k, &f, n, out0 + px * p->out_c);
+    }
+}
+
+/* td_conv2d_window_frame_s8_dsp: the same windows for depths above TD_GEMM_STACK_DEPTH, with
+ * the most rows (4, 3, 2 or 1) whose rows buffer fits the frame buffer (at least one: depth
+ * <= 384, checked on the host), multiplied with every filter row by the C product
+ * (td_rows_times_filter). No scratch and no im2col copy. */
+static inline __attribute__((always_inline)) void
+td_window_groups(const td_conv2d_params_t *p, const int8_t *in0, int8_t *out0, td_word_t *buf,
+                 const int32_t rows)
+{
+    const int32_t k = p->filter_h * p->filter_w * p->in_c;
+    const int32_t pixels = p->batches * p->out_h * p->out_w;
+    const int32_t off2 = td_pack_off(p->input_offset);
+    const int32_t image = p->in_h * p->in_w * p->in_c;
+    int32_t b = 0, oy = 0, ox = 0;
+    for (int32_t px = 0; px < pixels; px += rows) {
+        const int32_t n = pixels - px < rows ? pixels - px : rows;
+        for (int32_t j = 0; j < rows; ++j) {   /* rows n.. repeat row n - 1 */
+            td_widen_window(p, in0 + b * image, oy * p->stride_h - p->pad_h,
+                            ox * p->stride_w - p->pad_w, buf + 2 * j, off2, 2 * rows);
+            if (j < n - 1 || j == rows - 1) {
+                td_next_pixel(p, &b, &oy, &ox);
+            }
+        }
+        td_rows_times_filter(buf, n, p->filter, k, p->out_c, p->bias, p->mult, p->shift,
+                             p->output_offset, p->act_min, p->act_max, out0 + px * p->out_c,
+                             p->out_c, p->requant_form, rows);
+    }
+}
+
+int32_t td_conv2d_window_frame_s8_dsp_scratch_size(const td_conv2d_params_t *p)
+{
+    (void)p;
+    return 0;
+}
+
+void td_conv2d_window_frame_s8_dsp(const td_conv2d_params_t *p, const int8_t *in0,
+                                   int8_t *out0)
+{
+    td_word_t buf[TD_GEMM_STACK_BYTES / 4];
+    const int32_t blocks = td_blocks(p->filter_h * p->filter_w * p->in_c);
+    const int32_t fit = TD_GEMM_STACK_BYTES / (8 * blocks);
+    if (fit >= TD_IM2COL_ROWS) {
+        td_window_groups(p, in0, out0, buf, TD_IM2COL_ROWS);
+    } else if (fit == 3) {
+        td_window_groups(p, in0, out0, buf, 3);
+    } else if (fit == 2) {
+        td_window_groups(p, in0, out0, buf, 2);
+    } else {
+        td_window_groups(p, in0, out0, buf, 1);
     }
 }
