@@ -334,17 +334,26 @@ def conv_frame_accepts(graph: Graph, op: Operator) -> str | None:
 FRAME_PER_OUTPUT, FRAME_PER_IM2COL_BYTE = 20.0, 5.9
 
 
+def few_rows_cost(call: KernelCall, depth: int, rows: int, per_output: float
+                  ) -> tuple[float, int]:
+    """The C product with ``rows`` rows over whole groups of pixels: (5 + 3r) / 4r
+    instructions per computed MAC (`td_dot_rows`) and ``per_output`` per computed output; and
+    the pixels computed (the last group's repeats included)."""
+    pixels = int(call.param("batches")) * int(call.param("out_h")) * int(call.param("out_w"))
+    computed = -(-pixels // rows) * rows
+    per_mac = (5 + 3 * rows) / (4 * rows)
+    return computed * int(call.param("out_c")) * (depth * per_mac + per_output), computed
+
+
 def _conv_frame_prepare(graph: Graph, op: Operator) -> KernelCall:
     call = CONV2D_S8_REF.prepare(graph, op)
     fh, fw, c, pointwise = _conv_frame_shape(call)
     depth = fh * fw * c
     dsp = as_dsp_gemm_call(call, "td_conv2d_frame_s8_dsp", depth, 0)
-    rows = conv_frame_rows(fh, fw, c, pointwise)
-    pixels = int(call.param("batches")) * int(call.param("out_h")) * int(call.param("out_w"))
-    computed = -(-pixels // rows) * rows * int(call.param("out_c"))
-    per_mac = (5 + 3 * rows) / (4 * rows)
-    cost = computed * (depth * per_mac + FRAME_PER_OUTPUT)
+    cost, computed = few_rows_cost(call, depth, conv_frame_rows(fh, fw, c, pointwise),
+                                   FRAME_PER_OUTPUT)
     if not pointwise:
+        pixels = int(call.param("batches")) * int(call.param("out_h")) * int(call.param("out_w"))
         cost += pixels * depth * FRAME_PER_IM2COL_BYTE
     return replace(dsp, instructions=int(round(cost)))
 
@@ -364,17 +373,26 @@ CONV2D_FRAME_S8_DSP = register(KernelVariant(
     code_bytes=4060))   # measured 3,496 B + td_gemm_out_general 192 B (-O2, M4), + 10 %
 
 
-def conv_window_accepts(graph: Graph, op: Operator) -> str | None:
-    """Kernel rows of whole blocks of four values, a depth the frame's rows buffer holds."""
+def _window_depth(graph: Graph, op: Operator) -> tuple[str | None, int]:
+    """(why not, depth): the checks both window kernels share (kernel rows of whole blocks of
+    four values) and the dot-product depth."""
     why = _conv_common(graph, op)
     if why is not None:
-        return why
+        return why, 0
     filt = graph.tensor(op.inputs[1])
     fh, fw, c = filt.shape[1], filt.shape[2], filt.shape[3]
     if (fw * c) % 4 != 0:
-        return f"a kernel row is {fw}x{c} = {fw * c} values, a multiple of 4 required"
-    if fh * fw * c > PW_STACK_DEPTH:
-        return (f"dot-product depth {fh * fw * c}: the rows buffer in the kernel's stack frame "
+        return f"a kernel row is {fw}x{c} = {fw * c} values, a multiple of 4 required", 0
+    return None, fh * fw * c
+
+
+def conv_window_accepts(graph: Graph, op: Operator) -> str | None:
+    """Kernel rows of whole blocks of four values, a depth the frame's rows buffer holds."""
+    why, depth = _window_depth(graph, op)
+    if why is not None:
+        return why
+    if depth > PW_STACK_DEPTH:
+        return (f"dot-product depth {depth}: the rows buffer in the kernel's stack frame "
                 f"holds {PW_STACK_DEPTH}")
     return None
 
@@ -415,14 +433,9 @@ def window_frame_rows(depth: int) -> int:
 def conv_window_frame_accepts(graph: Graph, op: Operator) -> str | None:
     """Kernel rows of whole blocks of four values, deeper than the window kernel's 64 and at
     most WINDOW_FRAME_DEPTH."""
-    why = _conv_common(graph, op)
+    why, depth = _window_depth(graph, op)
     if why is not None:
         return why
-    filt = graph.tensor(op.inputs[1])
-    fh, fw, c = filt.shape[1], filt.shape[2], filt.shape[3]
-    if (fw * c) % 4 != 0:
-        return f"a kernel row is {fw}x{c} = {fw * c} values, a multiple of 4 required"
-    depth = fh * fw * c
     if depth <= PW_STACK_DEPTH:
         return f"depth {depth}: the window kernel takes it"
     if depth > WINDOW_FRAME_DEPTH:
@@ -441,13 +454,9 @@ def _conv_window_frame_prepare(graph: Graph, op: Operator) -> KernelCall:
     call = CONV2D_S8_REF.prepare(graph, op)
     depth = int(call.param("filter_h")) * int(call.param("filter_w")) * int(call.param("in_c"))
     dsp = as_dsp_gemm_call(call, "td_conv2d_window_frame_s8_dsp", depth, 0)
-    rows = window_frame_rows(depth)
-    pixels = int(call.param("batches")) * int(call.param("out_h")) * int(call.param("out_w"))
-    groups = -(-pixels // rows)
-    computed = groups * rows * int(call.param("out_c"))
-    per_mac = (5 + 3 * rows) / (4 * rows)
-    cost = (computed * (depth * per_mac + WINDOW_FRAME_PER_OUTPUT)
-            + groups * rows * (depth // 4) * WINDOW_FRAME_PER_BLOCK)
+    cost, computed = few_rows_cost(call, depth, window_frame_rows(depth),
+                                   WINDOW_FRAME_PER_OUTPUT)
+    cost += computed * (depth // 4) * WINDOW_FRAME_PER_BLOCK
     return replace(dsp, instructions=int(round(cost)))
 
 
