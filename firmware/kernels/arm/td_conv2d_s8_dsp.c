@@ -4,9 +4,9 @@
  * bit-exact with td_conv2d_s8_ref.
  *
  * For each group of TD_IM2COL_ROWS (4) output pixels (flat batch, y, x order) the
- * receptive fields are copied into four int8 columns of
- * k = filter_h * filter_w * in_c bytes, in the filter's [ky][kx][i] order, widened with the
- * input offset into the rows buffer and multiplied with every int8 filter row (see td_gemm_s8_dsp.h). Taps outside the
+ * receptive fields are copied into four int8 columns of k = filter_h * filter_w * in_c
+ * bytes, in the filter's [ky][kx][i] order, widened with the input offset into the rows
+ * buffer and multiplied with every int8 filter row (see td_gemm_s8_dsp.h). Taps outside the
  * image are filled with the input zero point (-input_offset), which widens to 0: exactly what
  * the reference's skipping of padded taps contributes. Scratch is a small multiple of k,
  * never of the input. A 1x1 filter (pointwise layers deeper than td_conv2d_1x1_s8_dsp's 64

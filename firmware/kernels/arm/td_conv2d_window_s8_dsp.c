@@ -15,8 +15,9 @@
  * reference's skipped taps contribute; a one-block row (four taps of one channel) across the
  * left or right border is one LDR of the image row's first or last four bytes, shifted into
  * place with the input zero point (which widens to 0) in the lanes outside. Other rows across
- * a border, dilated rows and image rows narrower than four bytes are gathered tap by tap. A group's input is read entirely before any of its outputs
- * is written (tinydeploy/kernels/access.py: conv_rows_order).
+ * a border, dilated rows and image rows narrower than four bytes are gathered tap by tap. A
+ * group's input is read entirely before any of its outputs is written
+ * (tinydeploy/kernels/access.py: conv_rows_order).
  *
  * Parameters: td_conv2d_params_t as for td_conv2d_s8_ref with filter_c = in_c (no groups),
  * (filter_w * in_c) % 4 == 0 and k <= TD_GEMM_STACK_DEPTH (checked on the host); filter,
@@ -30,13 +31,6 @@ int32_t td_conv2d_window_s8_dsp_scratch_size(const td_conv2d_params_t *p)
 {
     (void)p;
     return 0;
-}
-
-/* The widened block of the four bytes v at dst (the rows buffer's two words). */
-static inline void td_put_block(td_word_t *dst, uint32_t v, int32_t off2)
-{
-    dst[0] = td_sxtab16(off2, (int32_t)v);
-    dst[1] = td_sxtab16_ror8(off2, (int32_t)v);
 }
 
 /* n blocks of zeros from *dst (advanced past them; words: the rows buffer's words per
@@ -143,25 +137,34 @@ static __attribute__((noinline)) void td_widen_window(const td_conv2d_params_t *
     td_zero_blocks(&dst, (fh - hi) * blocks, words);
 }
 
+/* The receptive fields of the next group of n (1..rows) output pixels, from (*b, *oy, *ox)
+ * on (advanced to the next group's first), widened into the rows buffer buf of `rows` rows;
+ * its rows n.. repeat row n - 1. */
+static inline __attribute__((always_inline)) void
+td_widen_group(const td_conv2d_params_t *p, const int8_t *in0, td_word_t *buf,
+               int32_t rows, int32_t n, int32_t *b, int32_t *oy, int32_t *ox)
+{
+    const int32_t off2 = td_pack_off(p->input_offset);
+    const int32_t image = p->in_h * p->in_w * p->in_c;
+    for (int32_t j = 0; j < rows; ++j) {
+        td_widen_window(p, in0 + *b * image, *oy * p->stride_h - p->pad_h,
+                        *ox * p->stride_w - p->pad_w, buf + 2 * j, off2, 2 * rows);
+        if (j < n - 1 || j == rows - 1) {
+            td_next_pixel(p, b, oy, ox);
+        }
+    }
+}
+
 void td_conv2d_window_s8_dsp(const td_conv2d_params_t *p, const int8_t *in0, int8_t *out0)
 {
     const int32_t k = p->filter_h * p->filter_w * p->in_c;
     const int32_t pixels = p->batches * p->out_h * p->out_w;
-    const int32_t off2 = td_pack_off(p->input_offset);
-    const int32_t image = p->in_h * p->in_w * p->in_c;
     td_pw_frame_t f;
     td_word_t *const buf = td_pw_rows(&f, k);
     int32_t b = 0, oy = 0, ox = 0;
     for (int32_t px = 0; px < pixels; px += TD_GEMM_ROWS) {
         const int32_t n = pixels - px < TD_GEMM_ROWS ? pixels - px : TD_GEMM_ROWS;
-        for (int32_t j = 0; j < TD_GEMM_ROWS; ++j) {   /* rows n.. repeat row n - 1 */
-            td_widen_window(p, in0 + b * image, oy * p->stride_h - p->pad_h,
-                            ox * p->stride_w - p->pad_w, buf + 2 * j, off2,
-                            2 * TD_GEMM_ROWS);
-            if (j < n - 1 || j == TD_GEMM_ROWS - 1) {
-                td_next_pixel(p, &b, &oy, &ox);
-            }
-        }
+        td_widen_group(p, in0, buf, TD_GEMM_ROWS, n, &b, &oy, &ox);
         td_pw_product(p, k, &f, n, out0 + px * p->out_c);
     }
 }
@@ -176,18 +179,10 @@ td_window_groups(const td_conv2d_params_t *p, const int8_t *in0, int8_t *out0, t
 {
     const int32_t k = p->filter_h * p->filter_w * p->in_c;
     const int32_t pixels = p->batches * p->out_h * p->out_w;
-    const int32_t off2 = td_pack_off(p->input_offset);
-    const int32_t image = p->in_h * p->in_w * p->in_c;
     int32_t b = 0, oy = 0, ox = 0;
     for (int32_t px = 0; px < pixels; px += rows) {
         const int32_t n = pixels - px < rows ? pixels - px : rows;
-        for (int32_t j = 0; j < rows; ++j) {   /* rows n.. repeat row n - 1 */
-            td_widen_window(p, in0 + b * image, oy * p->stride_h - p->pad_h,
-                            ox * p->stride_w - p->pad_w, buf + 2 * j, off2, 2 * rows);
-            if (j < n - 1 || j == rows - 1) {
-                td_next_pixel(p, &b, &oy, &ox);
-            }
-        }
+        td_widen_group(p, in0, buf, rows, n, &b, &oy, &ox);
         td_rows_times_filter(buf, n, p->filter, k, p->out_c, p->bias, p->mult, p->shift,
                              p->output_offset, p->act_min, p->act_max, out0 + px * p->out_c,
                              p->out_c, p->requant_form, rows);

@@ -42,10 +42,12 @@
  * instructions per 16 MACs in td_dot_rows), two thirds of the scratch of six */
 #define TD_IM2COL_ROWS 4
 
-/* The pointwise kernels keep their rows buffer in td_pw_group's stack frame, a fixed
- * TD_GEMM_STACK_BYTES (measured by -fstack-usage like any frame), so the arena holds no
- * scratch for them: depths up to TD_GEMM_STACK_DEPTH (64) values. Deeper pointwise layers
- * go to td_conv2d_s8_dsp, whose rows buffer is arena scratch. */
+/* The pointwise and window kernels keep their rows buffer in a td_pw_frame_t in their stack
+ * frame (td_pw_group's for the pointwise ones), a fixed TD_GEMM_STACK_BYTES (measured by
+ * -fstack-usage like any frame), so the arena holds no scratch for them: depths up to
+ * TD_GEMM_STACK_DEPTH (64) values. Deeper layers go to td_conv2d_s8_dsp, whose rows buffer
+ * is arena scratch where it does not fit the same number of bytes in its frame, or to the
+ * frame-only forms with fewer rows. */
 #define TD_GEMM_STACK_DEPTH 64
 #define TD_GEMM_STACK_BYTES (TD_GEMM_ROWS * 8 * TD_GEMM_STACK_DEPTH / 4)
 
