@@ -786,6 +786,6 @@ def test_frame_kernel_in_place_matches_oracle(harness_cache: Path) -> None:
         assert arm_dsp.CONV2D_FRAME_S8_DSP.accepts(g, op) is None, s.id
         call = arm_dsp.CONV2D_FRAME_S8_DSP.prepare(g, op)
         assert call.scratch_bytes == 0
-        rows.add(arm_dsp.conv_frame_rows(*arm_dsp._conv_frame_shape(call)))
+        rows.add(arm_dsp.conv_frame_rows(*arm_dsp._conv_shape(call)))
     assert rows == {1, 2, 3}
     check_specs(list(FRAME_SPECS), frame_selection)

@@ -150,6 +150,19 @@ GEMM_ROWS = 6          # twin of TD_GEMM_ROWS: input rows (pixels) per filter-ro
 GEMM_ROWS_IM2COL = 4   # twin of TD_IM2COL_ROWS: td_conv2d_s8_dsp's rows (less scratch)
 
 
+def output_pixels(call: KernelCall) -> int:
+    """batches x out_h x out_w of a convolution-like call."""
+    return int(call.param("batches")) * int(call.param("out_h")) * int(call.param("out_w"))
+
+
+def _conv_shape(call: KernelCall) -> tuple[int, int, int, bool]:
+    """(filter_h, filter_w, in_c, pointwise) of a CONV_2D call; pointwise: a 1x1 filter
+    without padding, whose input pixels are read in place."""
+    fh, fw, c = (int(call.param(k)) for k in ("filter_h", "filter_w", "in_c"))
+    pointwise = (fh, fw) == (1, 1) and call.param("pad_h") == 0 and call.param("pad_w") == 0
+    return fh, fw, c, pointwise
+
+
 def rows_bytes(depth: int, rows: int = GEMM_ROWS) -> int:
     """Twin of td_rows_bytes: the widened rows buffer of ``rows`` input rows."""
     return rows * 8 * ((depth + 3) // 4)
@@ -212,9 +225,7 @@ def pointwise_instructions(call: KernelCall, depth: int | None = None,
     receptive field costs more) and ~356 around; ~300 per call. Otherwise the C product with
     the requantization per output through td_gemm_out_general: ~1 per MAC and ~60 per
     output. ``depth``: the dot-product depth (default: in_c, a 1x1 filter)."""
-    pixels = 1
-    for k in ("batches", "out_h", "out_w"):
-        pixels *= int(call.param(k))
+    pixels = output_pixels(call)
     oc = int(call.param("out_c"))
     if depth is None:
         depth = int(call.param("in_c"))
@@ -252,11 +263,10 @@ def conv_scratch_bytes(filter_h: int, filter_w: int, in_c: int, pointwise: bool 
 
 def _conv_prepare(graph: Graph, op: Operator) -> KernelCall:
     call = CONV2D_S8_REF.prepare(graph, op)
-    fh, fw, c = (int(call.param(k)) for k in ("filter_h", "filter_w", "in_c"))
-    pointwise = (fh, fw) == (1, 1) and call.param("pad_h") == 0 and call.param("pad_w") == 0
+    fh, fw, c, pointwise = _conv_shape(call)
     dsp = as_dsp_gemm_call(call, "td_conv2d_s8_dsp", fh * fw * c,
                            conv_scratch_bytes(fh, fw, c, pointwise))
-    pixels = int(call.param("batches")) * int(call.param("out_h")) * int(call.param("out_w"))
+    pixels = output_pixels(call)
     computed = -(-pixels // GEMM_ROWS_IM2COL) * GEMM_ROWS_IM2COL
     per_mac, per_out = POINTWISE_C_COST
     cost = computed * (int(dsp.const("filter").values.size) * per_mac
@@ -306,18 +316,12 @@ def conv_frame_rows(filter_h: int, filter_w: int, in_c: int, pointwise: bool) ->
     return 0
 
 
-def _conv_frame_shape(call: KernelCall) -> tuple[int, int, int, bool]:
-    fh, fw, c = (int(call.param(k)) for k in ("filter_h", "filter_w", "in_c"))
-    pointwise = (fh, fw) == (1, 1) and call.param("pad_h") == 0 and call.param("pad_w") == 0
-    return fh, fw, c, pointwise
-
-
 def conv_frame_accepts(graph: Graph, op: Operator) -> str | None:
     """Layers whose four rows of work need scratch, and whose one row fits the frame."""
     why = _conv_common(graph, op)
     if why is not None:
         return why
-    fh, fw, c, pointwise = _conv_frame_shape(CONV2D_S8_REF.prepare(graph, op))
+    fh, fw, c, pointwise = _conv_shape(CONV2D_S8_REF.prepare(graph, op))
     if conv_scratch_bytes(fh, fw, c, pointwise) == 0:
         return "the work of four rows fits the frame (td_conv2d_s8_dsp takes no scratch)"
     if conv_frame_rows(fh, fw, c, pointwise) == 0:
@@ -339,28 +343,26 @@ def few_rows_cost(call: KernelCall, depth: int, rows: int, per_output: float
     """The C product with ``rows`` rows over whole groups of pixels: (5 + 3r) / 4r
     instructions per computed MAC (`td_dot_rows`) and ``per_output`` per computed output; and
     the pixels computed (the last group's repeats included)."""
-    pixels = int(call.param("batches")) * int(call.param("out_h")) * int(call.param("out_w"))
-    computed = -(-pixels // rows) * rows
+    computed = -(-output_pixels(call) // rows) * rows
     per_mac = (5 + 3 * rows) / (4 * rows)
     return computed * int(call.param("out_c")) * (depth * per_mac + per_output), computed
 
 
 def _conv_frame_prepare(graph: Graph, op: Operator) -> KernelCall:
     call = CONV2D_S8_REF.prepare(graph, op)
-    fh, fw, c, pointwise = _conv_frame_shape(call)
+    fh, fw, c, pointwise = _conv_shape(call)
     depth = fh * fw * c
     dsp = as_dsp_gemm_call(call, "td_conv2d_frame_s8_dsp", depth, 0)
     cost, computed = few_rows_cost(call, depth, conv_frame_rows(fh, fw, c, pointwise),
                                    FRAME_PER_OUTPUT)
     if not pointwise:
-        pixels = int(call.param("batches")) * int(call.param("out_h")) * int(call.param("out_w"))
-        cost += pixels * depth * FRAME_PER_IM2COL_BYTE
+        cost += output_pixels(call) * depth * FRAME_PER_IM2COL_BYTE
     return replace(dsp, instructions=int(round(cost)))
 
 
 def conv_frame_order(call: KernelCall) -> AccessOrder:
     """td_conv2d_frame_s8_dsp: `conv_rows_order` with its row count (`conv_frame_rows`)."""
-    return conv_rows_order(max(1, conv_frame_rows(*_conv_frame_shape(call))))(call)
+    return conv_rows_order(max(1, conv_frame_rows(*_conv_shape(call))))(call)
 
 
 # Deep layers without scratch: fewer rows, all in the frame buffer (below td_conv2d_s8_dsp,
@@ -612,7 +614,7 @@ def dw3l_instructions(call: KernelCall) -> int:
 def dw3x3_instructions(call: KernelCall) -> int:
     """The unrolled kernel's (td_dwconv2d_3x3_s8_dsp) estimated instructions (`DW3X3_COST`)."""
     per_out, per_pixel = DW3X3_COST
-    pixels = int(call.param("batches")) * int(call.param("out_h")) * int(call.param("out_w"))
+    pixels = output_pixels(call)
     return int(round(pixels * (per_out * int(call.param("in_c")) + per_pixel)))
 
 
@@ -639,8 +641,7 @@ def _dw3x3_lines_accepts(graph: Graph, op: Operator) -> str | None:
     # general one at its rate per multiply-accumulate)
     mine = dw3l_instructions(call)
     other, name = ((dw3x3_instructions(call), "unrolled") if c % 4 == 0 else
-                   (int(round(9 * c * int(call.param("batches")) * int(call.param("out_h"))
-                              * int(call.param("out_w"))
+                   (int(round(9 * c * output_pixels(call)
                               * INSTRUCTIONS_PER_MAC["td_dwconv2d_s8_dsp"])), "general"))
     if mine >= other:
         return f"estimated {mine:,} instructions, the {name} kernel's {other:,}"
