@@ -10,9 +10,11 @@
  *
  * Samples are 16 kHz mono int16 (full scale 32768), delivered in blocks of block_samples
  * into a ring of nblocks blocks that the app owns (static memory: the DMA target on a chip).
- * Blocks are numbered 0, 1, 2, ... in the order the source completes them; block n lives in
- * slot n % nblocks and its first sample is sample n * block_samples of the stream as heard
- * (lost blocks keep their numbers, so the stream's time never drifts).
+ * Blocks are numbered 0, 1, 2, ... as the stream is heard: block n holds samples
+ * [n * block_samples, (n + 1) * block_samples) of the stream, and a lost block keeps its
+ * number, so the stream's time never drifts. Each delivered block lies in the slot after the
+ * previous delivered block's (wrapping), so two consecutive blocks can be read as one span of
+ * the ring (ring_len = nblocks * block_samples).
  *
  * Ownership: a completed block belongs to the app until td_audio_release() hands it back.
  * The source fills the slots of released blocks only. When the source must start a block
@@ -42,8 +44,8 @@ typedef struct {
  * Blocks of a stream before td_audio_start are not heard. */
 int td_audio_start(const td_audio_config_t *cfg);
 
-/* The oldest completed block the app has not taken yet: returns its samples and stores its
- * number in *block, or returns 0 (NULL) when none is ready. A taken block stays the app's
+/* The oldest completed block the app has not taken yet: returns its samples (a slot of the
+ * ring) and stores its number in *block, or returns 0 (NULL) when none is ready. A taken block stays the app's
  * (its slot is not refilled) until released. */
 const int16_t *td_audio_take(uint32_t *block);
 
