@@ -25,7 +25,7 @@ class App(StrEnum):
 APP_PARTS: dict[App, tuple[str, ...]] = {
     App.BENCH: ("app/bench", "link"),
     App.VALIDATE: ("app/validate", "link"),
-    App.KWS: ("app/kws", "link", "frontend"),
+    App.KWS: ("app/kws", "link", "frontend", "audio"),
     App.EEMBC: ("app/eembc",),
 }
 

@@ -130,6 +130,11 @@ static int serve_frame(td_link_t *link, const td_frame_t *f, void *ctx)
     }
 }
 
+int td_link_serve(td_link_t *link, const td_link_app_t *app)
+{
+    return td_link_step(link, serve_frame, (void *)(uintptr_t)app);
+}
+
 void td_link_run(const td_link_app_t *app)
 {
     static td_link_t link;
@@ -137,5 +142,5 @@ void td_link_run(const td_link_app_t *app)
     td_link_init(&link);
     app->start();
     for (;;)
-        td_link_step(&link, serve_frame, (void *)(uintptr_t)app);
+        td_link_serve(&link, app);
 }

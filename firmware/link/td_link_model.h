@@ -46,4 +46,9 @@ typedef struct {
  * td_platform_exit(0)); PING and unknown types are td_link_step's. */
 void td_link_run(const td_link_app_t *app);
 
+/* One step of td_link_run's loop, for an application with a main loop of its own (the kws
+ * app listening to a microphone): polls ``link`` and serves at most one frame as td_link_run
+ * does. Returns 1 if a frame was handled. */
+int td_link_serve(td_link_t *link, const td_link_app_t *app);
+
 #endif /* TD_LINK_MODEL_H */

@@ -14,6 +14,7 @@ import shutil
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from tinydeploy import __version__
@@ -149,7 +150,9 @@ def build_firmware(model: Path | bytes, board: Board, app: App | str, out_dir: P
                    generated_headers: dict[str, str] | None = None,
                    part_files: dict[str, tuple[str, ...]] | None = None,
                    cflags_extra: tuple[str, ...] = (),
-                   optimize: str = "balanced", guards: bool = False) -> BuildResult:
+                   optimize: str = "balanced", guards: bool = False,
+                   app_buffers: Callable[[int, int], Sequence[tuple[str, int]]] | None = None
+                   ) -> BuildResult:
     from tinydeploy.codegen.project import render_project
     from tinydeploy.model.loader import load_tflite
     from tinydeploy.plan.budget import (
@@ -194,11 +197,16 @@ def build_firmware(model: Path | bytes, board: Board, app: App | str, out_dir: P
         stack_bytes = sized_stack_reserve(stack_estimate(selection, app))
     assert stack_bytes is not None
     input_bytes = sum(t.nbytes for t in g.inputs)
+    # the app's buffers, when it sizes them itself: (model input bytes, arena bytes idle
+    # between inferences: all of it unless the model keeps state tensors there)
+    idle = 0 if any(t.is_variable for t in g.tensors) else plan.arena_bytes
+    bufs = app_buffers(input_bytes, idle) if app_buffers is not None else None
     if not board.is_host:
         # Every byte accounted for before the compiler runs: a model that does not fit
         # fails here with the figures and the boards where it would fit.
         check_budget(compute_budget(selection, plan.arena_bytes, board, app,
                                     input_bytes=input_bytes,
+                                    app_buffers=bufs,
                                     stack_reserved=stack_bytes))
 
     missing = [h for h in REQUIRED_HEADERS.get(parse_app(app), ()) if h not in
@@ -271,9 +279,10 @@ def build_firmware(model: Path | bytes, board: Board, app: App | str, out_dir: P
     ram_static = ram - stack_section
     ram_total = ram_static + (0 if host else stack_bytes)
     weights = sum(k.weights_bytes for k in kernels)
-    pre = compute_budget(selection, plan.arena_bytes, board, app, input_bytes=input_bytes)
+    pre = compute_budget(selection, plan.arena_bytes, board, app, input_bytes=input_bytes,
+                         app_buffers=bufs)
     budget = compute_budget(
-        selection, plan.arena_bytes, board, app, input_bytes=input_bytes,
+        selection, plan.arena_bytes, board, app, input_bytes=input_bytes, app_buffers=bufs,
         stack_bytes=stack.bytes,
         code_bytes=max(flash - weights, 0),
         static_bytes=max(ram_static - plan.arena_bytes - pre.ram.buffers, 0),

@@ -7,13 +7,29 @@ are copied into the project."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tinydeploy.boards import Board
+from tinydeploy.boards import Board, emulation_target
 from tinydeploy.build.firmware import BuildResult, build_firmware
-from tinydeploy.frontend.presets import FrontendChoice, choice_of, resolve_frontend
+from tinydeploy.errors import InputDataError
+from tinydeploy.frontend.presets import FrontendChoice, FrontendPreset, choice_of, resolve_frontend
 from tinydeploy.kws.stream import DetectorConfig
+
+# Folders of firmware/audio/ per source kind (a board file's ``[audio] kind``).
+AUDIO_SOURCE_DIRS: dict[str, str] = {"virtual": "virtual", "nrf-pdm": "nrf_pdm"}
+AUDIO_API_HEADER = "td_audio.h"
+
+
+@dataclass(frozen=True)
+class ListenSettings:
+    """How the listening firmware is laid out: its audio source (a key of
+    `AUDIO_SOURCE_DIRS`) and its ring of ``audio_blocks`` blocks of one stride each (sized by
+    `tinydeploy.kws.realtime.choose_schedule`)."""
+
+    source: str
+    audio_blocks: int
 
 
 def frontend_for(model: Path, override: str | Path | None = None) -> FrontendChoice:
@@ -31,8 +47,15 @@ def _choice(fcfg: Any) -> FrontendChoice:
     return fcfg if isinstance(fcfg, FrontendChoice) else choice_of(fcfg)
 
 
-def render_kws_header(cfg: DetectorConfig) -> str:
-    return "\n".join([
+def fe_scratch_in_arena(choice: FrontendChoice) -> bool:
+    """Whether the preset's scratch may borrow the model's idle arena between inferences: only
+    a preset that keeps no state from frame to frame and has no window pass (tinydeploy)."""
+    return choice.spec.preset is FrontendPreset.TINYDEPLOY
+
+
+def render_kws_header(cfg: DetectorConfig, listen: ListenSettings | None = None,
+                      choice: FrontendChoice | None = None, labels: int = 0) -> str:
+    lines = [
         "#ifndef TD_KWS_CONFIG_H",
         "#define TD_KWS_CONFIG_H",
         f"#define TD_KWS_INFER_EVERY {cfg.infer_every}u",
@@ -41,32 +64,97 @@ def render_kws_header(cfg: DetectorConfig) -> str:
         f"#define TD_KWS_SUPPRESS_MS {cfg.suppress_ms}u",
         f"#define TD_KWS_FIRST_KEYWORD {cfg.first_keyword}u",
         f"#define TD_KWS_KEYWORD_END {cfg.keyword_end}u",
-        "#endif",
-        "",
-    ])
+    ]
+    if listen is not None:
+        assert choice is not None
+        lines += [
+            "#define TD_KWS_LISTEN 1",
+            f"#define TD_KWS_AUDIO_BLOCKS {listen.audio_blocks}u",
+            # the detector's history sized to the model and the averaging
+            f"#define TD_KWS_MAX_AVG {cfg.avg_windows}u",
+            f"#define TD_KWS_MAX_LABELS {labels}u",
+        ]
+        if fe_scratch_in_arena(choice):
+            lines += ["#define TD_KWS_FE_IN_ARENA 1",
+                      f"#define TD_KWS_FE_SCRATCH_BYTES "
+                      f"{choice.spec.scratch_bytes(choice.config)}u"]
+    return "\n".join([*lines, "#endif", ""])
 
 
 def kws_headers(model: Path, det: DetectorConfig | None = None,
-                fcfg: Any = None) -> dict[str, str]:
+                fcfg: Any = None, listen: ListenSettings | None = None) -> dict[str, str]:
     """The generated headers of the kws app for ``model`` (default detector settings and the
     model's own front end unless given; ``fcfg`` is a `FrontendChoice` or a config)."""
     choice = _choice(fcfg) if fcfg is not None else frontend_for(Path(model))
+    labels = 0
+    if listen is not None:
+        from tinydeploy.model.loader import load_tflite
+
+        labels = int(load_tflite(Path(model)).outputs[0].nbytes)
     return {"td_frontend_config_model.h": choice.spec.render_header(choice.config),
-            "td_kws_config.h": render_kws_header(det or DetectorConfig())}
+            "td_kws_config.h": render_kws_header(det or DetectorConfig(), listen, choice,
+                                                 labels)}
 
 
-def kws_part_files(fcfg: Any) -> dict[str, tuple[str, ...]]:
-    """The files of firmware/frontend/ the chosen preset needs (nothing else is copied)."""
-    return {"frontend": _choice(fcfg).spec.files}
+def kws_part_files(fcfg: Any, listen: ListenSettings | None = None
+                   ) -> dict[str, tuple[str, ...]]:
+    """The files of firmware/frontend/ the chosen preset needs and of firmware/audio/ the
+    source needs (nothing else is copied)."""
+    audio: tuple[str, ...] = (AUDIO_API_HEADER,)
+    if listen is not None:
+        folder = AUDIO_SOURCE_DIRS[listen.source]
+        audio += (f"{folder}/td_audio_{folder}.c",)
+    return {"frontend": _choice(fcfg).spec.files, "audio": audio}
+
+
+def audio_source_for(board: Board, emulate: bool = False) -> str:
+    """The audio source the listening firmware uses on ``board``: the virtual microphone on
+    an emulated board (or under ``--emulate``), else the board file's ``[audio]`` kind."""
+    if emulate or board.qemu_machine:
+        target = emulation_target(board) if emulate else board
+        if not target.qemu_machine:
+            raise InputDataError(f"board '{board.id}' has no emulated stand-in")
+        return "virtual"
+    audio = getattr(board, "audio", None)
+    if audio is None:
+        raise InputDataError(f"board '{board.id}' has no microphone (no [audio] section in "
+                             f"its board file)",
+                             hint="run it emulated (--emulate), stream audio over serial with "
+                                  "`tinydeploy kws stream`, or describe its microphone in "
+                                  "an [audio] table (boards/README.md)")
+    kind = str(audio.kind)
+    if kind not in AUDIO_SOURCE_DIRS:
+        raise InputDataError(f"board '{board.id}': unknown audio source '{kind}'",
+                             hint="known: " + ", ".join(sorted(AUDIO_SOURCE_DIRS)))
+    return kind
 
 
 def build_kws_firmware(model: Path, board: Board, out_dir: Path, det: DetectorConfig,
                        fcfg: Any, *, emulate: bool = False,
-                       sanitize: bool = False) -> BuildResult:
+                       sanitize: bool = False,
+                       listen: ListenSettings | None = None) -> BuildResult:
     """``fcfg``: a `FrontendChoice` or any preset's config. ``sanitize``: address and
-    undefined-behaviour sanitizers (host board only)."""
+    undefined-behaviour sanitizers (host board only). ``listen``: the listening firmware
+    (its microphone, continuous) instead of the serial one (AUDIO frames)."""
+    from tinydeploy.plan.budget import kws_app_buffers
+
+    from tinydeploy.model.loader import load_tflite
+
     choice = _choice(fcfg)
+    scratch = choice.spec.scratch_bytes(choice.config)
+    labels = int(load_tflite(Path(model)).outputs[0].nbytes)
+    in_arena = listen is not None and fe_scratch_in_arena(choice)
+
+    def buffers(input_bytes: int, idle_bytes: int) -> tuple[tuple[str, int], ...]:
+        return kws_app_buffers(
+            input_bytes, scratch, listen_blocks=listen.audio_blocks if listen else None,
+            stride=choice.config.stride, window=choice.config.window,
+            fe_in_arena=in_arena and scratch <= idle_bytes,
+            avg_windows=det.avg_windows if listen else None,
+            labels=labels if listen else 16)
+
     return build_firmware(Path(model), board, "kws", out_dir, emulate=emulate,
                           sanitize=sanitize,
-                          generated_headers=kws_headers(model, det, choice),
-                          part_files=kws_part_files(choice))
+                          generated_headers=kws_headers(model, det, choice, listen),
+                          part_files=kws_part_files(choice, listen),
+                          app_buffers=buffers)

@@ -40,8 +40,10 @@ def require_reachable(board: Board, port: str | None, emulate: bool) -> None:
 @contextmanager
 def connect(firmware: Firmware, *, port: str | None = None, runner: str | None = None,
             baud: int | None = None, timeout: float = 300.0, reply_timeout: float = 30.0,
-            on_message: Any = None) -> Iterator[Connection]:
-    """Start (or reach) the device, say HELLO, check it runs this firmware's model."""
+            on_message: Any = None,
+            runner_options: dict[str, Any] | None = None) -> Iterator[Connection]:
+    """Start (or reach) the device, say HELLO, check it runs this firmware's model.
+    ``runner_options`` go to the runner (e.g. QEMU's icount shift)."""
     device: Device | None = None
     if port is not None:
         ser = open_port(port, baud or firmware.baud)
@@ -50,7 +52,8 @@ def connect(firmware: Firmware, *, port: str | None = None, runner: str | None =
             raise TinydeployError(
                 f"board '{firmware.board.id}' is real hardware: flash it, then pass --port",
                 hint="tinydeploy flash BUILD_DIR; or build with --emulate to run it here")
-        device = runner_for(firmware.board, runner).start(firmware, timeout=timeout)
+        device = runner_for(firmware.board, runner, **(runner_options or {})).start(
+            firmware, timeout=timeout)
         try:
             ser = device.open(baud=baud)
         except BaseException:

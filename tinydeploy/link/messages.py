@@ -50,6 +50,7 @@ class MsgType(enum.IntEnum):
     EVENT = 0x86
     LOG = 0x87
     ERROR = 0x88
+    STATUS = 0x89
 
 
 class ErrorCode(enum.IntEnum):
@@ -446,12 +447,50 @@ class Error(_Laid):
         return _name(ErrorCode, self.code)
 
 
+@dataclass(frozen=True)
+class Status:
+    """A listening application's periodic figures (unsolicited): audio heard so far, windows
+    (inferences), frames, detections, samples lost to overruns, and counts in ``unit`` of the
+    time it was busy, of all the time, and of the front end and the model. ``final``: the
+    audio source has ended (the last STATUS of a finite stream)."""
+
+    TYPE: ClassVar[MsgType] = MsgType.STATUS
+    final: bool
+    audio_ms: int
+    windows: int
+    frames: int
+    detections: int
+    overruns: int
+    busy: int
+    elapsed: int
+    frontend: int
+    model: int
+    unit: str
+
+    @property
+    def duty_cycle(self) -> float:
+        return self.busy / self.elapsed if self.elapsed else 0.0
+
+    def pack(self) -> bytes:
+        return (struct.pack("<BIIIIIQQQQ", int(self.final), self.audio_ms, self.windows,
+                            self.frames, self.detections, self.overruns, self.busy,
+                            self.elapsed, self.frontend, self.model) + _pack_str(self.unit))
+
+    @classmethod
+    def unpack(cls, payload: bytes) -> Status:
+        r = _Reader("STATUS", payload)
+        flags, ms, win, frames, det, over, busy, el, fe, model = r.take("<BIIIIIQQQQ")
+        unit = r.take_str()
+        r.end()
+        return cls(bool(flags & 1), ms, win, frames, det, over, busy, el, fe, model, unit)
+
+
 Message = (Hello | LoadInput | Invoke | Bench | Audio | Ping | Stop | Ack | Info | TensorDesc
-           | Output | Profile | Done | Event | Log | Error)
+           | Output | Profile | Done | Event | Log | Error | Status)
 
 MESSAGE_CLASSES: dict[int, type] = {
     cls.TYPE: cls for cls in (Hello, LoadInput, Invoke, Bench, Audio, Ping, Stop, Ack, Info,
-                              TensorDesc, Output, Profile, Done, Event, Log, Error)
+                              TensorDesc, Output, Profile, Done, Event, Log, Error, Status)
 }
 
 

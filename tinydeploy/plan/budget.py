@@ -76,11 +76,39 @@ INVOKE_STACK = 32            # td_model_invoke itself
 # Application buffers outside the arena, mirroring the statics of firmware/app/*/main.c.
 LINK_STATE_BYTES = 276       # td_link_t: rx block (TD_LINK_ENCODED_MAX = 264) + counters
 LINK_STACK = 600             # a reply on its way out (td_link_sendf: fields COBS-encoded as packed)
-KWS_RING_BYTES = 2 * 16_000  # int16 audio ring of TD_FE_CLIP_SAMPLES
 KWS_FRONTEND_BYTES = 4 * (1_024 + 40)          # td_frontend_scratch_t: FFT + mel bands
 # td_kws_detector_t: configuration, score history, counters, last event, averages
 # (tests/test_budget_sizes.py checks these against the compiler's sizeof)
 KWS_DETECTOR_BYTES = 6 * 4 + 4 * 16 * 16 + 3 * 4 + 4 + 4 * 16
+
+
+def kws_detector_bytes(avg_windows: int = 16, labels: int = 16) -> int:
+    """sizeof(td_kws_detector_t) with its history sized TD_KWS_MAX_AVG x TD_KWS_MAX_LABELS."""
+    return 6 * 4 + 4 * avg_windows * labels + 3 * 4 + 4 + 4 * labels
+
+
+def kws_app_buffers(input_bytes: int, fe_scratch: int, *, listen_blocks: int | None = None,
+                    stride: int = 320, window: int = 640, fe_in_arena: bool = False,
+                    avg_windows: int | None = None, labels: int = 16
+                    ) -> tuple[tuple[str, int], ...]:
+    """The kws app's buffers outside the arena (firmware/app/kws/): the serial mode's ring of
+    one analysis window (``listen_blocks`` None), or the listening mode's ring of
+    ``listen_blocks`` blocks of one stride; the feature rows; the front end's scratch unless
+    it borrows the idle arena; the detector (sized to ``avg_windows`` x ``labels`` when
+    listening, else the default maxima)."""
+    link = ("serial link state", LINK_STATE_BYTES)
+    if listen_blocks is None:
+        audio = ("audio ring (one window)", 2 * window)
+        det = KWS_DETECTOR_BYTES
+    else:
+        audio = (f"audio blocks ({listen_blocks} x {stride} samples)",
+                 2 * listen_blocks * stride)
+        det = kws_detector_bytes(avg_windows or 16, labels)
+    bufs = [link, audio, ("feature rows", input_bytes)]
+    if not fe_in_arena:
+        bufs.append(("front-end scratch", fe_scratch))
+    bufs.append(("detector", det))
+    return tuple(bufs)
 
 class _Parts:
     """A memory's budget: every field but ``available`` is a part of ``total``, which is
@@ -242,8 +270,7 @@ def default_app_buffers(app: str, input_bytes: int = 0, num_ops: int = 0,
     if app == "eembc":
         return (("input buffer", eembc_input_buffer(ram_bytes)),
                 ("command line and output text", 129 + 96 + 40))
-    return (link, ("audio ring", KWS_RING_BYTES), ("feature rows", input_bytes),
-            ("front-end scratch", KWS_FRONTEND_BYTES), ("detector", KWS_DETECTOR_BYTES))
+    return kws_app_buffers(input_bytes, KWS_FRONTEND_BYTES)
 
 
 def compute_budget(selection: Selection, arena_bytes: int, board: Board, app: str = "bench", *,

@@ -1,12 +1,12 @@
 /*
- * kws: keyword spotting on a stream of 16-bit PCM that arrives in AUDIO frames.
+ * kws, serial mode: keyword spotting on a stream of 16-bit PCM that arrives in AUDIO frames
+ * (boards without a microphone, and tests). The listening mode (a microphone, continuous) is
+ * td_kws_listen.c; a build has one or the other (TD_KWS_LISTEN).
  *
- * The device keeps a ring buffer of recent audio (1 s by default). Each time a frame's
- * window is complete (every TD_FE_STRIDE samples) it computes that frame's features only
- * (td_frontend) into a ring of feature rows; every TD_KWS_INFER_EVERY frames, once a full
- * window of TD_FE_FRAMES frames exists, it copies the rows in time order into the model
- * input, runs the model, dequantizes the output probabilities and feeds the detector
- * (td_kws_detect: moving average over TD_KWS_AVG_WINDOWS windows, threshold, suppression).
+ * The device keeps a ring buffer of the most recent audio (one analysis window by default).
+ * Each time a frame's window is complete (every TD_FE_STRIDE samples) it runs the shared
+ * pipeline (td_kws_pipeline.h): that frame's features, and every TD_KWS_INFER_EVERY frames
+ * the model and the detector.
  *
  * Replies to AUDIO (request sequence number), before its ACK:
  *   EVENT (unsolicited, seq 0)  label, averaged score, audio time in ms of the window end
@@ -27,55 +27,27 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "td_kws_pipeline.h"
+
+#if !TD_KWS_LISTEN
+
 #include "model.h"
-#include "td_frontend.h"
-#include "td_kws_detect.h"
 #include "td_link.h"
 #include "td_link_model.h"
 #include "td_platform.h"
 
-/* Overrides of the TD_KWS_* settings below, rendered by tinydeploy/kws/device.py */
-#if defined(__has_include)
-#if __has_include(<td_kws_config.h>)
-#include <td_kws_config.h>
-#endif
-#endif
-
 #ifndef TD_KWS_RING_SAMPLES
-#define TD_KWS_RING_SAMPLES TD_FE_CLIP_SAMPLES
-#endif
-#ifndef TD_KWS_INFER_EVERY
-#define TD_KWS_INFER_EVERY 1u /* frames (strides) between inferences */
-#endif
-#ifndef TD_KWS_AVG_WINDOWS
-#define TD_KWS_AVG_WINDOWS 8u
-#endif
-#ifndef TD_KWS_THRESHOLD
-#define TD_KWS_THRESHOLD 0.8f
-#endif
-#ifndef TD_KWS_SUPPRESS_MS
-#define TD_KWS_SUPPRESS_MS 1000u
-#endif
-#ifndef TD_KWS_FIRST_KEYWORD
-#define TD_KWS_FIRST_KEYWORD 2u /* labels 0 and 1 are silence and unknown */
-#endif
-#ifndef TD_KWS_KEYWORD_END
-#define TD_KWS_KEYWORD_END 0u /* keywords end here (0: at the last label) */
+#define TD_KWS_RING_SAMPLES TD_FE_WINDOW
 #endif
 
 #if TD_KWS_RING_SAMPLES < TD_FE_WINDOW
 #error "TD_KWS_RING_SAMPLES must hold at least one window"
 #endif
 
-#define FEAT_BYTES (TD_FE_FRAMES * TD_FE_OUT)
 #define TD_KWS_REPLAY_EVENTS 4u /* EVENTs one AUDIO frame can raise and replay */
 
-static td_frontend_scratch_t fe_scratch;
-static td_kws_detector_t detector;
 static int16_t ring[TD_KWS_RING_SAMPLES];
-static int8_t rows[TD_FE_FRAMES][TD_FE_OUT]; /* feature rows, a ring indexed by frame */
 static uint32_t total;                       /* samples received in this stream */
-static uint32_t frames;                      /* frames computed in this stream */
 static uint32_t fe_pending;                  /* front-end count since the last window */
 static uint8_t model_ok;
 
@@ -94,46 +66,24 @@ static uint32_t ev_ms[TD_KWS_REPLAY_EVENTS];
 static void stream_reset(void)
 {
     total = 0u;
-    frames = 0u;
     fe_pending = 0u;
     last_valid = 0u;
-    td_frontend_reset(&fe_scratch); /* a stateful front end (micro-speech) starts afresh */
-    td_kws_detect_reset(&detector);
+    td_kws_reset();
 }
 
 static void run_window(void)
 {
-    uint32_t t, k, t0, dt_model, dt;
-    uint8_t *in = (uint8_t *)td_model_input(0);
-    const int8_t *out;
-    float probs[TD_KWS_MAX_LABELS];
-    float scale = td_model_outputs[0].scale;
-    int32_t zp = td_model_outputs[0].zero_point;
-    uint32_t n_out = td_model_outputs[0].bytes;
+    uint32_t t0 = td_cycles_now(), dt_model, dt;
+    uint32_t ms = total / (TD_FE_SAMPLE_RATE / 1000u);
     uint16_t label;
     float score;
-    uint32_t oldest = frames - TD_FE_FRAMES; /* frame index of the first row */
 
-    t0 = td_cycles_now();
-    for (t = 0; t < TD_FE_FRAMES; t++) {
-        memcpy(&in[t * TD_FE_OUT], rows[(oldest + t) % TD_FE_FRAMES], TD_FE_OUT);
-    }
-#ifdef TD_FE_HAS_WINDOW_S8
-    td_frontend_window_s8((int8_t *)in, td_model_inputs[0].scale, td_model_inputs[0].zero_point,
-                          &fe_scratch);
-#endif
-    td_model_invoke();
-    out = (const int8_t *)td_model_output(0);
-    for (k = 0; k < n_out; k++) {
-        probs[k] = (float)((int32_t)out[k] - zp) * scale;
-    }
-    if (td_kws_detect_push(&detector, probs, total / (TD_FE_SAMPLE_RATE / 1000u), &label,
-                           &score)) {
-        td_link_event(label, score, total / (TD_FE_SAMPLE_RATE / 1000u));
+    if (td_kws_infer(ms, &label, &score)) {
+        td_link_event(label, score, ms);
         if (ev_count < TD_KWS_REPLAY_EVENTS) {
             ev_label[ev_count] = label;
             ev_score[ev_count] = score;
-            ev_ms[ev_count] = total / (TD_FE_SAMPLE_RATE / 1000u);
+            ev_ms[ev_count] = ms;
         }
         ev_count++;
     }
@@ -153,14 +103,11 @@ static void push_sample(int16_t s)
     ring[total % TD_KWS_RING_SAMPLES] = s;
     total++;
     if (total >= TD_FE_WINDOW && (total - TD_FE_WINDOW) % TD_FE_STRIDE == 0u) {
-        uint32_t t0 = td_cycles_now();
+        uint32_t dt;
         uint32_t start = (total - TD_FE_WINDOW) % TD_KWS_RING_SAMPLES;
-        td_frontend_frame_s8(ring, TD_KWS_RING_SAMPLES, start, rows[frames % TD_FE_FRAMES],
-                             td_model_inputs[0].scale, td_model_inputs[0].zero_point,
-                             &fe_scratch);
-        fe_pending += td_cycles_now() - t0;
-        frames++;
-        if (frames >= TD_FE_FRAMES && (frames - TD_FE_FRAMES) % TD_KWS_INFER_EVERY == 0u) {
+        int due = td_kws_frame(ring, TD_KWS_RING_SAMPLES, start, &dt);
+        fe_pending += dt;
+        if (due) {
             run_window();
         }
     }
@@ -246,22 +193,9 @@ static int handle(const td_frame_t *f)
 
 static void start(void)
 {
-    model_ok = (uint8_t)(TD_MODEL_NUM_INPUTS >= 1u && TD_MODEL_NUM_OUTPUTS >= 1u &&
-                         td_model_inputs[0].dtype == 9u &&
-                         td_model_inputs[0].bytes == (uint32_t)FEAT_BYTES &&
-                         td_model_outputs[0].dtype == 9u &&
-                         td_model_outputs[0].bytes <= TD_KWS_MAX_LABELS &&
-                         td_model_outputs[0].bytes > TD_KWS_FIRST_KEYWORD);
-    if (!model_ok ||
-        td_kws_detect_init(&detector, td_model_outputs[0].bytes, TD_KWS_AVG_WINDOWS,
-                           TD_KWS_FIRST_KEYWORD, TD_KWS_THRESHOLD, TD_KWS_SUPPRESS_MS) != 0 ||
-        (TD_KWS_KEYWORD_END != 0u &&
-         td_kws_detect_set_keywords(&detector, TD_KWS_FIRST_KEYWORD, TD_KWS_KEYWORD_END) != 0)) {
-        model_ok = 0u;
-        td_link_log(TD_LOG_ERROR, "kws: model I/O does not match the front end");
-    } else {
+    model_ok = (uint8_t)td_kws_init();
+    if (model_ok)
         td_link_log(TD_LOG_INFO, "kws ready");
-    }
     stream_reset();
 }
 
@@ -271,3 +205,5 @@ int main(void)
 {
     td_link_run(&app);
 }
+
+#endif /* !TD_KWS_LISTEN */

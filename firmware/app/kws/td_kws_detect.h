@@ -17,8 +17,20 @@
 
 #include <stdint.h>
 
+/* The app's generated settings may size the history to the model (labels) and the
+ * detector (windows averaged): memory first. */
+#if defined(__has_include)
+#if __has_include(<td_kws_config.h>)
+#include <td_kws_config.h>
+#endif
+#endif
+
+#ifndef TD_KWS_MAX_LABELS
 #define TD_KWS_MAX_LABELS 16u
+#endif
+#ifndef TD_KWS_MAX_AVG
 #define TD_KWS_MAX_AVG 16u
+#endif
 
 typedef struct {
     /* configuration (td_kws_detect_init) */

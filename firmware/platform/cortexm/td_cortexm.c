@@ -119,7 +119,7 @@ uint32_t td_stack_size(void)
 /* ---- semihosting exit and spin ---- */
 
 #if defined(TD_QEMU) && TD_QEMU
-static uint32_t td_semihost(uint32_t op, volatile void *arg)
+uint32_t td_semihost(uint32_t op, volatile void *arg)
 {
     register uint32_t r0 __asm("r0") = op;
     register volatile void *r1 __asm("r1") = arg;
@@ -154,9 +154,27 @@ void td_platform_exit(int status)
 /* ---- cycle counter ---- */
 
 static volatile uint32_t td_systick_wraps;
+static uint32_t td_systick_reload = 0x00FFFFFFu; /* counts per wrap - 1 */
+static void (*td_systick_hook)(void);
 static uint8_t td_use_dwt;
 
-void SysTick_Handler(void) { td_systick_wraps++; }
+void SysTick_Handler(void)
+{
+    td_systick_wraps++;
+    if (td_systick_hook)
+        td_systick_hook();
+}
+
+void td_cortexm_systick_period(uint32_t ticks, void (*hook)(void))
+{
+    TD_REG32(SYST_CSR) = 0u;
+    td_systick_wraps = 0;
+    td_systick_reload = (ticks - 1u) & 0x00FFFFFFu;
+    td_systick_hook = hook;
+    TD_REG32(SYST_RVR) = td_systick_reload;
+    TD_REG32(SYST_CVR) = 0;
+    TD_REG32(SYST_CSR) = 0x7u; /* processor clock, interrupt, enable */
+}
 
 void td_cortexm_cycles_init(void)
 {
@@ -177,10 +195,7 @@ void td_cortexm_cycles_init(void)
     }
     /* DWT not counting (QEMU implements none): fall back to SysTick */
 #endif
-    td_systick_wraps = 0;
-    TD_REG32(SYST_RVR) = 0x00FFFFFFu;
-    TD_REG32(SYST_CVR) = 0;
-    TD_REG32(SYST_CSR) = 0x7u; /* processor clock, interrupt, enable */
+    td_cortexm_systick_period(0x01000000u, 0);
 }
 
 uint32_t td_cycles_now(void)
@@ -197,7 +212,7 @@ uint32_t td_cycles_now(void)
         wraps++;
     }
     __asm volatile("msr primask, %0" ::"r"(primask) : "memory");
-    return (wraps << 24) + (0x00FFFFFFu - val);
+    return wraps * (td_systick_reload + 1u) + (td_systick_reload - val);
 }
 
 const char *td_cycles_unit(void) { return "cycles"; }

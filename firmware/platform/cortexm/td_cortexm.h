@@ -11,4 +11,16 @@
  * 24-bit reload, extended to 32 bits by its interrupt. */
 void td_cortexm_cycles_init(void);
 
+/* SysTick as a periodic tick as well: an interrupt every `ticks` SysTick counts (processor
+ * clock; at most 2^24) that also calls hook (e.g. the virtual microphone's block clock under
+ * QEMU). td_cycles_now() stays a free-running count of the same clock. Call it once, after
+ * td_platform_init(); hook runs in interrupt context. */
+void td_cortexm_systick_period(uint32_t ticks, void (*hook)(void));
+
+#if defined(TD_QEMU) && TD_QEMU
+/* One Arm semihosting call (op in r0, arg block in r1; returns r0): QEMU builds only, the
+ * `bkpt 0xAB` faults without a debugger or emulator. */
+uint32_t td_semihost(uint32_t op, volatile void *arg);
+#endif
+
 #endif /* TD_CORTEXM_H */

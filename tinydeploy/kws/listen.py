@@ -1,0 +1,140 @@
+"""Listening: the kws firmware hears its own microphone, continuously, and streams its results.
+
+On an emulated board the microphone is the virtual one (firmware/audio/virtual): the firmware
+reads a raw 16 kHz int16 file through semihosting, one block per block period of the emulated
+clock, and QEMU runs with ``-icount shift=N`` chosen so that the emulated core executes
+instructions at the board's clock (`tinydeploy.flash.qemu.icount_shift_for`). A schedule too
+slow for the clock therefore loses samples here as on the chip, and the firmware counts them.
+The host only listens: EVENT frames as keywords fire, STATUS frames every second and a final
+one when the file has ended (docs/audio.md, docs/protocol.md).
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from tinydeploy.boards import Board, emulation_target
+from tinydeploy.errors import InputDataError, LinkError
+from tinydeploy.kws.stream import DetectorConfig, Detection
+
+# Wall-clock seconds QEMU may take per second of audio (it runs far faster than real time
+# when the core sleeps most of the time) and for starting up.
+SECONDS_PER_AUDIO_SECOND = 2.0
+START_SECONDS = 60.0
+
+
+@dataclass(frozen=True)
+class ListenResult:
+    detections: tuple[Detection, ...]
+    final: Any                  # the last STATUS (tinydeploy.link.messages.Status)
+    infer_every: int
+    audio_blocks: int
+    board: str
+    target: str
+    icount_shift: int
+    clock_hz: int
+
+    @property
+    def overruns(self) -> int:
+        return int(self.final.overruns)
+
+    @property
+    def duty_cycle(self) -> float:
+        return float(self.final.duty_cycle)
+
+    @property
+    def audio_seconds(self) -> float:
+        return self.final.audio_ms / 1000.0
+
+    def as_dict(self, names: list[str] | None = None) -> dict[str, Any]:
+        f = self.final
+        windows = max(f.windows, 1)
+        return {
+            "detections": [{"label": names[d.label] if names else d.label, "index": d.label,
+                            "time_ms": d.time_ms, "score": d.score} for d in self.detections],
+            "overruns": self.overruns, "duty_cycle": self.duty_cycle,
+            "infer_every": self.infer_every, "audio_seconds": self.audio_seconds,
+            "audio_blocks": self.audio_blocks, "windows": f.windows, "frames": f.frames,
+            "board": self.board, "emulated_on": self.target,
+            "icount_shift": self.icount_shift, "clock_hz": self.clock_hz,
+            "frontend_per_frame": f.frontend / max(f.frames, 1),
+            "model_per_window": f.model / windows, "unit": f.unit,
+        }
+
+
+def block_audio(audio: np.ndarray, stride: int) -> np.ndarray:
+    """``audio`` cut to whole blocks of one stride: the microphone delivers whole blocks, so
+    the last partial block is never heard (the host twin is given the same samples)."""
+    n = (audio.size // stride) * stride
+    return np.ascontiguousarray(audio[:n], dtype="<i2")
+
+
+def listen_emulated(model: Path, board: Board, audio: np.ndarray, det: DetectorConfig,
+                    choice: Any, out_dir: Path, *, audio_blocks: int,
+                    on_detection: Callable[[Detection], None] | None = None,
+                    on_status: Callable[[Any], None] | None = None) -> ListenResult:
+    """Build the listening firmware for ``board`` (on its emulated stand-in when it is real
+    hardware), let it hear ``audio`` through the virtual microphone at the board's clock, and
+    collect what it reports."""
+    from tinydeploy.flash.qemu import icount_shift_for
+    from tinydeploy.flash.runner import Firmware
+    from tinydeploy.kws.device import ListenSettings, build_kws_firmware
+    from tinydeploy.link.connect import connect
+    from tinydeploy.link.messages import Event, Log, Status, decode_message
+
+    emulate = not board.qemu_machine
+    target = emulation_target(board) if emulate else board
+    stride = int(choice.config.stride)
+    pcm = block_audio(audio, stride)
+    if pcm.size < stride * 3:
+        raise InputDataError(f"{pcm.size} samples are too few to listen to",
+                             hint="give at least a second of audio")
+    build_kws_firmware(model, board, out_dir, det, choice, emulate=emulate,
+                       listen=ListenSettings("virtual", audio_blocks))
+    fw = Firmware.from_build_dir(out_dir)
+    shift = icount_shift_for(board.clock_hz)
+    seconds = pcm.size / 16000.0
+    detections: list[Detection] = []
+    final: Any = None
+    with tempfile.TemporaryDirectory(prefix="td-listen-") as tmp:
+        raw = Path(tmp) / "audio.raw"
+        raw.write_bytes(pcm.tobytes())
+        timeout = START_SECONDS + SECONDS_PER_AUDIO_SECOND * seconds
+        with connect(fw, timeout=timeout,
+                     runner_options={"shift": shift, "semihosting_args": (str(raw),)}) as conn:
+            session = conn.session
+            pending = list(session.unsolicited)
+            session.unsolicited.clear()
+
+            def take(msg: Any) -> bool:
+                nonlocal final
+                if isinstance(msg, Event):
+                    d = Detection(int(msg.label), float(msg.score), int(msg.timestamp_ms))
+                    detections.append(d)
+                    if on_detection:
+                        on_detection(d)
+                elif isinstance(msg, Status):
+                    final = msg
+                    if on_status:
+                        on_status(msg)
+                    return bool(msg.final)
+                elif isinstance(msg, Log) and msg.level >= 3:
+                    raise LinkError(f"the listening firmware reported: {msg.text}")
+                return False
+
+            done = any(take(m) for m in pending)
+            while not done:
+                frame = session.read_frame(timeout)
+                if frame is None:
+                    raise LinkError(f"the listening firmware sent nothing for {timeout:.0f} s",
+                                    hint=conn.log[-1000:] if conn.log else None)
+                done = take(decode_message(frame))
+    assert final is not None
+    return ListenResult(tuple(detections), final, det.infer_every, audio_blocks, board.id,
+                        target.id, shift, board.clock_hz)
