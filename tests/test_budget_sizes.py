@@ -37,3 +37,19 @@ def test_budget_struct_sizes_match_the_c_layout(tmp_path: Path) -> None:
                            f"-I{fw / 'app' / 'kws'}", str(src)],
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr[-2000:]
+
+
+def test_sized_detector_matches_the_c_layout(tmp_path: Path) -> None:
+    """The listening app sizes the detector's history to the model and the averaging
+    (TD_KWS_MAX_AVG x TD_KWS_MAX_LABELS): `kws_detector_bytes` must follow."""
+    cc = shutil.which("arm-none-eabi-gcc")
+    assert cc, "arm-none-eabi-gcc is needed (apt-get install gcc-arm-none-eabi)"
+    src = tmp_path / "det.c"
+    want = budget.kws_detector_bytes(5, 12)
+    src.write_text('#include "td_kws_detect.h"\n'
+                   f'_Static_assert(sizeof(td_kws_detector_t) == {want}u, "sized detector");\n')
+    proc = subprocess.run([cc, *core_flags(Core.CORTEX_M4F), "-std=c99", "-fsyntax-only",
+                           "-DTD_KWS_MAX_AVG=5u", "-DTD_KWS_MAX_LABELS=12u",
+                           f"-I{firmware_dir() / 'app' / 'kws'}", str(src)],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr[-2000:]

@@ -18,6 +18,8 @@ from tinydeploy.plan.budget import (
     check_budget,
     compute_budget,
     default_app_buffers,
+    kws_app_buffers,
+    kws_detector_bytes,
     weights_bytes,
 )
 
@@ -65,7 +67,13 @@ def test_kws_app_keeps_its_audio_and_features_outside_the_arena(dscnn: tuple) ->
     graph, sel = dscnn
     bufs = dict(default_app_buffers("kws", graph.inputs[0].nbytes, len(sel.choices)))
     assert bufs["feature rows"] == 49 * 10
-    assert bufs["audio ring"] == 16_000 * 2  # one second of int16 audio at 16 kHz
+    # serial mode: the ring holds one analysis window (40 ms of int16 audio), not a second
+    assert bufs["audio ring (one window)"] == 640 * 2
+    listen = dict(kws_app_buffers(490, 4_256, listen_blocks=5, fe_in_arena=True,
+                                  avg_windows=8, labels=12))
+    assert listen["audio blocks (5 x 320 samples)"] == 5 * 320 * 2
+    assert "front-end scratch" not in listen          # it borrows the idle arena
+    assert listen["detector"] == kws_detector_bytes(8, 12) < bufs["detector"]
     assert dict(default_app_buffers("bench", 0, 12))["per-op counters"] == 12 * (4 + 8)
     with pytest.raises(BudgetError):
         default_app_buffers("radio")

@@ -88,6 +88,17 @@ def configure(p: argparse.ArgumentParser) -> None:
     s.add_argument("--realtime", action="store_true", help="pace the audio at real time")
     _detector_args(s)
 
+    li = sub.add_parser("listen", help="the board hears its own microphone (emulated: a WAV "
+                                       "file, paced by the board's clock); detections live")
+    li.add_argument("--wav", type=Path, default=None,
+                    help="what the virtual microphone hears (emulated boards; default: "
+                         "examples/kws/demo.wav)")
+    li.add_argument("--seconds", type=float, default=None,
+                    help="listen this long (emulated: the first S seconds of --wav; a real "
+                         "board: default 30)")
+    _detector_args(li)
+    li.set_defaults(infer_every=None)   # chosen by the schedule unless given
+
     c = sub.add_parser("score", help="a long stream of test clips: hits, misses, FA/hour; or "
                                      "a folder of labelled WAV clips: top-1, confusion matrix")
     c.add_argument("--data", type=Path, required=True,
@@ -103,14 +114,14 @@ def configure(p: argparse.ArgumentParser) -> None:
     c.add_argument("--tolerance-ms", type=int, default=1000)
     c.add_argument("--realtime", action="store_true")
     _detector_args(c)
-    for sp in (d, t, s, c):     # `tinydeploy kws stream ... --debug` as for other commands
+    for sp in (d, t, s, li, c):     # `tinydeploy kws stream ... --debug` as for other commands
         sp.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
                         help="show a Python traceback on errors")
 
 
 def run(args: argparse.Namespace) -> int:
-    return {"data": _data, "train": _train, "stream": _stream, "score": _score}[
-        args.kws_command](args)
+    return {"data": _data, "train": _train, "stream": _stream, "score": _score,
+            "listen": _listen}[args.kws_command](args)
 
 
 def _log(args: argparse.Namespace) -> Any:
@@ -318,6 +329,82 @@ def _stream(args: argparse.Namespace) -> int:
                    "device": _device_json(res)})
     elif res is not None:
         stdout.print(_device_text(res, args))
+    return 0
+
+
+def _listen(args: argparse.Namespace) -> int:
+    """Build the listening firmware with a schedule that keeps up, let it hear, print what
+    it says as it says it."""
+    import dataclasses
+
+    from tinydeploy.boards import get_board
+    from tinydeploy.errors import InputDataError
+    from tinydeploy.kws.listen import listen_board, listen_emulated
+    from tinydeploy.kws.realtime import choose_schedule, measure_kws_load
+    from tinydeploy.kws.wav import read_wav
+    from tinydeploy.report.output import emit_json, stdout
+    from tinydeploy.resources import examples_dir
+
+    if args.simulate:
+        raise InputDataError("kws listen runs the firmware; the host twin is "
+                             "`kws stream FILE --simulate --infer-every N`")
+    if not args.board:
+        raise InputDataError("--board is required", hint="e.g. --board nrf52840 --emulate")
+    if args.seconds is not None and args.seconds <= 0:
+        raise InputDataError(f"--seconds must be positive, got {args.seconds}")
+    board = get_board(args.board)
+    choice = _frontend(args)
+    _check_input(args.model, choice)
+    names = _label_names(args.model, args.labels)
+    emulated = args.emulate or board.qemu_machine is not None
+    log = _log(args)
+    out = (args.output or Path("build") / f"kws-listen-{args.model.stem}-{board.id}"
+           f"{'-emulated' if args.emulate else ''}").resolve()
+    if not args.json:
+        log(f"measuring the front end and the model on {board.id}'s emulated core ...")
+    load = measure_kws_load(args.model, board, choice, out / "measure")
+    sched = choose_schedule(board, load, choice.config, args.infer_every)
+    det = dataclasses.replace(_detector(argparse.Namespace(**{**vars(args), "infer_every": 1})),
+                              infer_every=sched.infer_every)
+    if not args.json:
+        log(sched.text())
+
+    def show(d: Any) -> None:
+        if not args.json:
+            stdout.print(f"{d.time_ms:8d} ms  {names[d.label]:10s} score {d.score:.3f}")
+
+    def status(s: Any) -> None:
+        if not args.json and (s.final or s.audio_ms % 10_000 == 0):
+            log(f"  {s.audio_ms / 1000:7.1f} s heard, {s.windows} windows, "
+                f"{s.overruns} samples lost, busy {100 * s.duty_cycle:.1f} %")
+
+    if emulated:
+        wav = args.wav or examples_dir() / "kws" / "demo.wav"
+        audio = read_wav(wav)
+        if args.seconds is not None:
+            audio = audio[:int(args.seconds * choice.config.sample_rate)]
+        if not args.json:
+            log(f"listening to {wav} ({audio.size / choice.config.sample_rate:.1f} s) through "
+                f"the virtual microphone of {board.id}")
+        res = listen_emulated(args.model, board, audio, det, choice, out,
+                              audio_blocks=sched.audio_blocks, on_detection=show,
+                              on_status=status)
+    else:
+        if args.wav is not None:
+            raise InputDataError("--wav feeds the virtual microphone of an emulated board",
+                                 hint="add --emulate, or speak to the board")
+        res = listen_board(args.model, board, det, choice, out,
+                           audio_blocks=sched.audio_blocks, seconds=args.seconds or 30.0,
+                           port=args.port, on_detection=show, on_status=status)
+    d = res.as_dict(names)
+    d["schedule"] = sched.as_dict()
+    if args.json:
+        emit_json(d)
+    else:
+        stdout.print(f"{len(res.detections)} detections in {res.audio_seconds:.1f} s of audio; "
+                     f"{res.overruns} samples lost to overruns; duty cycle "
+                     f"{100 * res.duty_cycle:.1f} % (inference every {res.infer_every} "
+                     f"frames, {res.audio_blocks} audio blocks)")
     return 0
 
 

@@ -39,6 +39,7 @@ class ListenResult:
     target: str
     icount_shift: int
     clock_hz: int
+    target_clock_hz: int = 0    # the emulated machine's SysTick clock; 0 on a real board
 
     @property
     def overruns(self) -> int:
@@ -52,6 +53,17 @@ class ListenResult:
     def audio_seconds(self) -> float:
         return self.final.audio_ms / 1000.0
 
+    def instructions(self, count: float) -> float:
+        """A count of the firmware's clock as instructions under emulation (SysTick runs at
+        the machine's clock; one instruction is 2^shift ns of emulated time), else as is."""
+        if self.target_clock_hz and self.final.unit == "cycles":
+            return count * 1e9 / self.target_clock_hz / 2 ** self.icount_shift
+        return count
+
+    @property
+    def unit(self) -> str:
+        return "instructions" if self.target_clock_hz else "cycles"
+
     def as_dict(self, names: list[str] | None = None) -> dict[str, Any]:
         f = self.final
         windows = max(f.windows, 1)
@@ -63,8 +75,8 @@ class ListenResult:
             "audio_blocks": self.audio_blocks, "windows": f.windows, "frames": f.frames,
             "board": self.board, "emulated_on": self.target,
             "icount_shift": self.icount_shift, "clock_hz": self.clock_hz,
-            "frontend_per_frame": f.frontend / max(f.frames, 1),
-            "model_per_window": f.model / windows, "unit": f.unit,
+            "frontend_per_frame": self.instructions(f.frontend / max(f.frames, 1)),
+            "model_per_window": self.instructions(f.model / windows), "unit": self.unit,
         }
 
 
@@ -86,7 +98,6 @@ def listen_emulated(model: Path, board: Board, audio: np.ndarray, det: DetectorC
     from tinydeploy.flash.runner import Firmware
     from tinydeploy.kws.device import ListenSettings, build_kws_firmware
     from tinydeploy.link.connect import connect
-    from tinydeploy.link.messages import Event, Log, Status, decode_message
 
     emulate = not board.qemu_machine
     target = emulation_target(board) if emulate else board
@@ -101,7 +112,6 @@ def listen_emulated(model: Path, board: Board, audio: np.ndarray, det: DetectorC
     shift = icount_shift_for(board.clock_hz)
     seconds = pcm.size / 16000.0
     detections: list[Detection] = []
-    final: Any = None
     with tempfile.TemporaryDirectory(prefix="td-listen-") as tmp:
         raw = Path(tmp) / "audio.raw"
         raw.write_bytes(pcm.tobytes())
@@ -109,32 +119,74 @@ def listen_emulated(model: Path, board: Board, audio: np.ndarray, det: DetectorC
         with connect(fw, timeout=timeout,
                      runner_options={"shift": shift, "semihosting_args": (str(raw),)}) as conn:
             session = conn.session
-            pending = list(session.unsolicited)
-            session.unsolicited.clear()
-
-            def take(msg: Any) -> bool:
-                nonlocal final
-                if isinstance(msg, Event):
-                    d = Detection(int(msg.label), float(msg.score), int(msg.timestamp_ms))
-                    detections.append(d)
-                    if on_detection:
-                        on_detection(d)
-                elif isinstance(msg, Status):
-                    final = msg
-                    if on_status:
-                        on_status(msg)
-                    return bool(msg.final)
-                elif isinstance(msg, Log) and msg.level >= 3:
-                    raise LinkError(f"the listening firmware reported: {msg.text}")
-                return False
-
-            done = any(take(m) for m in pending)
-            while not done:
-                frame = session.read_frame(timeout)
-                if frame is None:
-                    raise LinkError(f"the listening firmware sent nothing for {timeout:.0f} s",
-                                    hint=conn.log[-1000:] if conn.log else None)
-                done = take(decode_message(frame))
-    assert final is not None
+            final = collect(session, timeout, on_detection, on_status, detections,
+                            log=lambda: conn.log)
     return ListenResult(tuple(detections), final, det.infer_every, audio_blocks, board.id,
-                        target.id, shift, board.clock_hz)
+                        target.id, shift, board.clock_hz, target.clock_hz)
+
+
+def collect(session: Any, timeout: float,
+            on_detection: Callable[[Detection], None] | None,
+            on_status: Callable[[Any], None] | None, detections: list[Detection], *,
+            seconds: float | None = None, log: Callable[[], str] | None = None) -> Any:
+    """Read what a listening firmware sends until its final STATUS (a finite source), or,
+    with ``seconds``, until that much audio was heard (a microphone never ends). Returns the
+    last STATUS."""
+    from tinydeploy.link.messages import Event, Log, Status, decode_message
+
+    final: Any = None
+
+    def take(msg: Any) -> bool:
+        nonlocal final
+        if isinstance(msg, Event):
+            d = Detection(int(msg.label), float(msg.score), int(msg.timestamp_ms))
+            detections.append(d)
+            if on_detection:
+                on_detection(d)
+        elif isinstance(msg, Status):
+            final = msg
+            if on_status:
+                on_status(msg)
+            return bool(msg.final) or (seconds is not None and
+                                       msg.audio_ms >= seconds * 1000.0)
+        elif isinstance(msg, Log) and msg.level >= 3:
+            raise LinkError(f"the listening firmware reported: {msg.text}")
+        return False
+
+    pending = list(session.unsolicited)
+    session.unsolicited.clear()
+    done = any([take(m) for m in pending])
+    while not done:
+        frame = session.read_frame(timeout)
+        if frame is None:
+            tail = log() if log else ""
+            raise LinkError(f"the listening firmware sent nothing for {timeout:.0f} s",
+                            hint=tail[-1000:] or "is it running, and the port right?")
+        done = take(decode_message(frame))
+    return final
+
+
+def listen_board(model: Path, board: Board, det: DetectorConfig, choice: Any,
+                 out_dir: Path, *, audio_blocks: int, seconds: float,
+                 port: str | None = None,
+                 on_detection: Callable[[Detection], None] | None = None,
+                 on_status: Callable[[Any], None] | None = None) -> ListenResult:
+    """A real board with a microphone: build the listening firmware for its ``[audio]``
+    source, flash it with the board's runner, and listen for ``seconds`` of audio."""
+    from tinydeploy.flash import runner_for
+    from tinydeploy.flash.runner import Firmware
+    from tinydeploy.kws.device import ListenSettings, audio_source_for, build_kws_firmware
+    from tinydeploy.link.connect import connect
+
+    source = audio_source_for(board)
+    build_kws_firmware(model, board, out_dir, det, choice,
+                       listen=ListenSettings(source, audio_blocks))
+    fw = Firmware.from_build_dir(out_dir)
+    device = runner_for(board, None, port=port).start(fw)
+    detections: list[Detection] = []
+    timeout = START_SECONDS
+    with connect(fw, port=getattr(device, "port", port)) as conn:
+        final = collect(conn.session, timeout, on_detection, on_status, detections,
+                        seconds=seconds)
+    return ListenResult(tuple(detections), final, det.infer_every, audio_blocks, board.id,
+                        board.id, 0, board.clock_hz)

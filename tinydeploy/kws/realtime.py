@@ -26,7 +26,10 @@ import numpy as np
 from tinydeploy.errors import InputDataError
 
 AUDIO_CHUNK = 126                 # samples per AUDIO frame (tinydeploy.kws.stream)
-MAX_UTILISATION = 0.8             # instructions / clock; cycles exceed instructions
+# Busy at most 2/3 of the clock at one cycle per instruction: on the chip, flash wait states
+# and multi-cycle instructions make cycles exceed instructions (up to 1.5x keeps up).
+MAX_UTILISATION = 2 / 3
+MAX_INFER_EVERY = 10              # frames between inferences: beyond 200 ms a word is missed
 
 
 def audio_frame_bytes(samples: int = AUDIO_CHUNK) -> int:
@@ -108,6 +111,87 @@ def realtime_verdict(board: Any, load: KwsLoad, cfg: Any, infer_every: int) -> R
                         baud >= need or board.family == "host", load.frontend_per_frame,
                         load.model_per_window, load.source)
     return v
+
+
+@dataclass(frozen=True)
+class ListenSchedule:
+    """The listening firmware's schedule on one board, chosen on the host: an inference every
+    ``infer_every`` frames, and ``audio_blocks`` blocks of one stride in its audio ring (the
+    blocks of one analysis window, the two the source fills and arms, and the blocks that
+    arrive while one frame and one inference run at one instruction per cycle)."""
+
+    board: str
+    clock_hz: int
+    infer_every: int
+    audio_blocks: int
+    utilisation: float
+    forced: bool
+    frontend_per_frame: float
+    model_per_window: float
+    source: str
+
+    @property
+    def keeps_up(self) -> bool:
+        return self.utilisation <= MAX_UTILISATION
+
+    @property
+    def margin(self) -> float:
+        """How far below the limit the load stays, as a fraction of the clock."""
+        return MAX_UTILISATION - self.utilisation
+
+    def as_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "keeps_up": self.keeps_up, "margin": self.margin,
+                "max_utilisation": MAX_UTILISATION}
+
+    def text(self) -> str:
+        verdict = "keeps up" if self.keeps_up else "does NOT keep up"
+        why = "as asked" if self.forced else "the most frequent that keeps up"
+        return (f"schedule: {self.board} {verdict} with an inference every {self.infer_every} "
+                f"frame{'s' if self.infer_every > 1 else ''} ({why}): busy "
+                f"{100 * self.utilisation:.0f} % of {self.clock_hz / 1e6:.0f} MHz at one "
+                f"cycle per instruction (limit {100 * MAX_UTILISATION:.0f} %, margin "
+                f"{100 * self.margin:+.0f} points); {self.audio_blocks} audio blocks "
+                f"[{self.source}]")
+
+
+def load_utilisation(board: Any, load: KwsLoad, cfg: Any, infer_every: int) -> float:
+    """Busy fraction of ``board``'s clock at one cycle per instruction."""
+    frames_per_s = cfg.sample_rate / cfg.stride
+    ips = frames_per_s * load.frontend_per_frame + \
+        frames_per_s / infer_every * load.model_per_window
+    return float(ips / board.clock_hz)
+
+
+def choose_schedule(board: Any, load: KwsLoad, cfg: Any,
+                    infer_every: int | None = None) -> ListenSchedule:
+    """The most frequent inference (the smallest ``infer_every`` <= `MAX_INFER_EVERY`) whose
+    load stays within `MAX_UTILISATION` of the clock, and the audio blocks it needs; an
+    InputDataError with the figures when none keeps up. ``infer_every`` forces the interval
+    (a schedule that does not keep up is then built as asked: it loses samples, counted)."""
+    if infer_every is not None:
+        if not 1 <= infer_every <= 1000:
+            raise InputDataError(f"--infer-every must be in [1, 1000], got {infer_every}")
+        n = infer_every
+    else:
+        ok = [k for k in range(1, MAX_INFER_EVERY + 1)
+              if load_utilisation(board, load, cfg, k) <= MAX_UTILISATION]
+        if not ok:
+            best = load_utilisation(board, load, cfg, MAX_INFER_EVERY)
+            raise InputDataError(
+                f"{board.id} cannot listen in real time: with an inference every "
+                f"{MAX_INFER_EVERY} frames ({MAX_INFER_EVERY * 1000 * cfg.stride // cfg.sample_rate}"
+                f" ms) it would be busy {100 * best:.0f} % of its {board.clock_hz / 1e6:.0f} MHz "
+                f"(limit {100 * MAX_UTILISATION:.0f} %): {load.frontend_per_frame:,.0f} "
+                f"instructions per front-end frame, {load.model_per_window:,.0f} per inference",
+                hint="a smaller or streamed model (--streaming), a cheaper front end, or a "
+                     "faster board")
+        n = ok[0]
+    block_instructions = board.clock_hz * cfg.stride / cfg.sample_rate
+    burst = math.ceil((load.frontend_per_frame + load.model_per_window) / block_instructions)
+    window_blocks = -(-cfg.window // cfg.stride)
+    return ListenSchedule(board.id, board.clock_hz, n, window_blocks + 2 + burst,
+                          load_utilisation(board, load, cfg, n), infer_every is not None,
+                          load.frontend_per_frame, load.model_per_window, load.source)
 
 
 def min_infer_every(v: RealtimeVerdict) -> int | None:

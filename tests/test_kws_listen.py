@@ -1,0 +1,96 @@
+"""The listening kws firmware (issue: the doorbell listens for itself): the virtual microphone
+under QEMU paced at the board's clock, the schedule chosen on the host, overruns counted.
+
+Target tier: builds for the emulated nRF52840 (its Cortex-M4 stand-in, mps2-an386) and runs
+QEMU with -icount shift=4 (62.5 M instructions per emulated second)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tinydeploy.boards import get_board
+from tinydeploy.errors import InputDataError
+from tinydeploy.flash.qemu import icount_shift_for, qemu_command
+from tinydeploy.kws.device import frontend_for
+from tinydeploy.kws.listen import block_audio, listen_emulated
+from tinydeploy.kws.realtime import MAX_UTILISATION, KwsLoad, choose_schedule
+from tinydeploy.kws.stream import DetectorConfig, simulate_stream
+from tinydeploy.kws.wav import read_wav
+
+ROOT = Path(__file__).resolve().parent.parent
+MODEL = ROOT / "models" / "kws" / "dscnn_int8.tflite"
+DEMO = ROOT / "examples" / "kws" / "demo.wav"
+
+
+def test_icount_shift_paces_the_emulated_core_at_the_board_clock() -> None:
+    assert icount_shift_for(64_000_000) == 4          # 62.5 M instructions per second
+    assert icount_shift_for(16_000_000) == 6
+    assert icount_shift_for(1_000_000_000) == 0
+    board = get_board("mps2-an386")
+    cmd = qemu_command(board, Path("fw.elf"), shift=4, semihosting_args=("/a,b.raw",))
+    assert "shift=4,sleep=off" in cmd
+    assert "enable=on,target=native,arg=/a,,b.raw" in cmd
+
+
+def test_schedule_is_the_most_frequent_that_keeps_up() -> None:
+    nrf = get_board("nrf52840")
+    cfg = frontend_for(MODEL).config
+    load = KwsLoad(40_000, 3_000_000, "test")
+    s = choose_schedule(nrf, load, cfg)
+    # 50 frames/s: 2.0 M front end + 150 M / N model per second within 2/3 of 64 MHz
+    assert s.infer_every == 4 and s.keeps_up and s.utilisation <= MAX_UTILISATION
+    assert choose_schedule(nrf, load, cfg, 3).utilisation > MAX_UTILISATION
+    # blocks: a window's two, the source's two, and the ~2.4 blocks one inference takes
+    assert s.audio_blocks == 2 + 2 + 3
+    fast = choose_schedule(nrf, KwsLoad(40_000, 150_000, "streamed"), cfg)
+    assert fast.infer_every == 1 and fast.audio_blocks == 5
+    with pytest.raises(InputDataError) as e:
+        choose_schedule(get_board("microbit-v1"), load, cfg)
+    assert "cannot listen in real time" in e.value.message and "16 MHz" in e.value.message
+
+
+def test_block_audio_keeps_whole_blocks() -> None:
+    a = np.arange(1000, dtype=np.int16)
+    assert block_audio(a, 320).size == 960
+
+
+@pytest.mark.target
+def test_listening_firmware_equals_the_host_twin(tmp_path: Path) -> None:
+    """The same detections (label and audio time) as `kws stream --simulate`, no sample lost,
+    and a duty cycle the firmware measured."""
+    choice = frontend_for(MODEL)
+    audio = block_audio(read_wav(DEMO), choice.config.stride)
+    det = DetectorConfig(infer_every=5, first_keyword=2)
+    res = listen_emulated(MODEL, get_board("nrf52840"), audio, det, choice, tmp_path / "b",
+                          audio_blocks=7)
+    twin = simulate_stream(audio, MODEL.read_bytes(), choice, det)
+    assert [(d.label, d.time_ms) for d in res.detections] == \
+        [(d.label, d.time_ms) for d in twin]
+    assert len(twin) >= 2
+    assert res.overruns == 0
+    assert 0.2 < res.duty_cycle < MAX_UTILISATION
+    assert res.final.windows == (res.final.frames - 49) // 5 + 1
+    assert res.audio_seconds == pytest.approx(audio.size / 16000, abs=0.02)
+    d = res.as_dict()
+    assert d["unit"] == "instructions" and 2.5e6 < d["model_per_window"] < 3.5e6
+
+
+@pytest.mark.target
+def test_forced_schedule_too_fast_for_the_clock_loses_samples_counted(tmp_path: Path) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "tinydeploy", "kws", "listen", "--board", "nrf52840",
+         "--emulate", "--infer-every", "1", "--seconds", "4", "--json",
+         "-o", str(tmp_path / "b")],
+        capture_output=True, text=True, timeout=600, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    d = json.loads(proc.stdout)
+    assert d["infer_every"] == 1 and d["schedule"]["keeps_up"] is False
+    assert d["overruns"] > 0 and d["overruns"] % 320 == 0     # whole blocks lost, counted
+    for key in ("detections", "duty_cycle", "audio_seconds"):
+        assert key in d
