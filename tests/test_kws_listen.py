@@ -46,10 +46,10 @@ def test_schedule_is_the_most_frequent_that_keeps_up() -> None:
     # 50 frames/s: 2.0 M front end + 150 M / N model per second within 2/3 of 64 MHz
     assert s.infer_every == 4 and s.keeps_up and s.utilisation <= MAX_UTILISATION
     assert choose_schedule(nrf, load, cfg, 3).utilisation > MAX_UTILISATION
-    # blocks: a window's two, the source's two, and the ~2.4 blocks one inference takes
-    assert s.audio_blocks == 2 + 2 + 3
+    # blocks: the next frame's one, the source's two, the ~2.4 blocks one inference takes
+    assert s.audio_blocks == 1 + 2 + 3
     fast = choose_schedule(nrf, KwsLoad(40_000, 150_000, "streamed"), cfg)
-    assert fast.infer_every == 1 and fast.audio_blocks == 5
+    assert fast.infer_every == 1 and fast.audio_blocks == 4
     with pytest.raises(InputDataError) as e:
         choose_schedule(get_board("microbit-v1"), load, cfg)
     assert "cannot listen in real time" in e.value.message and "16 MHz" in e.value.message
@@ -68,7 +68,7 @@ def test_listening_firmware_equals_the_host_twin(tmp_path: Path) -> None:
     audio = block_audio(read_wav(DEMO), choice.config.stride)
     det = DetectorConfig(infer_every=5, first_keyword=2)
     res = listen_emulated(MODEL, get_board("nrf52840"), audio, det, choice, tmp_path / "b",
-                          audio_blocks=7)
+                          audio_blocks=6)
     twin = simulate_stream(audio, MODEL.read_bytes(), choice, det)
     assert [(d.label, d.time_ms) for d in res.detections] == \
         [(d.label, d.time_ms) for d in twin]

@@ -57,10 +57,11 @@ def configure(p: argparse.ArgumentParser) -> None:
 
 
 def plan_model(model: Path, board_name: str, app: str = "bench", algorithm: str = "auto",
-               align: int = 16, stack: int | None = None, optimize: str = "balanced"
-               ) -> tuple[dict[str, Any], Any]:
+               align: int = 16, stack: int | None = None, optimize: str = "balanced",
+               app_buffers: Any = None) -> tuple[dict[str, Any], Any]:
     """Load, select kernels, plan and budget: the report as plain data (JSON-ready) and the
-    `Budget`."""
+    `Budget`. ``app_buffers(input_bytes, idle_arena_bytes)``: the app's buffers when it sizes
+    them itself (the listening kws app)."""
     from tinydeploy.boards import get_board
     from tinydeploy.model.loader import load_tflite
     from tinydeploy.plan.budget import check_constants_fit, compute_budget
@@ -80,9 +81,11 @@ def plan_model(model: Path, board_name: str, app: str = "bench", algorithm: str 
         # the build reserves the stack bound plus a margin, not a fixed size
         stack = (sized_stack_reserve(stack_estimate(selection, app))
                  if stack_sized_from_bound(board) else default_stack_bytes(board))
+    input_bytes = sum(t.nbytes for t in graph.inputs)
+    idle = 0 if any(t.is_variable for t in graph.tensors) else gplan.arena_bytes
     budget = compute_budget(selection, gplan.arena_bytes, board, app,
-                            input_bytes=sum(t.nbytes for t in graph.inputs),
-                            stack_reserved=stack)
+                            input_bytes=input_bytes, stack_reserved=stack,
+                            app_buffers=app_buffers(input_bytes, idle) if app_buffers else None)
     report = plan_report(model, graph, gplan, budget)
     report["selection"] = {"optimize": choice.optimize.value, "fallback": choice.fallback,
                            "reference_arena_bytes": choice.reference_arena_bytes,
@@ -247,10 +250,17 @@ def run(args: argparse.Namespace) -> int:
         raise InputDataError(f"--stack {args.stack}: must be between 1 and {1 << 24} bytes")
     report, budget = plan_model(args.model, args.board, args.app, args.algorithm, args.align,
                                 args.stack, args.optimize)
-    verdict = None
+    verdict = sched = None
     if args.app == "kws" and budget.fits:
-        verdict = _realtime(args)
+        verdict, sched = _realtime(args)
         report["realtime"] = verdict.as_dict()
+        if sched is not None:
+            # the listening firmware's own buffers: the budget a doorbell pays
+            report, budget = plan_model(args.model, args.board, args.app, args.algorithm,
+                                        args.align, args.stack, args.optimize,
+                                        app_buffers=_listen_buffers(args, sched))
+            report["realtime"] = verdict.as_dict()
+            report["listen"] = sched.as_dict()
     if args.html:
         from tinydeploy.report.plan_html import render_plan_html
 
@@ -269,7 +279,7 @@ def run(args: argparse.Namespace) -> int:
         if verdict is not None:
             from tinydeploy.report.output import stdout
 
-            stdout.print(verdict.text())
+            stdout.print(sched.text() if sched is not None else verdict.text())
     if not budget.fits:
         from tinydeploy.plan.budget import check_budget
 
@@ -277,14 +287,29 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _realtime(args: argparse.Namespace) -> Any:
-    """The kws app's real-time verdict (tinydeploy/kws/realtime.py)."""
+def _listen_buffers(args: argparse.Namespace, sched: Any) -> Any:
+    from tinydeploy.frontend.presets import resolve_frontend
+    from tinydeploy.kws.device import listen_buffers
+
+    return listen_buffers(args.model, resolve_frontend(args.frontend, args.model),
+                          sched.audio_blocks, avg_windows=8)
+
+
+def _realtime(args: argparse.Namespace) -> tuple[Any, Any]:
+    """The kws app's real-time verdict and, where the board can listen (a microphone, or an
+    emulated one), the listening schedule (tinydeploy/kws/realtime.py)."""
     import tempfile
 
     from tinydeploy.boards import get_board
     from tinydeploy.errors import InputDataError
     from tinydeploy.frontend.presets import resolve_frontend
-    from tinydeploy.kws.realtime import KwsLoad, measure_kws_load, realtime_verdict
+    from tinydeploy.kws.device import audio_source_for
+    from tinydeploy.kws.realtime import (
+        KwsLoad,
+        choose_schedule,
+        measure_kws_load,
+        realtime_verdict,
+    )
 
     board = get_board(args.board)
     choice = resolve_frontend(args.frontend, args.model)
@@ -302,5 +327,14 @@ def _realtime(args: argparse.Namespace) -> Any:
             load = measure_kws_load(args.model, board, choice, Path(tmp) / "fw")
     from tinydeploy.kws.stream import DetectorConfig
 
-    every = DetectorConfig().infer_every if args.infer_every is None else args.infer_every
-    return realtime_verdict(board, load, choice.config, every)
+    sched = None
+    try:
+        audio_source_for(board, emulate=not board.qemu_machine and board.emulate is not None)
+        can_listen = True
+    except InputDataError:
+        can_listen = False
+    if can_listen:
+        sched = choose_schedule(board, load, choice.config, args.infer_every)
+    every = (sched.infer_every if sched is not None else DetectorConfig().infer_every
+             if args.infer_every is None else args.infer_every)
+    return realtime_verdict(board, load, choice.config, every), sched

@@ -129,6 +129,26 @@ def audio_source_for(board: Board, emulate: bool = False) -> str:
     return kind
 
 
+def listen_buffers(model: Path, choice: FrontendChoice, audio_blocks: int,
+                   avg_windows: int = 8) -> Any:
+    """``app_buffers(input_bytes, idle_arena_bytes)`` of the listening firmware for the
+    budget (`tinydeploy.plan.budget.kws_app_buffers`)."""
+    from tinydeploy.model.loader import load_tflite
+    from tinydeploy.plan.budget import kws_app_buffers
+
+    scratch = choice.spec.scratch_bytes(choice.config)
+    labels = int(load_tflite(Path(model)).outputs[0].nbytes)
+    in_arena = fe_scratch_in_arena(choice)
+
+    def buffers(input_bytes: int, idle_bytes: int) -> tuple[tuple[str, int], ...]:
+        return kws_app_buffers(input_bytes, scratch, listen_blocks=audio_blocks,
+                               stride=choice.config.stride, window=choice.config.window,
+                               fe_in_arena=in_arena and scratch <= idle_bytes,
+                               avg_windows=avg_windows, labels=labels)
+
+    return buffers
+
+
 def build_kws_firmware(model: Path, board: Board, out_dir: Path, det: DetectorConfig,
                        fcfg: Any, *, emulate: bool = False,
                        sanitize: bool = False,

@@ -116,9 +116,11 @@ def realtime_verdict(board: Any, load: KwsLoad, cfg: Any, infer_every: int) -> R
 @dataclass(frozen=True)
 class ListenSchedule:
     """The listening firmware's schedule on one board, chosen on the host: an inference every
-    ``infer_every`` frames, and ``audio_blocks`` blocks of one stride in its audio ring (the
-    blocks of one analysis window, the two the source fills and arms, and the blocks that
-    arrive while one frame and one inference run at one instruction per cycle)."""
+    ``infer_every`` frames, and ``audio_blocks`` blocks of one stride in its audio ring: the
+    blocks the next frame needs (one window less a stride: the app hands the oldest back
+    before an inference runs), the two the source fills and arms, and the blocks that arrive
+    while one frame and one inference run at one instruction per cycle; never fewer than a
+    window's blocks and the source's two."""
 
     board: str
     clock_hz: int
@@ -189,7 +191,8 @@ def choose_schedule(board: Any, load: KwsLoad, cfg: Any,
     block_instructions = board.clock_hz * cfg.stride / cfg.sample_rate
     burst = math.ceil((load.frontend_per_frame + load.model_per_window) / block_instructions)
     window_blocks = -(-cfg.window // cfg.stride)
-    return ListenSchedule(board.id, board.clock_hz, n, window_blocks + 2 + burst,
+    blocks = max(window_blocks - 1 + 2 + burst, window_blocks + 2)
+    return ListenSchedule(board.id, board.clock_hz, n, blocks,
                           load_utilisation(board, load, cfg, n), infer_every is not None,
                           load.frontend_per_frame, load.model_per_window, load.source)
 

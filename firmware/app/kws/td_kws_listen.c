@@ -5,9 +5,10 @@
  * Samples arrive in blocks of one front-end stride through td_audio.h (the PDM microphone on
  * the chip, the virtual microphone under QEMU) into a ring of TD_KWS_AUDIO_BLOCKS blocks that
  * this file owns, sized on the host to what the schedule needs (tinydeploy/kws/realtime.py):
- * the blocks of one analysis window, the two the source fills and arms, and the blocks that
- * arrive while the longest piece of work (a frame and an inference) runs. The front end reads
- * the window straight from the ring; no sample is copied.
+ * the blocks the next frame still needs while an inference runs (one window less a stride),
+ * the two the source fills and arms, and the blocks that arrive while the longest piece of
+ * work (a frame and an inference) runs. The front end reads the window straight from the
+ * ring; no sample is copied.
  *
  * Main loop: take the next block, compute the frame it completes (td_kws_pipeline.h), every
  * TD_KWS_INFER_EVERY frames the model and the detector; then hand the block the next frame
@@ -103,6 +104,9 @@ static void on_block(const int16_t *samples, uint32_t b)
         int due = td_kws_frame(audio, TD_KWS_AUDIO_BLOCKS * BLOCK, first_slot * BLOCK, &dt);
         frames_all++;
         fe_total += dt;
+        /* the next frame starts one block later: the inference needs no audio, so the
+         * block goes back before it runs and the source has one slot more meanwhile */
+        td_audio_release(base + f + 1u);
         if (due) {
             uint32_t end = (base + f) * BLOCK + TD_FE_WINDOW; /* stream sample of its end */
             uint32_t t0 = td_cycles_now();
@@ -116,7 +120,6 @@ static void on_block(const int16_t *samples, uint32_t b)
             }
             model_total += td_cycles_now() - t0;
         }
-        td_audio_release(base + f + 1u); /* the next frame starts one block later */
     }
     if ((b + 1u) % TD_KWS_STATUS_BLOCKS == 0u)
         send_status(0u, b + 1u);

@@ -25,7 +25,7 @@
 #error "TD_CLOCK_HZ must be defined (SysTick's clock under QEMU)"
 #endif
 
-#define TD_AUDIO_MAX_SLOTS 32u
+#define TD_AUDIO_MAX_SLOTS 16u
 
 enum { SLOT_FREE = 0, SLOT_ARMED, SLOT_READY, SLOT_TAKEN };
 
@@ -44,7 +44,7 @@ static uint32_t file_pos;                /* bytes consumed from the file */
 /* SYS_OPEN 0x01, SYS_READ 0x06, SYS_SEEK 0x0A, SYS_GET_CMDLINE 0x15 */
 static int32_t open_cmdline_file(void)
 {
-    static char path[256];
+    char path[256]; /* on the stack: only at start, before anything else runs */
     volatile uint32_t cmd[2];
     volatile uint32_t op[3];
     uint32_t n = 0;
