@@ -1,10 +1,12 @@
-"""Soak: many inferences over the serial protocol, and long audio through `kws stream`.
+"""Soak: many inferences over the serial protocol, long audio through `kws stream`, and long
+listening through the virtual microphone (`kws listen`).
 
 ``--soak`` runs them at full length: 10,000 inferences of the MLP fixture on the emulated
-M4 (QEMU mps2-an386, validate app), and one hour of audio through the kws app on the host
+M4 (QEMU mps2-an386, validate app), one hour of audio through the kws app on the host
 board (the same C as a native process on a pseudo-terminal; over QEMU's UART the AUDIO
-round trips alone take about as long as the audio, so the hour would take over an hour).
-The default run does 300 inferences and 60 s of audio.
+round trips alone take about as long as the audio, so the hour would take over an hour), and
+one hour of speech and noise heard by the listening firmware on the emulated nRF52840 at its
+64 MHz clock. The default run does 300 inferences and 60 s of audio each.
 
 Checked: every result equals the reference for its own input (the inputs come from a pool
 in a shuffled order, so a lost or reordered result shows as a mismatch), no request is lost,
@@ -107,6 +109,56 @@ def _tiled_audio(seconds: float, infer_every: int) -> tuple[np.ndarray, np.ndarr
     return np.tile(period, reps), period, reps
 
 
+def _expected(period: np.ndarray, reps: int, model: Path, fcfg: Any, det: DetectorConfig
+              ) -> tuple[np.ndarray, np.ndarray, list[Any]]:
+    """The host twin's windows (probabilities, audio times) and detections over ``reps``
+    repetitions of ``period``: repetition 0, then repetition 1 over and over (a window covers
+    1 s, so every later repetition's windows are repetition 1's, shifted in time)."""
+    two = np.tile(period, 2)
+    probs2, times2 = stream_posteriors(two, model.read_bytes(), fcfg, det.infer_every)
+    n0 = int(np.sum(times2 * 16 <= period.size))           # windows ending in repetition 0
+    w1 = probs2[n0:]
+    probs = np.concatenate([probs2[:n0]] + [w1] * (reps - 1))
+    shift = (period.size * 1000) // 16000
+    times = np.concatenate([times2[:n0]] + [times2[n0:] + r * shift for r in range(reps - 1)])
+    return probs, times, detect(probs, times, det)
+
+
+def test_soak_kws_listen(request: pytest.FixtureRequest, tmp_path: Path) -> None:
+    """The listening firmware on the emulated nRF52840 at 64 MHz hears speech and noise for
+    an hour (--soak; 60 s by default): no sample lost, the host twin's detections (label and
+    audio time), a duty cycle within the schedule's limit."""
+    from tinydeploy.kws.device import frontend_for
+    from tinydeploy.kws.listen import listen_emulated
+    from tinydeploy.kws.realtime import MAX_UTILISATION
+
+    seconds = 3600.0 if request.config.getoption("--soak") else 60.0
+    model = MODELS / "dscnn_int8.tflite"
+    choice = frontend_for(model)
+    det = DetectorConfig(infer_every=5)
+    demo = read_wav(WAV)
+    noise = (np.random.default_rng(11).standard_normal(6 * 16000) * 300).astype(np.int16)
+    speech = np.concatenate([demo, noise])
+    step = 320 * det.infer_every
+    period = np.zeros(-(-speech.size // step) * step, dtype=np.int16)
+    period[:speech.size] = speech
+    reps = max(2, int(np.ceil(seconds * 16000 / period.size)))
+    _, _, expected = _expected(period, reps, model, choice, det)
+    t0 = time.monotonic()
+    res = listen_emulated(model, get_board("nrf52840"), np.tile(period, reps), det, choice,
+                          tmp_path / "fw", audio_blocks=6)
+    took = time.monotonic() - t0
+    got = [(d.label, d.time_ms) for d in res.detections]
+    want = [(d.label, d.time_ms) for d in expected]
+    print(f"\nkws listen soak: {res.audio_seconds:.0f} s heard on the emulated nRF52840 at "
+          f"64 MHz (icount shift {res.icount_shift}) in {took:.1f} s; {res.final.windows} "
+          f"windows, {len(got)} detections ({len(want)} expected), {res.overruns} samples "
+          f"lost, duty cycle {100 * res.duty_cycle:.1f} %")
+    assert res.overruns == 0
+    assert got == want and len(want) >= reps
+    assert 0 < res.duty_cycle <= MAX_UTILISATION
+
+
 def test_soak_kws_stream(request: pytest.FixtureRequest, tmp_path: Path) -> None:
     seconds = 3600.0 if request.config.getoption("--soak") else 60.0
     infer_every = 4
@@ -114,15 +166,7 @@ def test_soak_kws_stream(request: pytest.FixtureRequest, tmp_path: Path) -> None
     fcfg = FrontendConfig.load(MODELS / "frontend.json")
     det = DetectorConfig(infer_every=infer_every)
     audio, period, reps = _tiled_audio(seconds, infer_every)
-    # the expected windows: repetition 0, then repetition 1 over and over
-    two = np.tile(period, 2)
-    probs2, times2 = stream_posteriors(two, model.read_bytes(), fcfg, infer_every)
-    n0 = int(np.sum(times2 * 16 <= period.size))           # windows ending in repetition 0
-    w1 = probs2[n0:]
-    probs = np.concatenate([probs2[:n0]] + [w1] * (reps - 1))
-    shift = (period.size * 1000) // 16000
-    times = np.concatenate([times2[:n0]] + [times2[n0:] + r * shift for r in range(reps - 1)])
-    expected = detect(probs, times, det)
+    probs, times, expected = _expected(period, reps, model, fcfg, det)
     out_t = load_tflite(model).outputs[0]
     scale, zp = np.float32(out_t.quant.scale[0]), int(out_t.quant.zero_point[0])
 

@@ -2,10 +2,12 @@
 
 1. the committed INT8 DS-CNN keyword spotter (models/kws) and its RAM / flash budget on the
    nRF52840;
-2. the kws firmware built for the nRF52840, run on the QEMU machine with the same core
-   (Cortex-M4F, mps2-an386) and limited to the nRF52840's 256 KB RAM and 1 MB flash;
+2. the listening kws firmware built for the nRF52840, with a schedule chosen on the host to
+   keep up with its 64 MHz clock, run on the QEMU machine with the same core (Cortex-M4F,
+   mps2-an386) paced at 64 MHz and limited to the nRF52840's 256 KB RAM and 1 MB flash;
 3. test audio (examples/kws/demo.wav: four keywords and one other word from synthetic speakers
-   the model never heard) streamed over the firmware's serial port, detections shown live;
+   the model never heard) heard through the virtual microphone, detections streamed back over
+   serial as they happen, overruns and duty cycle reported;
 4. one inference checked byte for byte against TFLM's reference kernels, and its cost.
 """
 
@@ -37,13 +39,14 @@ def main() -> int:
                  "its emulated Cortex-M4 (QEMU mps2-an386) with the nRF52840's memory limits")
     _step(1, f"the model: tinydeploy inspect {MODEL.relative_to(data_root())}")
     rc = cli(["inspect", str(MODEL)])
-    _step(2, "the whole RAM / flash budget, planned on the host: tinydeploy plan --app kws")
+    _step(2, "the whole RAM / flash budget of the listening app and its real-time schedule, "
+             "planned on the host: tinydeploy plan --app kws")
     rc |= cli(["plan", str(MODEL), "--board", BOARD, "--app", "kws"])
-    _step(3, "build, run on QEMU, stream test audio over the serial port: "
-             "tinydeploy kws stream")
+    _step(3, "build, run on QEMU at the nRF52840's clock, let it listen through its (virtual) "
+             "microphone: tinydeploy kws listen")
     stdout.print(f"{AUDIO.relative_to(data_root())}: yes, (an unknown word), stop, left, go — "
                  "spoken by synthetic speakers the model never heard")
-    rc |= cli(["kws", "stream", str(AUDIO), "--board", BOARD, "--emulate",
+    rc |= cli(["kws", "listen", "--board", BOARD, "--emulate", "--wav", str(AUDIO),
                "-o", str(OUT / "demo-kws")])
     _step(4, "bit-exact with TFLM's reference kernels, and the cost per inference: "
              "tinydeploy validate / bench")
