@@ -79,6 +79,10 @@ def test_listening_firmware_equals_the_host_twin(tmp_path: Path) -> None:
     assert res.audio_seconds == pytest.approx(audio.size / 16000, abs=0.02)
     d = res.as_dict()
     assert d["unit"] == "instructions" and 2.5e6 < d["model_per_window"] < 3.5e6
+    # memory first for the application too: the whole listening app within 16 KB of RAM
+    # (measured from the ELF: arena, stack reserve, audio blocks, rows, detector, link, data)
+    manifest = json.loads((tmp_path / "b" / "manifest.json").read_text())
+    assert manifest["ram_bytes"] <= 16_384, manifest["ram_bytes"]
 
 
 @pytest.mark.target
