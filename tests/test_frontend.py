@@ -3,6 +3,7 @@ docs/frontend.md."""
 
 from __future__ import annotations
 
+import ctypes
 import math
 
 import numpy as np
@@ -216,3 +217,30 @@ def test_committed_header_matches_committed_config() -> None:
     committed = (FIRMWARE_FRONTEND / "td_frontend_config.h").read_text()
     assert committed == render_frontend_header(cfg), \
         "regenerate with: python -m tinydeploy.frontend.config models/kws/frontend.json"
+
+
+@pytest.mark.parametrize("cfg", [FrontendConfig(), FrontendConfig(window=480, fft=512),
+                                 FrontendConfig(window=401, stride=200, fft=512)],
+                         ids=["640-1024", "480-512", "odd-401-512"])
+def test_a_frame_across_the_rings_end_equals_the_same_samples_in_line(
+        cfg: FrontendConfig) -> None:
+    """The first FFT stage reads the samples from the caller's ring; a window that wraps
+    around its end (at an even or an odd sample, in a ring of even or odd length) gives the
+    bits of the same samples in a linear buffer."""
+    host = HostFrontend(cfg)
+    lib = host._lib
+    f32p = ctypes.POINTER(ctypes.c_float)
+    i16p = ctypes.POINTER(ctypes.c_int16)
+    frame = _speechlike(5)[7000:7000 + cfg.window]
+    want = np.empty(cfg.n_out, dtype=np.float32)
+    lib.td_frontend_frame_f32(frame.ctypes.data_as(i16p), cfg.window, 0,
+                              want.ctypes.data_as(f32p), host._scratch)
+    for ring_len in (cfg.window + 1, cfg.window + 320, 2 * cfg.window + 7):
+        for start in (ring_len - 1, ring_len - 2, ring_len - cfg.window // 2 - 1, 3):
+            ring = np.zeros(ring_len, dtype=np.int16)
+            ring[(start + np.arange(cfg.window)) % ring_len] = frame
+            got = np.empty(cfg.n_out, dtype=np.float32)
+            lib.td_frontend_frame_f32(ring.ctypes.data_as(i16p), ring_len, start,
+                                      got.ctypes.data_as(f32p), host._scratch)
+            assert np.array_equal(got.view(np.uint32), want.view(np.uint32)), (ring_len,
+                                                                              start)
