@@ -37,8 +37,15 @@
 #define TD_FE_LOG_SEGMENTS_LOG2 7
 #define TD_FE_LOG_COEFF 45426u
 
-#if TD_FE_FFT < 8 || (TD_FE_FFT & (TD_FE_FFT - 1)) != 0
-#error "TD_FE_FFT must be a power of two >= 8"
+#if TD_FE_FFT < 8 || TD_FE_FFT > 4096 || (TD_FE_FFT & (TD_FE_FFT - 1)) != 0
+#error "TD_FE_FFT must be a power of two in [8, 4096]"
+#endif
+
+/* The butterfly stages are inlined with their constant sizes, so every offset is one. */
+#if defined(__GNUC__)
+#define TD_FE_STAGE static inline __attribute__((always_inline)) void
+#else
+#define TD_FE_STAGE static void
 #endif
 
 /* ---- 16-bit fixed-point arithmetic -------------------------------------------------------- */
@@ -118,7 +125,7 @@ static uint32_t td_input_index(uint32_t pos)
     return src;
 }
 
-static void td_bfly2(int16_t *z, uint32_t m, uint32_t fstride)
+TD_FE_STAGE td_bfly2(int16_t *z, uint32_t m, uint32_t fstride)
 {
     uint32_t b, k;
     for (b = 0u; b < TD_FE_NCFFT; b += 2u * m) {
@@ -132,7 +139,7 @@ static void td_bfly2(int16_t *z, uint32_t m, uint32_t fstride)
     }
 }
 
-static void td_bfly4(int16_t *z, uint32_t m, uint32_t fstride)
+TD_FE_STAGE td_bfly4(int16_t *z, uint32_t m, uint32_t fstride)
 {
     uint32_t b, k;
     for (b = 0u; b < TD_FE_NCFFT; b += 4u * m) {
@@ -161,28 +168,38 @@ static void td_bfly4(int16_t *z, uint32_t m, uint32_t fstride)
     }
 }
 
+/* the m of the first radix-4 stage: 2 after a radix-2 stage (TD_FE_NCFFT an odd power of
+   two), else 1 */
+#define TD_FE_M0 ((TD_FE_NCFFT & 0x555555u) ? 1u : 2u)
+
 static void td_complex_fft(const int16_t *in, int16_t *z)
 {
-    uint32_t pos, m, n;
+    uint32_t pos;
     for (pos = 0u; pos < TD_FE_NCFFT; pos++) {
         uint32_t src = td_input_index(pos);
         z[2u * pos] = in[2u * src];
         z[2u * pos + 1u] = in[2u * src + 1u];
     }
     /* innermost stage first: the radix-2 stage (if any) is the last factor, so it is the
-       first one applied, on groups of 2 with m = 1 */
-    m = 1u;
-    n = TD_FE_NCFFT;
-    while (n % 4u == 0u) {
-        n /= 4u;
-    }
-    if (n == 2u) {
+       first one applied, on groups of 2 with m = 1; then radix 4 with m = M0, 4 M0, ...
+       (TD_FE_NCFFT = M0 4^s, s <= 5) */
+    if (TD_FE_M0 == 2u) {
         td_bfly2(z, 1u, TD_FE_NCFFT / 2u);
-        m = 2u;
     }
-    while (m < TD_FE_NCFFT) {
-        td_bfly4(z, m, TD_FE_NCFFT / (4u * m));
-        m *= 4u;
+    if (TD_FE_M0 < TD_FE_NCFFT) {
+        td_bfly4(z, TD_FE_M0, TD_FE_NCFFT / (4u * TD_FE_M0));
+    }
+    if (TD_FE_M0 * 4u < TD_FE_NCFFT) {
+        td_bfly4(z, TD_FE_M0 * 4u, TD_FE_NCFFT / (16u * TD_FE_M0));
+    }
+    if (TD_FE_M0 * 16u < TD_FE_NCFFT) {
+        td_bfly4(z, TD_FE_M0 * 16u, TD_FE_NCFFT / (64u * TD_FE_M0));
+    }
+    if (TD_FE_M0 * 64u < TD_FE_NCFFT) {
+        td_bfly4(z, TD_FE_M0 * 64u, TD_FE_NCFFT / (256u * TD_FE_M0));
+    }
+    if (TD_FE_M0 * 256u < TD_FE_NCFFT) {
+        td_bfly4(z, TD_FE_M0 * 256u, TD_FE_NCFFT / (1024u * TD_FE_M0));
     }
 }
 
@@ -213,13 +230,38 @@ static int td_msb64(uint64_t x)
  * one when the remainder exceeds it, except at the top of the result's range, which is the
  * half width of the reference's argument: 0xFFFF below 2^32 (Sqrt32 saturates there) and
  * 0xFFFFFFFF above. */
-static uint32_t td_sqrt64(uint64_t num)
+static uint32_t td_sqrt32(uint32_t num)
 {
-    const uint64_t top_value = (num >> 32) ? 0xFFFFFFFFu : 0xFFFFu;
-    uint64_t res = 0u, bit;
+    /* td_sqrt64's loop for num < 2^32, in 32-bit words (the same values: res + bit < 2^32) */
+    uint32_t res = 0u, bit;
     int top, it;
     if (num == 0u) {
         return 0u;
+    }
+    top = (32 - td_msb32(num)) | 1;
+    bit = (uint32_t)1 << (31 - top);
+    for (it = (31 - top) / 2 + 1; it > 0; it--) {
+        if (num >= res + bit) {
+            num -= res + bit;
+            res = (res >> 1) + bit;
+        } else {
+            res >>= 1;
+        }
+        bit >>= 2;
+    }
+    if (num > res && res != 0xFFFFu) {
+        ++res;
+    }
+    return res;
+}
+
+static uint32_t td_sqrt64(uint64_t num)
+{
+    const uint64_t top_value = 0xFFFFFFFFu;
+    uint64_t res = 0u, bit;
+    int top, it;
+    if ((num >> 32) == 0u) {
+        return td_sqrt32((uint32_t)num);
     }
     top = (64 - td_msb64(num)) | 1;
     bit = (uint64_t)1 << (63 - top);
