@@ -236,7 +236,10 @@ def test_a_frame_across_the_rings_end_equals_the_same_samples_in_line(
     lib.td_frontend_frame_f32(frame.ctypes.data_as(i16p), cfg.window, 0,
                               want.ctypes.data_as(f32p), host._scratch)
     for ring_len in (cfg.window + 1, cfg.window + 320, 2 * cfg.window + 7):
-        for start in (ring_len - 1, ring_len - 2, ring_len - cfg.window // 2 - 1, 3):
+        # every kind of place for the ring's end: inside a first-stage slot, on a slot's
+        # boundary (multiples of 64 and 128 samples from the end), at an odd sample
+        ends = set(range(1, cfg.window, 29)) | {1, 2, 64, 128, 256, cfg.window - 1}
+        for start in [ring_len - e for e in sorted(ends)] + [3]:
             ring = np.zeros(ring_len, dtype=np.int16)
             ring[(start + np.arange(cfg.window)) % ring_len] = frame
             got = np.empty(cfg.n_out, dtype=np.float32)

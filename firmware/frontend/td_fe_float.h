@@ -202,36 +202,52 @@ TD_FE_INLINE void td_fe_dft(float *re, float *im, int radix, int nz)
 
 /* ---- the first stage: samples in, windowed, digit-reversed, one small DFT per group ---- */
 
-/* Sample off (< TD_FE_WINDOW) of the frame at s0 in the ring: wrap is a constant. */
-TD_FE_INLINE float td_fe_sample(const int16_t *ring, uint32_t ring_len, uint32_t s0,
-                                uint32_t off, int wrap)
+/* The first stage's slot j of every group reads the frame's samples 2 S j + x, x < 2 S
+ * (S = TD_FE_SPAN0), at p[j][x]: p[j] points at the slot's first sample in the ring (its
+ * wrapped place when the slot starts past the ring's end). The one slot the ring's end falls
+ * inside (cut; TD_FE_SLOTS when none) checks each sample: x < e, before the end, at
+ * p[cut][x], else at ring[x - e]. wrap (a constant) is 0 when the frame does not reach the
+ * end: then nothing is checked. */
+TD_FE_INLINE float td_fe_sample(const int16_t *ring, const int16_t *const *p, uint32_t cut,
+                                uint32_t e, uint32_t j, uint32_t x, int wrap)
 {
-    uint32_t i = s0 + off;
-    if (wrap && i >= ring_len) {
-        i = i - ring_len;
+    if (wrap && j == cut) {
+        return (float)(x < e ? p[j][x] : ring[x - e]);
     }
-    return (float)ring[i];
+    return (float)p[j][x];
 }
 
 TD_FE_INLINE void td_fe_stage0(const int16_t *ring, uint32_t ring_len, uint32_t s0, int wrap,
                                float *z)
 {
     const float *w = td_fe_window;
-    uint32_t g;
+    const int16_t *p[TD_FE_SLOTS];
+    uint32_t g, j, cut = TD_FE_SLOTS, e = 0u;
+    TD_FE_UNROLL
+    for (j = 0; j < TD_FE_SLOTS; j++) {
+        uint32_t first = s0 + 2u * TD_FE_SPAN0 * j; /* ring index of the slot's first sample */
+        if (wrap && first >= ring_len) {
+            first = first - ring_len;
+        } else if (wrap && ring_len - first < 2u * TD_FE_SPAN0) {
+            cut = j;
+            e = ring_len - first;
+        }
+        p[j] = &ring[first];
+    }
     for (g = 0; g < TD_FE_SPAN0; g++) {
         float re[TD_FE_RADIX0], im[TD_FE_RADIX0];
-        uint32_t base = 2u * td_fe_gather[g], j, r;
+        uint32_t x = 2u * td_fe_gather[g], r; /* the group's offset in every slot */
         TD_FE_UNROLL
         for (j = 0; j < TD_FE_SLOTS; j++) {
-            uint32_t off = base + 2u * TD_FE_SPAN0 * j;
+            uint32_t off = x + 2u * TD_FE_SPAN0 * j; /* in the frame */
             if (j < TD_FE_FULL_SLOTS) {
-                re[j] = td_fe_sample(ring, ring_len, s0, off, wrap) * w[2 * j];
-                im[j] = td_fe_sample(ring, ring_len, s0, off + 1u, wrap) * w[2 * j + 1];
+                re[j] = td_fe_sample(ring, p, cut, e, j, x, wrap) * w[2 * j];
+                im[j] = td_fe_sample(ring, p, cut, e, j, x + 1u, wrap) * w[2 * j + 1];
             } else {
                 re[j] = off < TD_FE_WINDOW ?
-                    td_fe_sample(ring, ring_len, s0, off, wrap) * w[2 * j] : 0.0f;
+                    td_fe_sample(ring, p, cut, e, j, x, wrap) * w[2 * j] : 0.0f;
                 im[j] = off + 1u < TD_FE_WINDOW ?
-                    td_fe_sample(ring, ring_len, s0, off + 1u, wrap) * w[2 * j + 1] : 0.0f;
+                    td_fe_sample(ring, p, cut, e, j, x + 1u, wrap) * w[2 * j + 1] : 0.0f;
             }
         }
         td_fe_dft(re, im, TD_FE_RADIX0, TD_FE_SLOTS);
