@@ -103,27 +103,9 @@ static void td_st(int16_t *z, uint32_t k, int32_t r, int32_t i)
 
 /* ---- complex FFT of TD_FE_NCFFT points, decimation in time ---------------------------------
  * Stages of radix 4 while 4 divides the remaining length, then one of radix 2. The input is
- * read in digit-reversed order (computed by peeling off the radices, lowest digit first), then
- * each stage combines groups of p sub-transforms of length m in place. */
-
-static uint32_t td_input_index(uint32_t pos)
-{
-    /* position pos of the output array of the leaf stage reads input element src: the
-       radix digits of pos, most significant first, are the digits of src, least first
-       (radix 4 while at least two bits remain, then radix 2; all shifts, no division) */
-    uint32_t src = 0u, bits = 0u, sbits = 0u;
-    while ((1u << bits) < TD_FE_NCFFT) {
-        bits++;
-    }
-    while (bits > 0u) {
-        const uint32_t rb = (bits >= 2u) ? 2u : 1u;
-        bits -= rb;
-        src += (pos >> bits) << sbits;
-        pos &= (1u << bits) - 1u;
-        sbits += rb;
-    }
-    return src;
-}
+ * read in digit-reversed order (td_fe_fft_order, computed on the host by peeling off the
+ * radices, lowest digit first), then each stage combines groups of p sub-transforms of
+ * length m in place. */
 
 TD_FE_STAGE td_bfly2(int16_t *z, uint32_t m, uint32_t fstride)
 {
@@ -176,7 +158,7 @@ static void td_complex_fft(const int16_t *in, int16_t *z)
 {
     uint32_t pos;
     for (pos = 0u; pos < TD_FE_NCFFT; pos++) {
-        uint32_t src = td_input_index(pos);
+        uint32_t src = td_fe_fft_order[pos];
         z[2u * pos] = in[2u * src];
         z[2u * pos + 1u] = in[2u * src + 1u];
     }
@@ -337,6 +319,26 @@ static uint32_t td_pcan_shrink(uint32_t x)
 
 /* ---- the frame ------------------------------------------------------------------------------ */
 
+/* in[i] = (x[i] * w[i]) >> 12 as int16, i < n; returns the largest of max_abs and their
+ * magnitudes (|-32768| does not fit int16 and is not counted) */
+static int16_t td_window_run(const int16_t *x, const int16_t *w, int16_t *in, uint32_t n,
+                             int16_t max_abs)
+{
+    uint32_t i;
+    for (i = 0u; i < n; i++) {
+        int16_t v = td_s16(((int32_t)x[i] * w[i]) >> 12);
+        int16_t a = td_s16(-(int32_t)v);
+        in[i] = v;
+        if (v >= 0) {
+            a = v;
+        }
+        if (a > max_abs) {
+            max_abs = a;
+        }
+    }
+    return max_abs;
+}
+
 uint32_t td_frontend_scratch_size(void)
 {
     return (uint32_t)sizeof(td_frontend_scratch_t);
@@ -356,22 +358,12 @@ void td_frontend_frame_u16(const int16_t *ring, uint32_t ring_len, uint32_t star
     int16_t max_abs = 0;
     int shift;
     uint32_t i, k, pos = start % ring_len;
+    /* the window's samples: ring[pos ..] up to the ring's end, then ring[0 ..] */
+    uint32_t first = ring_len - pos < TD_FE_WINDOW ? ring_len - pos : TD_FE_WINDOW;
 
-    /* window, and the largest magnitude (|-32768| does not fit int16 and is not counted) */
-    for (i = 0u; i < TD_FE_WINDOW; i++) {
-        int16_t v = td_s16(((int32_t)ring[pos] * td_fe_window[i]) >> 12);
-        int16_t a = td_s16(-(int32_t)v);
-        in[i] = v;
-        if (v >= 0) {
-            a = v;
-        }
-        if (a > max_abs) {
-            max_abs = a;
-        }
-        if (++pos == ring_len) {
-            pos = 0u;
-        }
-    }
+    max_abs = td_window_run(&ring[pos], td_fe_window, in, first, max_abs);
+    max_abs = td_window_run(ring, &td_fe_window[first], &in[first], TD_FE_WINDOW - first,
+                            max_abs);
     shift = 15 - td_msb32((uint32_t)max_abs);
     for (i = 0u; i < TD_FE_WINDOW; i++) {
         in[i] = td_s16((int32_t)(((uint32_t)(uint16_t)in[i]) << shift));
