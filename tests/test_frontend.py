@@ -3,6 +3,7 @@ docs/frontend.md."""
 
 from __future__ import annotations
 
+import ctypes
 import math
 
 import numpy as np
@@ -15,10 +16,10 @@ from tinydeploy.frontend.config import (
     FeatureKind,
     FrontendConfig,
     compute_tables,
-    fft_cosines,
+    float_preset_plan,
     render_frontend_header,
-    sines_from_cosines,
 )
+from tinydeploy.frontend.fftplan import emulate_fft, make_plan
 from tinydeploy.frontend.hostlib import FIRMWARE_FRONTEND
 from tinydeploy.frontend.native import (
     HostFrontend,
@@ -179,16 +180,34 @@ def test_header_is_reproducible_and_round_trips_json() -> None:
     assert FrontendConfig.from_json(cfg.to_json()) == cfg
 
 
-@pytest.mark.parametrize("fft", [1 << e for e in range(4, 13)])
-def test_one_cosine_table_gives_the_sines_bit_for_bit(fft: int) -> None:
-    """The header carries no sine table: td_fe_sin reads cos[|fft/4 - k|]. For every FFT
-    size a config allows, that is sin(2 pi k / fft) rounded to float32, bit for bit."""
-    k = np.arange(fft // 2, dtype=np.float64)
-    sin = np.sin(2.0 * np.pi * k / fft).astype(np.float32)
-    got = sines_from_cosines(fft_cosines(fft))
-    assert got.dtype == np.float32 and got.shape == sin.shape
-    assert np.array_equal(got.view(np.uint32), sin.view(np.uint32))
-    assert "td_fe_sin" not in render_frontend_header(FrontendConfig(fft=max(fft, 1024)))
+@pytest.mark.parametrize("fft,window", [(16, 16), (32, 31), (64, 40), (128, 77), (512, 480),
+                                        (1024, 640), (2048, 1000), (4096, 4000)])
+def test_fft_plan_computes_the_fft(fft: int, window: int) -> None:
+    """The plan's tables (first-stage radix 2, 4 or 8, digit-reversed gather, windowed slots
+    of an even or odd window, one twiddle table for every radix-8 stage) give numpy's FFT of
+    the zero-padded windowed frame, when its stages are followed in float64."""
+    rng = np.random.default_rng(fft + window)
+    win = rng.random(window).astype(np.float32)
+    m = fft // 2
+    plan = make_plan(fft, win, 1, m - 1, np.zeros(m - 1, np.int64),
+                     np.ones(m - 1, np.float32), np.zeros(m - 1, np.float32), 1, False, "test")
+    frame = rng.standard_normal(window)
+    x = np.zeros(fft)
+    x[:window] = frame * win
+    want = np.fft.fft(x[0::2] + 1j * x[1::2])
+    # float32 twiddles: about 1e-7 relative
+    assert np.abs(emulate_fft(plan, frame) - want).max() < 1e-6 * max(1.0, np.abs(want).max())
+
+
+def test_fft_plan_folds_the_split_halvings_into_the_weights() -> None:
+    cfg = FrontendConfig()
+    t = compute_tables(cfg)
+    plan = float_preset_plan(cfg, t)
+    assert plan.bins.shape == (t.bin_last - t.bin_first + 1, 4)
+    assert np.array_equal(plan.bins[:, 2], t.w_lower * np.float32(0.25))
+    assert np.array_equal(plan.bins[:, 3], t.w_upper * np.float32(0.25))
+    assert int(plan.seg_len.sum()) == plan.bins.shape[0]
+    assert plan.seg_first + len(plan.seg_len) - 1 == int(t.bin_band.max())
 
 
 def test_committed_header_matches_committed_config() -> None:
@@ -198,3 +217,33 @@ def test_committed_header_matches_committed_config() -> None:
     committed = (FIRMWARE_FRONTEND / "td_frontend_config.h").read_text()
     assert committed == render_frontend_header(cfg), \
         "regenerate with: python -m tinydeploy.frontend.config models/kws/frontend.json"
+
+
+@pytest.mark.parametrize("cfg", [FrontendConfig(), FrontendConfig(window=480, fft=512),
+                                 FrontendConfig(window=401, stride=200, fft=512)],
+                         ids=["640-1024", "480-512", "odd-401-512"])
+def test_a_frame_across_the_rings_end_equals_the_same_samples_in_line(
+        cfg: FrontendConfig) -> None:
+    """The first FFT stage reads the samples from the caller's ring; a window that wraps
+    around its end (at an even or an odd sample, in a ring of even or odd length) gives the
+    bits of the same samples in a linear buffer."""
+    host = HostFrontend(cfg)
+    lib = host._lib
+    f32p = ctypes.POINTER(ctypes.c_float)
+    i16p = ctypes.POINTER(ctypes.c_int16)
+    frame = _speechlike(5)[7000:7000 + cfg.window]
+    want = np.empty(cfg.n_out, dtype=np.float32)
+    lib.td_frontend_frame_f32(frame.ctypes.data_as(i16p), cfg.window, 0,
+                              want.ctypes.data_as(f32p), host._scratch)
+    for ring_len in (cfg.window + 1, cfg.window + 320, 2 * cfg.window + 7):
+        # every kind of place for the ring's end: inside a first-stage slot, on a slot's
+        # boundary (multiples of 64 and 128 samples from the end), at an odd sample
+        ends = set(range(1, cfg.window, 29)) | {1, 2, 64, 128, 256, cfg.window - 1}
+        for start in [ring_len - e for e in sorted(ends)] + [3]:
+            ring = np.zeros(ring_len, dtype=np.int16)
+            ring[(start + np.arange(cfg.window)) % ring_len] = frame
+            got = np.empty(cfg.n_out, dtype=np.float32)
+            lib.td_frontend_frame_f32(ring.ctypes.data_as(i16p), ring_len, start,
+                                      got.ctypes.data_as(f32p), host._scratch)
+            assert np.array_equal(got.view(np.uint32), want.view(np.uint32)), (ring_len,
+                                                                              start)

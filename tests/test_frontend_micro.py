@@ -18,6 +18,7 @@ import pytest
 from tinydeploy.errors import InputDataError
 from tinydeploy.frontend.micro import (
     HostMicroFrontend,
+    fft_plan,
     reference_features,
     tf_features,
     to_int8,
@@ -25,6 +26,7 @@ from tinydeploy.frontend.micro import (
 from tinydeploy.frontend.micro_config import (
     MicroSpeechConfig,
     compute_tables,
+    fft_input_order,
     render_microspeech_header,
 )
 
@@ -268,3 +270,18 @@ def test_sweep_real_speech_folder_matches_tensorflow() -> None:
         values += op.size
     print(f"{len(files)} files, {values} uint16 values identical")
     assert values > 0
+
+
+
+@pytest.mark.parametrize("ncfft", [4, 8, 256, 512, 2048])
+def test_fft_input_order_is_the_reference_permutation(ncfft: int) -> None:
+    """td_fe_fft_order, the C's digit-reversed input order, is the permutation the Python
+    reference's FFT plan derives by walking its radices (radix 4, then 2 when needed)."""
+    assert np.array_equal(fft_input_order(ncfft), fft_plan(ncfft)[0])
+
+
+def test_header_carries_the_fft_input_order() -> None:
+    cfg = MicroSpeechConfig()
+    t = compute_tables(cfg)
+    assert t.fft_order.dtype == np.uint16 and np.array_equal(t.fft_order, fft_plan(256)[0])
+    assert "static const uint16_t td_fe_fft_order[256]" in render_microspeech_header(cfg)

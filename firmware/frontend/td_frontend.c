@@ -21,12 +21,19 @@ void td_frontend_frame_f32(const int16_t *ring, uint32_t ring_len, uint32_t star
 
     td_fe_mel_frame(ring, ring_len, start, scratch);
     for (i = 0; i < TD_FE_MEL_BANDS; i++) {
-        mel[i] = td_frontend_logf(mel[i] + TD_FE_LOG_FLOOR);
+        mel[i] = td_fe_logf(mel[i] + TD_FE_LOG_FLOOR);
     }
-    td_fe_matvec(td_fe_out_matrix, mel, out, TD_FE_OUT);
+#if TD_FE_KIND_MFCC
+    td_fe_dct(td_fe_out_matrix, mel, out, TD_FE_OUT, scratch->fft);
     for (i = 0; i < TD_FE_OUT; i++) {
         out[i] = out[i] + td_fe_out_bias[i];
     }
+#else
+    /* log-mel: the matrix is diagonal (1 / std), the table holds its diagonal */
+    for (i = 0; i < TD_FE_OUT; i++) {
+        out[i] = mel[i] * td_fe_out_matrix[i] + td_fe_out_bias[i];
+    }
+#endif
 }
 
 void td_frontend_clip_f32(const int16_t *clip, float *out, td_frontend_scratch_t *scratch)

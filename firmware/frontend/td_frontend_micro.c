@@ -37,8 +37,15 @@
 #define TD_FE_LOG_SEGMENTS_LOG2 7
 #define TD_FE_LOG_COEFF 45426u
 
-#if TD_FE_FFT < 8 || (TD_FE_FFT & (TD_FE_FFT - 1)) != 0
-#error "TD_FE_FFT must be a power of two >= 8"
+#if TD_FE_FFT < 8 || TD_FE_FFT > 4096 || (TD_FE_FFT & (TD_FE_FFT - 1)) != 0
+#error "TD_FE_FFT must be a power of two in [8, 4096]"
+#endif
+
+/* The butterfly stages are inlined with their constant sizes, so every offset is one. */
+#if defined(__GNUC__)
+#define TD_FE_STAGE static inline __attribute__((always_inline)) void
+#else
+#define TD_FE_STAGE static void
 #endif
 
 /* ---- 16-bit fixed-point arithmetic -------------------------------------------------------- */
@@ -96,29 +103,11 @@ static void td_st(int16_t *z, uint32_t k, int32_t r, int32_t i)
 
 /* ---- complex FFT of TD_FE_NCFFT points, decimation in time ---------------------------------
  * Stages of radix 4 while 4 divides the remaining length, then one of radix 2. The input is
- * read in digit-reversed order (computed by peeling off the radices, lowest digit first), then
- * each stage combines groups of p sub-transforms of length m in place. */
+ * read in digit-reversed order (td_fe_fft_order, computed on the host by peeling off the
+ * radices, lowest digit first), then each stage combines groups of p sub-transforms of
+ * length m in place. */
 
-static uint32_t td_input_index(uint32_t pos)
-{
-    /* position pos of the output array of the leaf stage reads input element src: the
-       radix digits of pos, most significant first, are the digits of src, least first
-       (radix 4 while at least two bits remain, then radix 2; all shifts, no division) */
-    uint32_t src = 0u, bits = 0u, sbits = 0u;
-    while ((1u << bits) < TD_FE_NCFFT) {
-        bits++;
-    }
-    while (bits > 0u) {
-        const uint32_t rb = (bits >= 2u) ? 2u : 1u;
-        bits -= rb;
-        src += (pos >> bits) << sbits;
-        pos &= (1u << bits) - 1u;
-        sbits += rb;
-    }
-    return src;
-}
-
-static void td_bfly2(int16_t *z, uint32_t m, uint32_t fstride)
+TD_FE_STAGE td_bfly2(int16_t *z, uint32_t m, uint32_t fstride)
 {
     uint32_t b, k;
     for (b = 0u; b < TD_FE_NCFFT; b += 2u * m) {
@@ -132,7 +121,7 @@ static void td_bfly2(int16_t *z, uint32_t m, uint32_t fstride)
     }
 }
 
-static void td_bfly4(int16_t *z, uint32_t m, uint32_t fstride)
+TD_FE_STAGE td_bfly4(int16_t *z, uint32_t m, uint32_t fstride)
 {
     uint32_t b, k;
     for (b = 0u; b < TD_FE_NCFFT; b += 4u * m) {
@@ -161,28 +150,38 @@ static void td_bfly4(int16_t *z, uint32_t m, uint32_t fstride)
     }
 }
 
+/* the m of the first radix-4 stage: 2 after a radix-2 stage (TD_FE_NCFFT an odd power of
+   two), else 1 */
+#define TD_FE_M0 ((TD_FE_NCFFT & 0x555555u) ? 1u : 2u)
+
 static void td_complex_fft(const int16_t *in, int16_t *z)
 {
-    uint32_t pos, m, n;
+    uint32_t pos;
     for (pos = 0u; pos < TD_FE_NCFFT; pos++) {
-        uint32_t src = td_input_index(pos);
+        uint32_t src = td_fe_fft_order[pos];
         z[2u * pos] = in[2u * src];
         z[2u * pos + 1u] = in[2u * src + 1u];
     }
     /* innermost stage first: the radix-2 stage (if any) is the last factor, so it is the
-       first one applied, on groups of 2 with m = 1 */
-    m = 1u;
-    n = TD_FE_NCFFT;
-    while (n % 4u == 0u) {
-        n /= 4u;
-    }
-    if (n == 2u) {
+       first one applied, on groups of 2 with m = 1; then radix 4 with m = M0, 4 M0, ...
+       (TD_FE_NCFFT = M0 4^s, s <= 5) */
+    if (TD_FE_M0 == 2u) {
         td_bfly2(z, 1u, TD_FE_NCFFT / 2u);
-        m = 2u;
     }
-    while (m < TD_FE_NCFFT) {
-        td_bfly4(z, m, TD_FE_NCFFT / (4u * m));
-        m *= 4u;
+    if (TD_FE_M0 < TD_FE_NCFFT) {
+        td_bfly4(z, TD_FE_M0, TD_FE_NCFFT / (4u * TD_FE_M0));
+    }
+    if (TD_FE_M0 * 4u < TD_FE_NCFFT) {
+        td_bfly4(z, TD_FE_M0 * 4u, TD_FE_NCFFT / (16u * TD_FE_M0));
+    }
+    if (TD_FE_M0 * 16u < TD_FE_NCFFT) {
+        td_bfly4(z, TD_FE_M0 * 16u, TD_FE_NCFFT / (64u * TD_FE_M0));
+    }
+    if (TD_FE_M0 * 64u < TD_FE_NCFFT) {
+        td_bfly4(z, TD_FE_M0 * 64u, TD_FE_NCFFT / (256u * TD_FE_M0));
+    }
+    if (TD_FE_M0 * 256u < TD_FE_NCFFT) {
+        td_bfly4(z, TD_FE_M0 * 256u, TD_FE_NCFFT / (1024u * TD_FE_M0));
     }
 }
 
@@ -213,13 +212,38 @@ static int td_msb64(uint64_t x)
  * one when the remainder exceeds it, except at the top of the result's range, which is the
  * half width of the reference's argument: 0xFFFF below 2^32 (Sqrt32 saturates there) and
  * 0xFFFFFFFF above. */
-static uint32_t td_sqrt64(uint64_t num)
+static uint32_t td_sqrt32(uint32_t num)
 {
-    const uint64_t top_value = (num >> 32) ? 0xFFFFFFFFu : 0xFFFFu;
-    uint64_t res = 0u, bit;
+    /* td_sqrt64's loop for num < 2^32, in 32-bit words (the same values: res + bit < 2^32) */
+    uint32_t res = 0u, bit;
     int top, it;
     if (num == 0u) {
         return 0u;
+    }
+    top = (32 - td_msb32(num)) | 1;
+    bit = (uint32_t)1 << (31 - top);
+    for (it = (31 - top) / 2 + 1; it > 0; it--) {
+        if (num >= res + bit) {
+            num -= res + bit;
+            res = (res >> 1) + bit;
+        } else {
+            res >>= 1;
+        }
+        bit >>= 2;
+    }
+    if (num > res && res != 0xFFFFu) {
+        ++res;
+    }
+    return res;
+}
+
+static uint32_t td_sqrt64(uint64_t num)
+{
+    const uint64_t top_value = 0xFFFFFFFFu;
+    uint64_t res = 0u, bit;
+    int top, it;
+    if ((num >> 32) == 0u) {
+        return td_sqrt32((uint32_t)num);
     }
     top = (64 - td_msb64(num)) | 1;
     bit = (uint64_t)1 << (63 - top);
@@ -295,6 +319,26 @@ static uint32_t td_pcan_shrink(uint32_t x)
 
 /* ---- the frame ------------------------------------------------------------------------------ */
 
+/* in[i] = (x[i] * w[i]) >> 12 as int16, i < n; returns the largest of max_abs and their
+ * magnitudes (|-32768| does not fit int16 and is not counted) */
+static int16_t td_window_run(const int16_t *x, const int16_t *w, int16_t *in, uint32_t n,
+                             int16_t max_abs)
+{
+    uint32_t i;
+    for (i = 0u; i < n; i++) {
+        int16_t v = td_s16(((int32_t)x[i] * w[i]) >> 12);
+        int16_t a = td_s16(-(int32_t)v);
+        in[i] = v;
+        if (v >= 0) {
+            a = v;
+        }
+        if (a > max_abs) {
+            max_abs = a;
+        }
+    }
+    return max_abs;
+}
+
 uint32_t td_frontend_scratch_size(void)
 {
     return (uint32_t)sizeof(td_frontend_scratch_t);
@@ -314,22 +358,12 @@ void td_frontend_frame_u16(const int16_t *ring, uint32_t ring_len, uint32_t star
     int16_t max_abs = 0;
     int shift;
     uint32_t i, k, pos = start % ring_len;
+    /* the window's samples: ring[pos ..] up to the ring's end, then ring[0 ..] */
+    uint32_t first = ring_len - pos < TD_FE_WINDOW ? ring_len - pos : TD_FE_WINDOW;
 
-    /* window, and the largest magnitude (|-32768| does not fit int16 and is not counted) */
-    for (i = 0u; i < TD_FE_WINDOW; i++) {
-        int16_t v = td_s16(((int32_t)ring[pos] * td_fe_window[i]) >> 12);
-        int16_t a = td_s16(-(int32_t)v);
-        in[i] = v;
-        if (v >= 0) {
-            a = v;
-        }
-        if (a > max_abs) {
-            max_abs = a;
-        }
-        if (++pos == ring_len) {
-            pos = 0u;
-        }
-    }
+    max_abs = td_window_run(&ring[pos], td_fe_window, in, first, max_abs);
+    max_abs = td_window_run(ring, &td_fe_window[first], &in[first], TD_FE_WINDOW - first,
+                            max_abs);
     shift = 15 - td_msb32((uint32_t)max_abs);
     for (i = 0u; i < TD_FE_WINDOW; i++) {
         in[i] = td_s16((int32_t)(((uint32_t)(uint16_t)in[i]) << shift));

@@ -62,7 +62,7 @@ static void td_fe_mlperf_frame(const int16_t *ring, uint32_t ring_len, uint32_t 
     for (i = 0; i < TD_FE_MEL_BANDS; i++) {
         mel[i] = td_fe_logf(mel[i] / divisor + TD_FE_LOG_FLOOR);
     }
-    td_fe_matvec(td_fe_dct, mel, out, TD_FE_OUT);
+    td_fe_dct(td_fe_dct_half, mel, out, TD_FE_OUT, scratch->fft);
 }
 
 void td_frontend_frame_f32(const int16_t *ring, uint32_t ring_len, uint32_t start,

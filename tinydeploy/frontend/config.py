@@ -24,6 +24,7 @@ from typing import Any, ClassVar, Protocol
 import numpy as np
 
 from tinydeploy.errors import InputDataError
+from tinydeploy.frontend.fftplan import FftPlan, make_plan, plan_macros, plan_tables
 from tinydeploy.frontend.header import (
     c_array,
     framing_macros,
@@ -165,7 +166,6 @@ class FrontendTables:
     """Every constant the C front end reads, as float32 (int32 for indices)."""
 
     window: np.ndarray        # [window] periodic Hann, scaled by 1/32768 (int16 -> [-1, 1))
-    cos: np.ndarray           # [fft/2] cos(2 pi k / fft); the sines are read from it too
     bin_first: int            # first FFT bin with a nonzero mel weight
     bin_last: int             # last one (inclusive)
     bin_band: np.ndarray      # [bins] int: lower band index (-1 = the bin feeds band 0 only)
@@ -175,38 +175,10 @@ class FrontendTables:
     out_bias: np.ndarray      # [n_out] -mean / std
 
 
-def sines_from_cosines(cos: np.ndarray) -> np.ndarray:
-    """sin(2 pi k / N), k < N/2, as td_fe_float.h's ``td_fe_sin`` reads it from the cosine
-    table ``cos`` (N/2 entries): ``cos[|N/4 - k|]``, and 0 at k = 0."""
-    n = 2 * len(cos)
-    sin = cos[np.abs(n // 4 - np.arange(n // 2))].copy()
-    sin[0] = 0.0
-    return sin
-
-
-def fft_cosines(fft: int) -> np.ndarray:
-    """The float presets' twiddle table: cos(2 pi k / fft) for k < fft/2, float32.
-
-    Invariant: the sines the C code derives from it (``sines_from_cosines``) are, bit for
-    bit, sin(2 pi k / fft) rounded to float32, so one table serves both; this holds for
-    every power of two in 16..4096 and is checked here for the size asked for."""
-    k = np.arange(fft // 2, dtype=np.float64)
-    cos = np.cos(2.0 * np.pi * k / fft).astype(np.float32)
-    sin = np.sin(2.0 * np.pi * k / fft).astype(np.float32)
-    derived = sines_from_cosines(cos)
-    if not np.array_equal(derived.view(np.uint32), sin.view(np.uint32)):
-        bad = int(np.nonzero(derived.view(np.uint32) != sin.view(np.uint32))[0][0])
-        raise InputDataError(f"front-end config: fft={fft}: sin(2 pi {bad} / {fft}) is not "
-                             f"the cosine table's entry {abs(fft // 4 - bad)} in float32",
-                             hint="use a power of two in [16, 4096] for fft")
-    return cos
-
-
 def compute_tables(cfg: FrontendConfig) -> FrontendTables:
     n = np.arange(cfg.window, dtype=np.float64)
     hann = 0.5 - 0.5 * np.cos(2.0 * np.pi * n / cfg.window)        # periodic Hann
     window = (hann / 32768.0).astype(np.float32)
-    cos = fft_cosines(cfg.fft)
 
     lo, hi = hz_to_mel(cfg.mel_low_hz), hz_to_mel(cfg.mel_high_hz)
     edges = np.linspace(lo, hi, cfg.mel_bands + 2)        # edges[j+1] is band j's centre
@@ -235,7 +207,7 @@ def compute_tables(cfg: FrontendConfig) -> FrontendTables:
     mean = np.asarray(cfg.mean or [0.0] * cfg.n_out, dtype=np.float64)
     std = np.asarray(cfg.std or [1.0] * cfg.n_out, dtype=np.float64)
     return FrontendTables(
-        window=window, cos=cos, bin_first=first, bin_last=last,
+        window=window, bin_first=first, bin_last=last,
         bin_band=np.asarray(bands, dtype=np.int32),
         w_lower=np.asarray(wl, dtype=np.float32), w_upper=np.asarray(wu, dtype=np.float32),
         out_matrix=(mat / std[:, None]).astype(np.float32),
@@ -256,8 +228,6 @@ class FloatPresetTables(Protocol):
     @property
     def window(self) -> np.ndarray: ...
     @property
-    def cos(self) -> np.ndarray: ...
-    @property
     def bin_band(self) -> np.ndarray: ...
     @property
     def w_lower(self) -> np.ndarray: ...
@@ -265,37 +235,49 @@ class FloatPresetTables(Protocol):
     def w_upper(self) -> np.ndarray: ...
 
 
-def float_preset_macros(cfg: FloatPresetConfig, t: FloatPresetTables) -> list[str]:
+def float_preset_plan(cfg: FloatPresetConfig, t: FloatPresetTables, *,
+                      magnitude: bool = False) -> FftPlan:
+    """The FFT and filterbank plan of a float preset (``magnitude``: its bins feed the mel
+    bands with |X| rather than |X|^2, as mlperf-kws's do)."""
+    return make_plan(cfg.fft, t.window, t.bin_first, t.bin_last, t.bin_band, t.w_lower,
+                     t.w_upper, cfg.mel_bands, magnitude, cfg.ERROR_PREFIX)
+
+
+def float_preset_macros(cfg: FloatPresetConfig, plan: FftPlan) -> list[str]:
     """The size macros of a float preset's config header, in this order in every preset
     (td_fe_float.h and both preset sources read them)."""
     return [
         *framing_macros(cfg),
-        f"#define TD_FE_FFT {cfg.fft}",
-        f"#define TD_FE_FFT_LOG2 {cfg.fft.bit_length() - 1}",
+        *plan_macros(plan),
         f"#define TD_FE_MEL_BANDS {cfg.mel_bands}",
-        f"#define TD_FE_BIN_FIRST {t.bin_first}",
-        f"#define TD_FE_BIN_LAST {t.bin_last}",
         f"#define TD_FE_OUT {cfg.n_out}",
     ]
 
 
-def float_preset_tables(t: FloatPresetTables) -> list[str]:
-    """The tables td_fe_float.h reads (window, FFT twiddles, mel bands and weights)."""
-    return [
-        *c_array("float", "td_fe_window", t.window),
-        *c_array("float", "td_fe_cos", t.cos),
-        *c_array("int8_t", "td_fe_bin_band", t.bin_band, per_line=16),
-        *c_array("float", "td_fe_w_lower", t.w_lower),
-        *c_array("float", "td_fe_w_upper", t.w_upper),
-    ]
+def float_preset_tables(plan: FftPlan) -> list[str]:
+    """The tables td_fe_float.h reads (the FFT plan's: window, twiddles, bins, segments)."""
+    return plan_tables(plan)
+
+
+def dct_columns(mat: np.ndarray) -> np.ndarray:
+    """The first ceil(B/2) columns of a DCT-II matrix [rows, B]: td_fe_float.h's td_fe_dct
+    reads the rest from them (row i is even or odd about the middle as i is)."""
+    return np.ascontiguousarray(mat[:, :(mat.shape[1] + 1) // 2])
+
+
+def out_table(cfg: FrontendConfig, mat: np.ndarray) -> np.ndarray:
+    """The output table td_frontend.c reads: the DCT's first columns (MFCC), or the diagonal
+    of the identity divided by std (log-mel)."""
+    return dct_columns(mat) if cfg.kind is FeatureKind.MFCC else np.diag(mat).copy()
 
 
 def render_frontend_header(cfg: FrontendConfig) -> str:
     """``td_frontend_config.h`` for ``cfg``: macros for the sizes, and (when the including
     file defines ``TD_FRONTEND_DEFINE_TABLES``, which only td_frontend.c does) the tables."""
     t = compute_tables(cfg)
+    plan = float_preset_plan(cfg, t)
     body = [
-        *float_preset_macros(cfg, t),
+        *float_preset_macros(cfg, plan),
         f"#define TD_FE_KIND_MFCC {1 if cfg.kind is FeatureKind.MFCC else 0}",
         f"#define TD_FE_LOG_FLOOR {hexf(cfg.log_floor)}",
         "#define TD_FE_PRESET_TINYDEPLOY 1",
@@ -308,8 +290,8 @@ def render_frontend_header(cfg: FrontendConfig) -> str:
         "} td_frontend_scratch_t;",
     ]
     tables = [
-        *float_preset_tables(t),
-        *c_array("float", "td_fe_out_matrix", t.out_matrix),
+        *float_preset_tables(plan),
+        *c_array("float", "td_fe_out_matrix", out_table(cfg, t.out_matrix)),
         *c_array("float", "td_fe_out_bias", t.out_bias),
     ]
     return render_config_header(cfg, body, tables)

@@ -98,7 +98,7 @@ def _cmul(ar, ai, br, bi):  # noqa: ANN001, ANN202
 
 
 @lru_cache(maxsize=8)
-def _fft_plan(n: int) -> tuple[np.ndarray, tuple[tuple[int, int], ...]]:
+def fft_plan(n: int) -> tuple[np.ndarray, tuple[tuple[int, int], ...]]:
     """Input permutation and (radix, m) stages, innermost first, of the decimation-in-time
     FFT of ``n`` (a power of two) points: radix 4 while 4 divides, then one radix 2."""
     factors = []
@@ -125,7 +125,7 @@ def _fft_plan(n: int) -> tuple[np.ndarray, tuple[tuple[int, int], ...]]:
 def _complex_fft(re: np.ndarray, im: np.ndarray, tw: np.ndarray) -> tuple[np.ndarray,
                                                                            np.ndarray]:
     n = re.size
-    perm, stages = _fft_plan(n)
+    perm, stages = fft_plan(n)
     fr, fi = re[perm].copy(), im[perm].copy()
     twr, twi = tw[:, 0].astype(np.int64), tw[:, 1].astype(np.int64)
     for p, m in stages:

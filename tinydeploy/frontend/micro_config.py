@@ -223,6 +223,7 @@ class MicroSpeechTables:
     min_signal_remaining: int   # Q14
     gain_lut: np.ndarray        # [4 * 32 - 3] int16, PCAN gain, piecewise quadratic
     log_lut: np.ndarray         # [130] uint16: (log2(1 + x) - x) in Q16 at x = i / 128
+    fft_order: np.ndarray       # [fft/2] uint16: the complex FFT's input read at position i
 
 
 def _window(cfg: MicroSpeechConfig) -> np.ndarray:
@@ -310,6 +311,25 @@ def _gain_lut(cfg: MicroSpeechConfig) -> np.ndarray:
     return lut
 
 
+def fft_input_order(ncfft: int) -> np.ndarray:
+    """The digit-reversed input order of the complex FFT of ``ncfft`` points (radix-4
+    digits, then one radix-2 digit when ``log2 ncfft`` is odd): position ``pos`` of the first
+    stage reads input ``src``, whose digits, least significant first, are those of ``pos``,
+    most significant first."""
+    total = ncfft.bit_length() - 1
+    out = np.zeros(ncfft, dtype=np.uint16)
+    for pos in range(ncfft):
+        src, bits, sbits, rest = 0, total, 0, pos
+        while bits > 0:
+            rb = 2 if bits >= 2 else 1
+            bits -= rb
+            src += (rest >> bits) << sbits
+            rest &= (1 << bits) - 1
+            sbits += rb
+        out[pos] = src
+    return out
+
+
 def _log_lut() -> np.ndarray:
     """The log2 correction table: (log2(1 + x) - x) * 2^16 at x = i / 128, one padding 0."""
     n = 1 << LOG_SEGMENTS_LOG2
@@ -329,6 +349,7 @@ def compute_tables(cfg: MicroSpeechConfig) -> MicroSpeechTables:
         min_signal_remaining=int(F32(cfg.min_signal_remaining) * F32(1 << NOISE_BITS)),
         gain_lut=_gain_lut(cfg) if cfg.pcan else np.zeros(4 * WDF_BITS - 3, dtype=np.int16),
         log_lut=_log_lut(),
+        fft_order=fft_input_order(cfg.fft // 2),
     )
 
 
@@ -388,6 +409,7 @@ def render_microspeech_header(cfg: MicroSpeechConfig) -> str:
         *c_array("int16_t", "td_fe_bin_unweight", t.bin_unweight, per_line=12),
         *c_array("int16_t", "td_fe_gain_lut", t.gain_lut, per_line=12),
         *c_array("uint16_t", "td_fe_log_lut", t.log_lut, per_line=12),
+        *c_array("uint16_t", "td_fe_fft_order", t.fft_order, per_line=16),
     ]
     return render_config_header(cfg, body, tables,
                                 tables_macro="TD_FRONTEND_MICRO_DEFINE_TABLES")

@@ -46,8 +46,9 @@ import numpy as np
 from tinydeploy.errors import InputDataError
 from tinydeploy.frontend.config import (
     FloatPresetConfig,
-    fft_cosines,
+    dct_columns,
     float_preset_macros,
+    float_preset_plan,
     float_preset_tables,
 )
 from tinydeploy.frontend.header import c_array, hexf, render_config_header
@@ -138,7 +139,6 @@ def dct_matrix(cfg: MlperfConfig) -> np.ndarray:
 @dataclass(frozen=True)
 class MlperfTables:
     window: np.ndarray        # [window] float32 periodic Hann (unscaled)
-    cos: np.ndarray           # [fft/2] float32 (config.fft_cosines)
     bin_first: int
     bin_last: int
     bin_band: np.ndarray      # [bins] int: band of w_lower (-1: none)
@@ -174,7 +174,6 @@ def compute_tables(cfg: MlperfConfig) -> MlperfTables:
             wu.append(float(w[b, j]))
     return MlperfTables(
         window=hann.astype(np.float32),
-        cos=fft_cosines(cfg.fft),
         bin_first=first, bin_last=last, bin_band=np.asarray(bands, dtype=np.int32),
         w_lower=np.asarray(wl, dtype=np.float32), w_upper=np.asarray(wu, dtype=np.float32),
         dct=dct_matrix(cfg).astype(np.float32))
@@ -183,10 +182,11 @@ def compute_tables(cfg: MlperfConfig) -> MlperfTables:
 def render_header(cfg: MlperfConfig) -> str:
     """The preset's config header (``td_frontend_config_model.h`` in a build)."""
     t = compute_tables(cfg)
+    plan = float_preset_plan(cfg, t, magnitude=True)
     peaks = cfg.frames          # one stored peak per frame of the model window
     body = [
         "#define TD_FE_PRESET_MLPERF_KWS 1",
-        *float_preset_macros(cfg, t),
+        *float_preset_macros(cfg, plan),
         f"#define TD_FE_LOG_FLOOR {hexf(cfg.log_floor)}",
         f"#define TD_FE_PEAK_NORMALISE {1 if cfg.peak_normalise else 0}",
         f"#define TD_FE_PEAKS {peaks}",
@@ -206,7 +206,8 @@ def render_header(cfg: MlperfConfig) -> str:
         "    uint32_t frames; /* frames computed since the reset */",
         "} td_frontend_scratch_t;",
     ]
-    tables = [*float_preset_tables(t), *c_array("float", "td_fe_dct", t.dct)]
+    tables = [*float_preset_tables(plan),
+              *c_array("float", "td_fe_dct_half", dct_columns(t.dct))]
     return render_config_header(cfg, body, tables, what="mlperf-kws front-end config")
 
 
