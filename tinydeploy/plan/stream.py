@@ -1,0 +1,146 @@
+"""The arena of a streamed model: the step schedule's buffers, planned and proved.
+
+Steps of the step program (the lifetimes' time axis): one per row call of the schedule, in
+order, then the reduction, then one per op after it. Buffers:
+
+- ``in``: the input's tail (the window rows the schedule keeps, the newest ``hop`` frames
+  last, written by the application between steps); persistent;
+- ``tail<i>`` / ``cone<i>``: the rows of chain tensor i that a step holds (see
+  `tinydeploy.stream.schedule`); a tail with state rows is persistent, the rest transient;
+- ``ring``: the reduction's exact per-row sums; persistent;
+- ``t<k>``: tensors after the reduction (its output first), and ``scratch<k>``: a streamed
+  op's kernel scratch, live at that op's calls.
+
+A persistent buffer lives from the first step to the last, so the planner's proof (no two
+buffers live at a common step share a byte, `plan_arena`'s `verify_plan`) covers every state
+row: nothing a later step reads is overwritten in between, and the application's writes into
+the input between steps land in bytes nothing else owns.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tinydeploy.kernels.registry import Selection
+from tinydeploy.model.ir import Graph
+from tinydeploy.plan.arena import DEFAULT_ALIGN, ArenaPlan, Buffer, plan_arena
+from tinydeploy.stream.schedule import StreamSchedule
+
+
+@dataclass(frozen=True)
+class StreamPlan:
+    schedule: StreamSchedule
+    buffers: tuple[Buffer, ...]
+    plan: ArenaPlan
+    steps: int                       # steps of the step program (lifetime axis)
+    aliases: tuple[tuple[int, int], ...]   # tensor -> tensor whose buffer it shares
+
+    @property
+    def arena_bytes(self) -> int:
+        return self.plan.arena_bytes
+
+    def offset(self, name: str) -> int:
+        return self.plan.offset(name)
+
+    def tensor_buffer(self, tensor: int) -> str:
+        seen = dict(self.aliases)
+        while tensor in seen:
+            tensor = seen[tensor]
+        return f"t{tensor}"
+
+    @property
+    def persistent(self) -> tuple[Buffer, ...]:
+        return tuple(b for b in self.buffers if b.first == 0 and b.last == self.steps - 1)
+
+
+def tail_name(position: int) -> str:
+    return "in" if position == 0 else f"tail{position}"
+
+
+def cone_name(position: int) -> str:
+    return f"cone{position}"
+
+
+def stream_buffers(graph: Graph, selection: Selection, schedule: StreamSchedule,
+                   align: int = DEFAULT_ALIGN
+                   ) -> tuple[tuple[Buffer, ...], int, tuple[tuple[int, int], ...]]:
+    """The buffers of the step program, its number of steps and the aliases after the
+    reduction (see the module docstring)."""
+    calls = schedule.calls
+    red_step = len(calls)
+    an = schedule.analysis
+    after = an.after
+    steps = red_step + 1 + len(after)
+    last = steps - 1
+    choices = {c.op_index: c for c in selection.choices}
+    # first and last step of each transient tail/cone, from the calls that write and read it
+    use: dict[str, list[int]] = {}
+
+    def touch(name: str, step: int) -> None:
+        use.setdefault(name, []).append(step)
+
+    scratch: dict[str, tuple[int, list[int]]] = {}
+    for k, c in enumerate(calls):
+        pos_in, pos_out = c.layer, c.layer + 1
+        touch(tail_name(pos_in) if c.in_region == "tail" else cone_name(pos_in), k)
+        touch(tail_name(pos_out) if c.region == "tail" else cone_name(pos_out), k)
+        op_index = an.layers[c.layer].op_index
+        call = choices[op_index].call
+        if call is not None and call.scratch_bytes:
+            size, steps_of = scratch.setdefault(f"scratch{op_index}", (call.scratch_bytes, []))
+            steps_of.append(k)
+    n = len(an.layers)
+    touch(tail_name(n), red_step)
+    if schedule.reduction.top:
+        touch(cone_name(n), red_step)
+    buffers: list[Buffer] = []
+    for t in schedule.tensors:
+        name = tail_name(t.position)
+        if t.persistent:
+            buffers.append(Buffer(name, t.tail_bytes, 0, last, align))
+        elif name in use:
+            buffers.append(Buffer(name, t.tail_bytes, min(use[name]), max(use[name]), align))
+        if t.position and t.cone:
+            cn = cone_name(t.position)
+            buffers.append(Buffer(cn, t.cone_bytes, min(use[cn]), max(use[cn]), align))
+    if schedule.reduction.ring:
+        buffers.append(Buffer("ring", schedule.reduction.ring_bytes, 0, last, align))
+    for name, (size, at) in sorted(scratch.items()):
+        buffers.append(Buffer(name, size, min(at), max(at), align))
+    # after the reduction: its output and the ops on it (aliases share their source's bytes)
+    aliases: list[tuple[int, int]] = []
+    born = {an.reduction.out_tensor: red_step}
+    died: dict[int, int] = {}
+    for j, op_index in enumerate(after, start=red_step + 1):
+        op = graph.operators[op_index]
+        src = next(i for i in op.inputs if i >= 0 and graph.tensor(i).data is None)
+        root = src
+        amap = dict(aliases)
+        while root in amap:
+            root = amap[root]
+        died[root] = j
+        if choices[op_index].variant.alias:
+            aliases.append((op.outputs[0], root))
+        else:
+            born[op.outputs[0]] = j
+            call = choices[op_index].call
+            if call is not None and call.scratch_bytes:
+                buffers.append(Buffer(f"scratch{op_index}", call.scratch_bytes, j, j, align))
+    out = graph.outputs[0].index
+    amap = dict(aliases)
+    root_out = out
+    while root_out in amap:
+        root_out = amap[root_out]
+    for t, first in sorted(born.items()):
+        end = last if t == root_out else died.get(t, first)
+        buffers.append(Buffer(f"t{t}", graph.tensor(t).nbytes, first, end, align))
+    return tuple(buffers), steps, tuple(aliases)
+
+
+def plan_stream(graph: Graph, selection: Selection, schedule: StreamSchedule, *,
+                capacity: int | None = None, algorithm: str = "auto") -> StreamPlan:
+    """Place the step program's buffers (`plan_arena`: verified, no overlap of buffers live
+    at a common step; persistent ones are live at every step)."""
+    buffers, steps, aliases = stream_buffers(graph, selection, schedule)
+    plan = plan_arena(buffers, capacity=capacity, algorithm=algorithm)
+    return StreamPlan(schedule, buffers, plan, steps, aliases)

@@ -1,0 +1,223 @@
+"""Time-axis analysis of a graph: which part is local in time, where time is reduced.
+
+A streamable graph is a chain: the input's time axis (the first non-batch axis, NHWC's H)
+runs through ops that are local in time (CONV_2D, DEPTHWISE_CONV_2D, PAD that pads no time)
+to one op that reduces all of time (AVERAGE_POOL_2D over the whole map); the ops after it
+see no time. Per local op the analysis records, along time, the rows in and out, the
+receptive field (kernel extent with dilation), the stride and the padding above and below,
+as TFLite computes them for the full window. Anything else is refused with a `StreamError`
+naming the op and the reason: the stage never guesses.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tinydeploy.errors import UnsupportedError
+from tinydeploy.kernels.common import compute_padding
+from tinydeploy.model.ir import (
+    Conv2DOptions,
+    DepthwiseConv2DOptions,
+    Graph,
+    Operator,
+    Padding,
+    Pool2DOptions,
+)
+
+# ops local in time that the step function runs on row windows
+LOCAL_OPS = ("CONV_2D", "DEPTHWISE_CONV_2D", "PAD")
+# the ops that may reduce all of time
+REDUCING_OPS = ("AVERAGE_POOL_2D",)
+
+
+class StreamError(UnsupportedError):
+    """A graph (or one of its ops) that cannot be streamed; the message names the op and
+    the reason."""
+
+
+@dataclass(frozen=True)
+class TimeLayer:
+    """One op local in time, along the time axis (rows = positions along time)."""
+
+    op_index: int
+    op_type: str
+    in_tensor: int
+    out_tensor: int
+    in_rows: int
+    out_rows: int
+    kernel: int           # receptive field of one output row in input rows (with dilation)
+    stride: int
+    pad_top: int          # TFLite's padding offset above the first row
+    pad_bottom: int       # the rows of padding the last output row reads below the input
+    in_row_bytes: int     # bytes of one input row (all other axes)
+    out_row_bytes: int
+
+
+@dataclass(frozen=True)
+class Reduction:
+    """The op that reduces all of time (its input holds `rows` rows of `cols` x
+    `channels`)."""
+
+    op_index: int
+    op_type: str
+    in_tensor: int
+    out_tensor: int
+    rows: int
+    cols: int
+    channels: int
+
+
+@dataclass(frozen=True)
+class TimeAnalysis:
+    axis: int                         # the input's time axis (1: NHWC's H)
+    window: int                       # input rows (frames) in the full window
+    input_tensor: int
+    layers: tuple[TimeLayer, ...]     # the local chain, in op order
+    reduction: Reduction
+    after: tuple[int, ...]            # op indices after the reduction (no time left)
+
+    @property
+    def hop(self) -> int:
+        """Input frames per step: the product of the time strides before the reduction."""
+        h = 1
+        for layer in self.layers:
+            h *= layer.stride
+        return h
+
+    @property
+    def receptive_field(self) -> int:
+        """Input frames that one row of the reduction's input depends on."""
+        field, jump = 1, 1
+        for layer in self.layers:
+            field += (layer.kernel - 1) * jump
+            jump *= layer.stride
+        return field
+
+
+def _refuse(op: Operator, reason: str) -> StreamError:
+    return StreamError(f"op {op.index} ({op.type_name}) cannot be streamed: {reason}")
+
+
+def _row_bytes(shape: tuple[int, ...], axis: int, itemsize: int) -> int:
+    n = itemsize
+    for d in shape[axis + 1:]:
+        n *= d
+    return n
+
+
+def analyze_time(graph: Graph, axis: int | None = None) -> TimeAnalysis:
+    """The time-axis analysis of ``graph``; `StreamError` if it cannot be streamed.
+
+    ``axis`` is the input's time axis (default: the first non-batch axis). The kernels run
+    on rows of NHWC maps, so only axis 1 can be streamed; another axis is refused."""
+    if len(graph.inputs) != 1 or len(graph.outputs) != 1:
+        raise StreamError(f"a streamed model has one input and one output; this one has "
+                          f"{len(graph.inputs)} and {len(graph.outputs)}")
+    x = graph.inputs[0]
+    if axis is None:
+        axis = 1
+    if len(x.shape) != 4:
+        raise StreamError(f"input '{x.name}' has shape {list(x.shape)}: a streamed input is "
+                          f"[1, time, features, channels]")
+    if not 0 < axis < len(x.shape):
+        raise StreamError(f"--stream-axis {axis} is not a non-batch axis of input "
+                          f"'{x.name}' {list(x.shape)}")
+    if axis != 1:
+        raise StreamError(f"--stream-axis {axis}: the kernels run on rows (axis 1 of "
+                          f"[1, H, W, C]); transpose the model so that time is axis 1")
+    if x.shape[0] != 1:
+        raise StreamError(f"input '{x.name}' has a batch of {x.shape[0]}; streaming needs 1")
+    ops = graph.operators
+    layers: list[TimeLayer] = []
+    cur = x.index
+    reduction: Reduction | None = None
+    k = 0
+    while k < len(ops):
+        op = ops[k]
+        arena_ins = [i for i in op.inputs if i >= 0 and graph.tensor(i).data is None]
+        if cur not in arena_ins:
+            raise _refuse(op, "it does not read the output of the op before it (a streamed "
+                              "graph is one chain from the input to the time reduction)")
+        if len(arena_ins) != 1 or len(op.outputs) != 1:
+            raise _refuse(op, "it mixes several time-varying tensors (only chains are "
+                              "streamed)")
+        inp, out = graph.tensor(cur), graph.tensor(op.outputs[0])
+        if op.type_name in REDUCING_OPS:
+            reduction = _reduction(op, inp, out)
+            break
+        if op.type_name not in LOCAL_OPS:
+            raise _refuse(op, f"it is not local in time (ops streamed: "
+                              f"{', '.join(LOCAL_OPS)}; time reduced by "
+                              f"{', '.join(REDUCING_OPS)})")
+        layers.append(_layer(graph, op, inp, out))
+        cur = out.index
+        k += 1
+    if reduction is None:
+        raise StreamError(f"no op reduces time: the graph ends at tensor "
+                          f"'{graph.tensor(cur).name}' with {graph.tensor(cur).shape[1]} rows "
+                          f"(a streamed model pools all of time with "
+                          f"{', '.join(REDUCING_OPS)})")
+    after = tuple(op.index for op in ops[reduction.op_index + 1:])
+    prev = reduction.out_tensor
+    for i in after:
+        op = ops[i]
+        arena_ins = [t for t in op.inputs if t >= 0 and graph.tensor(t).data is None]
+        if arena_ins != [prev]:
+            raise _refuse(op, "after the time reduction only a chain of ops on its output "
+                              "is supported")
+        prev = op.outputs[0]
+    an = TimeAnalysis(axis, x.shape[1], x.index, tuple(layers), reduction, after)
+    return an
+
+
+def _layer(graph: Graph, op: Operator, inp: object, out: object) -> TimeLayer:
+    from tinydeploy.model.ir import Tensor
+
+    assert isinstance(inp, Tensor) and isinstance(out, Tensor)
+    if len(inp.shape) != 4 or len(out.shape) != 4:
+        raise _refuse(op, f"its tensors are not 4-D [1, time, features, channels] "
+                          f"({list(inp.shape)} -> {list(out.shape)})")
+    if inp.dtype.itemsize != 1 or out.dtype.itemsize != 1:
+        raise _refuse(op, "only int8 maps are streamed")
+    rin, rout = inp.shape[1], out.shape[1]
+    rb_in = _row_bytes(inp.shape, 1, 1)
+    rb_out = _row_bytes(out.shape, 1, 1)
+    if op.type_name == "PAD":
+        pads = graph.tensor(op.inputs[1]).data
+        if pads is None:
+            raise _refuse(op, "its paddings are not constant")
+        p = pads.reshape(-1, 2)
+        if len(p) != 4 or int(p[0].sum()) or int(p[1].sum()):
+            raise _refuse(op, f"it pads the batch or the time axis ({p.tolist()}); only "
+                              f"padding of the other axes is local in time")
+        return TimeLayer(op.index, op.type_name, inp.index, out.index, rin, rout, 1, 1, 0, 0,
+                         rb_in, rb_out)
+    opts = op.options
+    assert isinstance(opts, (Conv2DOptions, DepthwiseConv2DOptions))
+    filt = graph.tensor(op.inputs[1])
+    fh = filt.shape[1]
+    eff = (fh - 1) * opts.dilation_h + 1
+    pad = compute_padding(opts.stride_h, opts.dilation_h, rin, fh, rout)
+    if opts.padding == Padding.VALID:
+        pad = 0
+    bottom = max(0, (rout - 1) * opts.stride_h + eff - rin - pad)
+    if rout < 1 or rin < eff - pad - bottom:
+        raise _refuse(op, f"its window ({eff} rows) does not fit the {rin} rows it reads")
+    return TimeLayer(op.index, op.type_name, inp.index, out.index, rin, rout, eff,
+                     opts.stride_h, pad, bottom, rb_in, rb_out)
+
+
+def _reduction(op: Operator, inp: object, out: object) -> Reduction:
+    from tinydeploy.model.ir import Tensor
+
+    assert isinstance(inp, Tensor) and isinstance(out, Tensor)
+    opts = op.options
+    assert isinstance(opts, Pool2DOptions)
+    if len(inp.shape) != 4 or inp.dtype.itemsize != 1:
+        raise _refuse(op, "only an int8 [1, time, features, channels] map can be reduced")
+    _, h, w, c = inp.shape
+    if opts.filter_h != h or opts.filter_w != w or tuple(out.shape[1:3]) != (1, 1):
+        raise _refuse(op, f"it pools {opts.filter_h}x{opts.filter_w} of a {h}x{w} map into "
+                          f"{out.shape[1]}x{out.shape[2]}: only a pool over all of time and "
+                          f"features (one output row) reduces time")
+    return Reduction(op.index, op.type_name, inp.index, out.index, h, w, c)
