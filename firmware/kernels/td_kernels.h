@@ -108,7 +108,7 @@ typedef struct {
 
 /* ---- streamed AVERAGE_POOL_2D over all of time (td_stream_avgpool_s8_ref) -------------
  * The step function's time reduction (tinydeploy/stream): the pool's input is held as
- * top rows (recomputed each step), a ring of exact per-row sums of the interior rows kept
+ * top rows (recomputed each step), a ring of exact per-row sums (int16) of the interior rows kept
  * across steps, and the tail rows of this step (the newest interior rows, whose sums enter
  * the ring's last slots, then the bottom edge rows). The result equals the full window's
  * average pool over rows * cols taps byte for byte. */
@@ -124,10 +124,11 @@ typedef struct {
 } td_stream_avgpool_params_t;
 
 /* top: [top_rows][cols][channels]; tail: [new_rows + bottom_rows][cols][channels];
- * ring: [ring_rows][channels] int32, read and written (slots ring_rows - new_rows ..);
+ * ring: [ring_rows][channels] int16 (exact: cols <= 255), read and written (slots
+ *       ring_rows - new_rows ..);
  * out0: [channels]. */
 void td_stream_avgpool_s8_ref(const td_stream_avgpool_params_t *p, const int8_t *top,
-                              const int8_t *tail, int32_t *ring, int8_t *out0);
+                              const int8_t *tail, int16_t *ring, int8_t *out0);
 
 void td_conv2d_s8_ref(const td_conv2d_params_t *p, const int8_t *in0, int8_t *out0);
 /* 1x1 without groups, output pixels from the last to the first (may trail its input) */

@@ -150,7 +150,8 @@ def build_firmware(model: Path | bytes, board: Board, app: App | str, out_dir: P
                    part_files: dict[str, tuple[str, ...]] | None = None,
                    cflags_extra: tuple[str, ...] = (),
                    optimize: str = "balanced", guards: bool = False,
-                   streaming: bool = False, stream_axis: int | None = None) -> BuildResult:
+                   streaming: bool = False, stream_axis: int | None = None,
+                   stream_keep: str | None = None) -> BuildResult:
     from tinydeploy.codegen.project import render_project
     from tinydeploy.model.loader import load_tflite
     from tinydeploy.plan.budget import (
@@ -191,20 +192,18 @@ def build_firmware(model: Path | bytes, board: Board, app: App | str, out_dir: P
         plan = guarded_plan(g, selection, plan, algorithm)   # a guard gap after every buffer
     if not streaming and not board.is_host and plan.arena_bytes > board.ram_bytes:
         plan_graph(g, selection, board=board, algorithm=algorithm)   # the arena's BudgetError
+    if sized:
+        stack_bytes = sized_stack_reserve(stack_estimate(selection, app))
+    assert stack_bytes is not None
     splan = None
     if streaming:
         # The step function replaces the full window's op sequence: its own arena (state
         # and transient rows), planned and proved like the full window's.
-        from tinydeploy.plan.stream import plan_stream
-        from tinydeploy.stream.schedule import schedule_stream
+        from tinydeploy.plan.stream import choose_stream
 
-        splan = plan_stream(g, selection, schedule_stream(g, stream_axis),
-                            capacity=None if board.is_host else board.ram_bytes,
-                            algorithm=algorithm)
+        splan = choose_stream(g, selection, board, str(app), stack_bytes=stack_bytes,
+                              axis=stream_axis, keep=stream_keep, algorithm=algorithm)
     arena_bytes = plan.arena_bytes if splan is None else splan.arena_bytes
-    if sized:
-        stack_bytes = sized_stack_reserve(stack_estimate(selection, app))
-    assert stack_bytes is not None
     input_bytes = sum(t.nbytes for t in g.inputs)
     if splan is not None:
         input_bytes = splan.schedule.input_rows_bytes
@@ -328,8 +327,10 @@ def stream_json(splan: Any) -> dict[str, Any]:
     """The streamed build's schedule and arena (`tinydeploy.plan.stream.StreamPlan`)."""
     sched = splan.schedule
     return {"hop_frames": sched.hop, "window_frames": sched.window,
+            "keep": sched.keep,
             "warmup_steps": sched.warmup_steps, "state_bytes": sched.state_bytes,
             "arena_bytes": splan.arena_bytes, "step_input_bytes": sched.input_rows_bytes,
+            "step_input_offset": splan.step_input_offset,
             "buffers": [{"name": p.name, "offset": p.offset, "bytes": p.size,
                          "first_step": p.first, "last_step": p.last}
                         for p in sorted(splan.plan.placements, key=lambda p: p.name)]}

@@ -24,7 +24,7 @@ from tinydeploy.kernels.registry import ConstArray, KernelCall, Selection
 from tinydeploy.model.ir import Graph, Pool2DOptions, Tensor
 from tinydeploy.plan.stream import StreamPlan, cone_name, tail_name
 from tinydeploy.stream.analysis import StreamError
-from tinydeploy.stream.schedule import RowCall
+from tinydeploy.stream.schedule import RING_ITEM_BYTES, RowCall
 
 STREAM_AVGPOOL_SOURCE = "kernels/ref/td_stream_avgpool_s8_ref.c"
 # parameter structs whose contract is geometric along rows (in_h rows read from the
@@ -112,6 +112,10 @@ def stream_context(graph: Graph, selection: Selection, plan: StreamPlan,
     by_op: dict[int, list[RowCall]] = {}
     for rc in sched.calls:
         by_op.setdefault(an.layers[rc.layer].op_index, []).append(rc)
+    emitted = [rc for op in graph.operators for rc in by_op.get(op.index, [])]
+    if emitted != list(sched.calls):
+        # the plan's lifetimes follow sched.calls: the C must run the calls in that order
+        raise TinydeployError("the step schedule's call order is not the op order")
     ops: list[dict[str, Any]] = []
     for op in graph.operators:
         ch = choices[op.index]
@@ -183,8 +187,7 @@ def stream_context(graph: Graph, selection: Selection, plan: StreamPlan,
                    "label": _label(graph, plan, p.name)}
                   for p in sorted(plan.plan.placements, key=lambda p: (p.offset, p.name))]
     x = graph.inputs[0]
-    t0 = tensors[0]
-    in_off = plan.offset("in") + (t0.new_first - t0.tail_first) * t0.row_bytes
+    in_off = plan.step_input_offset
     step_shape = (1, sched.hop, *x.shape[2:])
     y = graph.outputs[0]
     return {
@@ -226,8 +229,9 @@ def _slides(plan: StreamPlan) -> list[dict[str, Any]]:
     red = plan.schedule.reduction
     if red.ring > red.new:
         base = plan.offset("ring")
-        out.append({"name": "ring", "dst": base, "src": base + red.new * red.channels * 4,
-                    "bytes": (red.ring - red.new) * red.channels * 4})
+        item = RING_ITEM_BYTES
+        out.append({"name": "ring", "dst": base, "src": base + red.new * red.channels * item,
+                    "bytes": (red.ring - red.new) * red.channels * item})
     return out
 
 
@@ -254,8 +258,8 @@ def _reduction_entry(graph: Graph, op_index: int, plan: StreamPlan,
     args = {
         "top": row_ptr(n, "cone", 0, True) if red.top else "(const void *)0",
         "tail": row_ptr(n, "tail", t.new_first, True),
-        "ring": (f"(int32_t *)(void *)(td_arena + {plan.offset('ring')}u)" if red.ring
-                 else "(int32_t *)0"),
+        "ring": (f"(int16_t *)(void *)(td_arena + {plan.offset('ring')}u)" if red.ring
+                 else "(int16_t *)0"),
         "out0": f"(void *)(td_arena + {plan.offset(plan.tensor_buffer(out.index))}u)",
     }
     slide = "\n".join(f"memmove(td_arena + {s['dst']}u, td_arena + {s['src']}u, "

@@ -20,6 +20,7 @@ the input between steps land in bytes nothing else owns.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from tinydeploy.kernels.registry import Selection
 from tinydeploy.model.ir import Graph
@@ -47,6 +48,12 @@ class StreamPlan:
         while tensor in seen:
             tensor = seen[tensor]
         return f"t{tensor}"
+
+    @property
+    def step_input_offset(self) -> int:
+        """Arena offset where the application writes the newest ``hop`` frames."""
+        t = self.schedule.tensors[0]
+        return self.offset("in") + (t.new_first - t.tail_first) * t.row_bytes
 
     @property
     def persistent(self) -> tuple[Buffer, ...]:
@@ -144,3 +151,31 @@ def plan_stream(graph: Graph, selection: Selection, schedule: StreamSchedule, *,
     buffers, steps, aliases = stream_buffers(graph, selection, schedule)
     plan = plan_arena(buffers, capacity=capacity, algorithm=algorithm)
     return StreamPlan(schedule, buffers, plan, steps, aliases)
+
+
+def choose_stream(graph: Graph, selection: Selection, board: Any, app: str, *,
+                  stack_bytes: int, axis: int | None = None, keep: str | None = None,
+                  algorithm: str = "auto") -> StreamPlan:
+    """The streamed schedule for ``board``: keeping every layer's rows (least work) when its
+    RAM budget fits the board, else keeping only the input window (least RAM); ``keep``
+    forces one. A board where neither fits is a `BudgetError` with the figures."""
+    from tinydeploy.plan.budget import check_budget, compute_budget
+    from tinydeploy.stream.schedule import KEEP, schedule_stream
+
+    last: StreamPlan | None = None
+    for k in ((keep,) if keep else KEEP):
+        sched = schedule_stream(graph, axis, keep=k)
+        splan = plan_stream(graph, selection, sched, algorithm=algorithm)
+        if getattr(board, "is_host", True):
+            return splan
+        budget = compute_budget(selection, splan.arena_bytes, board, app,
+                                input_bytes=sched.input_rows_bytes,
+                                stack_reserved=stack_bytes)
+        if budget.fits:
+            return splan
+        last = splan
+    assert last is not None
+    check_budget(compute_budget(selection, last.arena_bytes, board, app,
+                                input_bytes=last.schedule.input_rows_bytes,
+                                stack_reserved=stack_bytes))
+    return last

@@ -15,7 +15,7 @@ such rows), the last ``bottom_i`` padding below. Per step:
 - the **top cone** (only with padding above the window): the top edge rows of the
   reduction's input are recomputed every step, from the rows above them in every layer
   down to the input window, which is then kept whole (it is the only state they need).
-- the reduction keeps, per interior row of its input, exact int32 per-channel sums (a ring
+- the reduction keeps, per interior row of its input, exact int16 per-channel sums (a ring
   sliding by one row per step); the output is the sum of that ring, of the top cone rows and
   of the bottom edge rows, divided as the pool divides. Padding below the window is the
   only thing a VALID ('no padding along time') chain lacks, so it computes exactly its new
@@ -97,7 +97,7 @@ class ReductionRows:
 
     @property
     def ring_bytes(self) -> int:
-        return self.ring * self.channels * 4
+        return self.ring * self.channels * RING_ITEM_BYTES
 
     @property
     def count(self) -> int:
@@ -113,6 +113,7 @@ class StreamSchedule:
     calls: tuple[RowCall, ...]        # in execution order
     reduction: ReductionRows
     warmup_steps: int                 # steps until the output equals the full window's
+    keep: str = "rows"                # what is kept across steps (see schedule_stream)
 
     @property
     def state_bytes(self) -> int:
@@ -137,9 +138,22 @@ def _ceil_div(a: int, b: int) -> int:
     return -(-a // b)
 
 
-def schedule_stream(graph: Graph, axis: int | None = None) -> StreamSchedule:
+KEEP = ("rows", "input")
+RING_ITEM_BYTES = 2      # a row's sum over at most MAX_RING_COLS int8 values is exact in int16
+MAX_RING_COLS = 255
+
+
+def schedule_stream(graph: Graph, axis: int | None = None, keep: str = "rows"
+                    ) -> StreamSchedule:
     """The step schedule of ``graph`` (see the module docstring); `StreamError` when the
-    graph cannot be streamed or its window is too short for the receptive field."""
+    graph cannot be streamed or its window is too short for the receptive field.
+
+    ``keep="rows"`` keeps the interior rows each layer's next step reads (least work);
+    ``keep="input"`` keeps only the input window and the reduction's sums and recomputes
+    the rest from the input every step (least RAM; with padding along time the cones
+    recomputed anyway make the difference small)."""
+    if keep not in KEEP:
+        raise ValueError(f"keep must be one of {KEEP}, not {keep!r}")
     an = analyze_time(graph, axis)
     layers = an.layers
     n = len(layers)
@@ -164,6 +178,9 @@ def schedule_stream(graph: Graph, axis: int | None = None) -> StreamSchedule:
         if hops[i] * lay.stride != hops[i - 1]:
             raise StreamError(f"op {lay.op_index} ({lay.op_type}): stride {lay.stride} "
                               f"along time does not divide the hop of {hops[i - 1]} rows")
+    if red.cols > MAX_RING_COLS:
+        raise StreamError(f"op {red.op_index} ({red.op_type}): a row of {red.cols} values "
+                          f"per channel; the exact int16 row sums allow {MAX_RING_COLS}")
     interior = rows[n] - top[n] - bottom[n]
     if interior < hops[n]:
         raise StreamError(
@@ -182,10 +199,14 @@ def schedule_stream(graph: Graph, axis: int | None = None) -> StreamSchedule:
         fresh = rows[i - 1] - bottom[i - 1] - hops[i - 1]
         if i - 1 == 0:
             fresh = rows[0] - hops[0]
-        if need >= fresh:
+        if keep == "input" and i - 1 > 0:
+            tail_first[i - 1] = new_first[i - 1] = need
+        elif keep == "input" or need >= fresh:
             # nothing kept: the rows read are all computed (or written) this step
-            first = min(need, fresh) if i - 1 == 0 else need
-            tail_first[i - 1] = new_first[i - 1] = first
+            if i - 1 == 0:
+                tail_first[0], new_first[0] = min(need, fresh), fresh
+            else:
+                tail_first[i - 1] = new_first[i - 1] = need
         else:
             if need < top[i - 1]:
                 raise StreamError(
@@ -213,6 +234,7 @@ def schedule_stream(graph: Graph, axis: int | None = None) -> StreamSchedule:
         tensors.append(TensorRows(i, t_index, rows[i], rb, top[i], bottom[i], hops[i],
                                   cone[i] if i else 0, tail_first[i], new_first[i],
                                   persistent))
+    # Op by op (the order the step function runs them, which the plan's lifetimes follow).
     calls: list[RowCall] = []
     for i, lay in enumerate(layers, start=1):
         if cone[i]:
@@ -223,7 +245,8 @@ def schedule_stream(graph: Graph, axis: int | None = None) -> StreamSchedule:
     red_rows = ReductionRows(rows[n], red.cols, red.channels, top[n], interior, hops[n],
                              bottom[n])
     warmup = _ceil_div(an.window, hop)
-    return StreamSchedule(an, hop, an.window, tuple(tensors), tuple(calls), red_rows, warmup)
+    return StreamSchedule(an, hop, an.window, tuple(tensors), tuple(calls), red_rows, warmup,
+                          keep)
 
 
 def _row_call(layer: int, region: str, out_first: int, out_rows: int, lay: object,

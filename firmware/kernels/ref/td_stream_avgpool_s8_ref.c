@@ -2,8 +2,9 @@
  * td_stream_avgpool_s8_ref.c - the streamed model's time reduction: an average pool over
  * all rows of a window, from exact per-row sums kept across steps (td_kernels.h).
  *
- * Every sum is an exact int32 (at most rows * cols * 128 in magnitude), so the total equals
- * the full window's sum over the same taps and the result is the reference pool's: divided
+ * A row's sum (at most cols * 128 in magnitude, cols <= 255: the host checks) is exact in
+ * int16, the total (at most rows * cols * 128) in int32, so the total equals the full
+ * window's sum over the same taps and the result is the reference pool's: divided
  * by the count, rounded half away from zero, clamped. No scratch memory.
  */
 #include "td_kernels.h"
@@ -18,7 +19,7 @@ static int32_t td_row_sum(const int8_t *row, int32_t cols, int32_t channels, int
 }
 
 void td_stream_avgpool_s8_ref(const td_stream_avgpool_params_t *p, const int8_t *top,
-                              const int8_t *tail, int32_t *ring, int8_t *out0)
+                              const int8_t *tail, int16_t *ring, int8_t *out0)
 {
     const int32_t ch = p->channels, row = p->cols * p->channels;
     const int32_t first_new = p->ring_rows - p->new_rows;
@@ -27,7 +28,7 @@ void td_stream_avgpool_s8_ref(const td_stream_avgpool_params_t *p, const int8_t 
         for (int32_t r = 0; r < p->new_rows; ++r) {
             int32_t s = td_row_sum(tail + r * row, p->cols, ch, c);
             if (first_new + r >= 0) {
-                ring[(first_new + r) * ch + c] = s;
+                ring[(first_new + r) * ch + c] = (int16_t)s;
             }
         }
         for (int32_t r = 0; r < p->ring_rows; ++r) {
