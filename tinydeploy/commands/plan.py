@@ -51,14 +51,20 @@ def configure(p: argparse.ArgumentParser) -> None:
                    help="--app kws: instructions per front-end frame and per inference "
                         "(default: measured by running the kws app on the board's emulated "
                         "stand-in)")
+    from tinydeploy.commands.target import add_stream_arguments
+
+    add_stream_arguments(p)
+    p.add_argument("--frame-ms", type=float, default=20.0, metavar="MS",
+                   help="--streaming: milliseconds between input frames, for instructions "
+                        "per second of audio (default 20)")
     p.add_argument("--json", action="store_true", help="machine-readable output on stdout")
     p.add_argument("--html", type=Path, metavar="FILE",
                    help="also write an HTML report with the memory timeline")
 
 
 def plan_model(model: Path, board_name: str, app: str = "bench", algorithm: str = "auto",
-               align: int = 16, stack: int | None = None, optimize: str = "balanced"
-               ) -> tuple[dict[str, Any], Any]:
+               align: int = 16, stack: int | None = None, optimize: str = "balanced",
+               streaming: dict[str, Any] | None = None) -> tuple[dict[str, Any], Any]:
     """Load, select kernels, plan and budget: the report as plain data (JSON-ready) and the
     `Budget`."""
     from tinydeploy.boards import get_board
@@ -96,6 +102,15 @@ def plan_model(model: Path, board_name: str, app: str = "bench", algorithm: str 
         report["stack_rule"] = STACK_RULE if stack_sized_from_bound(board) else "fixed default"
     report["stack_margin"] = (None if budget.stack_reserved is None
                               else budget.stack_reserved - budget.stack_need)
+    if streaming is not None:
+        from tinydeploy.plan.stream import compare_schedules
+
+        per_op = {int(la["op_index"]): int(next(
+            (a["instructions"] for a in la["alternatives"] if a["symbol"] == la["chosen"]), 0)
+            or 0) for la in report["selection"]["layers"]}
+        report["streaming"] = compare_schedules(
+            graph, selection, per_op, gplan.arena_bytes, board=board, app=app,
+            stack_bytes=stack or 0, algorithm=algorithm, **streaming)
     return report, budget
 
 
@@ -245,8 +260,12 @@ def run(args: argparse.Namespace) -> int:
         from tinydeploy.errors import InputDataError
 
         raise InputDataError(f"--stack {args.stack}: must be between 1 and {1 << 24} bytes")
+    from tinydeploy.commands.target import streaming_wanted
+
+    stream = ({"frame_ms": args.frame_ms, "axis": args.stream_axis, "keep": args.stream_keep}
+              if streaming_wanted(args) else None)
     report, budget = plan_model(args.model, args.board, args.app, args.algorithm, args.align,
-                                args.stack, args.optimize)
+                                args.stack, args.optimize, stream)
     verdict = None
     if args.app == "kws" and budget.fits:
         verdict = _realtime(args)
@@ -266,6 +285,8 @@ def run(args: argparse.Namespace) -> int:
         emit_json(report)
     else:
         _print(report)
+        if "streaming" in report:
+            _print_streaming(report["streaming"])
         if verdict is not None:
             from tinydeploy.report.output import stdout
 
@@ -275,6 +296,22 @@ def run(args: argparse.Namespace) -> int:
 
         check_budget(budget)
     return 0
+
+
+def _print_streaming(s: dict[str, Any]) -> None:
+    from tinydeploy.report.output import stdout
+
+    f, st = s["full_window"], s["streamed"]
+    stdout.print(f"streaming: hop {s['hop_frames']} frames ({s['hop_frames'] * s['frame_ms']:g} "
+                 f"ms), window {s['window_frames']}, warm-up {s['warmup_steps']} steps, "
+                 f"keeps {s['keep']}")
+    stdout.print(f"  full window every hop: {f['instructions_per_inference']:,} instructions "
+                 f"per inference, {f['instructions_per_second']:,} per second of audio; "
+                 f"arena {f['arena_bytes']:,} B")
+    stdout.print(f"  streamed:              {st['per_step_instructions']:,} instructions "
+                 f"per step, {st['instructions_per_second']:,} per second of audio; arena "
+                 f"{st['arena_bytes']:,} B of which state {st['state_bytes']:,} B "
+                 f"(estimates from the kernels' cost models)")
 
 
 def _realtime(args: argparse.Namespace) -> Any:

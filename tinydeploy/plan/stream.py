@@ -179,3 +179,47 @@ def choose_stream(graph: Graph, selection: Selection, board: Any, app: str, *,
                                 input_bytes=last.schedule.input_rows_bytes,
                                 stack_reserved=stack_bytes))
     return last
+
+
+def step_instructions(splan: StreamPlan, per_op: dict[int, int]) -> int:
+    """Estimated instructions of one step from the full window's per-op estimates
+    (``per_op``: op index -> instructions of the whole window): each row call costs its
+    share of output rows; the reduction costs one pass over the rows it sums; ops after
+    the reduction cost what they cost."""
+    sched = splan.schedule
+    an = sched.analysis
+    total = 0.0
+    for c in sched.calls:
+        lay = an.layers[c.layer]
+        total += per_op.get(lay.op_index, 0) * c.out_rows / lay.out_rows
+    red = sched.reduction
+    summed = red.top + red.new + red.bottom
+    total += per_op.get(an.reduction.op_index, 0) * summed / max(red.rows, 1)
+    total += 4 * red.ring * red.channels            # the ring's sums and slide
+    total += sum(per_op.get(i, 0) for i in an.after)
+    total += sum(s.size for s in splan.persistent) // 4   # slides (word copies)
+    return int(round(total))
+
+
+def compare_schedules(graph: Graph, selection: Selection, per_op: dict[int, int],
+                      full_arena: int, *, frame_ms: float, board: Any, app: str,
+                      stack_bytes: int, axis: int | None = None, keep: str | None = None,
+                      algorithm: str = "auto") -> dict[str, Any]:
+    """Full window (an inference every hop) against the streamed schedule: instructions per
+    step and per second of audio, arena and state bytes (JSON-ready)."""
+    splan = choose_stream(graph, selection, board, app, stack_bytes=stack_bytes, axis=axis,
+                          keep=keep, algorithm=algorithm)
+    sched = splan.schedule
+    steps_per_s = 1000.0 / (frame_ms * sched.hop)
+    full = sum(per_op.values())
+    step = step_instructions(splan, per_op)
+    return {
+        "hop_frames": sched.hop, "window_frames": sched.window, "frame_ms": frame_ms,
+        "warmup_steps": sched.warmup_steps, "keep": sched.keep,
+        "full_window": {"instructions_per_inference": full,
+                        "instructions_per_second": int(full * steps_per_s),
+                        "arena_bytes": full_arena, "state_bytes": 0},
+        "streamed": {"per_step_instructions": step,
+                     "instructions_per_second": int(step * steps_per_s),
+                     "arena_bytes": splan.arena_bytes, "state_bytes": sched.state_bytes},
+    }
