@@ -203,6 +203,7 @@ def build_firmware(model: Path | bytes, board: Board, app: App | str, out_dir: P
 
         splan = choose_stream(g, selection, board, str(app), stack_bytes=stack_bytes,
                               axis=stream_axis, keep=stream_keep, algorithm=algorithm)
+        selection = splan.selection     # the streamed ops' kernels, chosen on row windows
     arena_bytes = plan.arena_bytes if splan is None else splan.arena_bytes
     input_bytes = sum(t.nbytes for t in g.inputs)
     if splan is not None:

@@ -23,14 +23,10 @@ from tinydeploy.kernels.common import activation_range
 from tinydeploy.kernels.registry import ConstArray, KernelCall, Selection
 from tinydeploy.model.ir import Graph, Pool2DOptions, Tensor
 from tinydeploy.plan.stream import StreamPlan, cone_name, tail_name
-from tinydeploy.stream.analysis import StreamError
+from tinydeploy.stream.analysis import ROW_WINDOW_PARAMS, StreamError
 from tinydeploy.stream.schedule import RING_ITEM_BYTES, RowCall
 
 STREAM_AVGPOOL_SOURCE = "kernels/ref/td_stream_avgpool_s8_ref.c"
-# parameter structs whose contract is geometric along rows (in_h rows read from the
-# pointer, pad_h rows of padding above, taps outside skipped): any variant taking one of
-# them runs on a row window
-ROW_WINDOW_PARAMS = ("td_conv2d_params_t", "td_dwconv2d_params_t", "td_pad_params_t")
 
 
 def _set(params: tuple[tuple[str, Any], ...], **values: Any) -> tuple[tuple[str, Any], ...]:

@@ -35,6 +35,8 @@ class StreamPlan:
     plan: ArenaPlan
     steps: int                       # steps of the step program (lifetime axis)
     aliases: tuple[tuple[int, int], ...]   # tensor -> tensor whose buffer it shares
+    selection: Selection             # the kernels the step function runs (row windows)
+    costs: tuple[tuple[int, int], ...] = ()   # streamed op -> estimated instructions/step
 
     @property
     def arena_bytes(self) -> int:
@@ -145,12 +147,14 @@ def stream_buffers(graph: Graph, selection: Selection, schedule: StreamSchedule,
 
 
 def plan_stream(graph: Graph, selection: Selection, schedule: StreamSchedule, *,
-                capacity: int | None = None, algorithm: str = "auto") -> StreamPlan:
+                capacity: int | None = None, algorithm: str = "auto",
+                costs: dict[int, int] | None = None) -> StreamPlan:
     """Place the step program's buffers (`plan_arena`: verified, no overlap of buffers live
     at a common step; persistent ones are live at every step)."""
     buffers, steps, aliases = stream_buffers(graph, selection, schedule)
     plan = plan_arena(buffers, capacity=capacity, algorithm=algorithm)
-    return StreamPlan(schedule, buffers, plan, steps, aliases)
+    return StreamPlan(schedule, buffers, plan, steps, aliases, selection,
+                      tuple(sorted((costs or {}).items())))
 
 
 def choose_stream(graph: Graph, selection: Selection, board: Any, app: str, *,
@@ -165,7 +169,8 @@ def choose_stream(graph: Graph, selection: Selection, board: Any, app: str, *,
     last: StreamPlan | None = None
     for k in ((keep,) if keep else KEEP):
         sched = schedule_stream(graph, axis, keep=k)
-        splan = plan_stream(graph, selection, sched, algorithm=algorithm)
+        streamed, costs = select_streamed(graph, selection, sched, board)
+        splan = plan_stream(graph, streamed, sched, algorithm=algorithm, costs=costs)
         if getattr(board, "is_host", True):
             return splan
         budget = compute_budget(selection, splan.arena_bytes, board, app,
@@ -189,9 +194,12 @@ def step_instructions(splan: StreamPlan, per_op: dict[int, int]) -> int:
     sched = splan.schedule
     an = sched.analysis
     total = 0.0
+    known = dict(splan.costs)
     for c in sched.calls:
         lay = an.layers[c.layer]
-        total += per_op.get(lay.op_index, 0) * c.out_rows / lay.out_rows
+        if lay.op_index not in known:
+            total += per_op.get(lay.op_index, 0) * c.out_rows / lay.out_rows
+    total += sum(known.values())
     red = sched.reduction
     summed = red.top + red.new + red.bottom
     total += per_op.get(an.reduction.op_index, 0) * summed / max(red.rows, 1)
@@ -223,3 +231,104 @@ def compare_schedules(graph: Graph, selection: Selection, per_op: dict[int, int]
                      "instructions_per_second": int(step * steps_per_s),
                      "arena_bytes": splan.arena_bytes, "state_bytes": sched.state_bytes},
     }
+
+
+def row_window_graph(graph: Graph, schedule: StreamSchedule, call_index: int) -> Graph:
+    """``graph`` with the input and output of row call ``call_index``'s op cut to the rows
+    of that call: the op a kernel variant sees on that window (for its checks and cost)."""
+    from dataclasses import replace
+
+    rc = schedule.calls[call_index]
+    lay = schedule.analysis.layers[rc.layer]
+    tensors = list(graph.tensors)
+    ti, to = graph.tensor(lay.in_tensor), graph.tensor(lay.out_tensor)
+    tensors[ti.index] = replace(ti, shape=(ti.shape[0], rc.in_rows, *ti.shape[2:]))
+    tensors[to.index] = replace(to, shape=(to.shape[0], rc.out_rows, *to.shape[2:]))
+    main = replace(graph.main, tensors=tuple(tensors))
+    return replace(graph, subgraphs=(main, *graph.subgraphs[1:]))
+
+
+def _window_is_an_op(graph: Graph, schedule: StreamSchedule, call_index: int) -> bool:
+    """True when row call ``call_index`` is its op on fewer rows: no padding along time
+    inside the window, and the op's own padding rule gives the window's output rows."""
+    from tinydeploy.kernels.common import compute_out_size
+    from tinydeploy.model.ir import Conv2DOptions, DepthwiseConv2DOptions, Padding
+
+    rc = schedule.calls[call_index]
+    lay = schedule.analysis.layers[rc.layer]
+    if lay.op_type == "PAD":
+        return True
+    opts = graph.operators[lay.op_index].options
+    assert isinstance(opts, (Conv2DOptions, DepthwiseConv2DOptions))
+    if rc.pad_top or (rc.out_rows - 1) * lay.stride + lay.kernel > rc.in_rows:
+        return False
+    if opts.padding != Padding.VALID:
+        return False
+    return compute_out_size(opts.padding, rc.in_rows, lay.kernel, lay.stride) == rc.out_rows
+
+
+def select_streamed(graph: Graph, selection: Selection, schedule: StreamSchedule,
+                    board: Any) -> tuple[Selection, dict[int, int]]:
+    """Kernel variants for the streamed ops, chosen on their row windows.
+
+    A kernel's speed on a full map says little about one row (set-up per call, lines
+    along a row of five outputs): every variant the board has that accepts the op, takes a
+    row-window parameter struct and accepts each of the op's row windows (as an op on those
+    rows) is costed on its windows; the cheapest wins among those whose constants take no
+    more flash than the full window's choice. Returns the selection and the estimated
+    instructions per step of each streamed op."""
+    from tinydeploy.kernels.registry import KernelChoice
+    from tinydeploy.plan.choose import _candidates
+    from tinydeploy.stream.analysis import ROW_WINDOW_PARAMS
+
+    features = frozenset(getattr(board, "features", ()) or ())
+    by_op: dict[int, list[int]] = {}
+    for k, rc in enumerate(schedule.calls):
+        by_op.setdefault(schedule.analysis.layers[rc.layer].op_index, []).append(k)
+    choices = list(selection.choices)
+    costs: dict[int, int] = {}
+    for op_index, calls in sorted(by_op.items()):
+        op = graph.operators[op_index]
+        current = choices[op_index]
+        base_consts = sum(int(c.values.nbytes) for c in current.call.consts) \
+            if current.call is not None else 0
+        full = {v.symbol: (v, call) for v, call, _ in _candidates(graph, op, features)
+                if call is not None and call.params_type in ROW_WINDOW_PARAMS}
+        best: tuple[int, str] | None = None
+        per_variant: dict[str, int] = {}
+        for k in calls:
+            if not _window_is_an_op(graph, schedule, k):
+                # padding inside the window (an edge row call of a SAME op): no op on these
+                # rows has this geometry; the variant's contract (ROW_WINDOW_PARAMS) covers
+                # it, its cost is its full-window cost per output row
+                rc = schedule.calls[k]
+                lay = schedule.analysis.layers[rc.layer]
+                for sym, (v, call) in full.items():
+                    cost = int(getattr(call, "instructions", 0) or 0)
+                    per_variant[sym] = (per_variant.get(sym, 0)
+                                        + cost * rc.out_rows // max(lay.out_rows, 1))
+                continue
+            g2 = row_window_graph(graph, schedule, k)
+            ok = {v.symbol: cost.instructions for v, call, cost in _candidates(g2, op, features)
+                  if call is not None}
+            for sym in list(full):
+                if sym not in ok:
+                    del full[sym]
+                else:
+                    per_variant[sym] = per_variant.get(sym, 0) + ok[sym]
+        for sym, (_v, call) in full.items():
+            consts = sum(int(c.values.nbytes) for c in call.consts)
+            if consts > base_consts:
+                continue
+            key = (per_variant[sym], sym)
+            if best is None or key < best:
+                best = key
+        if best is None:
+            from tinydeploy.stream.analysis import StreamError
+
+            raise StreamError(f"op {op_index} ({op.type_name}): no kernel variant takes its "
+                              f"row windows")
+        v, call = full[best[1]]
+        choices[op_index] = KernelChoice(op_index, v, call)
+        costs[op_index] = best[0]
+    return Selection(tuple(choices)), costs

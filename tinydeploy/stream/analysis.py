@@ -28,6 +28,10 @@ from tinydeploy.model.ir import (
 LOCAL_OPS = ("CONV_2D", "DEPTHWISE_CONV_2D", "PAD")
 # the ops that may reduce all of time
 REDUCING_OPS = ("AVERAGE_POOL_2D",)
+# parameter structs whose contract is geometric along rows (td_kernels.h: in_h rows read
+# from the pointer, pad_h rows of padding above, taps outside the rows skipped): a variant
+# taking one of them runs on a row window with no change
+ROW_WINDOW_PARAMS = ("td_conv2d_params_t", "td_dwconv2d_params_t", "td_pad_params_t")
 
 
 class StreamError(UnsupportedError):

@@ -74,7 +74,7 @@ def dscnn_model(padding: str = "same", *, seed: int = 0, window: int = 49, mfcc:
         b_t = b.tensor(f"{name}_b", (oc,), "int32", scale=bias_scales, data=bias)
         acc_std = math.sqrt(fan) * xstd * wstd
         out_scale = float(scale * 0.01 * acc_std / xstd)
-        out_zp = -128 + int(rng.integers(0, 20))     # ReLU: outputs >= 0
+        out_zp = -128     # ReLU: outputs >= 0, the whole int8 range (as trained models have)
         y = b.tensor(name, (n, oh, ow, oc), scale=out_scale, zero_point=out_zp)
         if depthwise:
             b.op("DEPTHWISE_CONV_2D", [cur, w_t, b_t], [y], DepthwiseConv2DOptions(

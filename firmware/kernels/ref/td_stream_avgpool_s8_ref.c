@@ -4,18 +4,24 @@
  *
  * A row's sum (at most cols * 128 in magnitude, cols <= 255: the host checks) is exact in
  * int16, the total (at most rows * cols * 128) in int32, so the total equals the full
- * window's sum over the same taps and the result is the reference pool's: divided
- * by the count, rounded half away from zero, clamped. No scratch memory.
+ * window's sum over the same taps and the result is the reference pool's: divided by the
+ * count, rounded half away from zero, clamped. Channels go in blocks of TD_STREAM_BLOCK
+ * with their sums on the stack, every row read front to back. No scratch memory.
  */
 #include "td_kernels.h"
 
-static int32_t td_row_sum(const int8_t *row, int32_t cols, int32_t channels, int32_t c)
+#define TD_STREAM_BLOCK 64
+
+/* acc[0..n) += the sum over cols of rows [0, rows) of `in` at channels c0..c0+n */
+static void td_add_rows(int32_t *acc, const int8_t *in, int32_t rows, int32_t cols,
+                        int32_t ch, int32_t c0, int32_t n)
 {
-    int32_t s = 0;
-    for (int32_t x = 0; x < cols; ++x) {
-        s += row[x * channels + c];
+    for (int32_t r = 0; r < rows * cols; ++r) {
+        const int8_t *px = in + r * ch + c0;
+        for (int32_t c = 0; c < n; ++c) {
+            acc[c] += px[c];
+        }
     }
-    return s;
 }
 
 void td_stream_avgpool_s8_ref(const td_stream_avgpool_params_t *p, const int8_t *top,
@@ -23,31 +29,38 @@ void td_stream_avgpool_s8_ref(const td_stream_avgpool_params_t *p, const int8_t 
 {
     const int32_t ch = p->channels, row = p->cols * p->channels;
     const int32_t first_new = p->ring_rows - p->new_rows;
-    for (int32_t c = 0; c < ch; ++c) {
-        int32_t acc = 0;
+    int32_t acc[TD_STREAM_BLOCK];
+    for (int32_t c0 = 0; c0 < ch; c0 += TD_STREAM_BLOCK) {
+        const int32_t n = ch - c0 < TD_STREAM_BLOCK ? ch - c0 : TD_STREAM_BLOCK;
+        /* the new rows' sums enter the ring's last slots */
         for (int32_t r = 0; r < p->new_rows; ++r) {
-            int32_t s = td_row_sum(tail + r * row, p->cols, ch, c);
+            for (int32_t c = 0; c < n; ++c) {
+                acc[c] = 0;
+            }
+            td_add_rows(acc, tail + r * row, 1, p->cols, ch, c0, n);
             if (first_new + r >= 0) {
-                ring[(first_new + r) * ch + c] = (int16_t)s;
+                for (int32_t c = 0; c < n; ++c) {
+                    ring[(first_new + r) * ch + c0 + c] = (int16_t)acc[c];
+                }
             }
         }
+        for (int32_t c = 0; c < n; ++c) {
+            acc[c] = 0;
+        }
         for (int32_t r = 0; r < p->ring_rows; ++r) {
-            acc += ring[r * ch + c];
+            const int16_t *s = ring + r * ch + c0;
+            for (int32_t c = 0; c < n; ++c) {
+                acc[c] += s[c];
+            }
         }
-        for (int32_t r = 0; r < p->top_rows; ++r) {
-            acc += td_row_sum(top + r * row, p->cols, ch, c);
+        td_add_rows(acc, top, p->top_rows, p->cols, ch, c0, n);
+        td_add_rows(acc, tail + p->new_rows * row, p->bottom_rows, p->cols, ch, c0, n);
+        for (int32_t c = 0; c < n; ++c) {
+            const int32_t cnt = p->count;
+            int32_t v = acc[c] > 0 ? (acc[c] + cnt / 2) / cnt : (acc[c] - cnt / 2) / cnt;
+            v = v < p->act_min ? p->act_min : v;
+            v = v > p->act_max ? p->act_max : v;
+            out0[c0 + c] = (int8_t)v;
         }
-        for (int32_t r = 0; r < p->bottom_rows; ++r) {
-            acc += td_row_sum(tail + (p->new_rows + r) * row, p->cols, ch, c);
-        }
-        const int32_t n = p->count;
-        acc = acc > 0 ? (acc + n / 2) / n : (acc - n / 2) / n;
-        if (acc < p->act_min) {
-            acc = p->act_min;
-        }
-        if (acc > p->act_max) {
-            acc = p->act_max;
-        }
-        out0[c] = (int8_t)acc;
     }
 }
