@@ -170,12 +170,13 @@ def stream_context(graph: Graph, selection: Selection, plan: StreamPlan,
         ops.append(entry)
     # state: reset to the zero point (tails), 0 (ring)
     state = []
-    for t in tensors:
-        if t.persistent:
-            zp = graph.tensor(t.tensor).zero_point
-            state.append({"name": f"{tail_name(t.position)} ({graph.tensor(t.tensor).name})",
-                          "offset": plan.offset(tail_name(t.position)),
-                          "bytes": t.tail_bytes, "byte": zp & 0xFF})
+    for rows in tensors:
+        if rows.persistent:
+            zp = graph.tensor(rows.tensor).zero_point
+            state.append({"name": f"{tail_name(rows.position)} "
+                                  f"({graph.tensor(rows.tensor).name})",
+                          "offset": plan.offset(tail_name(rows.position)),
+                          "bytes": rows.tail_bytes, "byte": zp & 0xFF})
     if sched.reduction.ring:
         state.append({"name": "ring (row sums)", "offset": plan.offset("ring"),
                       "bytes": sched.reduction.ring_bytes, "byte": 0})

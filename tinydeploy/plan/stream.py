@@ -140,9 +140,9 @@ def stream_buffers(graph: Graph, selection: Selection, schedule: StreamSchedule,
     root_out = out
     while root_out in amap:
         root_out = amap[root_out]
-    for t, first in sorted(born.items()):
-        end = last if t == root_out else died.get(t, first)
-        buffers.append(Buffer(f"t{t}", graph.tensor(t).nbytes, first, end, align))
+    for index, first in sorted(born.items()):
+        end = last if index == root_out else died.get(index, first)
+        buffers.append(Buffer(f"t{index}", graph.tensor(index).nbytes, first, end, align))
     return tuple(buffers), steps, tuple(aliases)
 
 
@@ -278,7 +278,7 @@ def select_streamed(graph: Graph, selection: Selection, schedule: StreamSchedule
     more flash than the full window's choice. Returns the selection and the estimated
     instructions per step of each streamed op."""
     from tinydeploy.kernels.registry import KernelChoice
-    from tinydeploy.plan.choose import _candidates
+    from tinydeploy.plan.choose import _candidates, variant_cost
     from tinydeploy.stream.analysis import ROW_WINDOW_PARAMS
 
     features = frozenset(getattr(board, "features", ()) or ())
@@ -304,7 +304,7 @@ def select_streamed(graph: Graph, selection: Selection, schedule: StreamSchedule
                 rc = schedule.calls[k]
                 lay = schedule.analysis.layers[rc.layer]
                 for sym, (v, call) in full.items():
-                    cost = int(getattr(call, "instructions", 0) or 0)
+                    cost = variant_cost(graph, op, v, call).instructions
                     per_variant[sym] = (per_variant.get(sym, 0)
                                         + cost * rc.out_rows // max(lay.out_rows, 1))
                 continue
