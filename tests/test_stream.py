@@ -187,3 +187,48 @@ def test_streamed_equals_full_window_on_emulated_boards(board_id: str, pad: str,
         rep = validate_stream(lambda x: conn.session.run([x]), model, frames, HOP, WINDOW,
                               STEPS)
     assert rep.steps == STEPS and rep.mismatches == 0, rep
+
+
+# --- contract: random time-convolutional chains ---------------------------------------------
+
+
+def _contract(seed: int, tmp: Path) -> None:
+    from tinydeploy.testing.stream_models import random_chain
+
+    model = random_chain(seed)
+    path = tmp / f"chain{seed}.tflite"
+    path.write_bytes(model)
+    g = load_tflite(model)
+    for keep in ("rows", "input"):
+        try:
+            built = build_firmware(path, get_board("host"), "validate", tmp / keep,
+                                   graph=g, streaming=True, stream_keep=keep)
+        except StreamError as e:
+            assert "too short" in str(e), e     # the one refusal a random chain may earn
+            return
+        info = built.manifest["stream"]
+        hop, window, warm = info["hop_frames"], info["window_frames"], info["warmup_steps"]
+        exe = compile_stream_driver(tmp / keep, tmp / keep / "driver")
+        steps = 24
+        frames = random_frames(g, (warm - 1 + steps) * hop, seed)
+        got = run_stream_driver(exe, frames, hop, g.outputs[0].nbytes)[warm - 1:]
+        oracle = Oracle(model)
+        for k in range(steps):
+            end = (warm + k) * hop
+            want = oracle.run([frames[end - window:end][None]])[0].reshape(-1)
+            assert np.array_equal(got[k], want), (seed, keep, k, got[k], want)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 3])
+def test_contract_random_chains(seed: int, tmp_path: Path) -> None:
+    if shutil.which("cc") is None:
+        pytest.skip("no host C compiler")
+    _contract(seed, tmp_path)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", range(4, 40))
+def test_contract_random_chains_sweep(seed: int, tmp_path: Path) -> None:
+    if shutil.which("cc") is None:
+        pytest.skip("no host C compiler")
+    _contract(seed, tmp_path)

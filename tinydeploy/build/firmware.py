@@ -277,9 +277,11 @@ def build_firmware(model: Path | bytes, board: Board, app: App | str, out_dir: P
             if c.key not in stored:
                 stored.add(c.key)
                 w += int(c.values.nbytes)
-        kernels.append(KernelUse(ch.op_index, op.type_name,
-                                 "(alias)" if ch.variant.alias else ch.variant.symbol,
-                                 ch.variant.impl, w, sizes.get(ch.variant.symbol, 0)))
+        symbol, impl = ("(alias)" if ch.variant.alias else ch.variant.symbol), ch.variant.impl
+        if splan is not None and ch.op_index == splan.schedule.analysis.reduction.op_index:
+            symbol, impl = "td_stream_avgpool_s8_ref", "ref"    # the streamed reduction
+        kernels.append(KernelUse(ch.op_index, op.type_name, symbol, impl, w,
+                                 sizes.get(symbol, 0)))
     # The linker script reserves the stack as a section of its own; static data is the rest.
     stack_section = sections.get(".stack", 0)
     ram_static = ram - stack_section

@@ -127,3 +127,78 @@ def image_model(seed: int = 0) -> bytes:
     b.op("MAX_POOL_2D", [y], [p], Pool2DOptions(stride_h=2, stride_w=2, filter_h=2,
                                                 filter_w=2))
     return b.build(inputs=[x], outputs=[p])
+
+
+def random_chain(seed: int) -> bytes:
+    """A random time-convolutional chain for the streaming contract test: a window of 16 to
+    48 frames of 1 to 6 features and 1 to 4 channels, 1 to 4 layers (CONV_2D or
+    DEPTHWISE_CONV_2D with kernel heights 1 to 5, strides 1 or 2, dilation 1 or 2, SAME or
+    VALID; a PAD of the feature axis now and then), a global average pool and an FC. Layers
+    that would not fit the rows left are skipped; the result can still be too short to
+    stream (the test then expects the refusal)."""
+    rng = np.random.default_rng(seed)
+    b = ModelBuilder(f"stream contract chain {seed}")
+    h, w, c = int(rng.integers(16, 49)), int(rng.integers(1, 7)), int(rng.integers(1, 5))
+    scale, zp = 0.1, int(rng.integers(-20, 20))
+    cur = b.tensor("x", (1, h, w, c), scale=scale, zero_point=zp)
+    shape = (1, h, w, c)
+    for k in range(int(rng.integers(1, 5))):
+        n, h, w, c = shape
+        if rng.random() < 0.25:
+            left, right = int(rng.integers(0, 2)), int(rng.integers(0, 2))
+            pads = b.tensor(f"p{k}_pads", (4, 2), "int32",
+                            data=np.array([[0, 0], [0, 0], [left, right], [0, 0]], np.int32))
+            shape = (n, h, w + left + right, c)
+            y = b.tensor(f"p{k}", shape, scale=scale, zero_point=zp)
+            b.op("PAD", [cur, pads], [y])
+            cur = y
+            n, h, w, c = shape
+        depthwise = rng.random() < 0.5
+        kh, kw = int(rng.integers(1, 6)), int(rng.integers(1, min(w, 3) + 1))
+        stride = int(rng.integers(1, 3))
+        dil = int(rng.integers(1, 3)) if kh > 1 and stride == 1 else 1
+        same = rng.random() < 0.5
+        eff = (kh - 1) * dil + 1
+        if same:
+            oh, ow = -(-h // stride), w
+        else:
+            oh, ow = (h - eff) // stride + 1, w - kw + 1
+        if oh < 2 or ow < 1:
+            continue
+        oc = c if depthwise else int(rng.integers(1, 9))
+        fshape = (1, kh, kw, oc) if depthwise else (oc, kh, kw, c)
+        fan = kh * kw * (1 if depthwise else c)
+        fscales = [float(v) for v in 0.01 * np.exp(rng.uniform(-0.5, 0.5, size=oc))]
+        wt = b.tensor(f"w{k}", fshape, scale=fscales, zero_point=0,
+                      axis=3 if depthwise else 0, data=_weights(rng, fshape))
+        bt = b.tensor(f"b{k}", (oc,), "int32", scale=[scale * f for f in fscales],
+                      data=rng.integers(-3000, 3000, size=oc).astype(np.int32))
+        out_scale = float(scale * 0.01 * math.sqrt(fan) * 60.0 * 73.0 / 40.0)
+        relu = rng.random() < 0.5
+        out_zp = -128 if relu else int(rng.integers(-10, 10))
+        oshape = (n, oh, ow if not same else -(-w // 1), oc)
+        y = b.tensor(f"y{k}", oshape, scale=out_scale, zero_point=out_zp)
+        act = Activation.RELU if relu else Activation.NONE
+        pad = Padding.SAME if same else Padding.VALID
+        if depthwise:
+            b.op("DEPTHWISE_CONV_2D", [cur, wt, bt], [y], DepthwiseConv2DOptions(
+                padding=pad, stride_h=stride, stride_w=1, depth_multiplier=1,
+                dilation_h=dil, dilation_w=1, activation=act))
+        else:
+            b.op("CONV_2D", [cur, wt, bt], [y], Conv2DOptions(
+                padding=pad, stride_h=stride, stride_w=1, dilation_h=dil, dilation_w=1,
+                activation=act))
+        cur, shape, scale, zp = y, oshape, out_scale, out_zp
+    n, h, w, c = shape
+    pooled = b.tensor("pool", (n, 1, 1, c), scale=scale, zero_point=zp)
+    b.op("AVERAGE_POOL_2D", [cur], [pooled], Pool2DOptions(
+        padding=Padding.VALID, filter_h=h, filter_w=w))
+    flat = b.tensor("flat", (1, c), scale=scale, zero_point=zp)
+    b.op("RESHAPE", [pooled, b.tensor("shape", (2,), "int32", data=np.array([1, c]))], [flat])
+    classes = 4
+    fw = b.tensor("fc_w", (classes, c), scale=[0.02], zero_point=0,
+                  data=_weights(rng, (classes, c)))
+    logits = b.tensor("logits", (1, classes), scale=float(scale * 0.02 * math.sqrt(c) * 2.0),
+                      zero_point=0)
+    b.op("FULLY_CONNECTED", [flat, fw, -1], [logits], FullyConnectedOptions())
+    return b.build(inputs=[0], outputs=[logits])
