@@ -24,7 +24,7 @@ from tinydeploy.kernels.registry import ConstArray, KernelCall, Selection
 from tinydeploy.model.ir import Graph, Pool2DOptions, Tensor
 from tinydeploy.plan.stream import StreamPlan, cone_name, tail_name
 from tinydeploy.stream.analysis import ROW_WINDOW_PARAMS, StreamError
-from tinydeploy.stream.schedule import RING_ITEM_BYTES, RowCall
+from tinydeploy.stream.schedule import RowCall
 
 STREAM_AVGPOOL_SOURCE = "kernels/ref/td_stream_avgpool_s8_ref.c"
 
@@ -223,12 +223,6 @@ def _slides(plan: StreamPlan) -> list[dict[str, Any]]:
             base = plan.offset(tail_name(t.position))
             out.append({"name": tail_name(t.position), "dst": base,
                         "src": base + t.hop * t.row_bytes, "bytes": keep})
-    red = plan.schedule.reduction
-    if red.ring > red.new:
-        base = plan.offset("ring")
-        item = RING_ITEM_BYTES
-        out.append({"name": "ring", "dst": base, "src": base + red.new * red.channels * item,
-                    "bytes": (red.ring - red.new) * red.channels * item})
     return out
 
 
@@ -255,8 +249,8 @@ def _reduction_entry(graph: Graph, op_index: int, plan: StreamPlan,
     args = {
         "top": row_ptr(n, "cone", 0, True) if red.top else "(const void *)0",
         "tail": row_ptr(n, "tail", t.new_first, True),
-        "ring": (f"(int16_t *)(void *)(td_arena + {plan.offset('ring')}u)" if red.ring
-                 else "(int16_t *)0"),
+        "ring": (f"(void *)(td_arena + {plan.offset('ring')}u)" if red.ring
+                 else "(void *)0"),
         "out0": f"(void *)(td_arena + {plan.offset(plan.tensor_buffer(out.index))}u)",
     }
     slide = "\n".join(f"memmove(td_arena + {s['dst']}u, td_arena + {s['src']}u, "

@@ -7,7 +7,8 @@ order, then the reduction, then one per op after it. Buffers:
   last, written by the application between steps); persistent;
 - ``tail<i>`` / ``cone<i>``: the rows of chain tensor i that a step holds (see
   `tinydeploy.stream.schedule`); a tail with state rows is persistent, the rest transient;
-- ``ring``: the reduction's exact per-row sums; persistent;
+- ``ring``: the reduction's exact per-row sums (a circular buffer) and their total;
+  persistent;
 - ``t<k>``: tensors after the reduction (its output first), and ``scratch<k>``: a streamed
   op's kernel scratch, live at that op's calls.
 
@@ -203,7 +204,7 @@ def step_instructions(splan: StreamPlan, per_op: dict[int, int]) -> int:
     red = sched.reduction
     summed = red.top + red.new + red.bottom
     total += per_op.get(an.reduction.op_index, 0) * summed / max(red.rows, 1)
-    total += 4 * red.ring * red.channels            # the ring's sums and slide
+    total += 8 * red.new * red.channels             # the ring's update
     total += sum(per_op.get(i, 0) for i in an.after)
     total += sum(s.size for s in splan.persistent) // 4   # slides (word copies)
     return int(round(total))

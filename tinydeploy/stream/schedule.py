@@ -15,11 +15,11 @@ such rows), the last ``bottom_i`` padding below. Per step:
 - the **top cone** (only with padding above the window): the top edge rows of the
   reduction's input are recomputed every step, from the rows above them in every layer
   down to the input window, which is then kept whole (it is the only state they need).
-- the reduction keeps, per interior row of its input, exact int16 per-channel sums (a ring
-  sliding by one row per step); the output is the sum of that ring, of the top cone rows and
-  of the bottom edge rows, divided as the pool divides. Padding below the window is the
-  only thing a VALID ('no padding along time') chain lacks, so it computes exactly its new
-  rows and keeps no input window.
+- the reduction keeps, per interior row of its input, exact int16 per-channel sums (a
+  circular ring, one slot replaced per step) and their int32 total; the output is that
+  total plus the sums of the top cone rows and of the bottom edge rows, divided as the pool
+  divides. A chain with no padding along time has no edge rows: it computes exactly its
+  new rows and keeps no input window.
 
 Warm-up: after ``warmup_steps`` steps every row the schedule keeps comes from frames the
 application wrote, and each step's output equals the full window's over the last
@@ -97,7 +97,9 @@ class ReductionRows:
 
     @property
     def ring_bytes(self) -> int:
-        return self.ring * self.channels * RING_ITEM_BYTES
+        """The ring of row sums, their int32 total per channel and the oldest slot's index
+        (td_stream_avgpool_s8_ref's state)."""
+        return self.ring * self.channels * RING_ITEM_BYTES + 4 * self.channels + 4
 
     @property
     def count(self) -> int:

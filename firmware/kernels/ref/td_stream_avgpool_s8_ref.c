@@ -5,8 +5,9 @@
  * A row's sum (at most cols * 128 in magnitude, cols <= 255: the host checks) is exact in
  * int16, the total (at most rows * cols * 128) in int32, so the total equals the full
  * window's sum over the same taps and the result is the reference pool's: divided by the
- * count, rounded half away from zero, clamped. Channels go in blocks of TD_STREAM_BLOCK
- * with their sums on the stack, every row read front to back. No scratch memory.
+ * count, rounded half away from zero, clamped. The ring is circular (no row moves) and
+ * its total is kept: a step adds its new rows' sums and drops the oldest. Channels go in
+ * blocks of TD_STREAM_BLOCK with their sums on the stack. No scratch memory.
  */
 #include "td_kernels.h"
 
@@ -25,33 +26,31 @@ static void td_add_rows(int32_t *acc, const int8_t *in, int32_t rows, int32_t co
 }
 
 void td_stream_avgpool_s8_ref(const td_stream_avgpool_params_t *p, const int8_t *top,
-                              const int8_t *tail, int16_t *ring, int8_t *out0)
+                              const int8_t *tail, void *state, int8_t *out0)
 {
     const int32_t ch = p->channels, row = p->cols * p->channels;
-    const int32_t first_new = p->ring_rows - p->new_rows;
+    int32_t *total = (int32_t *)state;                 /* [channels]: the ring's sum */
+    int32_t *pos = total + ch;                         /* the oldest slot */
+    int16_t *ring = (int16_t *)(void *)(pos + 1);      /* [ring_rows][channels] */
     int32_t acc[TD_STREAM_BLOCK];
     for (int32_t c0 = 0; c0 < ch; c0 += TD_STREAM_BLOCK) {
         const int32_t n = ch - c0 < TD_STREAM_BLOCK ? ch - c0 : TD_STREAM_BLOCK;
-        /* the new rows' sums enter the ring's last slots */
+        /* each new row's sums replace the oldest slot's in the ring and in its total */
+        int32_t slot = *pos;
         for (int32_t r = 0; r < p->new_rows; ++r) {
             for (int32_t c = 0; c < n; ++c) {
                 acc[c] = 0;
             }
             td_add_rows(acc, tail + r * row, 1, p->cols, ch, c0, n);
-            if (first_new + r >= 0) {
-                for (int32_t c = 0; c < n; ++c) {
-                    ring[(first_new + r) * ch + c0 + c] = (int16_t)acc[c];
-                }
+            int16_t *s = ring + slot * ch + c0;
+            for (int32_t c = 0; c < n; ++c) {
+                total[c0 + c] += acc[c] - s[c];
+                s[c] = (int16_t)acc[c];
             }
+            slot = slot + 1 == p->ring_rows ? 0 : slot + 1;
         }
         for (int32_t c = 0; c < n; ++c) {
-            acc[c] = 0;
-        }
-        for (int32_t r = 0; r < p->ring_rows; ++r) {
-            const int16_t *s = ring + r * ch + c0;
-            for (int32_t c = 0; c < n; ++c) {
-                acc[c] += s[c];
-            }
+            acc[c] = total[c0 + c];
         }
         td_add_rows(acc, top, p->top_rows, p->cols, ch, c0, n);
         td_add_rows(acc, tail + p->new_rows * row, p->bottom_rows, p->cols, ch, c0, n);
@@ -62,5 +61,8 @@ void td_stream_avgpool_s8_ref(const td_stream_avgpool_params_t *p, const int8_t 
             v = v > p->act_max ? p->act_max : v;
             out0[c0 + c] = (int8_t)v;
         }
+    }
+    if (p->ring_rows > 0) {
+        *pos = (*pos + p->new_rows) % p->ring_rows;
     }
 }
