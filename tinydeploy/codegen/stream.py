@@ -37,8 +37,10 @@ def _set(params: tuple[tuple[str, Any], ...], **values: Any) -> tuple[tuple[str,
     return tuple((k, values.get(k, v)) for k, v in params)
 
 
-def row_window_call(call: KernelCall, rc: RowCall) -> KernelCall:
-    """``call`` with the geometry of the row call ``rc``."""
+def row_window_call(call: KernelCall, rc: RowCall,
+                    folded_pad: tuple[int, int, int] | None = None) -> KernelCall:
+    """``call`` with the geometry of the row call ``rc`` (and of a folded PAD: the input's
+    unpadded width, the left padding grown by the PAD's)."""
     if call.params_type == "td_pad_params_t":
         consts = []
         for c in call.consts:
@@ -49,6 +51,9 @@ def row_window_call(call: KernelCall, rc: RowCall) -> KernelCall:
             else:
                 consts.append(c)
         return replace(call, consts=tuple(consts))
+    # a folded PAD's op was prepared on the unpadded features with its padding
+    # (`tinydeploy.plan.stream.folded_graph`): only the rows change
+    del folded_pad
     return replace(call, params=_set(call.params, in_h=rc.in_rows, out_h=rc.out_rows,
                                      pad_h=rc.pad_top))
 
@@ -108,6 +113,7 @@ def stream_context(graph: Graph, selection: Selection, plan: StreamPlan,
     by_op: dict[int, list[RowCall]] = {}
     for rc in sched.calls:
         by_op.setdefault(an.layers[rc.layer].op_index, []).append(rc)
+    folded = {lay.folded_pad[0]: lay.op_index for lay in an.layers if lay.folded_pad}
     emitted = [rc for op in graph.operators for rc in by_op.get(op.index, [])]
     if emitted != list(sched.calls):
         # the plan's lifetimes follow sched.calls: the C must run the calls in that order
@@ -126,7 +132,7 @@ def stream_context(graph: Graph, selection: Selection, plan: StreamPlan,
             consts, params, calls = [], [], []
             for rc in by_op[op.index]:
                 prefix = f"op{op.index}_{rc.region}"
-                call = row_window_call(ch.call, rc)
+                call = row_window_call(ch.call, rc, an.layers[rc.layer].folded_pad)
                 c_text, symbols = own_consts(call, f"op{op.index}")
                 consts.append(c_text)
                 params.append(cemit.emit_params(call, prefix, static=False, symbols=symbols))
@@ -144,6 +150,9 @@ def stream_context(graph: Graph, selection: Selection, plan: StreamPlan,
                          param_names=[f"op{op.index}_{rc.region}_params"
                                       for rc in by_op[op.index]],
                          call="\n".join(calls).replace("\n", "\n    "))
+        elif op.index in folded:
+            entry.update(alias=True, output_label=entry["output_label"] + " (folded into op "
+                         f"{folded[op.index]})")
         elif op.index == an.reduction.op_index:
             entry.update(_reduction_entry(graph, op.index, plan, row_ptr))
             entry["symbol"] = "td_stream_avgpool_s8_ref"

@@ -234,6 +234,27 @@ def compare_schedules(graph: Graph, selection: Selection, per_op: dict[int, int]
     }
 
 
+def folded_graph(graph: Graph, layer: Any, in_rows: int, out_rows: int) -> Graph:
+    """The op of a layer with a folded PAD as the kernels run it: on the unpadded features,
+    with TFLite's SAME rule (which gives the PAD's left padding, checked by the analysis),
+    on ``in_rows`` -> ``out_rows`` rows (SAME along time too: the rows are patched per call
+    anyway)."""
+    from dataclasses import replace
+
+    from tinydeploy.model.ir import Padding
+
+    op = graph.operators[layer.op_index]
+    tensors = list(graph.tensors)
+    src, ti, to = (graph.tensor(layer.in_tensor), graph.tensor(layer.kernel_input),
+                   graph.tensor(layer.out_tensor))
+    tensors[ti.index] = replace(ti, shape=(ti.shape[0], in_rows, *src.shape[2:]))
+    tensors[to.index] = replace(to, shape=(to.shape[0], out_rows, *to.shape[2:]))
+    ops = list(graph.operators)
+    ops[op.index] = replace(op, options=replace(op.options, padding=Padding.SAME))
+    main = replace(graph.main, tensors=tuple(tensors), operators=tuple(ops))
+    return replace(graph, subgraphs=(main, *graph.subgraphs[1:]))
+
+
 def row_window_graph(graph: Graph, schedule: StreamSchedule, call_index: int) -> Graph:
     """``graph`` with the input and output of row call ``call_index``'s op cut to the rows
     of that call: the op a kernel variant sees on that window (for its checks and cost)."""
@@ -241,8 +262,10 @@ def row_window_graph(graph: Graph, schedule: StreamSchedule, call_index: int) ->
 
     rc = schedule.calls[call_index]
     lay = schedule.analysis.layers[rc.layer]
+    if lay.folded_pad:
+        return folded_graph(graph, lay, rc.out_rows * lay.stride, rc.out_rows)
     tensors = list(graph.tensors)
-    ti, to = graph.tensor(lay.in_tensor), graph.tensor(lay.out_tensor)
+    ti, to = graph.tensor(lay.kernel_input), graph.tensor(lay.out_tensor)
     tensors[ti.index] = replace(ti, shape=(ti.shape[0], rc.in_rows, *ti.shape[2:]))
     tensors[to.index] = replace(to, shape=(to.shape[0], rc.out_rows, *to.shape[2:]))
     main = replace(graph.main, tensors=tuple(tensors))
@@ -257,7 +280,7 @@ def _window_is_an_op(graph: Graph, schedule: StreamSchedule, call_index: int) ->
 
     rc = schedule.calls[call_index]
     lay = schedule.analysis.layers[rc.layer]
-    if lay.op_type == "PAD":
+    if lay.op_type == "PAD" or lay.folded_pad:
         return True
     opts = graph.operators[lay.op_index].options
     assert isinstance(opts, (Conv2DOptions, DepthwiseConv2DOptions))
@@ -288,12 +311,18 @@ def select_streamed(graph: Graph, selection: Selection, schedule: StreamSchedule
         by_op.setdefault(schedule.analysis.layers[rc.layer].op_index, []).append(k)
     choices = list(selection.choices)
     costs: dict[int, int] = {}
+    layers = {lay.op_index: lay for lay in schedule.analysis.layers}
     for op_index, calls in sorted(by_op.items()):
-        op = graph.operators[op_index]
+        lay = layers[op_index]
+        base = graph
+        if lay.folded_pad:
+            base = folded_graph(graph, lay, lay.in_rows,
+                                -(-lay.in_rows // lay.stride))
+        op = base.operators[op_index]
         current = choices[op_index]
         base_consts = sum(int(c.values.nbytes) for c in current.call.consts) \
             if current.call is not None else 0
-        full = {v.symbol: (v, call) for v, call, _ in _candidates(graph, op, features)
+        full = {v.symbol: (v, call) for v, call, _ in _candidates(base, op, features)
                 if call is not None and call.params_type in ROW_WINDOW_PARAMS}
         best: tuple[int, str] | None = None
         per_variant: dict[str, int] = {}
@@ -305,12 +334,13 @@ def select_streamed(graph: Graph, selection: Selection, schedule: StreamSchedule
                 rc = schedule.calls[k]
                 lay = schedule.analysis.layers[rc.layer]
                 for sym, (v, call) in full.items():
-                    cost = variant_cost(graph, op, v, call).instructions
+                    cost = variant_cost(base, op, v, call).instructions
                     per_variant[sym] = (per_variant.get(sym, 0)
                                         + cost * rc.out_rows // max(lay.out_rows, 1))
                 continue
             g2 = row_window_graph(graph, schedule, k)
-            ok = {v.symbol: cost.instructions for v, call, cost in _candidates(g2, op, features)
+            ok = {v.symbol: cost.instructions
+                  for v, call, cost in _candidates(g2, g2.operators[op_index], features)
                   if call is not None}
             for sym in list(full):
                 if sym not in ok:

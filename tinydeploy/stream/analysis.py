@@ -55,6 +55,16 @@ class TimeLayer:
     pad_bottom: int       # the rows of padding the last output row reads below the input
     in_row_bytes: int     # bytes of one input row (all other axes)
     out_row_bytes: int
+    # a PAD of the feature axis folded into this convolution (its padding taps are skipped,
+    # exactly what the PAD's zero-point values contribute): (PAD op, left, right columns);
+    # in_tensor is then the PAD's input, the op's own input tensor `op_input`
+    folded_pad: tuple[int, int, int] | None = None
+    op_input: int = -1
+
+    @property
+    def kernel_input(self) -> int:
+        """The tensor the op itself reads in the graph (its PAD's output when folded)."""
+        return self.op_input if self.folded_pad else self.in_tensor
 
 
 @dataclass(frozen=True)
@@ -170,8 +180,38 @@ def analyze_time(graph: Graph, axis: int | None = None) -> TimeAnalysis:
             raise _refuse(op, "after the time reduction only a chain of ops on its output "
                               "is supported")
         prev = op.outputs[0]
-    an = TimeAnalysis(axis, x.shape[1], x.index, tuple(layers), reduction, after)
+    an = TimeAnalysis(axis, x.shape[1], x.index, _fold_pads(graph, layers), reduction, after)
     return an
+
+
+def _fold_pads(graph: Graph, layers: list[TimeLayer]) -> tuple[TimeLayer, ...]:
+    """Fold each PAD of the feature axis into the convolution that reads it (no PAD call, no
+    padded rows kept): the convolution skips padding taps, and the PAD's values are the zero
+    point, which contribute nothing to it (input and output quantization of a PAD are
+    equal). The kernel then sees the unpadded rows with its left padding grown."""
+    from dataclasses import replace
+
+    out: list[TimeLayer] = []
+    k = 0
+    while k < len(layers):
+        lay = layers[k]
+        nxt = layers[k + 1] if k + 1 < len(layers) else None
+        if lay.op_type == "PAD" and nxt is not None and nxt.op_type in (
+                "CONV_2D", "DEPTHWISE_CONV_2D") and nxt.folded_pad is None:
+            pads = graph.tensor(graph.operators[lay.op_index].inputs[1]).data
+            assert pads is not None
+            p = pads.reshape(-1, 2)
+            x, y = graph.tensor(lay.in_tensor), graph.tensor(lay.out_tensor)
+            if not int(p[3].sum()) and x.quant == y.quant and _fold_exact(
+                    graph, nxt, x.shape[2], int(p[2][0])):
+                out.append(replace(nxt, in_tensor=lay.in_tensor, in_row_bytes=lay.in_row_bytes,
+                                   folded_pad=(lay.op_index, int(p[2][0]), int(p[2][1])),
+                                   op_input=nxt.in_tensor))
+                k += 2
+                continue
+        out.append(lay)
+        k += 1
+    return tuple(out)
 
 
 def _layer(graph: Graph, op: Operator, inp: object, out: object) -> TimeLayer:
@@ -225,3 +265,20 @@ def _reduction(op: Operator, inp: object, out: object) -> Reduction:
                           f"{out.shape[1]}x{out.shape[2]}: only a pool over all of time and "
                           f"features (one output row) reduces time")
     return Reduction(op.index, op.type_name, inp.index, out.index, h, w, c)
+
+
+def _fold_exact(graph: Graph, conv: TimeLayer, width: int, left: int) -> bool:
+    """A VALID convolution on the padded features equals the same convolution with TFLite's
+    SAME rule along the features on the unpadded ones (same output width, same left
+    padding): the form the kernels are prepared in."""
+    from tinydeploy.kernels.common import compute_out_size
+
+    opts = graph.operators[conv.op_index].options
+    assert isinstance(opts, (Conv2DOptions, DepthwiseConv2DOptions))
+    if opts.padding != Padding.VALID:
+        return False
+    fw = graph.tensor(graph.operators[conv.op_index].inputs[1]).shape[2]
+    out_w = graph.tensor(conv.out_tensor).shape[2]
+    same_w = compute_out_size(Padding.SAME, width, fw, opts.stride_w, opts.dilation_w)
+    pad = compute_padding(opts.stride_w, opts.dilation_w, width, fw, same_w)
+    return same_w == out_w and pad == left
