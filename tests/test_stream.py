@@ -232,3 +232,69 @@ def test_contract_random_chains_sweep(seed: int, tmp_path: Path) -> None:
     if shutil.which("cc") is None:
         pytest.skip("no host C compiler")
     _contract(seed, tmp_path)
+
+
+# --- the shipped model on features of speech ----------------------------------------------
+
+
+def _speech_frames(model: Path, frames: int) -> np.ndarray:
+    """int8 feature rows of spoken keywords (espeak-ng, 150 words per minute) through the
+    model's own front end, frame by frame as the device computes them."""
+    import subprocess
+
+    from tinydeploy.frontend.native import input_quant_of
+    from tinydeploy.frontend.presets import resolve_frontend
+    from tinydeploy.kws.wav import decode_wav
+
+    espeak = shutil.which("espeak-ng")
+    if espeak is None:
+        pytest.skip("no espeak-ng")
+    text = ("yes. no. up. down. left. right. on. off. stop. go. yes, go left, then stop. "
+            "no, turn right and go up. down and off, then on again. stop! go! left, right.")
+    r = subprocess.run([espeak, "--stdout", "-s", "150", text], capture_output=True,
+                       check=True, timeout=60)
+    audio = decode_wav(r.stdout, "espeak-ng")
+    choice = resolve_frontend(None, model)
+    rows = choice.spec.host(choice.config).stream_s8(audio, input_quant_of(model.read_bytes()))
+    assert len(rows) >= frames, f"{len(rows)} frames of speech, {frames} wanted"
+    shape = load_tflite(model).inputs[0].shape
+    return np.ascontiguousarray(rows[:frames]).reshape(frames, *shape[2:])
+
+
+def test_shipped_model_streamed_on_speech_features(tmp_path: Path) -> None:
+    """The shipped DS-CNN (trained weights, SAME padding) streamed over 200 steps of real
+    front-end features of speech equals tflite-micro on each full window."""
+    if shutil.which("cc") is None:
+        pytest.skip("no host C compiler")
+    from tinydeploy.resources import models_dir
+
+    model = models_dir() / "kws" / "dscnn_int8.tflite"
+    built = build_firmware(model, get_board("host"), "validate", tmp_path / "p",
+                           streaming=True)
+    info = built.manifest["stream"]
+    assert (info["hop_frames"], info["window_frames"]) == (HOP, WINDOW)
+    warm = info["warmup_steps"]
+    exe = compile_stream_driver(tmp_path / "p", tmp_path / "d")
+    frames = _speech_frames(model, (warm - 1 + STEPS) * HOP)
+    got = run_stream_driver(exe, frames, HOP, 12)[warm - 1:]
+    want = _expected(model.read_bytes(), frames, STEPS)
+    assert len(np.unique(want, axis=0)) > 20
+    bad = [k for k in range(STEPS) if not np.array_equal(got[k], want[k])]
+    assert not bad, f"{len(bad)} of {STEPS} steps differ, first {bad[0]}"
+
+
+def test_shipped_model_streamed_on_speech_features_on_the_m4(tmp_path: Path) -> None:
+    if shutil.which("qemu-system-arm") is None or shutil.which("arm-none-eabi-gcc") is None:
+        pytest.skip("no QEMU or ARM toolchain")
+    from tinydeploy.flash.runner import Firmware
+    from tinydeploy.link.connect import connect
+    from tinydeploy.resources import models_dir
+
+    model = models_dir() / "kws" / "dscnn_int8.tflite"
+    build_firmware(model, get_board("mps2-an386"), "validate", tmp_path, emulate=True,
+                   streaming=True)
+    frames = _speech_frames(model, (24 + STEPS) * HOP)
+    with connect(Firmware.from_build_dir(tmp_path)) as conn:
+        rep = validate_stream(lambda x: conn.session.run([x]), model.read_bytes(), frames,
+                              HOP, WINDOW, STEPS)
+    assert rep.steps == STEPS and rep.mismatches == 0, rep
