@@ -298,3 +298,36 @@ def test_shipped_model_streamed_on_speech_features_on_the_m4(tmp_path: Path) -> 
         rep = validate_stream(lambda x: conn.session.run([x]), model.read_bytes(), frames,
                               HOP, WINDOW, STEPS)
     assert rep.steps == STEPS and rep.mismatches == 0, rep
+
+
+# --- the command line ----------------------------------------------------------------------
+
+
+def test_cli_refuses_a_non_streamable_model(tmp_path: Path,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    from tinydeploy.cli import main
+
+    path = tmp_path / "image.tflite"
+    path.write_bytes(image_model())
+    assert main(["plan", str(path), "--board", "host", "--streaming"]) == 1
+    err = capsys.readouterr().err
+    assert "op 1 (MAX_POOL_2D) cannot be streamed" in err and "Traceback" not in err
+
+
+def test_cli_plan_streaming_json(models: dict[str, Path],
+                                 capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    from tinydeploy.cli import main
+
+    assert main(["plan", str(models["valid"]), "--board", "mps2-an386", "--streaming",
+                 "--json"]) == 0
+    s = json.loads(capsys.readouterr().out)["streaming"]
+    assert s["hop_frames"] == 2 and s["keep"] == "rows"
+    full, streamed = s["full_window"], s["streamed"]
+    assert streamed["per_step_instructions"] * 5 < full["instructions_per_inference"]
+    assert streamed["arena_bytes"] < full["arena_bytes"] and streamed["state_bytes"] > 0
+    # --optimize size keeps the full window
+    assert main(["plan", str(models["valid"]), "--board", "mps2-an386", "--streaming",
+                 "--optimize", "size", "--json"]) == 0
+    assert "streaming" not in json.loads(capsys.readouterr().out)
