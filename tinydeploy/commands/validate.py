@@ -142,8 +142,11 @@ def _run_streaming(args: argparse.Namespace, board: object, out: Path, graph: ob
     with connect(fw, port=args.port, runner=args.runner) as conn:
         rep = validate_stream(lambda x: conn.session.run([x]), args.model.read_bytes(), frames,
                               hop, window, args.steps)
+    from tinydeploy.commands.bench import to_instructions
+
+    per_step, unit = to_instructions(float(sum(rep.per_op)), rep.unit, built.board)
     res = {"model": str(args.model), "board": built.board.id, **rep.to_json(),
-           "hop_frames": hop, "state_bytes": info["state_bytes"],
+           "per_step": round(per_step), "unit": unit, "hop_frames": hop, "state_bytes": info["state_bytes"],
            "arena_bytes": info["arena_bytes"], "keep": info["keep"]}
     if args.json:
         emit_json(res)
