@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tinydeploy.commands.target import (
     add_device_arguments,
@@ -12,6 +13,10 @@ from tinydeploy.commands.target import (
     resolve_target,
     streaming_wanted,
 )
+
+if TYPE_CHECKING:
+    from tinydeploy.boards import Board
+    from tinydeploy.model.ir import Graph
 
 NAME = "validate"
 HELP = "run the model on the board and compare every output byte with TFLM's reference"
@@ -116,7 +121,7 @@ def run(args: argparse.Namespace) -> int:
     return 0 if report.bit_exact_cases == report.cases else 1
 
 
-def _run_streaming(args: argparse.Namespace, board: object, out: Path, graph: object) -> int:
+def _run_streaming(args: argparse.Namespace, board: Board, out: Path, graph: Graph) -> int:
     """Steps of random frames; from warm-up on, each step's output against tflite-micro on
     the full window of the last frames."""
     from tinydeploy.build.firmware import build_firmware
@@ -124,15 +129,13 @@ def _run_streaming(args: argparse.Namespace, board: object, out: Path, graph: ob
     from tinydeploy.flash.runner import Firmware
     from tinydeploy.link.connect import connect
     from tinydeploy.link.validate import random_frames, validate_stream
-    from tinydeploy.model.ir import Graph
     from tinydeploy.report.output import emit_json, stderr, stdout
 
-    assert isinstance(graph, Graph)
     if args.steps < 1:
         raise InputDataError(f"--steps must be at least 1, got {args.steps}")
     if not args.json:
-        stderr.print(f"building the streamed validate app for {board.id} -> {out}")  # type: ignore[attr-defined]
-    built = build_firmware(args.model, board, "validate", out, emulate=args.emulate,  # type: ignore[arg-type]
+        stderr.print(f"building the streamed validate app for {board.id} -> {out}")
+    built = build_firmware(args.model, board, "validate", out, emulate=args.emulate,
                            graph=graph, optimize=args.optimize, streaming=True,
                            stream_axis=args.stream_axis, stream_keep=args.stream_keep)
     info = built.manifest["stream"]
@@ -146,8 +149,9 @@ def _run_streaming(args: argparse.Namespace, board: object, out: Path, graph: ob
 
     per_step, unit = to_instructions(float(sum(rep.per_op)), rep.unit, built.board)
     res = {"model": str(args.model), "board": built.board.id, **rep.to_json(),
-           "per_step": round(per_step), "unit": unit, "hop_frames": hop, "state_bytes": info["state_bytes"],
-           "arena_bytes": info["arena_bytes"], "keep": info["keep"]}
+           "per_step": round(per_step), "unit": unit, "hop_frames": hop,
+           "state_bytes": info["state_bytes"], "arena_bytes": info["arena_bytes"],
+           "keep": info["keep"]}
     if args.json:
         emit_json(res)
     else:
