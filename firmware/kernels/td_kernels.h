@@ -106,6 +106,31 @@ typedef struct {
                              *      below TFLite's diff_min; computed on the host */
 } td_softmax_params_t;
 
+/* ---- streamed AVERAGE_POOL_2D over all of time (td_stream_avgpool_s8_ref) -------------
+ * The step function's time reduction (tinydeploy/stream): the pool's input is held as
+ * top rows (recomputed each step), a circular ring of exact per-row sums (int16) and their total of the interior rows kept
+ * across steps, and the tail rows of this step (the newest interior rows, whose sums enter
+ * the ring's last slots, then the bottom edge rows). The result equals the full window's
+ * average pool over rows * cols taps byte for byte. */
+typedef struct {
+    int32_t channels;       /* [in] >= 1 */
+    int32_t cols;           /* [in] values per row and channel (the map's width) >= 1 */
+    int32_t top_rows;       /* [in] rows read from `top` (0: none) */
+    int32_t ring_rows;      /* [in] rows summed in `ring` (0: none) */
+    int32_t new_rows;       /* [in] first rows of `tail` whose sums replace the oldest slots */
+    int32_t bottom_rows;    /* [in] rows of `tail` after the new ones, summed directly */
+    int32_t count;          /* [in] taps of the full window's pool (rows * cols) >= 1 */
+    int32_t act_min, act_max; /* [in] clamp of the int8 result */
+} td_stream_avgpool_params_t;
+
+/* top: [top_rows][cols][channels]; tail: [new_rows + bottom_rows][cols][channels];
+ * state (read and written, 4-byte aligned, all zero at reset): int32 total[channels] (the
+ *       ring's sum), int32 oldest slot, int16 ring[ring_rows][channels] (a circular
+ *       buffer of row sums, exact: cols <= 255);
+ * out0: [channels]. */
+void td_stream_avgpool_s8_ref(const td_stream_avgpool_params_t *p, const int8_t *top,
+                              const int8_t *tail, void *state, int8_t *out0);
+
 void td_conv2d_s8_ref(const td_conv2d_params_t *p, const int8_t *in0, int8_t *out0);
 /* 1x1 without groups, output pixels from the last to the first (may trail its input) */
 void td_conv2d_1x1_back_s8_ref(const td_conv2d_params_t *p, const int8_t *in0, int8_t *out0);

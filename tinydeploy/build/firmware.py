@@ -151,8 +151,9 @@ def build_firmware(model: Path | bytes, board: Board, app: App | str, out_dir: P
                    part_files: dict[str, tuple[str, ...]] | None = None,
                    cflags_extra: tuple[str, ...] = (),
                    optimize: str = "balanced", guards: bool = False,
-                   app_buffers: Callable[[int, int], Sequence[tuple[str, int]]] | None = None
-                   ) -> BuildResult:
+                   app_buffers: Callable[[int, int], Sequence[tuple[str, int]]] | None = None,
+                   streaming: bool = False, stream_axis: int | None = None,
+                   stream_keep: str | None = None) -> BuildResult:
     from tinydeploy.codegen.project import render_project
     from tinydeploy.model.loader import load_tflite
     from tinydeploy.plan.budget import (
@@ -191,20 +192,34 @@ def build_firmware(model: Path | bytes, board: Board, app: App | str, out_dir: P
         from tinydeploy.codegen.guards import guarded_plan
 
         plan = guarded_plan(g, selection, plan, algorithm)   # a guard gap after every buffer
-    if not board.is_host and plan.arena_bytes > board.ram_bytes:
+    if not streaming and not board.is_host and plan.arena_bytes > board.ram_bytes:
         plan_graph(g, selection, board=board, algorithm=algorithm)   # the arena's BudgetError
     if sized:
         stack_bytes = sized_stack_reserve(stack_estimate(selection, app))
     assert stack_bytes is not None
+    splan = None
+    if streaming:
+        # The step function replaces the full window's op sequence: its own arena (state
+        # and transient rows), planned and proved like the full window's.
+        from tinydeploy.plan.stream import choose_stream
+
+        splan = choose_stream(g, selection, board, str(app), stack_bytes=stack_bytes,
+                              axis=stream_axis, keep=stream_keep, algorithm=algorithm)
+        selection = splan.selection     # the streamed ops' kernels, chosen on row windows
+    arena_bytes = plan.arena_bytes if splan is None else splan.arena_bytes
     input_bytes = sum(t.nbytes for t in g.inputs)
+    if splan is not None:
+        input_bytes = splan.schedule.input_rows_bytes
     # the app's buffers, when it sizes them itself: (model input bytes, arena bytes idle
-    # between inferences: all of it unless the model keeps state tensors there)
-    idle = 0 if any(t.is_variable for t in g.tensors) else plan.arena_bytes
+    # between inferences: all of it unless the model keeps state there, as a streamed
+    # model or one with state tensors does)
+    stateful = splan is not None or any(t.is_variable for t in g.tensors)
+    idle = 0 if stateful else arena_bytes
     bufs = app_buffers(input_bytes, idle) if app_buffers is not None else None
     if not board.is_host:
         # Every byte accounted for before the compiler runs: a model that does not fit
         # fails here with the figures and the boards where it would fit.
-        check_budget(compute_budget(selection, plan.arena_bytes, board, app,
+        check_budget(compute_budget(selection, arena_bytes, board, app,
                                     input_bytes=input_bytes,
                                     app_buffers=bufs,
                                     stack_reserved=stack_bytes))
@@ -223,7 +238,7 @@ def build_firmware(model: Path | bytes, board: Board, app: App | str, out_dir: P
                              extra_context=extra_context, generated_headers=generated_headers,
                              part_files=part_files,
                              cflags_extra=cflags_extra, stack_bytes=stack_bytes,
-                             guards=guards)
+                             guards=guards, stream=splan)
     make = ["make", "-C", str(out_dir), f"-j{jobs or os.cpu_count() or 1}", f"OPT={opt}"]
     if sanitize:
         if not host:
@@ -271,21 +286,23 @@ def build_firmware(model: Path | bytes, board: Board, app: App | str, out_dir: P
             if c.key not in stored:
                 stored.add(c.key)
                 w += int(c.values.nbytes)
-        kernels.append(KernelUse(ch.op_index, op.type_name,
-                                 "(alias)" if ch.variant.alias else ch.variant.symbol,
-                                 ch.variant.impl, w, sizes.get(ch.variant.symbol, 0)))
+        symbol, impl = ("(alias)" if ch.variant.alias else ch.variant.symbol), ch.variant.impl
+        if splan is not None and ch.op_index == splan.schedule.analysis.reduction.op_index:
+            symbol, impl = "td_stream_avgpool_s8_ref", "ref"    # the streamed reduction
+        kernels.append(KernelUse(ch.op_index, op.type_name, symbol, impl, w,
+                                 sizes.get(symbol, 0)))
     # The linker script reserves the stack as a section of its own; static data is the rest.
     stack_section = sections.get(".stack", 0)
     ram_static = ram - stack_section
     ram_total = ram_static + (0 if host else stack_bytes)
     weights = sum(k.weights_bytes for k in kernels)
-    pre = compute_budget(selection, plan.arena_bytes, board, app, input_bytes=input_bytes,
+    pre = compute_budget(selection, arena_bytes, board, app, input_bytes=input_bytes,
                          app_buffers=bufs)
     budget = compute_budget(
-        selection, plan.arena_bytes, board, app, input_bytes=input_bytes, app_buffers=bufs,
+        selection, arena_bytes, board, app, input_bytes=input_bytes, app_buffers=bufs,
         stack_bytes=stack.bytes,
         code_bytes=max(flash - weights, 0),
-        static_bytes=max(ram_static - plan.arena_bytes - pre.ram.buffers, 0),
+        static_bytes=max(ram_static - arena_bytes - pre.ram.buffers, 0),
         stack_reserved=None if host else stack_bytes)
     if not host:
         check_budget(budget)
@@ -294,12 +311,14 @@ def build_firmware(model: Path | bytes, board: Board, app: App | str, out_dir: P
         hex=None if host else out_dir / "firmware.hex",
         bin=None if host else out_dir / "firmware.bin",
         board=board, requested_board=requested, app=app,
-        flash_bytes=flash, ram_bytes=ram_total, arena_bytes=plan.arena_bytes,
+        flash_bytes=flash, ram_bytes=ram_total, arena_bytes=arena_bytes,
         stack_bytes=stack.bytes, stack=stack, sections=sections, kernels=tuple(kernels),
     )
     manifest = make_manifest(result, g, plan, project.files, stack_bytes)
     if guards:
         manifest["guards"] = True     # a debug build (tinydeploy.codegen.guards)
+    if splan is not None:
+        manifest["stream"] = stream_json(splan)
     manifest["budget"] = budget_json(budget, pre)
     manifest["selection"] = {"optimize": choice.optimize.value, "fallback": choice.fallback,
                              "reference_arena_bytes": choice.reference_arena_bytes,
@@ -315,6 +334,19 @@ def build_firmware(model: Path | bytes, board: Board, app: App | str, out_dir: P
     tmp.write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     os.replace(tmp, out_dir / "manifest.json")
     return BuildResult(**{**result.__dict__, "manifest": manifest})
+
+
+def stream_json(splan: Any) -> dict[str, Any]:
+    """The streamed build's schedule and arena (`tinydeploy.plan.stream.StreamPlan`)."""
+    sched = splan.schedule
+    return {"hop_frames": sched.hop, "window_frames": sched.window,
+            "keep": sched.keep,
+            "warmup_steps": sched.warmup_steps, "state_bytes": sched.state_bytes,
+            "arena_bytes": splan.arena_bytes, "step_input_bytes": sched.input_rows_bytes,
+            "step_input_offset": splan.step_input_offset,
+            "buffers": [{"name": p.name, "offset": p.offset, "bytes": p.size,
+                         "first_step": p.first, "last_step": p.last}
+                        for p in sorted(splan.plan.placements, key=lambda p: p.name)]}
 
 
 def budget_json(measured: Budget, estimated: Budget) -> dict[str, Any]:

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
+import numpy as np
 
 from tinydeploy import toolchain
 from tinydeploy.apps import APP_PARTS, App, parse_app
@@ -24,6 +25,7 @@ from tinydeploy.kernels.recurrent import variable_reset_value
 from tinydeploy.kernels.registry import Selection
 from tinydeploy.model.ir import Graph, Tensor
 from tinydeploy.plan.lifetimes import GraphPlan, verify_inplace
+from tinydeploy.plan.stream import StreamPlan
 from tinydeploy.resources import firmware_dir, templates_dir
 
 TEMPLATES = templates_dir()
@@ -62,17 +64,20 @@ class Project:
     include_dirs: tuple[str, ...]
 
 
-def _desc(t: Tensor, offset: int) -> dict[str, Any]:
-    dims = list(t.shape)[:6] + [0] * (6 - min(len(t.shape), 6))
+def _desc(t: Tensor, offset: int, shape: tuple[int, ...] | None = None) -> dict[str, Any]:
+    """A tensor's descriptor; ``shape`` replaces its shape (a streamed input: one hop)."""
+    shape = tuple(t.shape) if shape is None else tuple(shape)
+    nbytes = t.nbytes if shape == tuple(t.shape) else int(np.prod(shape)) * t.dtype.itemsize
+    dims = list(shape)[:6] + [0] * (6 - min(len(shape), 6))
     if t.quant is not None and not t.quant.per_channel:
         scale, zp = t.quant.scale[0], t.quant.zero_point[0]
     else:
         scale, zp = 0.0, 0
-    init = (f'{{ "{c_string(t.name)}", {t.dtype.value}u, {len(t.shape)}u, '
-            f'{{ {", ".join(str(d) for d in dims)} }}, {float(scale)!r}f, {zp}, {t.nbytes}u }}')
-    return {"initializer": init, "offset": offset, "name": t.name, "shape": list(t.shape),
+    init = (f'{{ "{c_string(t.name)}", {t.dtype.value}u, {len(shape)}u, '
+            f'{{ {", ".join(str(d) for d in dims)} }}, {float(scale)!r}f, {zp}, {nbytes}u }}')
+    return {"initializer": init, "offset": offset, "name": t.name, "shape": list(shape),
             "dtype": t.dtype.name.lower(), "scale": scale, "zero_point": zp,
-            "bytes": t.nbytes}
+            "bytes": nbytes}
 
 
 def model_context(graph: Graph, selection: Selection, plan: GraphPlan) -> dict[str, Any]:
@@ -178,12 +183,14 @@ def render_project(graph: Graph, selection: Selection, plan: GraphPlan, board: B
                    generated_headers: dict[str, str] | None = None,
                    part_files: dict[str, tuple[str, ...]] | None = None,
                    cflags_extra: tuple[str, ...] = (), stack_bytes: int = 4096,
-                   guards: bool = False) -> Project:
+                   guards: bool = False, stream: StreamPlan | None = None) -> Project:
     """Write the project folder. ``out_dir`` is created; files tinydeploy generates are
     overwritten, nothing else in the folder is touched. ``part_files`` restricts an app part
     to the listed files (e.g. the chosen front-end preset's sources of ``frontend``).
     ``guards``: the debug build of `tinydeploy.codegen.guards` (model_guard.c and
-    firmware/guard/ are added, every op is checked); without it nothing of it is rendered."""
+    firmware/guard/ are added, every op is checked); without it nothing of it is rendered.
+    ``stream``: render the step function of a streamed model (`tinydeploy.codegen.stream`)
+    instead of the full window's op sequence."""
     parts = APP_PARTS[parse_app(app)]
     env = template_env()
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -192,8 +199,17 @@ def render_project(graph: Graph, selection: Selection, plan: GraphPlan, board: B
 
     # Every overlap of an output with its input must be proved for the kernels rendered
     # (a plan made with twins put in is safe for its own selection only).
-    verify_inplace(graph, selection, plan)
-    ctx = model_context(graph, selection, plan)
+    if stream is not None:
+        if guards:
+            raise TinydeployError("--guards and --streaming cannot be combined")
+        from tinydeploy.codegen.stream import STREAM_AVGPOOL_SOURCE, stream_context
+
+        ctx = stream_context(graph, selection, stream, _desc)
+        kernel_sources = sorted({*selection.sources, STREAM_AVGPOOL_SOURCE})
+    else:
+        verify_inplace(graph, selection, plan)
+        ctx = model_context(graph, selection, plan)
+        kernel_sources = list(selection.sources)
     ctx["banner"] = banner(graph.sha256)
     ctx["guards"] = guards
     templates = [("model.h.j2", "model/model.h"), ("model.c.j2", "model/model.c"),
@@ -214,7 +230,7 @@ def render_project(graph: Graph, selection: Selection, plan: GraphPlan, board: B
     # Kernels: the shared headers and only the selected sources.
     for h in sorted((FIRMWARE / "kernels").glob("*.h")):
         _copy(h, src / "kernels" / h.name, written)
-    for rel in selection.sources:
+    for rel in kernel_sources:
         _copy(FIRMWARE / rel, src / rel, written)
 
     # Platform layer of the board's family, and the application's parts.

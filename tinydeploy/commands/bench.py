@@ -6,7 +6,13 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from tinydeploy.commands.target import add_device_arguments, add_target_arguments, resolve_target
+from tinydeploy.commands.target import (
+    add_device_arguments,
+    add_stream_arguments,
+    add_target_arguments,
+    resolve_target,
+    streaming_wanted,
+)
 
 NAME = "bench"
 HELP = "measure cycles (real board) or instructions (emulated) per inference and per op"
@@ -24,6 +30,7 @@ examples:
 def configure(p: argparse.ArgumentParser) -> None:
     add_target_arguments(p)
     p.add_argument("--runs", type=int, default=5, help="inferences to time (default 5)")
+    add_stream_arguments(p)
     add_device_arguments(p)
     p.add_argument("--opt", default="-O2", choices=["-O2", "-O3", "-Os", "-O1"],
                    help="compiler optimisation (default -O2)")
@@ -103,8 +110,19 @@ def run(args: argparse.Namespace) -> int:
     if not args.json:
         stderr.print(f"building the bench app for {board.id} -> {out}")
     build_firmware(args.model, board, "bench", out, emulate=args.emulate, opt=args.opt,
-                   cflags_extra=(f"-DTD_BENCH_RUNS={args.runs}u",), optimize=args.optimize)
+                   cflags_extra=(f"-DTD_BENCH_RUNS={args.runs}u",), optimize=args.optimize,
+                   streaming=streaming_wanted(args), stream_axis=args.stream_axis,
+                   stream_keep=args.stream_keep)
     r = bench_build(out, args.runs, args.port, args.runner)
+    import json
+
+    stream = json.loads((out / "manifest.json").read_text()).get("stream")
+    if stream is not None:
+        # each timed run is one step of the streamed model (td_model_invoke = td_model_step)
+        per = next(v for k, v in r.items() if k.endswith("_per_inference"))
+        r.update(per_step_instructions=per, state_bytes=stream["state_bytes"],
+                 hop_frames=stream["hop_frames"], warmup_steps=stream["warmup_steps"],
+                 keep=stream["keep"])
     if args.json:
         emit_json(r)
         return 0
@@ -130,4 +148,7 @@ def run(args: argparse.Namespace) -> int:
         stack += f", reserved {r['stack_reserved_bytes']:,} B"
     stdout.print(f"flash {r['flash_bytes']:,} B   RAM {r['ram_bytes']:,} B   arena "
                  f"{r['arena_bytes']:,} B   {stack}")
+    if "per_step_instructions" in r:
+        stdout.print(f"streamed: one inference is one step of {r['hop_frames']} frames; "
+                     f"state {r['state_bytes']:,} B of the arena (keeps {r['keep']})")
     return 0

@@ -6,7 +6,12 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from tinydeploy.commands.target import add_target_arguments, resolve_target
+from tinydeploy.commands.target import (
+    add_stream_arguments,
+    add_target_arguments,
+    resolve_target,
+    streaming_wanted,
+)
 
 NAME = "build"
 HELP = "generate C firmware for a board and compile it (ELF/HEX/BIN + size report)"
@@ -40,6 +45,7 @@ def configure(p: argparse.ArgumentParser) -> None:
                         "bound / 8), rounded up to 64; a bound above it fails the build)")
     p.add_argument("--opt", default="-O2", choices=["-O2", "-O3", "-Os", "-O1", "-O0"],
                    help="compiler optimisation (default -O2)")
+    add_stream_arguments(p)
     p.add_argument("--guards", action="store_true",
                    help="debug build: canary and hash checks around the arena, every scratch "
                         "buffer and every op's output; a kernel writing outside them stops "
@@ -142,9 +148,12 @@ def run(args: argparse.Namespace) -> int:
                      f"{' (emulated)' if args.emulate else ''}, app {args.app} -> {out}")
     r = build_app(args.model, board, args.app, out, emulate=args.emulate,
                   algorithm=args.algorithm, opt=args.opt, stack_bytes=args.stack,
-                  optimize=args.optimize, guards=args.guards)
+                  optimize=args.optimize, guards=args.guards,
+                  streaming=streaming_wanted(args), stream_axis=args.stream_axis,
+                  stream_keep=args.stream_keep)
     if args.json:
-        emit_json(result_json(r))
+        emit_json({**result_json(r), **({"stream": r.manifest["stream"]}
+                                        if "stream" in r.manifest else {})})
     else:
         print_report(r)
     return 0

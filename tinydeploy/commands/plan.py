@@ -51,6 +51,12 @@ def configure(p: argparse.ArgumentParser) -> None:
                    help="--app kws: instructions per front-end frame and per inference "
                         "(default: measured by running the kws app on the board's emulated "
                         "stand-in)")
+    from tinydeploy.commands.target import add_stream_arguments
+
+    add_stream_arguments(p)
+    p.add_argument("--frame-ms", type=float, default=20.0, metavar="MS",
+                   help="--streaming: milliseconds between input frames, for instructions "
+                        "per second of audio (default 20)")
     p.add_argument("--json", action="store_true", help="machine-readable output on stdout")
     p.add_argument("--html", type=Path, metavar="FILE",
                    help="also write an HTML report with the memory timeline")
@@ -58,7 +64,8 @@ def configure(p: argparse.ArgumentParser) -> None:
 
 def plan_model(model: Path, board_name: str, app: str = "bench", algorithm: str = "auto",
                align: int = 16, stack: int | None = None, optimize: str = "balanced",
-               app_buffers: Any = None) -> tuple[dict[str, Any], Any]:
+               app_buffers: Any = None,
+               streaming: dict[str, Any] | None = None) -> tuple[dict[str, Any], Any]:
     """Load, select kernels, plan and budget: the report as plain data (JSON-ready) and the
     `Budget`. ``app_buffers(input_bytes, idle_arena_bytes)``: the app's buffers when it sizes
     them itself (the listening kws app)."""
@@ -99,6 +106,15 @@ def plan_model(model: Path, board_name: str, app: str = "bench", algorithm: str 
         report["stack_rule"] = STACK_RULE if stack_sized_from_bound(board) else "fixed default"
     report["stack_margin"] = (None if budget.stack_reserved is None
                               else budget.stack_reserved - budget.stack_need)
+    if streaming is not None:
+        from tinydeploy.plan.stream import compare_schedules
+
+        per_op = {int(la["op_index"]): int(next(
+            (a["instructions"] for a in la["alternatives"] if a["symbol"] == la["chosen"]), 0)
+            or 0) for la in report["selection"]["layers"]}
+        report["streaming"] = compare_schedules(
+            graph, selection, per_op, gplan.arena_bytes, board=board, app=app,
+            stack_bytes=stack or 0, algorithm=algorithm, **streaming)
     return report, budget
 
 
@@ -248,8 +264,12 @@ def run(args: argparse.Namespace) -> int:
         from tinydeploy.errors import InputDataError
 
         raise InputDataError(f"--stack {args.stack}: must be between 1 and {1 << 24} bytes")
+    from tinydeploy.commands.target import streaming_wanted
+
+    stream = ({"frame_ms": args.frame_ms, "axis": args.stream_axis, "keep": args.stream_keep}
+              if streaming_wanted(args) else None)
     report, budget = plan_model(args.model, args.board, args.app, args.algorithm, args.align,
-                                args.stack, args.optimize)
+                                args.stack, args.optimize, stream)
     verdict = sched = None
     if args.app == "kws" and budget.fits:
         verdict, sched = _realtime(args)
@@ -258,6 +278,7 @@ def run(args: argparse.Namespace) -> int:
             # the listening firmware's own buffers: the budget a doorbell pays
             report, budget = plan_model(args.model, args.board, args.app, args.algorithm,
                                         args.align, args.stack, args.optimize,
+                                        streaming=stream,
                                         app_buffers=_listen_buffers(args, sched))
             report["realtime"] = verdict.as_dict()
             report["listen"] = sched.as_dict()
@@ -276,6 +297,8 @@ def run(args: argparse.Namespace) -> int:
         emit_json(report)
     else:
         _print(report)
+        if "streaming" in report:
+            _print_streaming(report["streaming"])
         if verdict is not None:
             from tinydeploy.report.output import stdout
 
@@ -293,6 +316,22 @@ def _listen_buffers(args: argparse.Namespace, sched: Any) -> Any:
 
     return listen_buffers(args.model, resolve_frontend(args.frontend, args.model),
                           sched.audio_blocks, avg_windows=8)
+
+
+def _print_streaming(s: dict[str, Any]) -> None:
+    from tinydeploy.report.output import stdout
+
+    f, st = s["full_window"], s["streamed"]
+    stdout.print(f"streaming: hop {s['hop_frames']} frames ({s['hop_frames'] * s['frame_ms']:g} "
+                 f"ms), window {s['window_frames']}, warm-up {s['warmup_steps']} steps, "
+                 f"keeps {s['keep']}")
+    stdout.print(f"  full window every hop: {f['instructions_per_inference']:,} instructions "
+                 f"per inference, {f['instructions_per_second']:,} per second of audio; "
+                 f"arena {f['arena_bytes']:,} B")
+    stdout.print(f"  streamed:              {st['per_step_instructions']:,} instructions "
+                 f"per step, {st['instructions_per_second']:,} per second of audio; arena "
+                 f"{st['arena_bytes']:,} B of which state {st['state_bytes']:,} B "
+                 f"(estimates from the kernels' cost models)")
 
 
 def _realtime(args: argparse.Namespace) -> tuple[Any, Any]:

@@ -29,6 +29,32 @@ def add_target_arguments(p: argparse.ArgumentParser) -> None:
                         "larger arena than the reference kernels")
 
 
+def add_stream_arguments(p: argparse.ArgumentParser) -> None:
+    """``--streaming`` and its options (docs/streaming.md)."""
+    p.add_argument("--streaming", action="store_true",
+                   help="a model that slides over time: steps that compute only the rows "
+                        "a hop of new frames changes, bit-exact with the full window "
+                        "(--optimize size keeps the full window)")
+    p.add_argument("--stream-axis", type=int, default=None, metavar="AXIS",
+                   help="the input's time axis (default: the first non-batch axis)")
+    p.add_argument("--stream-keep", choices=("rows", "input"), default=None,
+                   help="state kept across steps: every layer's rows (least work) or only "
+                        "the input window (least RAM); default: rows where the board's RAM "
+                        "allows")
+
+
+def streaming_wanted(args: argparse.Namespace) -> bool:
+    """--streaming, unless --optimize size keeps the full window (memory first)."""
+    if not getattr(args, "streaming", False):
+        return False
+    if args.optimize == "size":
+        from tinydeploy.report.output import stderr
+
+        stderr.print("--optimize size keeps the full window: no streaming state")
+        return False
+    return True
+
+
 def add_device_arguments(p: argparse.ArgumentParser) -> None:
     """How bench and validate reach the device that runs the build: ``--emulate``,
     ``--port``, ``--runner``, then the build folder ``-o``."""

@@ -4,8 +4,19 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from tinydeploy.commands.target import add_device_arguments, add_target_arguments, resolve_target
+from tinydeploy.commands.target import (
+    add_device_arguments,
+    add_stream_arguments,
+    add_target_arguments,
+    resolve_target,
+    streaming_wanted,
+)
+
+if TYPE_CHECKING:
+    from tinydeploy.boards import Board
+    from tinydeploy.model.ir import Graph
 
 NAME = "validate"
 HELP = "run the model on the board and compare every output byte with TFLM's reference"
@@ -29,6 +40,10 @@ def configure(p: argparse.ArgumentParser) -> None:
                      help="N random cases, the first two all-minimum and all-maximum "
                           "(default 10)")
     p.add_argument("--seed", type=int, default=0, help="seed for --random (default 0)")
+    add_stream_arguments(p)
+    p.add_argument("--steps", type=int, default=200, metavar="N",
+                   help="--streaming: steps compared after warm-up, on random frames "
+                        "(default 200)")
     add_device_arguments(p)
     p.add_argument("--guards", action="store_true",
                    help="debug build: every op is checked for writes outside its output, "
@@ -47,6 +62,8 @@ def run(args: argparse.Namespace) -> int:
 
     board, out = resolve_target(args, "validate", reachable=True)
     graph = load_tflite(args.model)
+    if streaming_wanted(args):
+        return _run_streaming(args, board, out, graph)
     model_bytes = args.model.read_bytes()
     if args.inputs is not None:
         cases = load_inputs(args.inputs, graph)
@@ -102,3 +119,47 @@ def run(args: argparse.Namespace) -> int:
                          f"{report.mismatched_elements} elements differ, max |diff| "
                          f"{report.max_abs_diff:g}")
     return 0 if report.bit_exact_cases == report.cases else 1
+
+
+def _run_streaming(args: argparse.Namespace, board: Board, out: Path, graph: Graph) -> int:
+    """Steps of random frames; from warm-up on, each step's output against tflite-micro on
+    the full window of the last frames."""
+    from tinydeploy.build.firmware import build_firmware
+    from tinydeploy.errors import InputDataError
+    from tinydeploy.flash.runner import Firmware
+    from tinydeploy.link.connect import connect
+    from tinydeploy.link.validate import random_frames, validate_stream
+    from tinydeploy.report.output import emit_json, stderr, stdout
+
+    if args.steps < 1:
+        raise InputDataError(f"--steps must be at least 1, got {args.steps}")
+    if not args.json:
+        stderr.print(f"building the streamed validate app for {board.id} -> {out}")
+    built = build_firmware(args.model, board, "validate", out, emulate=args.emulate,
+                           graph=graph, optimize=args.optimize, streaming=True,
+                           stream_axis=args.stream_axis, stream_keep=args.stream_keep)
+    info = built.manifest["stream"]
+    hop, window = info["hop_frames"], info["window_frames"]
+    frames = random_frames(graph, (info["warmup_steps"] - 1 + args.steps) * hop, args.seed)
+    fw = Firmware.from_build_dir(out)
+    with connect(fw, port=args.port, runner=args.runner) as conn:
+        rep = validate_stream(lambda x: conn.session.run([x]), args.model.read_bytes(), frames,
+                              hop, window, args.steps)
+    from tinydeploy.commands.bench import to_instructions
+
+    per_step, unit = to_instructions(float(sum(rep.per_op)), rep.unit, built.board)
+    res = {"model": str(args.model), "board": built.board.id, **rep.to_json(),
+           "per_step": round(per_step), "unit": unit, "hop_frames": hop,
+           "state_bytes": info["state_bytes"], "arena_bytes": info["arena_bytes"],
+           "keep": info["keep"]}
+    if args.json:
+        emit_json(res)
+    else:
+        ok = rep.mismatches == 0
+        color = "green" if ok else "red"
+        stdout.print(f"[{color}]{rep.steps - rep.mismatches}/{rep.steps} steps bit-exact[/] "
+                     f"with the tflite-micro reference on the full window, on "
+                     f"{built.board.name} (after {rep.warmup_steps} warm-up steps)")
+        if rep.first_mismatch is not None:
+            stdout.print(f"first mismatch at step {rep.first_mismatch}")
+    return 0 if rep.mismatches == 0 else 1

@@ -181,3 +181,66 @@ def validate_cases(run_device: Callable[[list[np.ndarray]], tuple[list[np.ndarra
         if progress:
             progress(k + 1)
     return ValidationReport(len(cases), exact, max_diff, first, bad, per_op, unit, peak)
+
+
+@dataclass(frozen=True)
+class StreamReport:
+    """A streamed model against the full window: per step after warm-up, the device's
+    output and the oracle's on the window of the last ``window`` frames."""
+
+    steps: int                      # steps compared (after warm-up)
+    warmup_steps: int               # steps run before the first comparison
+    mismatches: int                 # compared steps whose output differs
+    first_mismatch: int | None      # index of the first such step (0 = first compared)
+    per_op: tuple[int, ...]         # counts of the last step
+    unit: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"steps": self.steps, "warmup_steps": self.warmup_steps,
+                "mismatches": self.mismatches, "first_mismatch": self.first_mismatch,
+                "per_step": sum(self.per_op), "unit": self.unit}
+
+
+def random_frames(graph: Graph, n: int, seed: int = 0) -> np.ndarray:
+    """``n`` uniformly random int8 frames of the input's row shape."""
+    t = graph.inputs[0]
+    info = np.iinfo(t.dtype.numpy)
+    rng = np.random.default_rng(seed)
+    return rng.integers(info.min, info.max, (n, *t.shape[2:]), endpoint=True,
+                        dtype=t.dtype.numpy)
+
+
+def validate_stream(run_step: Callable[[np.ndarray], tuple[list[np.ndarray], Any]],
+                    model_bytes: bytes, frames: np.ndarray, hop: int, window: int,
+                    steps: int, progress: Callable[[int], None] | None = None
+                    ) -> StreamReport:
+    """Run warm-up plus ``steps`` steps: each sends the next ``hop`` frames; from the step
+    whose window is all written frames on, the output must equal the oracle's on the
+    window (the last ``window`` frames) byte for byte. ``frames`` must hold
+    ``(warmup + steps) * hop`` frames."""
+    from tinydeploy.oracle import Oracle
+
+    warmup = -(-window // hop)
+    total = warmup - 1 + steps
+    if len(frames) < total * hop:
+        raise InputDataError(f"{len(frames)} frames for {total} steps of {hop}")
+    oracle = Oracle(model_bytes)
+    bad, first = 0, None
+    per_op: tuple[int, ...] = ()
+    unit = ""
+    for k in range(total):
+        got, res = run_step(frames[k * hop:(k + 1) * hop][None])
+        per_op, unit = tuple(res.per_op), res.unit
+        if k < warmup - 1:
+            continue
+        end = (k + 1) * hop
+        want = oracle.run([frames[end - window:end][None]])
+        same = all(np.array_equal(np.asarray(g).reshape(-1), np.asarray(w).reshape(-1))
+                   for g, w in zip(got, want, strict=True))
+        if not same:
+            bad += 1
+            if first is None:
+                first = k - (warmup - 1)
+        if progress:
+            progress(k - warmup + 2)
+    return StreamReport(steps, warmup - 1, bad, first, per_op, unit)

@@ -1,0 +1,333 @@
+"""Streaming: the step function equals the full window, byte for byte, step after step.
+
+Models: MLPerf Tiny's DS-CNN architecture with random weights (`tinydeploy.testing.
+stream_models`), with SAME padding (the shipped model's shape) and with no padding along
+time. The oracle is tflite-micro on the whole window of the last 49 frames.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tinydeploy.boards import get_board
+from tinydeploy.build.firmware import build_firmware
+from tinydeploy.kernels.registry import select_kernels
+from tinydeploy.link.validate import random_frames, validate_stream
+from tinydeploy.model.loader import load_tflite
+from tinydeploy.oracle import Oracle
+from tinydeploy.plan.stream import plan_stream
+from tinydeploy.stream.analysis import StreamError, analyze_time
+from tinydeploy.stream.schedule import schedule_stream
+from tinydeploy.testing.stream_harness import compile_stream_driver, run_stream_driver
+from tinydeploy.testing.stream_models import dscnn_model, image_model
+
+STEPS = 200
+HOP, WINDOW = 2, 49
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    d = tmp_path_factory.mktemp("stream_models")
+    out = {}
+    for pad in ("same", "valid"):
+        p = d / f"dscnn_{pad}.tflite"
+        p.write_bytes(dscnn_model(pad, seed=7))
+        out[pad] = p
+    return out
+
+
+def _expected(model: bytes, frames: np.ndarray, steps: int) -> np.ndarray:
+    oracle = Oracle(model)
+    warm = -(-WINDOW // HOP)
+    return np.stack([oracle.run([frames[(k + 1) * HOP - WINDOW:(k + 1) * HOP][None]])[0]
+                     .reshape(-1) for k in range(warm - 1, warm - 1 + steps)])
+
+
+# --- analysis and schedule --------------------------------------------------------------
+
+
+def test_analysis_of_the_dscnn(models: dict[str, Path]) -> None:
+    an = analyze_time(load_tflite(models["same"]))
+    assert an.axis == 1 and an.window == 49 and an.hop == 2
+    first = an.layers[0]
+    assert (first.kernel, first.stride, first.pad_top, first.out_rows) == (10, 2, 4, 25)
+    assert [la.pad_top for la in an.layers[1:]] == [1, 0] * 4     # depthwise 3x3 SAME, 1x1
+    assert an.reduction.op_type == "AVERAGE_POOL_2D" and an.reduction.rows == 25
+    assert an.receptive_field == 10 + 2 * 2 * 4
+    valid = analyze_time(load_tflite(models["valid"]))
+    assert all(la.pad_top == 0 and la.pad_bottom == 0 for la in valid.layers)
+
+
+def test_valid_chain_computes_only_new_rows(models: dict[str, Path]) -> None:
+    s = schedule_stream(load_tflite(models["valid"]))
+    assert s.hop == 2 and s.warmup_steps == 25
+    assert all(c.region == "tail" and c.pad_top == 0 for c in s.calls)
+    for c in s.calls:
+        assert c.out_rows == s.tensors[c.layer + 1].hop      # exactly the new rows
+    assert s.reduction.top == 0 and s.reduction.bottom == 0
+    assert s.macs_fraction() < 0.1
+
+
+def test_same_chain_recomputes_the_edges(models: dict[str, Path]) -> None:
+    s = schedule_stream(load_tflite(models["same"]))
+    assert s.reduction.top > 0 and s.reduction.bottom > 0
+    assert any(c.region == "cone" for c in s.calls)
+    assert s.tensors[0].tail_first == 0       # the cone reads the whole input window
+    small = schedule_stream(load_tflite(models["same"]), keep="input")
+    assert small.state_bytes < s.state_bytes
+    assert sum(t.persistent for t in small.tensors) == 1     # the input window only
+
+
+def test_non_streamable_models_are_refused_with_a_reason() -> None:
+    with pytest.raises(StreamError, match=r"op 1 \(MAX_POOL_2D\).*not local in time"):
+        schedule_stream(load_tflite(image_model()))
+    with pytest.raises(StreamError, match="stream-axis 2"):
+        analyze_time(load_tflite(dscnn_model("same")), axis=2)
+    with pytest.raises(StreamError, match="too short"):
+        schedule_stream(load_tflite(dscnn_model("same", window=20)))
+
+
+def test_the_plan_proves_state_rows_untouched(models: dict[str, Path]) -> None:
+    g = load_tflite(models["same"])
+    sel = select_kernels(g, get_board("mps2-an386"))
+    sp = plan_stream(g, sel, schedule_stream(g))
+    persistent = {b.name for b in sp.persistent}
+    assert {"in", "ring"} <= persistent
+    spans = {p.name: (p.offset, p.offset + p.size) for p in sp.plan.placements}
+    for b in sp.buffers:
+        if b.name in persistent:
+            continue
+        for s in persistent:        # live at every step: must share no byte with anything
+            lo, hi = spans[s]
+            a, z = spans[b.name]
+            assert z <= lo or a >= hi, f"{b.name} overlaps state buffer {s}"
+    assert sp.arena_bytes >= sp.plan.lower_bound_bytes
+
+
+# --- the step function on the host ------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def drivers(models: dict[str, Path], tmp_path_factory: pytest.TempPathFactory
+            ) -> dict[str, tuple[Path, dict]]:
+    if shutil.which("cc") is None:
+        pytest.skip("no host C compiler")
+    out = {}
+    host = get_board("host")
+    for name, keep in (("same", "rows"), ("same_input", "input"), ("valid", "rows")):
+        model = models[name.split("_")[0]]
+        d = tmp_path_factory.mktemp(f"stream_{name}")
+        built = build_firmware(model, host, "validate", d / "project", streaming=True,
+                               stream_keep=keep)
+        out[name] = (compile_stream_driver(d / "project", d / "driver"),
+                     built.manifest["stream"])
+    return out
+
+
+@pytest.mark.parametrize("name", ["same", "same_input", "valid"])
+def test_streamed_equals_full_window_on_the_host(name: str, models: dict[str, Path],
+                                                 drivers: dict) -> None:
+    exe, info = drivers[name]
+    model = models[name.split("_")[0]].read_bytes()
+    g = load_tflite(model)
+    assert info["hop_frames"] == HOP and info["warmup_steps"] == 25
+    warm = info["warmup_steps"]
+    frames = random_frames(g, (warm - 1 + STEPS) * HOP, seed=11)
+    got = run_stream_driver(exe, frames, HOP, 12)[warm - 1:]
+    want = _expected(model, frames, STEPS)
+    assert len(np.unique(want, axis=0)) > 10          # the outputs do vary with the input
+    bad = [k for k in range(STEPS) if not np.array_equal(got[k], want[k])]
+    assert not bad, f"{len(bad)} of {STEPS} steps differ, first {bad[0]}: {got[bad[0]]} " \
+                    f"vs {want[bad[0]]}"
+
+
+@pytest.mark.parametrize("name", ["same", "valid"])
+def test_a_corrupted_state_row_changes_a_later_step(name: str, models: dict[str, Path],
+                                                    drivers: dict) -> None:
+    exe, info = drivers[name]
+    g = load_tflite(models[name])
+    frames = random_frames(g, 80 * HOP, seed=5)
+    clean = run_stream_driver(exe, frames, HOP, 12)
+    # one row of the first persistent tail after the input (kept across steps), flipped
+    # before step 40; the step reads it, and the ring carries its sum on
+    bufs = {b["name"]: b for b in info["buffers"]}
+    tail = next(n for n in sorted(bufs) if n.startswith("tail"))
+    row = bufs[tail]["offset"] - info["step_input_offset"]
+    bad = run_stream_driver(exe, frames, HOP, 12, corrupt=(40, row, 64))
+    assert np.array_equal(clean[:40], bad[:40])
+    assert not np.array_equal(clean[40:], bad[40:])
+    # corrupting rows that were just consumed and are overwritten changes nothing
+    assert np.array_equal(clean, run_stream_driver(exe, frames, HOP, 12, corrupt=(40, 0, 0)))
+
+
+# --- emulated boards: one firmware run streams all steps ---------------------------------
+
+
+@pytest.mark.parametrize("board_id", ["mps2-an386", "microbit-v1"])
+@pytest.mark.parametrize("pad", ["same", "valid"])
+def test_streamed_equals_full_window_on_emulated_boards(board_id: str, pad: str,
+                                                        models: dict[str, Path],
+                                                        tmp_path: Path) -> None:
+    if shutil.which("qemu-system-arm") is None or shutil.which("arm-none-eabi-gcc") is None:
+        pytest.skip("no QEMU or ARM toolchain")
+    from tinydeploy.flash.runner import Firmware
+    from tinydeploy.link.connect import connect
+
+    model = models[pad].read_bytes()
+    g = load_tflite(model)
+    build_firmware(models[pad], get_board(board_id), "validate", tmp_path, emulate=True,
+                   streaming=True)
+    fw = Firmware.from_build_dir(tmp_path)
+    frames = random_frames(g, (24 + STEPS) * HOP, seed=13)
+    with connect(fw) as conn:
+        rep = validate_stream(lambda x: conn.session.run([x]), model, frames, HOP, WINDOW,
+                              STEPS)
+    assert rep.steps == STEPS and rep.mismatches == 0, rep
+
+
+# --- contract: random time-convolutional chains ---------------------------------------------
+
+
+def _contract(seed: int, tmp: Path) -> None:
+    from tinydeploy.testing.stream_models import random_chain
+
+    model = random_chain(seed)
+    path = tmp / f"chain{seed}.tflite"
+    path.write_bytes(model)
+    g = load_tflite(model)
+    for keep in ("rows", "input"):
+        try:
+            built = build_firmware(path, get_board("host"), "validate", tmp / keep,
+                                   graph=g, streaming=True, stream_keep=keep)
+        except StreamError as e:
+            assert "too short" in str(e), e     # the one refusal a random chain may earn
+            return
+        info = built.manifest["stream"]
+        hop, window, warm = info["hop_frames"], info["window_frames"], info["warmup_steps"]
+        exe = compile_stream_driver(tmp / keep, tmp / keep / "driver")
+        steps = 24
+        frames = random_frames(g, (warm - 1 + steps) * hop, seed)
+        got = run_stream_driver(exe, frames, hop, g.outputs[0].nbytes)[warm - 1:]
+        oracle = Oracle(model)
+        for k in range(steps):
+            end = (warm + k) * hop
+            want = oracle.run([frames[end - window:end][None]])[0].reshape(-1)
+            assert np.array_equal(got[k], want), (seed, keep, k, got[k], want)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 3])
+def test_contract_random_chains(seed: int, tmp_path: Path) -> None:
+    if shutil.which("cc") is None:
+        pytest.skip("no host C compiler")
+    _contract(seed, tmp_path)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", range(4, 40))
+def test_contract_random_chains_sweep(seed: int, tmp_path: Path) -> None:
+    if shutil.which("cc") is None:
+        pytest.skip("no host C compiler")
+    _contract(seed, tmp_path)
+
+
+# --- the shipped model on features of speech ----------------------------------------------
+
+
+def _speech_frames(model: Path, frames: int) -> np.ndarray:
+    """int8 feature rows of spoken keywords (espeak-ng, 150 words per minute) through the
+    model's own front end, frame by frame as the device computes them."""
+    import subprocess
+
+    from tinydeploy.frontend.native import input_quant_of
+    from tinydeploy.frontend.presets import resolve_frontend
+    from tinydeploy.kws.wav import decode_wav
+
+    espeak = shutil.which("espeak-ng")
+    if espeak is None:
+        pytest.skip("no espeak-ng")
+    text = ("yes. no. up. down. left. right. on. off. stop. go. yes, go left, then stop. "
+            "no, turn right and go up. down and off, then on again. stop! go! left, right.")
+    r = subprocess.run([espeak, "--stdout", "-s", "150", text], capture_output=True,
+                       check=True, timeout=60)
+    audio = decode_wav(r.stdout, "espeak-ng")
+    choice = resolve_frontend(None, model)
+    rows = choice.spec.host(choice.config).stream_s8(audio, input_quant_of(model.read_bytes()))
+    assert len(rows) >= frames, f"{len(rows)} frames of speech, {frames} wanted"
+    shape = load_tflite(model).inputs[0].shape
+    return np.ascontiguousarray(rows[:frames]).reshape(frames, *shape[2:])
+
+
+def test_shipped_model_streamed_on_speech_features(tmp_path: Path) -> None:
+    """The shipped DS-CNN (trained weights, SAME padding) streamed over 200 steps of real
+    front-end features of speech equals tflite-micro on each full window."""
+    if shutil.which("cc") is None:
+        pytest.skip("no host C compiler")
+    from tinydeploy.resources import models_dir
+
+    model = models_dir() / "kws" / "dscnn_int8.tflite"
+    built = build_firmware(model, get_board("host"), "validate", tmp_path / "p",
+                           streaming=True)
+    info = built.manifest["stream"]
+    assert (info["hop_frames"], info["window_frames"]) == (HOP, WINDOW)
+    warm = info["warmup_steps"]
+    exe = compile_stream_driver(tmp_path / "p", tmp_path / "d")
+    frames = _speech_frames(model, (warm - 1 + STEPS) * HOP)
+    got = run_stream_driver(exe, frames, HOP, 12)[warm - 1:]
+    want = _expected(model.read_bytes(), frames, STEPS)
+    assert len(np.unique(want, axis=0)) > 20
+    bad = [k for k in range(STEPS) if not np.array_equal(got[k], want[k])]
+    assert not bad, f"{len(bad)} of {STEPS} steps differ, first {bad[0]}"
+
+
+def test_shipped_model_streamed_on_speech_features_on_the_m4(tmp_path: Path) -> None:
+    if shutil.which("qemu-system-arm") is None or shutil.which("arm-none-eabi-gcc") is None:
+        pytest.skip("no QEMU or ARM toolchain")
+    from tinydeploy.flash.runner import Firmware
+    from tinydeploy.link.connect import connect
+    from tinydeploy.resources import models_dir
+
+    model = models_dir() / "kws" / "dscnn_int8.tflite"
+    build_firmware(model, get_board("mps2-an386"), "validate", tmp_path, emulate=True,
+                   streaming=True)
+    frames = _speech_frames(model, (24 + STEPS) * HOP)
+    with connect(Firmware.from_build_dir(tmp_path)) as conn:
+        rep = validate_stream(lambda x: conn.session.run([x]), model.read_bytes(), frames,
+                              HOP, WINDOW, STEPS)
+    assert rep.steps == STEPS and rep.mismatches == 0, rep
+
+
+# --- the command line ----------------------------------------------------------------------
+
+
+def test_cli_refuses_a_non_streamable_model(tmp_path: Path,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    from tinydeploy.cli import main
+
+    path = tmp_path / "image.tflite"
+    path.write_bytes(image_model())
+    assert main(["plan", str(path), "--board", "host", "--streaming"]) == 1
+    err = capsys.readouterr().err
+    assert "op 1 (MAX_POOL_2D) cannot be streamed" in err and "Traceback" not in err
+
+
+def test_cli_plan_streaming_json(models: dict[str, Path],
+                                 capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    from tinydeploy.cli import main
+
+    assert main(["plan", str(models["valid"]), "--board", "mps2-an386", "--streaming",
+                 "--json"]) == 0
+    s = json.loads(capsys.readouterr().out)["streaming"]
+    assert s["hop_frames"] == 2 and s["keep"] == "rows"
+    full, streamed = s["full_window"], s["streamed"]
+    assert streamed["per_step_instructions"] * 5 < full["instructions_per_inference"]
+    assert streamed["arena_bytes"] < full["arena_bytes"] and streamed["state_bytes"] > 0
+    # --optimize size keeps the full window
+    assert main(["plan", str(models["valid"]), "--board", "mps2-an386", "--streaming",
+                 "--optimize", "size", "--json"]) == 0
+    assert "streaming" not in json.loads(capsys.readouterr().out)
