@@ -64,8 +64,8 @@ def configure(p: argparse.ArgumentParser) -> None:
 
 def plan_model(model: Path, board_name: str, app: str = "bench", algorithm: str = "auto",
                align: int = 16, stack: int | None = None, optimize: str = "balanced",
-               app_buffers: Any = None,
-               streaming: dict[str, Any] | None = None) -> tuple[dict[str, Any], Any]:
+               streaming: dict[str, Any] | None = None,
+               app_buffers: Any = None) -> tuple[dict[str, Any], Any]:
     """Load, select kernels, plan and budget: the report as plain data (JSON-ready) and the
     `Budget`. ``app_buffers(input_bytes, idle_arena_bytes)``: the app's buffers when it sizes
     them itself (the listening kws app)."""
