@@ -96,6 +96,13 @@ def configure(p: argparse.ArgumentParser) -> None:
     li.add_argument("--seconds", type=float, default=None,
                     help="listen this long (emulated: the first S seconds of --wav; a real "
                          "board: default 30)")
+    mode = li.add_mutually_exclusive_group()
+    mode.add_argument("--streaming", dest="streaming", action="store_const", const=True,
+                      default=None, help="run the model streamed: a step every hop computes "
+                                         "only what is new (docs/streaming.md)")
+    mode.add_argument("--full-window", dest="streaming", action="store_const", const=False,
+                      help="run the model on the whole window every N frames (default: "
+                           "whichever of the two keeps the core least busy)")
     _detector_args(li)
     li.set_defaults(infer_every=None)   # chosen by the schedule unless given
 
@@ -340,7 +347,7 @@ def _listen(args: argparse.Namespace) -> int:
     from tinydeploy.boards import get_board
     from tinydeploy.errors import InputDataError
     from tinydeploy.kws.listen import listen_board, listen_emulated
-    from tinydeploy.kws.realtime import choose_schedule, measure_kws_load
+    from tinydeploy.kws.realtime import measure_kws_load, pick_schedule, stream_hop
     from tinydeploy.kws.wav import read_wav
     from tinydeploy.report.output import emit_json, stdout
     from tinydeploy.resources import examples_dir
@@ -360,10 +367,19 @@ def _listen(args: argparse.Namespace) -> int:
     log = _log(args)
     out = (args.output or Path("build") / f"kws-listen-{args.model.stem}-{board.id}"
            f"{'-emulated' if args.emulate else ''}").resolve()
+    hop = stream_hop(args.model) if args.streaming is not False else None
+    if args.streaming and hop is None:
+        raise InputDataError(f"{args.model}: the model cannot be streamed",
+                             hint="`tinydeploy plan MODEL --streaming` says why")
     if not args.json:
         log(f"measuring the front end and the model on {board.id}'s emulated core ...")
-    load = measure_kws_load(args.model, board, choice, out / "measure")
-    sched = choose_schedule(board, load, choice.config, args.infer_every)
+    loads = []
+    if not args.streaming:
+        loads.append(measure_kws_load(args.model, board, choice, out / "measure"))
+    if hop is not None and not (args.streaming is None and args.infer_every is not None):
+        loads.append(measure_kws_load(args.model, board, choice, out / "measure-streamed",
+                                      streaming=True))
+    sched = pick_schedule(board, loads, choice.config, args.infer_every)
     det = dataclasses.replace(_detector(argparse.Namespace(**{**vars(args), "infer_every": 1})),
                               infer_every=sched.infer_every)
     if not args.json:
@@ -388,14 +404,15 @@ def _listen(args: argparse.Namespace) -> int:
                 f"the virtual microphone of {board.id}")
         res = listen_emulated(args.model, board, audio, det, choice, out,
                               audio_blocks=sched.audio_blocks, on_detection=show,
-                              on_status=status)
+                              on_status=status, streaming=sched.streamed)
     else:
         if args.wav is not None:
             raise InputDataError("--wav feeds the virtual microphone of an emulated board",
                                  hint="add --emulate, or speak to the board")
         res = listen_board(args.model, board, det, choice, out,
                            audio_blocks=sched.audio_blocks, seconds=args.seconds or 30.0,
-                           port=args.port, on_detection=show, on_status=status)
+                           port=args.port, on_detection=show, on_status=status,
+                           streaming=sched.streamed)
     d = res.as_dict(names)
     d["schedule"] = sched.as_dict()
     if args.json:
@@ -403,8 +420,8 @@ def _listen(args: argparse.Namespace) -> int:
     else:
         stdout.print(f"{len(res.detections)} detections in {res.audio_seconds:.1f} s of audio; "
                      f"{res.overruns} samples lost to overruns; duty cycle "
-                     f"{100 * res.duty_cycle:.1f} % (inference every {res.infer_every} "
-                     f"frames, {res.audio_blocks} audio blocks)")
+                     f"{100 * res.duty_cycle:.1f} % ({'streamed step' if sched.streamed else 'inference'} "
+                     f"every {res.infer_every} frames, {res.audio_blocks} audio blocks)")
     return 0
 
 

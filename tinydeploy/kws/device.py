@@ -152,10 +152,13 @@ def listen_buffers(model: Path, choice: FrontendChoice, audio_blocks: int,
 def build_kws_firmware(model: Path, board: Board, out_dir: Path, det: DetectorConfig,
                        fcfg: Any, *, emulate: bool = False,
                        sanitize: bool = False,
-                       listen: ListenSettings | None = None) -> BuildResult:
+                       listen: ListenSettings | None = None,
+                       streaming: bool = False) -> BuildResult:
     """``fcfg``: a `FrontendChoice` or any preset's config. ``sanitize``: address and
     undefined-behaviour sanitizers (host board only). ``listen``: the listening firmware
-    (its microphone, continuous) instead of the serial one (AUDIO frames)."""
+    (its microphone, continuous) instead of the serial one (AUDIO frames). ``streaming``:
+    the model streamed (docs/streaming.md): a step every hop, ``det.infer_every`` must be
+    the hop."""
     from tinydeploy.plan.budget import kws_app_buffers
 
     from tinydeploy.model.loader import load_tflite
@@ -177,4 +180,4 @@ def build_kws_firmware(model: Path, board: Board, out_dir: Path, det: DetectorCo
                           sanitize=sanitize,
                           generated_headers=kws_headers(model, det, choice, listen),
                           part_files=kws_part_files(choice, listen),
-                          app_buffers=buffers)
+                          app_buffers=buffers, streaming=streaming)

@@ -90,7 +90,8 @@ def block_audio(audio: np.ndarray, stride: int) -> np.ndarray:
 def listen_emulated(model: Path, board: Board, audio: np.ndarray, det: DetectorConfig,
                     choice: Any, out_dir: Path, *, audio_blocks: int,
                     on_detection: Callable[[Detection], None] | None = None,
-                    on_status: Callable[[Any], None] | None = None) -> ListenResult:
+                    on_status: Callable[[Any], None] | None = None,
+                    streaming: bool = False) -> ListenResult:
     """Build the listening firmware for ``board`` (on its emulated stand-in when it is real
     hardware), let it hear ``audio`` through the virtual microphone at the board's clock, and
     collect what it reports."""
@@ -107,7 +108,7 @@ def listen_emulated(model: Path, board: Board, audio: np.ndarray, det: DetectorC
         raise InputDataError(f"{pcm.size} samples are too few to listen to",
                              hint="give at least a second of audio")
     build_kws_firmware(model, board, out_dir, det, choice, emulate=emulate,
-                       listen=ListenSettings("virtual", audio_blocks))
+                       listen=ListenSettings("virtual", audio_blocks), streaming=streaming)
     fw = Firmware.from_build_dir(out_dir)
     shift = icount_shift_for(board.clock_hz)
     seconds = pcm.size / 16000.0
@@ -170,7 +171,8 @@ def listen_board(model: Path, board: Board, det: DetectorConfig, choice: Any,
                  out_dir: Path, *, audio_blocks: int, seconds: float,
                  port: str | None = None,
                  on_detection: Callable[[Detection], None] | None = None,
-                 on_status: Callable[[Any], None] | None = None) -> ListenResult:
+                 on_status: Callable[[Any], None] | None = None,
+                 streaming: bool = False) -> ListenResult:
     """A real board with a microphone: build the listening firmware for its ``[audio]``
     source, flash it with the board's runner, and listen for ``seconds`` of audio."""
     from tinydeploy.flash import runner_for
@@ -180,7 +182,7 @@ def listen_board(model: Path, board: Board, det: DetectorConfig, choice: Any,
 
     source = audio_source_for(board)
     build_kws_firmware(model, board, out_dir, det, choice,
-                       listen=ListenSettings(source, audio_blocks))
+                       listen=ListenSettings(source, audio_blocks), streaming=streaming)
     fw = Firmware.from_build_dir(out_dir)
     device = runner_for(board, None, port=port).start(fw)
     detections: list[Detection] = []

@@ -50,6 +50,7 @@ class KwsLoad:
     frontend_per_frame: float
     model_per_window: float
     source: str
+    stream_hop: int = 0       # > 0: the model streamed, model_per_window is one step's
 
 
 @dataclass(frozen=True)
@@ -131,6 +132,7 @@ class ListenSchedule:
     frontend_per_frame: float
     model_per_window: float
     source: str
+    streamed: bool = False
 
     @property
     def keeps_up(self) -> bool:
@@ -147,7 +149,8 @@ class ListenSchedule:
 
     def text(self) -> str:
         verdict = "keeps up" if self.keeps_up else "does NOT keep up"
-        why = "as asked" if self.forced else "the most frequent that keeps up"
+        why = ("a streamed step every hop" if self.streamed else "as asked" if self.forced
+               else "the most frequent that keeps up")
         return (f"schedule: {self.board} {verdict} with an inference every {self.infer_every} "
                 f"frame{'s' if self.infer_every > 1 else ''} ({why}): busy "
                 f"{100 * self.utilisation:.0f} % of {self.clock_hz / 1e6:.0f} MHz at one "
@@ -164,13 +167,47 @@ def load_utilisation(board: Any, load: KwsLoad, cfg: Any, infer_every: int) -> f
     return float(ips / board.clock_hz)
 
 
+def pick_schedule(board: Any, loads: list[KwsLoad], cfg: Any,
+                  infer_every: int | None = None) -> ListenSchedule:
+    """Of the full-window and the streamed load (when the model streams), the schedule that
+    keeps up with the least of the clock; ties go to the first (the full window: no state).
+    The InputDataError of the first load when none keeps up."""
+    found: list[ListenSchedule] = []
+    first: InputDataError | None = None
+    for load in loads:
+        try:
+            found.append(choose_schedule(board, load, cfg, infer_every))
+        except InputDataError as e:
+            first = first or e
+    ok = [s for s in found if s.keeps_up] or found
+    if not ok:
+        assert first is not None
+        raise first
+    return min(ok, key=lambda s: s.utilisation)
+
+
 def choose_schedule(board: Any, load: KwsLoad, cfg: Any,
                     infer_every: int | None = None) -> ListenSchedule:
     """The most frequent inference (the smallest ``infer_every`` <= `MAX_INFER_EVERY`) whose
     load stays within `MAX_UTILISATION` of the clock, and the audio blocks it needs; an
     InputDataError with the figures when none keeps up. ``infer_every`` forces the interval
     (a schedule that does not keep up is then built as asked: it loses samples, counted)."""
-    if infer_every is not None:
+    if load.stream_hop:
+        # a streamed model runs a step every hop, which is also when its window is new
+        if infer_every is not None and infer_every != load.stream_hop:
+            raise InputDataError(f"--infer-every {infer_every}: a streamed model runs a step "
+                                 f"every hop ({load.stream_hop} frames)",
+                                 hint="leave --infer-every out, or listen to the full window")
+        n = load.stream_hop
+        if load_utilisation(board, load, cfg, n) > MAX_UTILISATION and infer_every is None:
+            raise InputDataError(
+                f"{board.id} cannot listen to the streamed model in real time: busy "
+                f"{100 * load_utilisation(board, load, cfg, n):.0f} % of its "
+                f"{board.clock_hz / 1e6:.0f} MHz (limit {100 * MAX_UTILISATION:.0f} %): "
+                f"{load.frontend_per_frame:,.0f} instructions per front-end frame, "
+                f"{load.model_per_window:,.0f} per step every {n} frames",
+                hint="listen to the full window (--full-window), or a faster board")
+    elif infer_every is not None:
         if not 1 <= infer_every <= 1000:
             raise InputDataError(f"--infer-every must be in [1, 1000], got {infer_every}")
         n = infer_every
@@ -194,7 +231,8 @@ def choose_schedule(board: Any, load: KwsLoad, cfg: Any,
     blocks = max(window_blocks - 1 + 2 + burst, window_blocks + 2)
     return ListenSchedule(board.id, board.clock_hz, n, blocks,
                           load_utilisation(board, load, cfg, n), infer_every is not None,
-                          load.frontend_per_frame, load.model_per_window, load.source)
+                          load.frontend_per_frame, load.model_per_window, load.source,
+                          load.stream_hop > 0)
 
 
 def min_infer_every(v: RealtimeVerdict) -> int | None:
@@ -214,10 +252,23 @@ def to_instructions(count: float, unit: str, board: Any) -> float:
     return count
 
 
+def stream_hop(model: Path) -> int | None:
+    """The hop in frames of ``model`` streamed (docs/streaming.md), None when it cannot be."""
+    from tinydeploy.model.loader import load_tflite
+    from tinydeploy.stream.analysis import StreamError
+    from tinydeploy.stream.schedule import schedule_stream
+
+    try:
+        return int(schedule_stream(load_tflite(Path(model))).hop)
+    except StreamError:
+        return None
+
+
 def measure_kws_load(model: Path, board: Any, choice: Any, out_dir: Path,
-                     seconds: float = 1.5) -> KwsLoad:
+                     seconds: float = 1.5, streaming: bool = False) -> KwsLoad:
     """Run the kws app on ``board``'s emulated stand-in, streaming ``seconds`` of noise with an
-    inference every frame; the counts it reports per window give the two figures."""
+    inference every frame (``streaming``: the model streamed, a step every hop); the counts it
+    reports per window give the two figures."""
     from tinydeploy.boards import emulation_target
     from tinydeploy.flash.runner import Firmware
     from tinydeploy.kws.device import build_kws_firmware
@@ -230,18 +281,30 @@ def measure_kws_load(model: Path, board: Any, choice: Any, out_dir: Path,
                              f"app on",
                              hint="give the figures: --kws-instructions FRONTEND,MODEL")
     target = emulation_target(board) if emulate else board
-    build_kws_firmware(Path(model), board, out_dir, DetectorConfig(infer_every=1), choice,
-                       emulate=emulate)
     cfg = choice.config
+    hop = 1
+    if streaming:
+        found = stream_hop(model)
+        if found is None:
+            raise InputDataError(f"{model}: the model cannot be streamed (tinydeploy plan "
+                                 "--streaming says why)")
+        hop = found
+        seconds = max(seconds, (cfg.frames + 4 * hop) * cfg.stride / cfg.sample_rate + 0.1)
+    build_kws_firmware(Path(model), board, out_dir, DetectorConfig(infer_every=hop), choice,
+                       emulate=emulate, streaming=streaming)
     n = int(seconds * cfg.sample_rate)
     audio = (np.random.default_rng(0).standard_normal(n) * 2000).astype(np.int16)
     with connect(Firmware.from_build_dir(out_dir)) as conn:
         res = stream_to_device(conn.session, audio)
     if res.windows < 2:
         raise InputDataError(f"measuring the kws app: {res.windows} windows in {seconds} s")
-    frames = cfg.frames + res.windows - 1          # frames computed up to the last window
+    if streaming:      # a step every hop from the first frame on (warm-up steps included)
+        frames = res.windows * hop - (hop - cfg.frames % hop) % hop
+    else:              # frames computed up to the last window
+        frames = cfg.frames + res.windows - 1
     fe = to_instructions(res.frontend_total / frames, res.unit, target)
     model_i = to_instructions(res.model_total / res.windows, res.unit, target)
+    what = "per step (streamed)" if streaming else "per inference"
     return KwsLoad(fe, model_i, f"measured: kws app on {target.id} (QEMU icount), "
                                 f"{fe:,.0f} instructions per front-end frame, "
-                                f"{model_i:,.0f} per inference")
+                                f"{model_i:,.0f} {what}", hop if streaming else 0)
