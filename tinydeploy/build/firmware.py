@@ -12,9 +12,9 @@ import json
 import os
 import shutil
 import subprocess
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from collections.abc import Callable, Sequence
 from typing import Any
 
 from tinydeploy import __version__

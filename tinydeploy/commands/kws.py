@@ -420,8 +420,9 @@ def _listen(args: argparse.Namespace) -> int:
     else:
         stdout.print(f"{len(res.detections)} detections in {res.audio_seconds:.1f} s of audio; "
                      f"{res.overruns} samples lost to overruns; duty cycle "
-                     f"{100 * res.duty_cycle:.1f} % ({'streamed step' if sched.streamed else 'inference'} "
-                     f"every {res.infer_every} frames, {res.audio_blocks} audio blocks)")
+                     f"{100 * res.duty_cycle:.1f} % "
+                     f"({'streamed step' if sched.streamed else 'inference'} every "
+                     f"{res.infer_every} frames, {res.audio_blocks} audio blocks)")
     return 0
 
 

@@ -159,9 +159,8 @@ def build_kws_firmware(model: Path, board: Board, out_dir: Path, det: DetectorCo
     (its microphone, continuous) instead of the serial one (AUDIO frames). ``streaming``:
     the model streamed (docs/streaming.md): a step every hop, ``det.infer_every`` must be
     the hop."""
-    from tinydeploy.plan.budget import kws_app_buffers
-
     from tinydeploy.model.loader import load_tflite
+    from tinydeploy.plan.budget import kws_app_buffers
 
     choice = _choice(fcfg)
     scratch = choice.spec.scratch_bytes(choice.config)

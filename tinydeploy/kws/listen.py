@@ -21,7 +21,7 @@ import numpy as np
 
 from tinydeploy.boards import Board, emulation_target
 from tinydeploy.errors import InputDataError, LinkError
-from tinydeploy.kws.stream import DetectorConfig, Detection
+from tinydeploy.kws.stream import Detection, DetectorConfig
 
 # Wall-clock seconds QEMU may take per second of audio (it runs far faster than real time
 # when the core sleeps most of the time) and for starting up.

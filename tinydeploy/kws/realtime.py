@@ -216,10 +216,11 @@ def choose_schedule(board: Any, load: KwsLoad, cfg: Any,
               if load_utilisation(board, load, cfg, k) <= MAX_UTILISATION]
         if not ok:
             best = load_utilisation(board, load, cfg, MAX_INFER_EVERY)
+            ms = MAX_INFER_EVERY * 1000 * cfg.stride // cfg.sample_rate
             raise InputDataError(
                 f"{board.id} cannot listen in real time: with an inference every "
-                f"{MAX_INFER_EVERY} frames ({MAX_INFER_EVERY * 1000 * cfg.stride // cfg.sample_rate}"
-                f" ms) it would be busy {100 * best:.0f} % of its {board.clock_hz / 1e6:.0f} MHz "
+                f"{MAX_INFER_EVERY} frames ({ms} ms) it would be busy {100 * best:.0f} % of "
+                f"its {board.clock_hz / 1e6:.0f} MHz "
                 f"(limit {100 * MAX_UTILISATION:.0f} %): {load.frontend_per_frame:,.0f} "
                 f"instructions per front-end frame, {load.model_per_window:,.0f} per inference",
                 hint="a smaller or streamed model (--streaming), a cheaper front end, or a "
