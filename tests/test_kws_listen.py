@@ -98,3 +98,22 @@ def test_forced_schedule_too_fast_for_the_clock_loses_samples_counted(tmp_path: 
     assert d["overruns"] > 0 and d["overruns"] % 320 == 0     # whole blocks lost, counted
     for key in ("detections", "duty_cycle", "audio_seconds"):
         assert key in d
+
+
+@pytest.mark.target
+def test_listening_to_a_streamed_model_equals_the_full_window_twin(tmp_path: Path) -> None:
+    """The shipped model streamed (a step every hop of 2 frames, the step computing only
+    what is new): the listening firmware's detections are the host twin's with a full-window
+    inference every 2 frames, label and audio time."""
+    choice = frontend_for(MODEL)
+    audio = block_audio(read_wav(DEMO), choice.config.stride)
+    det = DetectorConfig(infer_every=2, first_keyword=2)
+    res = listen_emulated(MODEL, get_board("nrf52840"), audio, det, choice, tmp_path / "b",
+                          audio_blocks=6, streaming=True)
+    twin = simulate_stream(audio, MODEL.read_bytes(), choice, det)
+    assert [(d.label, d.time_ms) for d in res.detections] == \
+        [(d.label, d.time_ms) for d in twin]
+    assert len(twin) >= 3 and res.overruns == 0
+    manifest = json.loads((tmp_path / "b" / "manifest.json").read_text())
+    assert "TD_MODEL_STREAMING" in (tmp_path / "b" / "src" / "model" / "model.h").read_text()
+    assert manifest["app"] == "kws"
