@@ -48,6 +48,9 @@ class RunnerKind(StrEnum):
 
 FAMILIES = frozenset(Family)
 UART_KINDS = frozenset({"cmsdk-uart", "stm32-usart", "nrf-uart0", "pty"})
+# [audio] kinds: a microphone the listening kws firmware reads (firmware/audio/<kind>/)
+AUDIO_KINDS = frozenset({"nrf-pdm"})
+AUDIO_FIELDS = frozenset({"kind", "clk_pin", "din_pin", "gain_db", "power_pin", "power_on_ms"})
 CYCLE_COUNTERS = frozenset({"dwt", "systick", "clock"})
 RUNNERS = frozenset(RunnerKind)
 MEMORY_KINDS = frozenset({"flash", "ram"})
@@ -81,6 +84,25 @@ class Uart:
 
 
 @dataclass(frozen=True)
+class Audio:
+    """The board's microphone: ``kind`` (`AUDIO_KINDS`), the PDM clock and data pins, the
+    gain in dB (-20 .. +20 in 0.5 dB steps), and an optional GPIO that powers the microphone
+    with its start-up time."""
+
+    kind: str
+    clk_pin: int
+    din_pin: int
+    gain_db: float = 0.0
+    power_pin: int | None = None
+    power_on_ms: int = 10
+
+    @property
+    def gain_register(self) -> int:
+        """GAINL/GAINR: 0x28 is 0 dB, one step per 0.5 dB (nRF52840 PS 6.11.9.10)."""
+        return 0x28 + round(self.gain_db * 2)
+
+
+@dataclass(frozen=True)
 class Runner:
     name: str
     args: tuple[str, ...] = ()
@@ -104,6 +126,7 @@ class Board:
     emulate: str | None = None
     platformio: dict[str, str] = field(default_factory=dict)
     path: Path | None = None
+    audio: Audio | None = None
 
     @property
     def is_host(self) -> bool:
@@ -182,7 +205,7 @@ def parse_board(data: dict[str, Any], path: Path) -> Board:
                           f"schema {SCHEMA_VERSION})")
     known = {"schema", "id", "name", "aliases", "mcu", "family", "core", "features",
              "clock_hz", "cycle_counter", "memory", "uart", "runners", "qemu", "emulate",
-             "platformio"}
+             "platformio", "audio"}
     unknown = sorted(set(data) - known)
     if unknown:
         raise _fail(path, f"unknown field '{unknown[0]}'")
@@ -252,6 +275,7 @@ def parse_board(data: dict[str, Any], path: Path) -> Board:
         runners.append(Runner(name, tuple(str(a) for a in args)))
     qemu = _get(data, "qemu", dict, path, default={})
     machine = _get(qemu, "machine", str, path, "qemu.", None) if qemu else None
+    audio = _parse_audio(data, path)
 
     return Board(
         id=bid,
@@ -270,7 +294,41 @@ def parse_board(data: dict[str, Any], path: Path) -> Board:
         emulate=_get(data, "emulate", str, path, default=None),
         platformio=dict(_get(data, "platformio", dict, path, default={})),
         path=path,
+        audio=audio,
     )
+
+
+def _parse_audio(data: dict[str, Any], path: Path) -> Audio | None:
+    """The optional [audio] table (boards/README.md)."""
+    a = _get(data, "audio", dict, path, default=None)
+    if a is None:
+        return None
+    unknown = sorted(set(a) - AUDIO_FIELDS)
+    if unknown:
+        raise _fail(path, f"unknown field 'audio.{unknown[0]}'")
+    kind = _get(a, "kind", str, path, "audio.")
+    if kind not in AUDIO_KINDS:
+        raise _fail(path, f"unknown audio.kind '{kind}' (known: {', '.join(sorted(AUDIO_KINDS))})")
+    pins = {}
+    for key in ("clk_pin", "din_pin", "power_pin"):
+        v = _get(a, key, int, path, "audio.", None)
+        if v is None and key != "power_pin":
+            raise _fail(path, f"audio.{key} is required for audio.kind '{kind}'")
+        if v is not None and not 0 <= v < 48:
+            raise _fail(path, f"audio.{key} = {v} is not an nRF52840 pin (0..47: P0.n = n, "
+                              f"P1.n = 32 + n)")
+        pins[key] = v
+    gain = _get(a, "gain_db", (int, float), path, "audio.", 0.0)
+    if not -20.0 <= gain <= 20.0 or gain * 2 != round(gain * 2):
+        raise _fail(path, f"audio.gain_db = {gain} must be -20 .. +20 in 0.5 dB steps")
+    on_ms = _get(a, "power_on_ms", int, path, "audio.", 10)
+    if not 0 <= on_ms <= 1000:
+        raise _fail(path, f"audio.power_on_ms = {on_ms} must be 0 .. 1000")
+    if len({pins["clk_pin"], pins["din_pin"]} | ({pins["power_pin"]} - {None})) < \
+            2 + (pins["power_pin"] is not None):
+        raise _fail(path, "audio pins must differ (clk_pin, din_pin, power_pin)")
+    return Audio(kind, int(pins["clk_pin"]), int(pins["din_pin"]), float(gain),
+                 pins["power_pin"], on_ms)
 
 
 def load_board_file(path: Path) -> Board:

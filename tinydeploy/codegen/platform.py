@@ -47,6 +47,14 @@ def board_defines(board: Board, app: str | None = None) -> list[str]:
         d["TD_UART_RX_PIN"] = rx
     if board.qemu_machine:
         d["TD_QEMU"] = "1"
+    if board.audio is not None and app == "kws":
+        a = board.audio
+        d["TD_AUDIO_CLK_PIN"] = f"{a.clk_pin}u"
+        d["TD_AUDIO_DIN_PIN"] = f"{a.din_pin}u"
+        d["TD_AUDIO_GAIN"] = f"{a.gain_register:#x}u"
+        d["TD_AUDIO_POWER_ON_MS"] = f"{a.power_on_ms}u"
+        if a.power_pin is not None:
+            d["TD_AUDIO_POWER_PIN"] = f"{a.power_pin}u"
     for f in sorted(board.features):
         d[f"TD_HAS_{f.upper()}"] = "1"
     return [f"{k}={v}" for k, v in sorted(d.items())]

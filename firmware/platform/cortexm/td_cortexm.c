@@ -37,9 +37,27 @@ void td_fault_entry(void);
 #define DWT_LAR 0xE0001FB0u
 
 #define TD_NUM_IRQS 32
-#define TD_X8(v) v, v, v, v, v, v, v, v
 
 typedef void (*td_vector_t)(void);
+
+/* External interrupt n's handler: td_irq_<n>, weak, the fault report unless a driver defines
+ * it; so a firmware enables only the interrupts whose drivers it links. */
+#define TD_IRQ_DECL(n) void td_irq_##n(void) __attribute__((weak, alias("td_fault_entry")));
+#define TD_IRQ_DECL8(a, b, c, d, e, f, g, h)                                                  \
+    TD_IRQ_DECL(a) TD_IRQ_DECL(b) TD_IRQ_DECL(c) TD_IRQ_DECL(d) TD_IRQ_DECL(e) TD_IRQ_DECL(f) \
+    TD_IRQ_DECL(g) TD_IRQ_DECL(h)
+TD_IRQ_DECL8(0, 1, 2, 3, 4, 5, 6, 7)
+TD_IRQ_DECL8(8, 9, 10, 11, 12, 13, 14, 15)
+TD_IRQ_DECL8(16, 17, 18, 19, 20, 21, 22, 23)
+TD_IRQ_DECL8(24, 25, 26, 27, 28, 29, 30, 31)
+#define TD_IRQ8_0 td_irq_0, td_irq_1, td_irq_2, td_irq_3, td_irq_4, td_irq_5, td_irq_6, td_irq_7
+#define TD_IRQ8_8 td_irq_8, td_irq_9, td_irq_10, td_irq_11, td_irq_12, td_irq_13, td_irq_14, \
+    td_irq_15
+#define TD_IRQ8_16 td_irq_16, td_irq_17, td_irq_18, td_irq_19, td_irq_20, td_irq_21, td_irq_22, \
+    td_irq_23
+#define TD_IRQ8_24 td_irq_24, td_irq_25, td_irq_26, td_irq_27, td_irq_28, td_irq_29, td_irq_30, \
+    td_irq_31
+#define TD_IRQ8(n) TD_IRQ8_##n
 
 /* Entry 0 is the initial stack pointer; unexpected interrupts land in the fault report. */
 __attribute__((section(".isr_vector"), used))
@@ -58,8 +76,9 @@ const td_vector_t td_vector_table[16 + TD_NUM_IRQS] = {
     0,
     td_fault_entry, /* PendSV */
     SysTick_Handler,
-    /* TD_NUM_IRQS external interrupts, none enabled by tinydeploy */
-    TD_X8(td_fault_entry), TD_X8(td_fault_entry), TD_X8(td_fault_entry), TD_X8(td_fault_entry),
+    /* TD_NUM_IRQS external interrupts: td_irq_<n>, a weak alias of the fault report that a
+     * driver replaces by defining it (the nRF52840 PDM microphone: td_irq_29) */
+    TD_IRQ8(0), TD_IRQ8(8), TD_IRQ8(16), TD_IRQ8(24),
 };
 
 static void td_data_init(void) __attribute__((noinline));
