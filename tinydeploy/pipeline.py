@@ -56,7 +56,17 @@ def build_app(model: Path | bytes, board: Board, app: App | str, out_dir: Path, 
               opt: str = "-O2", optimize: str = "balanced",
               guards: bool = False, streaming: bool = False, stream_axis: int | None = None,
               stream_keep: str | None = None) -> BuildResult:
-    """`build_firmware` for ``app`` with what the app adds for the model."""
+    """`build_firmware` for ``app`` with what the app adds for the model. The kws app on a
+    board with a microphone (an ``[audio]`` table) is the listening firmware, its schedule
+    chosen to keep up with the board's clock (docs/listening.md)."""
+    if parse_app(app) is App.KWS and board.audio is not None and not emulate and \
+            isinstance(model, Path):
+        from tinydeploy.kws.listen import build_listening
+        from tinydeploy.report.output import stderr
+
+        res, _ = build_listening(model, board, out_dir,
+                                 log=lambda m: stderr.print(f"listening firmware: {m}"))
+        return res
     extra = app_sources(app, model)
     return build_firmware(model, board, app, out_dir, emulate=emulate, algorithm=algorithm,
                           stack_bytes=stack_bytes, opt=opt, optimize=optimize, guards=guards,

@@ -167,6 +167,45 @@ def collect(session: Any, timeout: float,
     return final
 
 
+def build_listening(model: Path, board: Board, out_dir: Path, *,
+                    det: DetectorConfig | None = None, choice: Any = None,
+                    log: Callable[[str], None] | None = None) -> tuple[Any, Any]:
+    """The listening firmware for a board with a microphone (its ``[audio]`` table), with the
+    schedule chosen from the front end's and the model's cost measured on the board's
+    emulated core: (BuildResult, ListenSchedule). What `build`/`run --app kws` build for such
+    a board."""
+    import dataclasses
+    import tempfile
+
+    from tinydeploy.kws.device import (
+        ListenSettings,
+        audio_source_for,
+        build_kws_firmware,
+        frontend_for,
+    )
+    from tinydeploy.kws.labels import keyword_range, load_labels
+    from tinydeploy.kws.realtime import measure_kws_load, pick_schedule, stream_hop
+
+    source = audio_source_for(board)
+    choice = choice or frontend_for(model)
+    if det is None:
+        first, end = keyword_range(load_labels(model, None))
+        det = DetectorConfig(first_keyword=first, keyword_end=end)
+    with tempfile.TemporaryDirectory(prefix="td-kws-load-") as tmp:
+        loads = [measure_kws_load(model, board, choice, Path(tmp) / "full")]
+        if stream_hop(model) is not None:
+            loads.append(measure_kws_load(model, board, choice, Path(tmp) / "streamed",
+                                          streaming=True))
+    sched = pick_schedule(board, loads, choice.config)
+    if log:
+        log(sched.text())
+    det = dataclasses.replace(det, infer_every=sched.infer_every)
+    res = build_kws_firmware(model, board, out_dir, det, choice,
+                             listen=ListenSettings(source, sched.audio_blocks),
+                             streaming=sched.streamed)
+    return res, sched
+
+
 def listen_board(model: Path, board: Board, det: DetectorConfig, choice: Any,
                  out_dir: Path, *, audio_blocks: int, seconds: float,
                  port: str | None = None,
