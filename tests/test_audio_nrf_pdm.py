@@ -82,7 +82,8 @@ def test_start_sequence_follows_the_product_specification(harness: Path) -> None
     log = _run(harness, "start")
     ring = int(next(e for e in log if e[0] == "RING")[1], 16)
     w = _writes(log[:log.index(("STARTED-UP",))])
-    # the crystal first, and waited for
+    # the crystal first (it does not run yet), and waited for
+    assert ("R", "4000040c", "00000000") in log
     assert w[0] == (REG["HFCLKSTARTED"], 0) and w[1] == (REG["HFCLKSTART"], 1)
     assert ("R", f"{REG['HFCLKSTARTED']:08x}", "00000001") in log
     # microphone power (P0.17 high, output) before the PDM pins are selected
@@ -101,6 +102,14 @@ def test_start_sequence_follows_the_product_specification(harness: Path) -> None
     # events cleared before interrupts are enabled
     for ev in ("STARTED", "STOPPED", "END"):
         assert _first(w, REG[ev], 0) < _first(w, REG["INTENSET"])
+
+
+def test_a_running_crystal_is_not_started_again(harness: Path) -> None:
+    log = _run(harness, "xtal-running")
+    w = _writes(log[:log.index(("STARTED-UP",))])
+    assert ("R", "4000040c", "00010001") in log
+    assert all(a not in (REG["HFCLKSTART"], REG["HFCLKSTARTED"]) for a, _ in w)
+    assert w[-1] == (REG["START"], 1)
 
 
 def test_each_started_arms_the_next_slot_and_each_end_delivers_a_block(harness: Path) -> None:
@@ -143,7 +152,8 @@ def test_stop_disables_the_interrupt_then_stops_then_disables(harness: Path) -> 
     order = [_first(w, REG["INTENCLR"]), _first(w, REG["ICER0"], 1 << 29),
              _first(w, REG["STOP"], 1), _first(w, REG["STOPPED"], 0),
              _first(w, REG["ENABLE"], 0)]
-    assert order == sorted(order) and w[-1] == (REG["ENABLE"], 0)
+    assert order == sorted(order) and w[-2] == (REG["ENABLE"], 0)
+    assert w[-1] == (0x5000050C, 1 << 17)          # then the microphone's power off (OUTCLR)
     assert ("R", f"{REG['STOPPED']:08x}", "00000001") in log      # waited for STOPPED
 
 

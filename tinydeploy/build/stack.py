@@ -120,6 +120,8 @@ def worst_stack(files: Iterable[Path], entry: str, handlers: Iterable[str] = (),
 
 
 def handler_names(files: Iterable[Path]) -> list[str]:
-    """Exception and interrupt handlers defined in the build (by the CMSIS naming rule)."""
+    """Exception and interrupt handlers defined in the build (by the CMSIS naming rule, and
+    the Cortex-M vector table's ``td_irq_<n>`` that drivers define)."""
     frames, _, _ = parse_callgraph(files)
-    return sorted(n for n in frames if n.endswith("_Handler") or n.endswith("_IRQHandler"))
+    return sorted(n for n in frames if n.endswith("_Handler") or n.endswith("_IRQHandler")
+                  or (n.startswith("td_irq_") and n[len("td_irq_"):].isdigit()))

@@ -70,6 +70,7 @@
 #define PDM_SAMPLE_MAXCNT (PDM_BASE + 0x564u)
 #define CLOCK_TASKS_HFCLKSTART 0x40000000u
 #define CLOCK_EVENTS_HFCLKSTARTED 0x40000100u
+#define CLOCK_HFCLKSTAT 0x4000040Cu /* bit 0 SRC (1: crystal), bit 16 STATE (running) */
 #define NVIC_ISER0 0xE000E100u
 #define NVIC_ICER0 0xE000E180u
 #define PDM_IRQN 29u
@@ -226,10 +227,13 @@ int td_audio_start(const td_audio_config_t *c)
     lost_samples = 0u;
     discard_blocks = (TD_AUDIO_DISCARD_MS * TD_AUDIO_SAMPLE_RATE / 1000u + cfg.block_samples - 1u) /
                      cfg.block_samples;
-    /* 1. the high-frequency crystal: the PDM clock derives from it */
-    WR(CLOCK_EVENTS_HFCLKSTARTED, 0u);
-    WR(CLOCK_TASKS_HFCLKSTART, 1u);
-    while (RD(CLOCK_EVENTS_HFCLKSTARTED) == 0u) {
+    /* 1. the high-frequency crystal: the PDM clock derives from it (the platform's start-up
+     * has usually started it already for the UART: then it is not started again) */
+    if ((RD(CLOCK_HFCLKSTAT) & 0x10001u) != 0x10001u) {
+        WR(CLOCK_EVENTS_HFCLKSTARTED, 0u);
+        WR(CLOCK_TASKS_HFCLKSTART, 1u);
+        while (RD(CLOCK_EVENTS_HFCLKSTARTED) == 0u) {
+        }
     }
     /* 2. the microphone's power, and its start-up time */
 #ifdef TD_AUDIO_POWER_PIN
@@ -332,4 +336,7 @@ void td_audio_stop(void)
     WR(PDM_EVENTS_STARTED, 0u);
     running = 0u;
     WR(PDM_ENABLE, 0u);
+#ifdef TD_AUDIO_POWER_PIN
+    WR(GPIO_OUTCLR(TD_AUDIO_POWER_PIN), 1u << (TD_AUDIO_POWER_PIN & 31u)); /* microphone off */
+#endif
 }

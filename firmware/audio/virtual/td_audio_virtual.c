@@ -75,7 +75,7 @@ static int32_t arm_slot(void)
     return (int32_t)s;
 }
 
-static void block_tick(void)
+void td_cortexm_tick(void)
 {
     uint32_t bytes = cfg.block_samples * 2u;
     int32_t s = armed_cur;
@@ -125,9 +125,10 @@ int td_audio_start(const td_audio_config_t *c)
     last_armed = cfg.nblocks - 1u;
     armed_cur = arm_slot();
     armed_next = arm_slot();
+    /* the block clock: td_cortexm_tick() below runs once per block period */
     td_cortexm_systick_period((uint32_t)((uint64_t)TD_CLOCK_HZ * cfg.block_samples /
                                          TD_AUDIO_SAMPLE_RATE),
-                              block_tick);
+                              1);
     return 0;
 }
 

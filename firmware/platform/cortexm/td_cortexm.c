@@ -174,22 +174,27 @@ void td_platform_exit(int status)
 
 static volatile uint32_t td_systick_wraps;
 static uint32_t td_systick_reload = 0x00FFFFFFu; /* counts per wrap - 1 */
-static void (*td_systick_hook)(void);
+static volatile uint8_t td_systick_ticking;       /* td_cortexm_tick() is due on each wrap */
 static uint8_t td_use_dwt;
+
+/* The periodic tick's work: nothing unless a part of the firmware defines it (the virtual
+ * microphone). A direct call, so the stack bound follows it. */
+void td_cortexm_tick(void) __attribute__((weak));
+void td_cortexm_tick(void) {}
 
 void SysTick_Handler(void)
 {
     td_systick_wraps++;
-    if (td_systick_hook)
-        td_systick_hook();
+    if (td_systick_ticking)
+        td_cortexm_tick();
 }
 
-void td_cortexm_systick_period(uint32_t ticks, void (*hook)(void))
+void td_cortexm_systick_period(uint32_t ticks, int tick)
 {
     TD_REG32(SYST_CSR) = 0u;
     td_systick_wraps = 0;
     td_systick_reload = (ticks - 1u) & 0x00FFFFFFu;
-    td_systick_hook = hook;
+    td_systick_ticking = (uint8_t)(tick != 0);
     TD_REG32(SYST_RVR) = td_systick_reload;
     TD_REG32(SYST_CVR) = 0;
     TD_REG32(SYST_CSR) = 0x7u; /* processor clock, interrupt, enable */

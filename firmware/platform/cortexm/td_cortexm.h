@@ -12,10 +12,12 @@
 void td_cortexm_cycles_init(void);
 
 /* SysTick as a periodic tick as well: an interrupt every `ticks` SysTick counts (processor
- * clock; at most 2^24) that also calls hook (e.g. the virtual microphone's block clock under
- * QEMU). td_cycles_now() stays a free-running count of the same clock. Call it once, after
- * td_platform_init(); hook runs in interrupt context. */
-void td_cortexm_systick_period(uint32_t ticks, void (*hook)(void));
+ * clock; at most 2^24) that, with `tick` non-zero, also calls td_cortexm_tick() (the virtual
+ * microphone's block clock under QEMU defines it; the default does nothing). td_cycles_now()
+ * stays a free-running count of the same clock. Call it once, after td_platform_init();
+ * td_cortexm_tick runs in interrupt context. */
+void td_cortexm_systick_period(uint32_t ticks, int tick);
+void td_cortexm_tick(void);
 
 #if defined(TD_QEMU) && TD_QEMU
 /* One Arm semihosting call (op in r0, arg block in r1; returns r0): QEMU builds only, the
