@@ -2,9 +2,9 @@
 layout (``<word>/<speaker>_nohash_<n>.wav``, ``_background_noise_/``), for
 `tinydeploy kws train --speech-commands`.
 
-    python examples/kws/collect_speech_commands.py GIT_DIR OUT_DIR [--under PREFIX]
+    python examples/kws/collect_speech_commands.py GIT_DIR OUT_DIR [--under PREFIX] [--rev REV]
 
-Every ``*.wav`` blob at HEAD whose name is ``<speaker>_nohash_<n>.wav`` (or
+Every ``*.wav`` blob at HEAD (or ``--rev``) whose name is ``<speaker>_nohash_<n>.wav`` (or
 ``<word>_<speaker>_nohash_<n>.wav``, as some repositories flatten the tree) is written to
 ``OUT_DIR/<word>/<speaker>_nohash_<n>.wav``; the word is the parent folder, or the file-name
 prefix for flattened names. Files under a ``_background_noise_`` folder are copied as they are.
@@ -28,13 +28,14 @@ def main() -> int:
     ap.add_argument("git_dir", type=Path)
     ap.add_argument("out", type=Path)
     ap.add_argument("--under", default="", help="only paths below this prefix")
+    ap.add_argument("--rev", default="HEAD", help="the commit to read (default HEAD)")
     ap.add_argument("--repo", default="", help="owner/name for PROVENANCE (default: from "
                     "a path to a clone's .git directory)")
     a = ap.parse_args()
     git = ["git", f"--git-dir={a.git_dir}"]
-    commit = subprocess.run([*git, "rev-parse", "HEAD"], capture_output=True, text=True,
+    commit = subprocess.run([*git, "rev-parse", a.rev], capture_output=True, text=True,
                             check=True).stdout.strip()
-    listing = subprocess.run([*git, "ls-tree", "-r", "HEAD"], capture_output=True, text=True,
+    listing = subprocess.run([*git, "ls-tree", "-r", commit], capture_output=True, text=True,
                              check=True).stdout.splitlines()
     counts: Counter[str] = Counter()
     for line in sorted(listing):
