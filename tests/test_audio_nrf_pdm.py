@@ -40,7 +40,8 @@ def harness(tmp_path_factory: pytest.TempPathFactory) -> Path:
             "-DTD_AUDIO_POWER_PIN=17u", "-DTD_AUDIO_GAIN=0x28u", "-DTD_AUDIO_DISCARD_MS=0u",
             "-DTD_AUDIO_POWER_ON_MS=0u", "-DTD_CLOCK_HZ=64000000u"]
     subprocess.run([cc, "-std=c99", "-Wall", "-Wextra", "-Werror", "-O1", *defs,
-                    f"-I{firmware_dir() / 'audio'}", str(HARNESS), str(DRIVER), "-o", str(exe)],
+                    f"-I{firmware_dir() / 'audio'}", str(HARNESS), str(DRIVER),
+                    str(firmware_dir() / "audio" / "td_audio_slots.c"), "-o", str(exe)],
                    check=True, capture_output=True, text=True, timeout=60)
     return exe
 

@@ -20,6 +20,7 @@ from tinydeploy.kws.stream import DetectorConfig
 # Folders of firmware/audio/ per source kind (a board file's ``[audio] kind``).
 AUDIO_SOURCE_DIRS: dict[str, str] = {"virtual": "virtual", "nrf-pdm": "nrf_pdm"}
 AUDIO_API_HEADER = "td_audio.h"
+AUDIO_SHARED = ("td_audio_slots.h", "td_audio_slots.c")   # every source's ring bookkeeping
 
 
 @dataclass(frozen=True)
@@ -103,7 +104,7 @@ def kws_part_files(fcfg: Any, listen: ListenSettings | None = None
     audio: tuple[str, ...] = (AUDIO_API_HEADER,)
     if listen is not None:
         folder = AUDIO_SOURCE_DIRS[listen.source]
-        audio += (f"{folder}/td_audio_{folder}.c",)
+        audio += (*AUDIO_SHARED, f"{folder}/td_audio_{folder}.c")
     return {"frontend": _choice(fcfg).spec.files, "audio": audio}
 
 

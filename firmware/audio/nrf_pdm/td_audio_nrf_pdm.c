@@ -25,6 +25,7 @@
  * never written while it holds them.
  */
 #include "td_audio.h"
+#include "td_audio_slots.h"
 
 #ifndef TD_AUDIO_FAKE_REGS
 #include "td_cortexm.h"
@@ -110,20 +111,13 @@ static uint32_t irq_off(void)
 #define WFI() __asm volatile("wfi" ::: "memory")
 #endif
 
-#define TD_AUDIO_MAX_SLOTS 16u
-enum { SLOT_FREE = 0, SLOT_DMA, SLOT_READY, SLOT_TAKEN };
-
-static td_audio_config_t cfg;
-static volatile uint8_t slot_state[TD_AUDIO_MAX_SLOTS];
-static volatile uint32_t slot_block[TD_AUDIO_MAX_SLOTS];
+static td_audio_slots_t slots;
 static volatile int32_t filling = -1;   /* slot the PDM writes now */
 static volatile int32_t armed = -1;     /* slot in SAMPLE.PTR for the block after it */
 static volatile uint8_t armed_drops;    /* the armed slot is the filling one: drop it */
 static volatile uint8_t filling_drops;
 static volatile uint32_t heard;         /* blocks completed (delivered, lost or discarded) */
-static volatile uint32_t lost_samples;
 static uint32_t discard_blocks;         /* blocks thrown away after start */
-static uint32_t last_armed;
 static volatile uint8_t running;
 
 static void delay_ms(uint32_t ms)
@@ -136,18 +130,7 @@ static void delay_ms(uint32_t ms)
 
 static uint32_t slot_addr(int32_t s)
 {
-    return (uint32_t)(uintptr_t)&cfg.ring[(uint32_t)s * cfg.block_samples];
-}
-
-/* the slot after the last one armed when the app has released it, else -1 */
-static int32_t next_free_slot(void)
-{
-    uint32_t s = (last_armed + 1u) % cfg.nblocks;
-    if (slot_state[s] != SLOT_FREE)
-        return -1;
-    slot_state[s] = SLOT_DMA;
-    last_armed = s;
-    return (int32_t)s;
+    return (uint32_t)(uintptr_t)td_audio_slots_samples(&slots, s);
 }
 
 /* STARTED: the peripheral took SAMPLE.PTR (the armed slot becomes the one filling); write
@@ -157,7 +140,7 @@ static void on_started(void)
     int32_t s;
     filling = armed;
     filling_drops = armed_drops;
-    s = next_free_slot();
+    s = td_audio_slots_arm(&slots);
     if (s >= 0) {
         armed = s;
         armed_drops = 0u;
@@ -178,15 +161,14 @@ static void on_end(void)
     if (s < 0)
         return;
     if (filling_drops) {
-        lost_samples += cfg.block_samples;
+        slots.lost_samples += slots.cfg.block_samples;
         return; /* the slot stays the DMA's: it is armed again */
     }
     if (n < discard_blocks) {
-        slot_state[s] = SLOT_FREE; /* settling: not heard */
+        slots.state[s] = TD_SLOT_FREE; /* settling: not heard */
         return;
     }
-    slot_block[s] = n;
-    slot_state[s] = SLOT_READY;
+    td_audio_slots_ready(&slots, s, n);
 }
 
 /* PDM_IRQn = 29: END is handled before STARTED when both are pending (the block that ended
@@ -216,17 +198,12 @@ static void pin_output_low(uint32_t pin)
 
 int td_audio_start(const td_audio_config_t *c)
 {
-    uint32_t i;
-    if (c == 0 || c->ring == 0 || c->nblocks < 3u || c->nblocks > TD_AUDIO_MAX_SLOTS ||
-        c->block_samples == 0u || c->block_samples > 32767u)
+    uint32_t block;
+    if (td_audio_slots_init(&slots, c, 32767u) != 0) /* MAXCNT is 15 bits */
         return -1;
-    cfg = *c;
-    for (i = 0; i < cfg.nblocks; i++)
-        slot_state[i] = SLOT_FREE;
+    block = slots.cfg.block_samples;
     heard = 0u;
-    lost_samples = 0u;
-    discard_blocks = (TD_AUDIO_DISCARD_MS * TD_AUDIO_SAMPLE_RATE / 1000u + cfg.block_samples - 1u) /
-                     cfg.block_samples;
+    discard_blocks = (TD_AUDIO_DISCARD_MS * TD_AUDIO_SAMPLE_RATE / 1000u + block - 1u) / block;
     /* 1. the high-frequency crystal: the PDM clock derives from it (the platform's start-up
      * has usually started it already for the UART: then it is not started again) */
     if ((RD(CLOCK_HFCLKSTAT) & 0x10001u) != 0x10001u) {
@@ -254,12 +231,11 @@ int td_audio_start(const td_audio_config_t *c)
     WR(PDM_GAINL, TD_AUDIO_GAIN);
     WR(PDM_GAINR, TD_AUDIO_GAIN);
     /* 5. the first buffer, events cleared, interrupts */
-    last_armed = cfg.nblocks - 1u;
-    armed = next_free_slot();
+    armed = td_audio_slots_arm(&slots);
     armed_drops = 0u;
     filling = -1;
     WR(PDM_SAMPLE_PTR, slot_addr(armed));
-    WR(PDM_SAMPLE_MAXCNT, cfg.block_samples);
+    WR(PDM_SAMPLE_MAXCNT, block);
     WR(PDM_EVENTS_STARTED, 0u);
     WR(PDM_EVENTS_STOPPED, 0u);
     WR(PDM_EVENTS_END, 0u);
@@ -272,28 +248,10 @@ int td_audio_start(const td_audio_config_t *c)
     return 0;
 }
 
-static int32_t oldest_ready(void)
-{
-    int32_t best = -1;
-    uint32_t i;
-    for (i = 0; i < cfg.nblocks; i++) {
-        if (slot_state[i] == SLOT_READY &&
-            (best < 0 || slot_block[i] < slot_block[(uint32_t)best]))
-            best = (int32_t)i;
-    }
-    return best;
-}
-
 const int16_t *td_audio_take(uint32_t *block)
 {
     uint32_t m = IRQ_OFF();
-    int32_t s = oldest_ready();
-    const int16_t *p = 0;
-    if (s >= 0) {
-        slot_state[s] = SLOT_TAKEN;
-        *block = slot_block[s];
-        p = &cfg.ring[(uint32_t)s * cfg.block_samples];
-    }
+    const int16_t *p = td_audio_slots_take(&slots, block);
     IRQ_RESTORE(m);
     return p;
 }
@@ -301,23 +259,18 @@ const int16_t *td_audio_take(uint32_t *block)
 void td_audio_release(uint32_t upto)
 {
     uint32_t m = IRQ_OFF();
-    uint32_t i;
-    for (i = 0; i < cfg.nblocks; i++) {
-        if ((slot_state[i] == SLOT_TAKEN || slot_state[i] == SLOT_READY) &&
-            slot_block[i] < upto)
-            slot_state[i] = SLOT_FREE;
-    }
+    td_audio_slots_release(&slots, upto);
     IRQ_RESTORE(m);
 }
 
-uint32_t td_audio_overruns(void) { return lost_samples; }
+uint32_t td_audio_overruns(void) { return slots.lost_samples; }
 
 int td_audio_ended(void) { return 0; /* a microphone never ends */ }
 
 void td_audio_wait(void)
 {
     uint32_t m = IRQ_OFF();
-    if (oldest_ready() < 0)
+    if (td_audio_slots_oldest_ready(&slots) < 0)
         WFI(); /* wakes on the pending PDM interrupt even with PRIMASK set */
     IRQ_RESTORE(m);
 }
