@@ -48,7 +48,7 @@ class RunnerKind(StrEnum):
 
 FAMILIES = frozenset(Family)
 UART_KINDS = frozenset({"cmsdk-uart", "stm32-usart", "nrf-uart0", "pty"})
-CYCLE_COUNTERS = frozenset({"dwt", "systick", "clock"})
+CYCLE_COUNTERS = frozenset({"dwt", "systick", "timer0", "clock"})
 RUNNERS = frozenset(RunnerKind)
 MEMORY_KINDS = frozenset({"flash", "ram"})
 

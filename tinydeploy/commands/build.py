@@ -140,9 +140,10 @@ def run(args: argparse.Namespace) -> int:
     if not args.json:
         stderr.print(f"building {args.model} for {board.id}"
                      f"{' (emulated)' if args.emulate else ''}, app {args.app} -> {out}")
+    # without --emulate the firmware is for the chip, even on a board QEMU also models
     r = build_app(args.model, board, args.app, out, emulate=args.emulate,
                   algorithm=args.algorithm, opt=args.opt, stack_bytes=args.stack,
-                  optimize=args.optimize, guards=args.guards)
+                  optimize=args.optimize, guards=args.guards, chip=not args.emulate)
     if args.json:
         emit_json(result_json(r))
     else:

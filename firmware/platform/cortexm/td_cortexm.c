@@ -36,8 +36,67 @@ void td_fault_entry(void);
 #define DWT_CYCCNT 0xE0001004u
 #define DWT_LAR 0xE0001FB0u
 
+/* The chip's external interrupt count (board_defines: TD_NUM_IRQS, e.g. 48 on the nRF52840,
+ * 82 on the STM32F405/407), so that every interrupt the chip can raise has an entry; the
+ * linker script aligns the table to its size rounded up to a power of two (VTOR's rule). */
+#ifndef TD_NUM_IRQS
 #define TD_NUM_IRQS 32
-#define TD_X8(v) v, v, v, v, v, v, v, v
+#endif
+#if TD_NUM_IRQS < 1 || TD_NUM_IRQS > 240
+#error "TD_NUM_IRQS must be 1..240"
+#endif
+#define TD_X1(v) v,
+#define TD_X2(v) TD_X1(v) TD_X1(v)
+#define TD_X4(v) TD_X2(v) TD_X2(v)
+#define TD_X8(v) TD_X4(v) TD_X4(v)
+#define TD_X16(v) TD_X8(v) TD_X8(v)
+#define TD_X32(v) TD_X16(v) TD_X16(v)
+#define TD_X64(v) TD_X32(v) TD_X32(v)
+#define TD_X128(v) TD_X64(v) TD_X64(v)
+/* TD_NUM_IRQS entries, written as the sum of its binary digits */
+#if TD_NUM_IRQS & 128
+#define TD_IRQS_128(v) TD_X128(v)
+#else
+#define TD_IRQS_128(v)
+#endif
+#if TD_NUM_IRQS & 64
+#define TD_IRQS_64(v) TD_X64(v)
+#else
+#define TD_IRQS_64(v)
+#endif
+#if TD_NUM_IRQS & 32
+#define TD_IRQS_32(v) TD_X32(v)
+#else
+#define TD_IRQS_32(v)
+#endif
+#if TD_NUM_IRQS & 16
+#define TD_IRQS_16(v) TD_X16(v)
+#else
+#define TD_IRQS_16(v)
+#endif
+#if TD_NUM_IRQS & 8
+#define TD_IRQS_8(v) TD_X8(v)
+#else
+#define TD_IRQS_8(v)
+#endif
+#if TD_NUM_IRQS & 4
+#define TD_IRQS_4(v) TD_X4(v)
+#else
+#define TD_IRQS_4(v)
+#endif
+#if TD_NUM_IRQS & 2
+#define TD_IRQS_2(v) TD_X2(v)
+#else
+#define TD_IRQS_2(v)
+#endif
+#if TD_NUM_IRQS & 1
+#define TD_IRQS_1(v) TD_X1(v)
+#else
+#define TD_IRQS_1(v)
+#endif
+#define TD_IRQS(v)                                                                              \
+    TD_IRQS_128(v) TD_IRQS_64(v) TD_IRQS_32(v) TD_IRQS_16(v) TD_IRQS_8(v) TD_IRQS_4(v)          \
+        TD_IRQS_2(v) TD_IRQS_1(v)
 
 typedef void (*td_vector_t)(void);
 
@@ -59,8 +118,11 @@ const td_vector_t td_vector_table[16 + TD_NUM_IRQS] = {
     td_fault_entry, /* PendSV */
     SysTick_Handler,
     /* TD_NUM_IRQS external interrupts, none enabled by tinydeploy */
-    TD_X8(td_fault_entry), TD_X8(td_fault_entry), TD_X8(td_fault_entry), TD_X8(td_fault_entry),
+    TD_IRQS(td_fault_entry)
 };
+
+/* A family whose chip needs early start-up code defines this (td_cortexm.h). */
+__attribute__((weak)) void td_platform_startup(void) {}
 
 static void td_data_init(void) __attribute__((noinline));
 static void td_data_init(void)
@@ -97,6 +159,8 @@ __attribute__((noreturn)) void Reset_Handler(void)
     TD_REG32(SCB_VTOR) = (uint32_t)(uintptr_t)td_vector_table;
     __asm volatile("dsb\n isb" ::: "memory");
 #endif
+    /* chip start-up before anything touches RAM variables (no .data/.bss yet) */
+    td_platform_startup();
     td_data_init();
     td_platform_exit(main());
     for (;;) {
@@ -154,9 +218,12 @@ void td_platform_exit(int status)
 /* ---- cycle counter ---- */
 
 static volatile uint32_t td_systick_wraps;
-static uint8_t td_use_dwt;
 
 void SysTick_Handler(void) { td_systick_wraps++; }
+
+#if !(defined(TD_CYCLE_COUNTER_TIMER0) && TD_CYCLE_COUNTER_TIMER0)
+/* (a chip without SysTick and DWT, the nRF51, counts in its family file) */
+static uint8_t td_use_dwt;
 
 void td_cortexm_cycles_init(void)
 {
@@ -199,6 +266,7 @@ uint32_t td_cycles_now(void)
     __asm volatile("msr primask, %0" ::"r"(primask) : "memory");
     return (wraps << 24) + (0x00FFFFFFu - val);
 }
+#endif
 
 const char *td_cycles_unit(void) { return "cycles"; }
 
