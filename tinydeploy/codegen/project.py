@@ -275,6 +275,7 @@ def render_project(graph: Graph, selection: Selection, plan: GraphPlan, board: B
         "pio_cflags": [*toolchain.core_flags(board.core), toolchain.DEFAULT_OPT,
                        *toolchain.COMMON_CFLAGS],
         "pio_ldflags": [*toolchain.core_flags(board.core), *toolchain.ARM_LDFLAGS],
+        "pio_libs": [lib.removeprefix("-l") for lib in toolchain.ARM_LDLIBS],
         "pio_defines": [shlex.quote(f"-D{d}") for d in board_defines(board, app, chip=chip)],
         "baud": board.uart.baud_for(app),
         "cflags_extra": list(cflags_extra),
