@@ -62,11 +62,12 @@ def kws_part_files(fcfg: Any) -> dict[str, tuple[str, ...]]:
 
 def build_kws_firmware(model: Path, board: Board, out_dir: Path, det: DetectorConfig,
                        fcfg: Any, *, emulate: bool = False,
-                       sanitize: bool = False) -> BuildResult:
+                       sanitize: bool = False, chip: bool = False) -> BuildResult:
     """``fcfg``: a `FrontendChoice` or any preset's config. ``sanitize``: address and
-    undefined-behaviour sanitizers (host board only)."""
+    undefined-behaviour sanitizers (host board only). ``chip``: for the real chip, not the
+    emulator (`build_firmware`)."""
     choice = _choice(fcfg)
     return build_firmware(Path(model), board, "kws", out_dir, emulate=emulate,
-                          sanitize=sanitize,
+                          sanitize=sanitize, chip=chip,
                           generated_headers=kws_headers(model, det, choice),
                           part_files=kws_part_files(choice))
