@@ -164,3 +164,23 @@ def test_emulator_build_is_the_one_with_semihosting(tmp_path: Path) -> None:
         pytest.skip("arm-none-eabi-gcc is not installed")
     build_firmware(FIXTURES / "mlp.tflite", get_board("microbit-v1"), "validate", tmp_path)
     assert re.search(r"\bbkpt\s+0x00ab\b", disassembly(tmp_path / "firmware.elf"), re.I)
+
+
+@pytest.mark.parametrize("board_id", ["microbit-v1", "netduinoplus2"])
+def test_cli_build_is_for_the_chip_and_qemu_refuses_it(board_id: str, tmp_path: Path) -> None:
+    """`tinydeploy build --board X` builds for the chip even where QEMU models the board; the
+    QEMU runner refuses that build instead of hanging on a crystal it does not model."""
+    import sys
+
+    if shutil.which("arm-none-eabi-gcc") is None:
+        pytest.skip("arm-none-eabi-gcc is not installed")
+    out = tmp_path / "fw"
+    r = subprocess.run([sys.executable, "-m", "tinydeploy", "build", str(FIXTURES / "mlp.tflite"),
+                        "--board", board_id, "-o", str(out), "--json"],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    assert not re.search(r"\bbkpt\b", disassembly(out / "firmware.elf"))
+    r = subprocess.run([sys.executable, "-m", "tinydeploy", "flash", str(out), "--timeout", "5"],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 1 and "Traceback" not in r.stderr
+    assert "built for the" in r.stderr and "--emulate" in r.stderr

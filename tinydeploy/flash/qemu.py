@@ -31,6 +31,25 @@ PTY_LINE = re.compile(r"char device redirected to (\S+) \(label uart0\)")
 QEMU = "qemu-system-arm"
 
 
+def refuse_chip_build(firmware: Firmware) -> None:
+    """A build for the chip (manifest ``variant`` "chip") waits for a crystal QEMU does not
+    model and cannot end the emulator: refuse it with what to do instead."""
+    import json
+
+    manifest = (firmware.project_dir / "manifest.json") if firmware.project_dir else None
+    if manifest is None or not manifest.is_file():
+        return
+    try:
+        variant = json.loads(manifest.read_text(encoding="utf-8")).get("variant")
+    except (OSError, ValueError):
+        return
+    if variant == "chip":
+        raise ToolchainError(
+            f"{firmware.project_dir} was built for the {firmware.board.id} chip, not for QEMU",
+            hint="build it with --emulate to run it here (validate, bench and run without "
+                 "--port do so), or flash it with the board's runner")
+
+
 def qemu_command(board: Board, elf: Path, icount: bool = True) -> list[str]:
     """The QEMU command line for ``board`` (paused, UART on a pty, QMP on stdio)."""
     exe = shutil.which(QEMU)
@@ -172,6 +191,7 @@ class QemuRunner(Runner):
         self.icount = icount
 
     def start(self, firmware: Firmware, *, timeout: float = 120.0) -> QemuDevice:
+        refuse_chip_build(firmware)
         cmd = qemu_command(firmware.board, firmware.elf, self.icount)
         # die_with_parent: a SIGKILLed tinydeploy (no handler runs) takes QEMU with it
         proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
