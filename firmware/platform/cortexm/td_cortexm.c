@@ -31,6 +31,8 @@ void td_fault_entry(void);
 #define SYST_CSR 0xE000E010u
 #define SYST_RVR 0xE000E014u
 #define SYST_CVR 0xE000E018u
+#define NVIC_ICER0 0xE000E180u
+#define NVIC_ICPR0 0xE000E280u
 #define DEMCR 0xE000EDFCu
 #define DWT_CTRL 0xE0001000u
 #define DWT_CYCCNT 0xE0001004u
@@ -159,6 +161,12 @@ __attribute__((noreturn)) void Reset_Handler(void)
     TD_REG32(SCB_VTOR) = (uint32_t)(uintptr_t)td_vector_table;
     __asm volatile("dsb\n isb" ::: "memory");
 #endif
+    /* A bootloader (the Nano 33 BLE's) may leave interrupts enabled or pending (its RTC1):
+     * every one off and cleared, so none lands in the fault handler. */
+    for (uint32_t i = 0; i < (TD_NUM_IRQS + 31u) / 32u; ++i) {
+        TD_REG32(NVIC_ICER0 + 4u * i) = 0xFFFFFFFFu;
+        TD_REG32(NVIC_ICPR0 + 4u * i) = 0xFFFFFFFFu;
+    }
     /* chip start-up before anything touches RAM variables (no .data/.bss yet) */
     td_platform_startup();
     td_data_init();
