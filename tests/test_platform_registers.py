@@ -164,6 +164,18 @@ def test_stm32_pins_and_clocks_before_usart(board_id: str, tmp_path: Path) -> No
     assert log.writes(base + 0x04) == [ord("U")]
 
 
+def test_stm32_emulator_build_leaves_clocks_and_pins_alone(tmp_path: Path) -> None:
+    """Netduino Plus 2's emulator build: QEMU models no PLL and no GPIO alternate functions."""
+    board = get_board("netduinoplus2")
+    log = run_fake([STM], "stm32f4_chip.c", board_defines(board, "validate"), tmp_path,
+                   args=["reset"])
+    assert log.returncode == 0, log.text
+    assert not log.writes(RCC_CR) and not log.writes(RCC_PLLCFGR) and not log.writes(FLASH_ACR)
+    assert not log.touched(0x40020000, 0x40022000)          # GPIO ports
+    assert log.index_write(RCC_APB2ENR) < log.index_write(board.uart.base + 0x0C, 1 << 13,
+                                                          mask=1 << 13)
+
+
 def test_fake_block_reports_a_stuck_poll(tmp_path: Path) -> None:
     """The harness itself: a driver waiting for a bit no model sets is reported, not hung
     (the nRF crystal wait, with no model installed by this program)."""
