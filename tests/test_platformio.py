@@ -96,8 +96,16 @@ def test_platformio_project_compiles_and_links(board_id: str, projects: dict[str
     board = get_board(board_id)
     project = projects[board_id]
     cflags, ldflags, libs, ldscript = pio_flags(project, board)
-    # the board id reaches the C as a string
-    assert f'-DTD_BOARD_ID="{board.id}"' in cflags
+    # the board id reaches the C as a string: after the split, PlatformIO escapes a define's
+    # quotes (piobuild.ParseFlagsExtended: '"' -> '\\"') and SCons runs the command through
+    # the shell, which gives the compiler the token as it stands after the split
+    token = f'-DTD_BOARD_ID="{board.id}"'
+    assert token in cflags
+    name, value = token[2:].split("=", 1)
+    escaped = value.replace('"', '\\"')
+    echoed = subprocess.run(["sh", "-c", f'printf "%s" -D{name}={escaped}'],
+                            capture_output=True, text=True, check=True).stdout
+    assert echoed == token
     assert "-Os" not in cflags
     fpu = "fpu" in board.features
     for flags in (cflags, ldflags):
