@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
@@ -106,3 +107,15 @@ def test_pyocd_knows_the_target(board_id: str) -> None:
                 warnings.warn(msg, stacklevel=1)
                 pytest.skip(msg)
             raise AssertionError(f"{board_id}: pyOCD has no target '{target}'")
+
+
+def test_unknown_uart_usb_is_a_board_error(tmp_path: Path) -> None:
+    from tinydeploy.boards import load_board_file
+    from tinydeploy.errors import BoardError
+
+    text = (Path(get_board("disco-f407vg").path or "").read_text(encoding="utf-8")
+            .replace('usb = "adapter"', 'usb = "bluetooth"'))
+    bad = tmp_path / "disco-f407vg.toml"
+    bad.write_text(text, encoding="utf-8")
+    with pytest.raises(BoardError, match="unknown uart.usb 'bluetooth'"):
+        load_board_file(bad)
