@@ -5,7 +5,8 @@
 #    clang with its sanitizer runtimes (MemorySanitizer over the host firmware).
 #    Installed with apt-get, via sudo only when not root.
 #  - .venv with Python 3.11 and tinydeploy installed editable with pinned dependencies
-#    (constraints.txt), including tensorflow-cpu (quantization) and tflite-micro (the oracle).
+#    (constraints.txt), including tensorflow-cpu (quantization), tflite-micro (the oracle) and
+#    platformio (real boards' projects; its config reader checks them in the tests).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -57,7 +58,7 @@ want=$(cat pyproject.toml constraints.txt | sha256sum | cut -d' ' -f1)
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   say "installing Python packages into .venv (first time: a few minutes, TensorFlow is large)"
   .venv/bin/python -m pip install -q --upgrade pip
-  .venv/bin/python -m pip install -q -c constraints.txt -e '.[quantize,oracle,dev,onnx,fuzz]'
+  .venv/bin/python -m pip install -q -c constraints.txt -e '.[quantize,oracle,dev,onnx,fuzz,boards]'
   # ONNX import: onnx2tf and tf_keras without their dependency pins (see pyproject.toml)
   .venv/bin/python -m pip install -q --no-deps -c constraints.txt onnx2tf tf_keras
   echo "$want" > "$stamp"

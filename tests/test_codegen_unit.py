@@ -30,6 +30,16 @@ def test_board_defines() -> None:
     assert d["TD_UART_TX_PIN"] == "2" and d["TD_UART_RX_PIN"] == "3"  # PA2, PA3
     d = dict(x.split("=", 1) for x in board_defines(get_board("microbit-v1")))
     assert d["TD_QEMU"] == "1" and d["TD_RAM_SIZE"] == "16384u"
+    assert d["TD_CYCLE_COUNTER_SYSTICK"] == "1"     # QEMU models SysTick on the M0
+    # the chip's build: no emulator code, TIMER0 (the nRF51 has no SysTick), its IRQ count
+    d = dict(x.split("=", 1) for x in board_defines(get_board("microbit-v1"), chip=True))
+    assert "TD_QEMU" not in d and d["TD_CYCLE_COUNTER_TIMER0"] == "1"
+    assert d["TD_MCU_NRF51822"] == "1" and d["TD_NUM_IRQS"] == "32"
+    d = dict(x.split("=", 1) for x in board_defines(get_board("netduinoplus2"), chip=True))
+    assert "TD_QEMU" not in d and d["TD_NUM_IRQS"] == "82"
+    # CMSDK boards only run on QEMU here: their one build keeps it
+    d = dict(x.split("=", 1) for x in board_defines(get_board("mps2-an386"), chip=True))
+    assert d["TD_QEMU"] == "1"
 
 
 CI = """graph: {{ title: "x.c"

@@ -51,7 +51,8 @@ UART_KINDS = frozenset({"cmsdk-uart", "stm32-usart", "nrf-uart0", "pty"})
 # [audio] kinds: a microphone the listening kws firmware reads (firmware/audio/<kind>/)
 AUDIO_KINDS = frozenset({"nrf-pdm"})
 AUDIO_FIELDS = frozenset({"kind", "clk_pin", "din_pin", "gain_db", "power_pin", "power_on_ms"})
-CYCLE_COUNTERS = frozenset({"dwt", "systick", "clock"})
+UART_USB = frozenset({"probe", "adapter"})
+CYCLE_COUNTERS = frozenset({"dwt", "systick", "timer0", "clock"})
 RUNNERS = frozenset(RunnerKind)
 MEMORY_KINDS = frozenset({"flash", "ram"})
 
@@ -75,6 +76,9 @@ class Uart:
     # tinydeploy/kws/realtime.py): its rate, when the board's UART and its USB bridge carry
     # more than ``baud``.
     kws_baud: int | None = None
+    # Which USB serial port carries the link: "probe", the on-board debug probe's virtual COM
+    # port, or "adapter", an external USB-serial adapter on the UART's pins.
+    usb: str = "probe"
 
     def baud_for(self, app: str | None) -> int:
         """The link's rate for ``app`` (the firmware and the host side agree on it)."""
@@ -260,7 +264,10 @@ def parse_board(data: dict[str, Any], path: Path) -> Board:
                 _get(u, "tx_pin", (int, str), path, "uart.", None),
                 _get(u, "rx_pin", (int, str), path, "uart.", None),
                 _get(u, "baud", int, path, "uart.", 115200),
-                _get(u, "kws_baud", int, path, "uart.", None))
+                _get(u, "kws_baud", int, path, "uart.", None),
+                _get(u, "usb", str, path, "uart.", "probe"))
+    if uart.usb not in UART_USB:
+        raise _fail(path, f"unknown uart.usb '{uart.usb}' (known: {', '.join(sorted(UART_USB))})")
     for key in ("baud", "kws_baud"):
         v = getattr(uart, key)
         if v is not None and not 1200 <= v <= 12_000_000:

@@ -153,7 +153,10 @@ def build_firmware(model: Path | bytes, board: Board, app: App | str, out_dir: P
                    optimize: str = "balanced", guards: bool = False,
                    app_buffers: Callable[[int, int], Sequence[tuple[str, int]]] | None = None,
                    streaming: bool = False, stream_axis: int | None = None,
-                   stream_keep: str | None = None) -> BuildResult:
+                   stream_keep: str | None = None, chip: bool = False) -> BuildResult:
+    """``chip``: the firmware is for the real chip (flashed, not run here): a board that also
+    has a QEMU machine (micro:bit v1, Netduino Plus 2) gets no emulator-only code
+    (`tinydeploy.codegen.platform.qemu_variant`); ignored with ``emulate``."""
     from tinydeploy.codegen.project import render_project
     from tinydeploy.model.loader import load_tflite
     from tinydeploy.plan.budget import (
@@ -238,7 +241,7 @@ def build_firmware(model: Path | bytes, board: Board, app: App | str, out_dir: P
                              extra_context=extra_context, generated_headers=generated_headers,
                              part_files=part_files,
                              cflags_extra=cflags_extra, stack_bytes=stack_bytes,
-                             guards=guards, stream=splan)
+                             guards=guards, stream=splan, chip=chip and not emulate)
     make = ["make", "-C", str(out_dir), f"-j{jobs or os.cpu_count() or 1}", f"OPT={opt}"]
     if sanitize:
         if not host:
@@ -315,6 +318,11 @@ def build_firmware(model: Path | bytes, board: Board, app: App | str, out_dir: P
         stack_bytes=stack.bytes, stack=stack, sections=sections, kernels=tuple(kernels),
     )
     manifest = make_manifest(result, g, plan, project.files, stack_bytes)
+    from tinydeploy.codegen.platform import qemu_variant
+
+    # which build this is: the emulator's (semihosting exit, no crystal) or the chip's
+    manifest["variant"] = ("qemu" if qemu_variant(board, chip and not emulate)
+                           else "host" if host else "chip")
     if guards:
         manifest["guards"] = True     # a debug build (tinydeploy.codegen.guards)
     if splan is not None:

@@ -37,5 +37,8 @@ def render_linker_script(board: Board, stack_bytes: int = 4096) -> str:
                          hint="use a smaller stack size")
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)),
                              undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
+    from tinydeploy.codegen.platform import vector_align
+
     return env.get_template("linker.ld.j2").render(board_id=board.id, flash=flash, ram=ram,
-                                                   stack_bytes=stack_bytes)
+                                                   stack_bytes=stack_bytes,
+                                                   vector_align=vector_align(board))

@@ -7,6 +7,7 @@ reproducible: the same inputs give byte-identical files (sorted iteration, no ti
 
 from __future__ import annotations
 
+import shlex
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -183,14 +184,17 @@ def render_project(graph: Graph, selection: Selection, plan: GraphPlan, board: B
                    generated_headers: dict[str, str] | None = None,
                    part_files: dict[str, tuple[str, ...]] | None = None,
                    cflags_extra: tuple[str, ...] = (), stack_bytes: int = 4096,
-                   guards: bool = False, stream: StreamPlan | None = None) -> Project:
+                   guards: bool = False, stream: StreamPlan | None = None,
+                   chip: bool = False) -> Project:
     """Write the project folder. ``out_dir`` is created; files tinydeploy generates are
     overwritten, nothing else in the folder is touched. ``part_files`` restricts an app part
     to the listed files (e.g. the chosen front-end preset's sources of ``frontend``).
     ``guards``: the debug build of `tinydeploy.codegen.guards` (model_guard.c and
     firmware/guard/ are added, every op is checked); without it nothing of it is rendered.
     ``stream``: render the step function of a streamed model (`tinydeploy.codegen.stream`)
-    instead of the full window's op sequence."""
+    instead of the full window's op sequence.
+    ``chip``: the build is for the real chip, not for the emulator
+    (`tinydeploy.codegen.platform.qemu_variant`)."""
     parts = APP_PARTS[parse_app(app)]
     env = template_env()
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -274,7 +278,7 @@ def render_project(graph: Graph, selection: Selection, plan: GraphPlan, board: B
         "app": app,
         "sources": sources,
         "include_dirs": include_dirs,
-        "defines": board_defines(board, app),
+        "defines": board_defines(board, app, chip=chip),
         "cflags_core": list(toolchain.core_flags(board.core)),
         "cflags_common": [*toolchain.COMMON_CFLAGS, *toolchain.STACK_ANALYSIS_CFLAGS,
                           toolchain.file_prefix_map("$(CURDIR)")],
@@ -283,9 +287,14 @@ def render_project(graph: Graph, selection: Selection, plan: GraphPlan, board: B
         "ldlibs": list(toolchain.ldlibs(board.core)),
         "sanitize_cflags": list(toolchain.SANITIZE_CFLAGS),
         "sanitize_ldflags": list(toolchain.SANITIZE_LDFLAGS),
-        # PlatformIO adds the core flags from its board definition
-        "pio_cflags": [toolchain.DEFAULT_OPT, *toolchain.COMMON_CFLAGS],
-        "pio_ldflags": list(toolchain.ARM_LDFLAGS),
+        # PlatformIO's bare-metal builders add only -mcpu/-mthumb from their board definition:
+        # the FPU flags come from here, for the compiler and the linker alike
+        "pio_cflags": [*toolchain.core_flags(board.core), toolchain.DEFAULT_OPT,
+                       *toolchain.COMMON_CFLAGS],
+        "pio_ldflags": [*toolchain.core_flags(board.core), *toolchain.ARM_LDFLAGS],
+        "pio_libs": [lib.removeprefix("-l") for lib in toolchain.ARM_LDLIBS],
+        "pio_defines": [shlex.quote(f"-D{d}") for d in board_defines(board, app, chip=chip)],
+        "baud": board.uart.baud_for(app),
         "cflags_extra": list(cflags_extra),
         "host": board.is_host,
         **(extra_context or {}),
@@ -294,9 +303,10 @@ def render_project(graph: Graph, selection: Selection, plan: GraphPlan, board: B
                                       encoding="utf-8")
     written.append(out_dir / "Makefile")
     if board.platformio:
-        (out_dir / "platformio.ini").write_text(
-            env.get_template("platformio.ini.j2").render(**mk), encoding="utf-8")
-        written.append(out_dir / "platformio.ini")
+        for tpl, name in (("platformio.ini.j2", "platformio.ini"),
+                          ("pio_link_flags.py.j2", "pio_link_flags.py")):
+            (out_dir / name).write_text(env.get_template(tpl).render(**mk), encoding="utf-8")
+            written.append(out_dir / name)
 
     return Project(
         directory=out_dir,

@@ -146,11 +146,12 @@ def run(args: argparse.Namespace) -> int:
     if not args.json:
         stderr.print(f"building {args.model} for {board.id}"
                      f"{' (emulated)' if args.emulate else ''}, app {args.app} -> {out}")
+    # without --emulate the firmware is for the chip, even on a board QEMU also models
     r = build_app(args.model, board, args.app, out, emulate=args.emulate,
                   algorithm=args.algorithm, opt=args.opt, stack_bytes=args.stack,
                   optimize=args.optimize, guards=args.guards,
                   streaming=streaming_wanted(args), stream_axis=args.stream_axis,
-                  stream_keep=args.stream_keep)
+                  stream_keep=args.stream_keep, chip=not args.emulate)
     if args.json:
         emit_json({**result_json(r), **({"stream": r.manifest["stream"]}
                                         if "stream" in r.manifest else {})})

@@ -267,7 +267,8 @@ def _run_audio(args: argparse.Namespace, audio: Any, on_detection: Any) -> tuple
     if not args.json:
         _log(args)(f"building the kws app for {board.id} -> {out}")
     out = out.resolve()
-    build_kws_firmware(args.model, board, out, det, fcfg, emulate=args.emulate)
+    build_kws_firmware(args.model, board, out, det, fcfg, emulate=args.emulate,
+                       chip=args.port is not None)   # a flashed board; else it runs here
     fw = Firmware.from_build_dir(out)
     with connect(fw, port=args.port) as conn:
         res = stream_to_device(conn.session, audio, realtime=args.realtime,
@@ -539,7 +540,7 @@ def _score_folder(args: argparse.Namespace) -> int:
         out = out.resolve()
         log(f"building the kws app for {board.id} -> {out}")
         build_kws_firmware(args.model, board, out, _detector(args), choice,
-                           emulate=args.emulate)
+                           emulate=args.emulate, chip=args.port is not None)
         fw = Firmware.from_build_dir(out)
         # the emulator's watchdog: generous, a clip takes ~0.2-5 s on a busy host
         with connect(fw, port=args.port, timeout=120.0 + 20.0 * len(clips)) as conn:

@@ -45,8 +45,11 @@ def run(args: argparse.Namespace) -> int:
     board, out = resolve_target(args, args.app)
     if not args.json:
         stderr.print(f"building {args.model} for {board.id}, app {args.app} -> {out}")
+    # the chip's build when it is flashed (a port, or a runner other than QEMU); the
+    # emulator's when it runs here
+    here = board.qemu_machine is not None and args.runner in (None, "qemu") and not args.port
     r = build_app(args.model, board, args.app, out, emulate=args.emulate,
-                  optimize=args.optimize)
+                  optimize=args.optimize, chip=not args.emulate and not here)
     if not args.json:
         print_report(r)
     return flash.run(argparse.Namespace(build_dir=out, runner=args.runner, port=args.port,

@@ -2,7 +2,9 @@
 
 Each checks for its tool first (ToolchainError saying what to install), flashes, and returns a
 `SerialDevice` on the board's USB serial port: ``--port`` when given, else the one port whose
-USB vendor is the board's debug probe. Flashing is bounded by a timeout.
+USB vendor is the board's debug probe (or, for a board whose UART goes through an external
+USB-serial adapter, ``uart.usb = "adapter"``, the one adapter's). Flashing is bounded by a
+timeout.
 """
 
 from __future__ import annotations
@@ -22,18 +24,35 @@ PROBE_VENDORS = {0x0483: "ST-LINK", 0x1366: "SEGGER J-Link", 0x0D28: "Arm DAPLin
                  0x1915: "Nordic"}
 
 
+# USB vendor ids of USB-serial adapters (a board whose UART has no probe port behind it)
+ADAPTER_VENDORS = {0x0403: "FTDI", 0x10C4: "Silicon Labs CP210x", 0x1A86: "WCH CH340"}
+
+
+def serial_vendors(board: Board) -> dict[int, str]:
+    """The USB vendors whose serial port may carry ``board``'s link: its debug probe's, or a
+    USB-serial adapter's when the board file says so (``uart.usb = "adapter"``: the probe's
+    own port, e.g. an ST-LINK/V2 without a virtual COM port, is then never picked)."""
+    return ADAPTER_VENDORS if board.uart.usb == "adapter" else PROBE_VENDORS
+
+
 def find_serial_port(board: Board) -> str:
-    """The single USB serial port of a known debug probe; LinkError if none or several."""
+    """The single USB serial port of the board's kind of device (`serial_vendors`); LinkError
+    if none or several."""
     from serial.tools import list_ports
 
-    found = [p for p in list_ports.comports() if p.vid in PROBE_VENDORS]
+    vendors = serial_vendors(board)
+    what = "USB-serial adapter" if board.uart.usb == "adapter" else "debug probe"
+    found = [p for p in list_ports.comports() if p.vid in vendors]
     if len(found) == 1:
         return str(found[0].device)
     if not found:
-        raise LinkError(f"no serial port of a debug probe found for board '{board.id}'",
-                        hint="connect the board, or pass --port /dev/ttyACM0")
-    names = ", ".join(f"{p.device} ({PROBE_VENDORS[p.vid]})" for p in found)
-    raise LinkError(f"several debug probe ports found for board '{board.id}': {names}",
+        hint = ("connect a 3.3 V USB-serial adapter (FTDI, CP210x, CH340) to the board's "
+                "UART pins (docs/boards.md), or pass --port /dev/ttyUSB0"
+                if board.uart.usb == "adapter"
+                else "connect the board, or pass --port /dev/ttyACM0")
+        raise LinkError(f"no serial port of a {what} found for board '{board.id}'", hint=hint)
+    names = ", ".join(f"{p.device} ({vendors[p.vid]})" for p in found)
+    raise LinkError(f"several {what} ports found for board '{board.id}': {names}",
                     hint="choose one with --port")
 
 

@@ -32,6 +32,25 @@ PTY_LINE = re.compile(r"char device redirected to (\S+) \(label uart0\)")
 QEMU = "qemu-system-arm"
 
 
+def refuse_chip_build(firmware: Firmware) -> None:
+    """A build for the chip (manifest ``variant`` "chip") waits for a crystal QEMU does not
+    model and cannot end the emulator: refuse it with what to do instead."""
+    import json
+
+    manifest = (firmware.project_dir / "manifest.json") if firmware.project_dir else None
+    if manifest is None or not manifest.is_file():
+        return
+    try:
+        variant = json.loads(manifest.read_text(encoding="utf-8")).get("variant")
+    except (OSError, ValueError):
+        return
+    if variant == "chip":
+        raise ToolchainError(
+            f"{firmware.project_dir} was built for the {firmware.board.id} chip, not for QEMU",
+            hint="build it with --emulate to run it here (validate, bench and run without "
+                 "--port do so), or flash it with the board's runner")
+
+
 def icount_shift_for(clock_hz: int) -> int:
     """The ``-icount shift=N`` whose emulated instruction rate (2^-N G instructions per emulated
     second) is nearest a core clock of ``clock_hz`` at one instruction per cycle: 4 (62.5 M/s)
@@ -195,6 +214,7 @@ class QemuRunner(Runner):
         self.semihosting_args = semihosting_args
 
     def start(self, firmware: Firmware, *, timeout: float = 120.0) -> QemuDevice:
+        refuse_chip_build(firmware)
         cmd = qemu_command(firmware.board, firmware.elf, self.icount, shift=self.shift,
                            semihosting_args=self.semihosting_args)
         # die_with_parent: a SIGKILLed tinydeploy (no handler runs) takes QEMU with it

@@ -154,13 +154,12 @@ def build_kws_firmware(model: Path, board: Board, out_dir: Path, det: DetectorCo
                        fcfg: Any, *, emulate: bool = False,
                        sanitize: bool = False,
                        listen: ListenSettings | None = None,
-                       streaming: bool = False) -> BuildResult:
+                       streaming: bool = False, chip: bool = False) -> BuildResult:
     """``fcfg``: a `FrontendChoice` or any preset's config. ``sanitize``: address and
     undefined-behaviour sanitizers (host board only). ``listen``: the listening firmware
     (its microphone, continuous) instead of the serial one (AUDIO frames). ``streaming``:
     the model streamed (docs/streaming.md): a step every hop, ``det.infer_every`` must be
-    the hop."""
-    from tinydeploy.model.loader import load_tflite
+    the hop. ``chip``: for the real chip, not the emulator (`build_firmware`)."""
     from tinydeploy.plan.budget import kws_app_buffers
 
     choice = _choice(fcfg)
@@ -177,7 +176,7 @@ def build_kws_firmware(model: Path, board: Board, out_dir: Path, det: DetectorCo
             labels=labels if listen else 16)
 
     return build_firmware(Path(model), board, "kws", out_dir, emulate=emulate,
-                          sanitize=sanitize,
+                          sanitize=sanitize, chip=chip,
                           generated_headers=kws_headers(model, det, choice, listen),
                           part_files=kws_part_files(choice, listen),
                           app_buffers=buffers, streaming=streaming)

@@ -31,12 +31,76 @@ void td_fault_entry(void);
 #define SYST_CSR 0xE000E010u
 #define SYST_RVR 0xE000E014u
 #define SYST_CVR 0xE000E018u
+#define NVIC_ICER0 0xE000E180u
+#define NVIC_ICPR0 0xE000E280u
 #define DEMCR 0xE000EDFCu
 #define DWT_CTRL 0xE0001000u
 #define DWT_CYCCNT 0xE0001004u
 #define DWT_LAR 0xE0001FB0u
 
+/* The chip's external interrupt count (board_defines: TD_NUM_IRQS, e.g. 48 on the nRF52840,
+ * 82 on the STM32F405/407), so that every interrupt the chip can raise has an entry; the
+ * linker script aligns the table to its size rounded up to a power of two (VTOR's rule). */
+#ifndef TD_NUM_IRQS
 #define TD_NUM_IRQS 32
+#endif
+#if TD_NUM_IRQS < 32 || TD_NUM_IRQS > 240
+#error "TD_NUM_IRQS must be 32..240"
+#endif
+/* the first 32 are td_irq_<n> below; the rest of the chip's entries report a fault */
+#define TD_IRQ_REST (TD_NUM_IRQS - 32)
+#define TD_X1(v) v,
+#define TD_X2(v) TD_X1(v) TD_X1(v)
+#define TD_X4(v) TD_X2(v) TD_X2(v)
+#define TD_X8(v) TD_X4(v) TD_X4(v)
+#define TD_X16(v) TD_X8(v) TD_X8(v)
+#define TD_X32(v) TD_X16(v) TD_X16(v)
+#define TD_X64(v) TD_X32(v) TD_X32(v)
+#define TD_X128(v) TD_X64(v) TD_X64(v)
+/* TD_IRQ_REST entries, written as the sum of its binary digits */
+#if TD_IRQ_REST & 128
+#define TD_IRQS_128(v) TD_X128(v)
+#else
+#define TD_IRQS_128(v)
+#endif
+#if TD_IRQ_REST & 64
+#define TD_IRQS_64(v) TD_X64(v)
+#else
+#define TD_IRQS_64(v)
+#endif
+#if TD_IRQ_REST & 32
+#define TD_IRQS_32(v) TD_X32(v)
+#else
+#define TD_IRQS_32(v)
+#endif
+#if TD_IRQ_REST & 16
+#define TD_IRQS_16(v) TD_X16(v)
+#else
+#define TD_IRQS_16(v)
+#endif
+#if TD_IRQ_REST & 8
+#define TD_IRQS_8(v) TD_X8(v)
+#else
+#define TD_IRQS_8(v)
+#endif
+#if TD_IRQ_REST & 4
+#define TD_IRQS_4(v) TD_X4(v)
+#else
+#define TD_IRQS_4(v)
+#endif
+#if TD_IRQ_REST & 2
+#define TD_IRQS_2(v) TD_X2(v)
+#else
+#define TD_IRQS_2(v)
+#endif
+#if TD_IRQ_REST & 1
+#define TD_IRQS_1(v) TD_X1(v)
+#else
+#define TD_IRQS_1(v)
+#endif
+#define TD_IRQS(v)                                                                              \
+    TD_IRQS_128(v) TD_IRQS_64(v) TD_IRQS_32(v) TD_IRQS_16(v) TD_IRQS_8(v) TD_IRQS_4(v)          \
+        TD_IRQS_2(v) TD_IRQS_1(v)
 
 typedef void (*td_vector_t)(void);
 
@@ -76,10 +140,15 @@ const td_vector_t td_vector_table[16 + TD_NUM_IRQS] = {
     0,
     td_fault_entry, /* PendSV */
     SysTick_Handler,
-    /* TD_NUM_IRQS external interrupts: td_irq_<n>, a weak alias of the fault report that a
-     * driver replaces by defining it (the nRF52840 PDM microphone: td_irq_29) */
+    /* TD_NUM_IRQS external interrupts: the first 32 are td_irq_<n>, a weak alias of the
+     * fault report that a driver replaces by defining it (the nRF52840 PDM microphone:
+     * td_irq_29); the chip's others report a fault */
     TD_IRQ8(0), TD_IRQ8(8), TD_IRQ8(16), TD_IRQ8(24),
+    TD_IRQS(td_fault_entry)
 };
+
+/* A family whose chip needs early start-up code defines this (td_cortexm.h). */
+__attribute__((weak)) void td_platform_startup(void) {}
 
 static void td_data_init(void) __attribute__((noinline));
 static void td_data_init(void)
@@ -116,6 +185,14 @@ __attribute__((noreturn)) void Reset_Handler(void)
     TD_REG32(SCB_VTOR) = (uint32_t)(uintptr_t)td_vector_table;
     __asm volatile("dsb\n isb" ::: "memory");
 #endif
+    /* A bootloader (the Nano 33 BLE's) may leave interrupts enabled or pending (its RTC1):
+     * every one off and cleared, so none lands in the fault handler. */
+    for (uint32_t i = 0; i < (TD_NUM_IRQS + 31u) / 32u; ++i) {
+        TD_REG32(NVIC_ICER0 + 4u * i) = 0xFFFFFFFFu;
+        TD_REG32(NVIC_ICPR0 + 4u * i) = 0xFFFFFFFFu;
+    }
+    /* chip start-up before anything touches RAM variables (no .data/.bss yet) */
+    td_platform_startup();
     td_data_init();
     td_platform_exit(main());
     for (;;) {
@@ -175,7 +252,6 @@ void td_platform_exit(int status)
 static volatile uint32_t td_systick_wraps;
 static uint32_t td_systick_reload = 0x00FFFFFFu; /* counts per wrap - 1 */
 static volatile uint8_t td_systick_ticking;       /* td_cortexm_tick() is due on each wrap */
-static uint8_t td_use_dwt;
 
 /* The periodic tick's work: nothing unless a part of the firmware defines it (the virtual
  * microphone). A direct call, so the stack bound follows it. */
@@ -199,6 +275,10 @@ void td_cortexm_systick_period(uint32_t ticks, int tick)
     TD_REG32(SYST_CVR) = 0;
     TD_REG32(SYST_CSR) = 0x7u; /* processor clock, interrupt, enable */
 }
+
+#if !(defined(TD_CYCLE_COUNTER_TIMER0) && TD_CYCLE_COUNTER_TIMER0)
+/* (a chip without SysTick and DWT, the nRF51, counts in its family file) */
+static uint8_t td_use_dwt;
 
 void td_cortexm_cycles_init(void)
 {
@@ -238,6 +318,7 @@ uint32_t td_cycles_now(void)
     __asm volatile("msr primask, %0" ::"r"(primask) : "memory");
     return wraps * (td_systick_reload + 1u) + (td_systick_reload - val);
 }
+#endif
 
 const char *td_cycles_unit(void) { return "cycles"; }
 
