@@ -164,17 +164,10 @@ def build_kws_firmware(model: Path, board: Board, out_dir: Path, det: DetectorCo
 
     choice = _choice(fcfg)
     scratch = choice.spec.scratch_bytes(choice.config)
-    labels = int(load_tflite(Path(model)).outputs[0].nbytes)
-    in_arena = listen is not None and fe_scratch_in_arena(choice)
-
-    def buffers(input_bytes: int, idle_bytes: int) -> tuple[tuple[str, int], ...]:
-        return kws_app_buffers(
-            input_bytes, scratch, listen_blocks=listen.audio_blocks if listen else None,
-            stride=choice.config.stride, window=choice.config.window,
-            fe_in_arena=in_arena and scratch <= idle_bytes,
-            avg_windows=det.avg_windows if listen else None,
-            labels=labels if listen else 16)
-
+    buffers = (listen_buffers(model, choice, listen.audio_blocks, det.avg_windows)
+               if listen is not None else
+               lambda input_bytes, idle: kws_app_buffers(input_bytes, scratch,
+                                                         window=choice.config.window))
     return build_firmware(Path(model), board, "kws", out_dir, emulate=emulate,
                           sanitize=sanitize, chip=chip,
                           generated_headers=kws_headers(model, det, choice, listen),
