@@ -625,8 +625,8 @@ def _demote_to_reference(graph: Graph, cands: list[Any], sel: Selection, picks: 
     ``algorithm``."""
     choices = list(sel.choices)
     picks = list(picks)
-    gp = plan_graph(graph, sel, None, algorithm, align)
-    while gp.arena_bytes > bound:
+    fitted = plan_within(graph, sel, bound, algorithm, align)
+    while fitted is None:
         arena_now = plan_graph(graph, Selection(tuple(choices)), None, "greedy-size",
                                align).arena_bytes
         trials = []
@@ -651,7 +651,10 @@ def _demote_to_reference(graph: Graph, cands: list[Any], sel: Selection, picks: 
         choices[k] = KernelChoice(k, cands[k][j][0], cands[k][j][1])
         picks[k] = j
         sel = Selection(tuple(choices))
-        gp = plan_graph(graph, sel, None, algorithm, align)
+        fitted = plan_within(graph, sel, bound, algorithm, align)
+    gp = plan_graph(graph, sel, None, algorithm, align)
+    if fitted is not None and fitted.arena_bytes < gp.arena_bytes:
+        gp = fitted
     return sel, gp, picks
 
 
