@@ -54,10 +54,11 @@ def app_sources(app: App | str, model: Path | bytes) -> AppSources | None:
 def build_app(model: Path | bytes, board: Board, app: App | str, out_dir: Path, *,
               emulate: bool = False, algorithm: str = "auto", stack_bytes: int | None = None,
               opt: str = "-O2", optimize: str = "balanced",
-              guards: bool = False) -> BuildResult:
+              guards: bool = False, arena_limit: int | None = None) -> BuildResult:
     """`build_firmware` for ``app`` with what the app adds for the model."""
     extra = app_sources(app, model)
     return build_firmware(model, board, app, out_dir, emulate=emulate, algorithm=algorithm,
                           stack_bytes=stack_bytes, opt=opt, optimize=optimize, guards=guards,
+                          arena_limit=arena_limit,
                           generated_headers=extra.headers if extra else None,
                           part_files=extra.part_files if extra else None)

@@ -149,7 +149,8 @@ def build_firmware(model: Path | bytes, board: Board, app: App | str, out_dir: P
                    generated_headers: dict[str, str] | None = None,
                    part_files: dict[str, tuple[str, ...]] | None = None,
                    cflags_extra: tuple[str, ...] = (),
-                   optimize: str = "balanced", guards: bool = False) -> BuildResult:
+                   optimize: str = "balanced", guards: bool = False,
+                   arena_limit: int | None = None) -> BuildResult:
     from tinydeploy.codegen.project import render_project
     from tinydeploy.model.loader import load_tflite
     from tinydeploy.plan.budget import (
@@ -182,7 +183,8 @@ def build_firmware(model: Path | bytes, board: Board, app: App | str, out_dir: P
     check_constants_fit(g, board)
     # Selection weighed against the board's budget (--optimize), planned; the layout is
     # proved for choice.selection (twins put in), which is what gets rendered.
-    choice = choose_kernels(g, board, optimize, algorithm=algorithm, app=app)
+    choice = choose_kernels(g, board, optimize, algorithm=algorithm, app=app,
+                            arena_limit_bytes=arena_limit)
     selection, plan = choice.selection, choice.plan
     if guards:
         from tinydeploy.codegen.guards import guarded_plan

@@ -103,7 +103,8 @@ def run(args: argparse.Namespace) -> int:
     if not args.json:
         stderr.print(f"building the bench app for {board.id} -> {out}")
     build_firmware(args.model, board, "bench", out, emulate=args.emulate, opt=args.opt,
-                   cflags_extra=(f"-DTD_BENCH_RUNS={args.runs}u",), optimize=args.optimize)
+                   cflags_extra=(f"-DTD_BENCH_RUNS={args.runs}u",),
+                   optimize=args.optimize, arena_limit=args.arena_limit)
     r = bench_build(out, args.runs, args.port, args.runner)
     if args.json:
         emit_json(r)

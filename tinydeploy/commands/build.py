@@ -142,7 +142,7 @@ def run(args: argparse.Namespace) -> int:
                      f"{' (emulated)' if args.emulate else ''}, app {args.app} -> {out}")
     r = build_app(args.model, board, args.app, out, emulate=args.emulate,
                   algorithm=args.algorithm, opt=args.opt, stack_bytes=args.stack,
-                  optimize=args.optimize, guards=args.guards)
+                  optimize=args.optimize, arena_limit=args.arena_limit, guards=args.guards)
     if args.json:
         emit_json(result_json(r))
     else:

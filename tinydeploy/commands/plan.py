@@ -57,20 +57,21 @@ def configure(p: argparse.ArgumentParser) -> None:
 
 
 def plan_model(model: Path, board_name: str, app: str = "bench", algorithm: str = "auto",
-               align: int = 16, stack: int | None = None, optimize: str = "balanced"
-               ) -> tuple[dict[str, Any], Any]:
+               align: int = 16, stack: int | None = None, optimize: str = "balanced",
+               arena_limit: int | None = None) -> tuple[dict[str, Any], Any]:
     """Load, select kernels, plan and budget: the report as plain data (JSON-ready) and the
     `Budget`."""
     from tinydeploy.boards import get_board
     from tinydeploy.model.loader import load_tflite
     from tinydeploy.plan.budget import check_constants_fit, compute_budget
-    from tinydeploy.plan.choose import choose_kernels, layers_json
+    from tinydeploy.plan.choose import choose_kernels, estimated_instructions, layers_json
 
     board = get_board(board_name)
     graph = load_tflite(model)
     check_constants_fit(graph, board)
     given_stack = stack
-    choice = choose_kernels(graph, board, optimize, algorithm=algorithm, align=align, app=app)
+    choice = choose_kernels(graph, board, optimize, algorithm=algorithm, align=align, app=app,
+                            arena_limit_bytes=arena_limit)
     selection, gplan = choice.selection, choice.plan
     from tinydeploy.build.firmware import default_stack_bytes, stack_sized_from_bound
 
@@ -87,6 +88,8 @@ def plan_model(model: Path, board_name: str, app: str = "bench", algorithm: str 
     report["selection"] = {"optimize": choice.optimize.value, "fallback": choice.fallback,
                            "reference_arena_bytes": choice.reference_arena_bytes,
                            "arena_limit_bytes": choice.arena_limit_bytes,
+                           "estimated_instructions": estimated_instructions(choice),
+                           "modes": _other_modes(graph, board, choice, algorithm, align, app),
                            "layers": layers_json(choice)}
     if given_stack is not None:
         report["stack_rule"] = "given (--stack)"
@@ -97,6 +100,29 @@ def plan_model(model: Path, board_name: str, app: str = "bench", algorithm: str 
     report["stack_margin"] = (None if budget.stack_reserved is None
                               else budget.stack_reserved - budget.stack_need)
     return report, budget
+
+
+def _other_modes(graph: Any, board: Any, choice: Any, algorithm: str, align: int, app: str
+                 ) -> dict[str, dict[str, Any]]:
+    """What each --optimize mode gives (estimated instructions, arena, flash of the
+    weights), this choice's own included, for the line that lets the user choose."""
+    from tinydeploy.errors import TinydeployError
+    from tinydeploy.plan.budget import weights_bytes
+    from tinydeploy.plan.choose import OPTIMIZE_CHOICES, choose_kernels, estimated_instructions
+
+    out: dict[str, dict[str, Any]] = {}
+    for mode in OPTIMIZE_CHOICES:
+        try:
+            c = (choice if mode == choice.optimize.value and choice.fallback is None
+                 else choose_kernels(graph, board, mode, algorithm=algorithm, align=align,
+                                     app=app))
+        except TinydeployError as e:
+            out[mode] = {"error": e.message}
+            continue
+        out[mode] = {"instructions": estimated_instructions(c),
+                     "arena_bytes": c.plan.arena_bytes,
+                     "weights_bytes": weights_bytes(c.selection), "fallback": c.fallback}
+    return out
 
 
 def plan_report(model: Path, graph: Any, gplan: Any, budget: Any) -> dict[str, Any]:
@@ -166,7 +192,8 @@ def print_selection(sel: dict[str, Any]) -> None:
     title = f"kernels per layer (--optimize {sel['optimize']}"
     title += f"; {sel['fallback']})" if sel.get("fallback") else ")"
     t = Table(title=title, title_justify="left")
-    for col, just in (("#", "right"), ("op", "left"), ("kernel", "left"), ("instr.", "right"),
+    for col, just in (("#", "right"), ("op", "left"), ("kernel", "left"),
+                      ("instr. (est.)", "right"),
                       ("flash", "right"), ("scratch", "right"), ("why not", "left")):
         t.add_column(col, justify=just)  # type: ignore[arg-type]
     for layer in sel["layers"]:
@@ -179,6 +206,20 @@ def print_selection(sel: dict[str, Any]) -> None:
                       f"{a['instructions']:,}", f"{a['const_bytes'] + a['code_bytes']:,}",
                       f"{a['scratch_bytes']:,}", a["passed_over"] or "")
     stdout.print(t)
+    if "estimated_instructions" in sel:
+        stdout.print(f"estimated instructions per inference: {sel['estimated_instructions']:,}"
+                     " (the cost models; `tinydeploy bench` measures them)")
+    modes = sel.get("modes") or {}
+    if modes:
+        parts = []
+        for name, m in modes.items():
+            if "error" in m:
+                parts.append(f"{name}: {m['error']}")
+                continue
+            mark = "*" if name == sel["optimize"] else ""
+            parts.append(f"{mark}{name} {m['instructions']:,} instr. / arena "
+                         f"{m['arena_bytes']:,} B / weights {m['weights_bytes']:,} B")
+        stdout.print("modes (estimates): " + "; ".join(parts))
 
 
 def _print(report: dict[str, Any]) -> None:
@@ -218,8 +259,10 @@ def _print(report: dict[str, Any]) -> None:
     if report.get("selection"):
         print_selection(report["selection"])
         sel = report["selection"]
+        limit = sel.get("arena_limit_bytes")
         stdout.print(f"reference kernels' arena {sel['reference_arena_bytes']:,} B; "
-                     f"--optimize {sel['optimize']} plans none larger (no mode does)")
+                     f"--optimize {sel['optimize']} arena limit "
+                     + (f"{limit:,} B" if limit is not None else "none (host)"))
     bound = ("= lower bound (optimal)" if report["optimal"]
              else f"lower bound {report['lower_bound_bytes']:,}")
     tried = ", ".join(f"{x['algorithm']} {x['arena_bytes']:,}"
@@ -246,7 +289,7 @@ def run(args: argparse.Namespace) -> int:
 
         raise InputDataError(f"--stack {args.stack}: must be between 1 and {1 << 24} bytes")
     report, budget = plan_model(args.model, args.board, args.app, args.algorithm, args.align,
-                                args.stack, args.optimize)
+                                args.stack, args.optimize, args.arena_limit)
     verdict = None
     if args.app == "kws" and budget.fits:
         verdict = _realtime(args)

@@ -59,7 +59,8 @@ def run(args: argparse.Namespace) -> int:
     if not args.json:
         stderr.print(f"building the validate app for {board.id} -> {out}")
     built = build_firmware(args.model, board, "validate", out, emulate=args.emulate,
-                           graph=graph, optimize=args.optimize, guards=args.guards)
+                           graph=graph, optimize=args.optimize, guards=args.guards,
+                           arena_limit=args.arena_limit)
     fw = Firmware.from_build_dir(out)
     with connect(fw, port=args.port, runner=args.runner) as conn:
         if conn.info.info.model_sha256 != graph.sha256:

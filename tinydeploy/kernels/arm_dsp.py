@@ -209,8 +209,10 @@ GEMM_STACK_BYTES = GEMM_ROWS * 8 * PW_STACK_DEPTH // 4   # twin of TD_GEMM_STACK
 POINTWISE_C_COST = (1.0, 17.8)
 # ... and its im2col path: per byte of a receptive field and per pixel beyond the product,
 # fitted on ResNet's 3x3x16 -> 32 (1,483,480 measured, 1,518,080 estimated) and 3x3x32 -> 32
-# (2,756,520; 2,813,440) layers and VWW's first layer (3x3x3 -> 8: 1,880,040; 1,718,784)
-IM2COL_COST = (3.0, 300.0)
+# (2,756,520; 2,813,440) layers, VWW's first layer (3x3x3 -> 8: 1,880,040) and
+# person_detect's first (a one-channel depthwise 3x3 -> 8 taken as this convolution:
+# 1,412,774); per pixel refitted on the last two, where the walk dominates
+IM2COL_COST = (3.0, 372.0)
 
 
 def pointwise_instructions(call: KernelCall, depth: int | None = None,
@@ -266,6 +268,13 @@ def _conv_prepare(graph: Graph, op: Operator) -> KernelCall:
     fh, fw, c, pointwise = _conv_shape(call)
     dsp = as_dsp_gemm_call(call, "td_conv2d_s8_dsp", fh * fw * c,
                            conv_scratch_bytes(fh, fw, c, pointwise))
+    return replace(dsp, instructions=conv_dsp_instructions(dsp))
+
+
+def conv_dsp_instructions(call: KernelCall) -> int:
+    """td_conv2d_s8_dsp's cost model (`POINTWISE_C_COST`, `IM2COL_COST`) for ``call``."""
+    fh, fw, c, pointwise = _conv_shape(call)
+    dsp = call
     pixels = output_pixels(call)
     computed = -(-pixels // GEMM_ROWS_IM2COL) * GEMM_ROWS_IM2COL
     per_mac, per_out = POINTWISE_C_COST
@@ -274,7 +283,7 @@ def _conv_prepare(graph: Graph, op: Operator) -> KernelCall:
     if not pointwise:   # the im2col copy and its widening, and the walk per pixel
         per_byte, per_pixel = IM2COL_COST
         cost += pixels * (fh * fw * c * per_byte + per_pixel)
-    return replace(dsp, instructions=int(round(cost)))
+    return int(round(cost))
 
 
 def _conv_1x1_back_prepare(graph: Graph, op: Operator) -> KernelCall:
@@ -336,6 +345,9 @@ def conv_frame_accepts(graph: Graph, op: Operator) -> str | None:
 # wake-word 24x128 -> 128 layer (three rows: 518,120 measured, 520,212 estimated) and ResNet's
 # 32x32x16 3x3 -> 16 layers (one row: 5,921,800)
 FRAME_PER_OUTPUT, FRAME_PER_IM2COL_BYTE = 20.0, 5.9
+# ... and per call beyond `choose.CALL_INSTRUCTIONS` (the rows' set-up): person_detect's
+# 256 -> 2 classifier, one pixel, measured 1,732 for 1,064 + 250 without it
+FRAME_PER_CALL = 420
 
 
 def few_rows_cost(call: KernelCall, depth: int, rows: int, per_output: float
@@ -357,7 +369,7 @@ def _conv_frame_prepare(graph: Graph, op: Operator) -> KernelCall:
                                    FRAME_PER_OUTPUT)
     if not pointwise:
         cost += output_pixels(call) * depth * FRAME_PER_IM2COL_BYTE
-    return replace(dsp, instructions=int(round(cost)))
+    return replace(dsp, instructions=int(round(cost + FRAME_PER_CALL)))
 
 
 def conv_frame_order(call: KernelCall) -> AccessOrder:
@@ -728,7 +740,8 @@ def dw_as_conv_call(call: KernelCall) -> KernelCall:
 def _dw_as_conv_prepare(graph: Graph, op: Operator) -> KernelCall:
     conv = dw_as_conv_call(DWCONV2D_S8_REF.prepare(graph, op))
     fh, fw = int(conv.param("filter_h")), int(conv.param("filter_w"))
-    return as_dsp_gemm_call(conv, "td_conv2d_s8_dsp", fh * fw, conv_scratch_bytes(fh, fw, 1))
+    dsp = as_dsp_gemm_call(conv, "td_conv2d_s8_dsp", fh * fw, conv_scratch_bytes(fh, fw, 1))
+    return replace(dsp, instructions=conv_dsp_instructions(dsp))
 
 
 # The matrix-product form (faster, scratch of a few kernel sizes): below the scratch-free
@@ -772,7 +785,16 @@ def _dw_c1_prepare(graph: Graph, op: Operator) -> KernelCall:
     kh, kw = int(call.param("filter_h")), int(call.param("filter_w"))
     taps = call.const("filter").values.astype(np.int8).reshape(kh, kw, m)
     rows = np.ascontiguousarray(taps.reshape(-1, m).T)          # [M][kh * kw]
-    return as_dsp_call(call, "td_dwconv2d_c1_s8_dsp", rows, 0, group_c1_taps(taps))
+    dsp = as_dsp_call(call, "td_dwconv2d_c1_s8_dsp", rows, 0, group_c1_taps(taps))
+    per_mac, per_pixel = DW_C1_COST
+    return replace(dsp, instructions=int(round(output_pixels(call) * (m * kh * kw * per_mac
+                                                                      + per_pixel))))
+
+
+# td_dwconv2d_c1_s8_dsp per MAC and per output pixel (all M channels): fitted on
+# micro_speech's 10x8/2 x8 layer (~0.9 M of its 939,760) and person_detect's 3x3/2 x8 on
+# 96x96 (2,161,083 measured), where a flat 2.9 per MAC was 4.5x low
+DW_C1_COST = (1.62, 822.0)
 
 
 DWCONV2D_C1_S8_DSP = register(KernelVariant(
@@ -863,9 +885,14 @@ def _avgpool_global_accepts(graph: Graph, op: Operator) -> str | None:
 def _avgpool_global_prepare(graph: Graph, op: Operator) -> KernelCall:
     call = AVGPOOL2D_S8_REF.prepare(graph, op)
     pixels = int(call.param("in_h")) * int(call.param("in_w"))
+    inputs = pixels * int(call.param("channels")) * int(call.param("batches"))
     return replace(call, symbol="td_avgpool2d_global_s8_dsp",
-                   instructions=pixels * int(call.param("channels")) * int(
-                       call.param("batches")))
+                   instructions=round(inputs * AVGPOOL_GLOBAL_PER_INPUT))
+
+
+# td_avgpool2d_global_s8_dsp per input element, the per-call cost (`choose.CALL_INSTRUCTIONS`)
+# apart: person_detect's 3x3x256 pool measured 9,554
+AVGPOOL_GLOBAL_PER_INPUT = 3.9
 
 
 AVGPOOL2D_GLOBAL_S8_DSP = register(KernelVariant(

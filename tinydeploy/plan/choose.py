@@ -57,7 +57,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from tinydeploy.errors import UnsupportedError
+from tinydeploy.errors import BudgetError, UnsupportedError
 from tinydeploy.kernels.access import AccessOrder, tolerated_shifts
 from tinydeploy.kernels.registry import (
     KernelChoice,
@@ -93,6 +93,10 @@ PER_OUTPUT: dict[str, float] = {"ref": 40.0, "dsp": 30.0, "mve": 12.0, "alias": 
 # (pooling, elementwise) cost; the reference average pool reads ~12 instructions per input
 # element on the Cortex-M4 (DS-CNN: 98,400 for 8,000 inputs, QEMU icount)
 PER_INPUT: dict[str, float] = {"ref": 12.0, "opt": 6.0, "dsp": 3.0, "mve": 1.0, "alias": 0.0}
+# ... and per call of any kernel: the parameter struct, the loop set-up and the per-op counter
+# of the bench app, which the per-MAC models leave out (person_detect's 2-class SOFTMAX:
+# 357 measured with the table, 994 computing the exp, for 104 and 632 without it)
+CALL_INSTRUCTIONS = 250
 
 
 class Optimize(enum.Enum):
@@ -167,6 +171,7 @@ def variant_cost(graph: Graph, op: Operator, variant: KernelVariant, call: Any) 
         instructions = round(op_macs(graph, op) * PER_MAC.get(variant.impl, PER_MAC["ref"])
                              + outputs * PER_OUTPUT.get(variant.impl, PER_OUTPUT["ref"])
                              + inputs * PER_INPUT.get(variant.impl, PER_INPUT["ref"]))
+    instructions += CALL_INSTRUCTIONS
     if variant.impl == "dsp" and variant.op in KERNEL_CODE_DSP:
         code = KERNEL_CODE_DSP[variant.op]
     else:
@@ -252,14 +257,34 @@ def _allowed(mode: Optimize, cands: Sequence[tuple[KernelVariant, Any, VariantCo
 # least this many estimated instructions saved per inference (module docstring)
 BALANCED_INSTRUCTIONS_PER_BYTE = 8
 # the search plans at most this many selections before it repairs the cheapest one instead
-SEARCH_PLANS = 48
+SEARCH_PLANS = 320
 
 
-def arena_limit(mode: Optimize, reference_arena: int) -> int:
-    """The largest arena ``mode`` may plan: the reference kernels' plan R, in every mode
-    (``mode`` is taken so that a caller need not know that)."""
-    del mode
+def arena_limit(mode: Optimize, reference_arena: int, board_room: int | None = None,
+                explicit: int | None = None) -> int | None:
+    """The largest arena ``mode`` may plan: ``explicit`` (``--arena-limit``) when given;
+    else for ``speed`` the board's room (`board_arena_room`: its RAM less the stack reserve,
+    the application's buffers and static data; None on the host: no limit); else the
+    reference kernels' plan R."""
+    if explicit is not None:
+        return explicit
+    if mode is Optimize.SPEED:
+        return board_room
     return reference_arena
+
+
+def board_arena_room(graph: Graph, board: Any, selection: Selection, app: str) -> int | None:
+    """The largest arena ``board``'s RAM leaves room for next to ``selection``'s stack
+    reserve (the estimated bound plus its margin, as the build reserves it), ``app``'s
+    buffers and the static data; None for the host (no RAM to fit)."""
+    if board is None or getattr(board, "family", "host") == "host":
+        return None
+    from tinydeploy.plan.budget import compute_budget, sized_stack_reserve, stack_estimate
+
+    budget = compute_budget(selection, 0, board, app,
+                            input_bytes=sum(t.nbytes for t in graph.inputs),
+                            stack_reserved=sized_stack_reserve(stack_estimate(selection, app)))
+    return max(0, budget.ram.available - budget.ram.total)
 
 
 def reference_plan(graph: Graph, algorithm: str = "auto", align: int = 16) -> GraphPlan:
@@ -548,10 +573,13 @@ def cheapest_fitting(costs: Sequence[Sequence[tuple[int, ...]]],
 
 
 def choose_kernels(graph: Graph, board: Any, optimize: Optimize | str = Optimize.BALANCED,
-                   *, algorithm: str = "auto", align: int = 16, app: str = "bench"
-                   ) -> Choice:
-    """Select and plan for ``optimize`` (see the module docstring for the rules)."""
+                   *, algorithm: str = "auto", align: int = 16, app: str = "bench",
+                   arena_limit_bytes: int | None = None) -> Choice:
+    """Select and plan for ``optimize`` (see the module docstring for the rules);
+    ``arena_limit_bytes`` (``--arena-limit``) replaces the mode's arena limit."""
     mode = Optimize(optimize)
+    if arena_limit_bytes is not None and arena_limit_bytes < 1:
+        raise BudgetError(f"--arena-limit {arena_limit_bytes}: must be a positive byte count")
     features: frozenset[str] = frozenset(getattr(board, "features", frozenset()) or ())
     ops = graph.operators
     cands = []
@@ -562,7 +590,6 @@ def choose_kernels(graph: Graph, board: Any, optimize: Optimize | str = Optimize
             raise UnsupportedError(f"op {op.index} ({op.type_name}): no kernel")
         cands.append(found_here)
     ref = reference_plan(graph, algorithm, align)
-    bound = arena_limit(mode, ref.arena_bytes)
     allowed, reasons = [], []
     for cand in cands:
         lst, why = _allowed(mode, cand)
@@ -572,6 +599,11 @@ def choose_kernels(graph: Graph, board: Any, optimize: Optimize | str = Optimize
     plans = 1
     sel = Selection(tuple(KernelChoice(k, cands[k][i][0], cands[k][i][1])
                           for k, i in enumerate(picks)))
+    # speed: the room the board's RAM leaves next to this selection's stack reserve and the
+    # application (`_fit_or_fall_back` checks the final selection's whole budget)
+    room = (board_arena_room(graph, board, sel, app)
+            if mode is Optimize.SPEED and arena_limit_bytes is None else None)
+    bound = arena_limit(mode, ref.arena_bytes, room, arena_limit_bytes)
     gp = plan_graph(graph, sel, None, algorithm, align)
     exact = True
     if bound is not None and gp.arena_bytes > bound:
@@ -609,6 +641,10 @@ def choose_kernels(graph: Graph, board: Any, optimize: Optimize | str = Optimize
         layers.append(LayerChoice(k, op.type_name, chosen, tuple(
             (c, None if j == i else why.get(v.symbol)) for j, (v, _, c) in
             enumerate(cands[k]))))
+    if arena_limit_bytes is not None and gp.arena_bytes > arena_limit_bytes:
+        raise BudgetError(f"--arena-limit {arena_limit_bytes:,} B: the smallest arena found "
+                          f"for this model is {gp.arena_bytes:,} B",
+                          hint=f"the reference kernels' plan needs {ref.arena_bytes:,} B")
     choice = Choice(mode, gp.selection or sel, gp, ref.arena_bytes, tuple(layers), bound,
                     plans=plans)
     return _fit_or_fall_back(graph, board, choice, algorithm, align, app)
@@ -662,10 +698,14 @@ def _fit_or_fall_back(graph: Graph, board: Any, choice: Choice, algorithm: str, 
                       app: str) -> Choice:
     if board is None or getattr(board, "family", "host") == "host":
         return choice
-    from tinydeploy.plan.budget import compute_budget
+    from tinydeploy.plan.budget import compute_budget, sized_stack_reserve, stack_estimate
 
+    # speed fills the RAM up to the stack reserve the build will make: count the reserve
+    reserve = (sized_stack_reserve(stack_estimate(choice.selection, app))
+               if choice.optimize is Optimize.SPEED else None)
     budget = compute_budget(choice.selection, choice.plan.arena_bytes, board, app,
-                            input_bytes=sum(t.nbytes for t in graph.inputs))
+                            input_bytes=sum(t.nbytes for t in graph.inputs),
+                            stack_reserved=reserve)
     nxt = {Optimize.SPEED: Optimize.BALANCED, Optimize.BALANCED: Optimize.SIZE}.get(
         choice.optimize)
     if budget.fits or nxt is None:
@@ -677,10 +717,22 @@ def _fit_or_fall_back(graph: Graph, board: Any, choice: Choice, algorithm: str, 
 
 
 def layers_json(choice: Choice) -> list[dict[str, Any]]:
-    """Per layer: the chosen variant and what each alternative would cost."""
+    """Per layer: the chosen variant and every alternative (the chosen one included, marked
+    ``chosen``) with its estimated instructions, flash, scratch and the reason it was passed
+    over (None for the chosen one)."""
     return [{"op_index": lc.op_index, "type": lc.op_type, "chosen": lc.chosen,
-             "alternatives": [{"symbol": c.symbol, "impl": c.impl,
-                               "instructions": c.instructions, "const_bytes": c.const_bytes,
-                               "code_bytes": c.code_bytes, "scratch_bytes": c.scratch_bytes,
+             "alternatives": [{"symbol": lc.chosen if why is None else c.symbol,
+                               "impl": c.impl, "chosen": why is None,
+                               "instructions": c.instructions,
+                               "instructions_estimated": True,
+                               "const_bytes": c.const_bytes, "code_bytes": c.code_bytes,
+                               "flash_bytes": c.flash_bytes,
+                               "scratch_bytes": c.scratch_bytes,
                                "passed_over": why} for c, why in lc.alternatives]}
             for lc in choice.layers]
+
+
+def estimated_instructions(choice: Choice) -> int:
+    """The chosen variants' estimated instructions per inference, summed over the ops."""
+    return sum(c.instructions for lc in choice.layers for c, why in lc.alternatives
+               if why is None)
