@@ -257,7 +257,7 @@ def _allowed(mode: Optimize, cands: Sequence[tuple[KernelVariant, Any, VariantCo
 # least this many estimated instructions saved per inference (module docstring)
 BALANCED_INSTRUCTIONS_PER_BYTE = 8
 # the search plans at most this many selections before it repairs the cheapest one instead
-SEARCH_PLANS = 320
+SEARCH_PLANS = 24
 
 
 def arena_limit(mode: Optimize, reference_arena: int, board_room: int | None = None,
@@ -412,6 +412,13 @@ def _undominated(graph: Graph, op: Operator,
             si, sj = shifts[i], shifts[j]
             if si is not None and sj is not None and (sj[0] < si[0] or sj[1] > si[1]):
                 continue
+            # two access orders with the same tightest lead and trail may still differ in
+            # between (the shifts that put an output at either end of an in-place chain):
+            # only the same order, or a twin's, is known to be no worse
+            vi, vj = cands[i][0], cands[j][0]
+            if (vi.access is not None and vi.access is not vj.access
+                    and vi.symbol not in vj.twins):
+                continue
             dominated = True
             break
         if not dominated:
@@ -523,14 +530,24 @@ def search_selection(graph: Graph, cands: Sequence[Sequence[tuple[KernelVariant,
         lists.append(keep or [i for i in idx if cands[k][i][0].impl == "ref"] or list(idx))
     costs = [[_cost(mode, cands[k][i][2]) for i in lst] for k, lst in enumerate(lists)]
     found: dict[tuple[int, ...], GraphPlan] = {}
+    # the buffers a selection gives depend on each op's variant only through its layout
+    # (`_layout_key`): a layout that did not fit does not fit with other kernels of the same
+    # layout, and is not planned again (the selections visited cost more and more)
+    keys = [[_layout_key(cands[k][i]) for i in lst] for k, lst in enumerate(lists)]
+    failed: set[tuple[Any, ...]] = set()
 
-    def fits(vec: tuple[int, ...], trial: int) -> bool:
+    def fits(vec: tuple[int, ...], trial: int) -> bool | None:
+        layout = tuple(keys[k][j] for k, j in enumerate(vec))
+        if layout in failed:
+            return None
         sel = Selection(tuple(KernelChoice(k, cands[k][lists[k][j]][0],
                                            cands[k][lists[k][j]][1])
                               for k, j in enumerate(vec)))
         gp = plan_within(graph, sel, bound, algorithm, align, exact=trial < EXACT_TRIALS)
         if gp is not None:
             found[vec] = gp
+        else:
+            failed.add(layout)
         return gp is not None
 
     vec, plans = cheapest_fitting(costs, fits, max_plans)
@@ -539,12 +556,22 @@ def search_selection(graph: Graph, cands: Sequence[Sequence[tuple[KernelVariant,
     return SearchResult(tuple(lists[k][j] for k, j in enumerate(vec)), found[vec], plans, True)
 
 
+def _layout_key(cand: tuple[KernelVariant, Any, VariantCost]) -> tuple[Any, ...]:
+    """What of a candidate the arena buffers depend on: its access order (the variant's own,
+    when it declares one: an order may read the call's parameters), twins, in-place and alias
+    flags and scratch bytes."""
+    v, _, c = cand
+    return (v.symbol if v.access is not None else None, v.twins, v.inplace, v.alias,
+            c.scratch_bytes)
+
+
 def cheapest_fitting(costs: Sequence[Sequence[tuple[int, ...]]],
-                     fits: Callable[[tuple[int, ...], int], bool], max_trials: int
+                     fits: Callable[[tuple[int, ...], int], bool | None], max_trials: int
                      ) -> tuple[tuple[int, ...] | None, int]:
     """The index vector (one index per op into its candidate list, each list sorted by
     non-decreasing cost) of least total cost for which ``fits(vector, trial number)`` holds,
-    and the number of trials; None after ``max_trials`` failed ones.
+    and the number of trials; None after ``max_trials`` failed ones. ``fits`` may answer
+    None: known not to fit without a trial (not counted).
 
     Best first: a heap of vectors by total cost (cost tuples add element-wise and compare
     lexicographically; ties by the vector); a popped vector's successors raise one index at
@@ -562,7 +589,8 @@ def cheapest_fitting(costs: Sequence[Sequence[tuple[int, ...]]],
     while heap and trials < max_trials:
         _, vec, last = heapq.heappop(heap)
         ok = fits(vec, trials)
-        trials += 1
+        if ok is not None:
+            trials += 1
         if ok:
             return vec, trials
         for p in range(last, n):
@@ -619,8 +647,11 @@ def choose_kernels(graph: Graph, board: Any, optimize: Optimize | str = Optimize
             if gp.arena_bytes > bound:   # the exact search's own time limit stopped it early
                 gp = found.plan
         else:
-            sel, gp, picks = _demote_to_reference(graph, cands, sel, picks, bound, algorithm,
-                                                  align)
+            sel, gp, picks = _demote_to_reference(graph, cands, sel, picks, bound,
+                                                  algorithm, align)
+            sel, gp, picks, tried = _improve(graph, cands, allowed, picks, mode, bound,
+                                             algorithm, align, sel, gp)
+            plans += tried
     layers = []
     for k, op in enumerate(ops):
         i = picks[k]
@@ -663,27 +694,46 @@ def _demote_to_reference(graph: Graph, cands: list[Any], sel: Selection, picks: 
     picks = list(picks)
     fitted = plan_within(graph, sel, bound, algorithm, align)
     while fitted is None:
-        arena_now = plan_graph(graph, Selection(tuple(choices)), None, "greedy-size",
-                               align).arena_bytes
-        trials = []
+        arena_now = _greedy_arena(graph, Selection(tuple(choices)), align)
+        options = []
         for k, ch in enumerate(choices):
             if ch.variant.impl == "ref" or ch.variant.alias:
                 continue
             now = cands[k][picks[k]][2]
-            for j, (v, call, c) in enumerate(cands[k]):
-                if j == picks[k]:
+            layouts = {_layout_key(cands[k][picks[k]])}
+            for j, (_, _, c) in sorted(enumerate(cands[k]),
+                                       key=lambda e: (e[1][2].instructions, e[0])):
+                # a candidate of a layout already tried here (cheaper first) gives the same
+                # arena
+                if j == picks[k] or _layout_key(cands[k][j]) in layouts:
                     continue
-                trial = list(choices)
-                trial[k] = KernelChoice(k, v, call)
-                arena = plan_graph(graph, Selection(tuple(trial)), None, "greedy-size",
-                                   align).arena_bytes
-                trials.append((arena < arena_now, c.instructions - now.instructions, arena,
-                               k, j))
-        if not trials:
+                layouts.add(_layout_key(cands[k][j]))
+                options.append((c.instructions - now.instructions, k, j))
+        if not options:
             break
-        shrinking = [t for t in trials if t[0]]
-        _, _, _, k, j = (min(shrinking, key=lambda t: (t[1], t[2], t[3], t[4])) if shrinking
-                         else min(trials, key=lambda t: (t[2], t[3], t[4])))
+        # fewest added instructions first: the first delta with a shrinking trial decides
+        # (ties: the smaller arena, then the op and candidate); no trial with a larger
+        # delta is laid out
+        options.sort()
+        arenas: dict[tuple[int, int], int] = {}
+
+        def arena_of(k: int, j: int, arenas: dict[tuple[int, int], int] = arenas) -> int:
+            if (k, j) not in arenas:
+                trial = list(choices)
+                trial[k] = KernelChoice(k, cands[k][j][0], cands[k][j][1])
+                arenas[(k, j)] = _greedy_arena(graph, Selection(tuple(trial)), align)
+            return arenas[(k, j)]
+
+        best = None
+        for delta in sorted({d for d, _, _ in options}):
+            same = [(arena_of(k, j), k, j) for d, k, j in options if d == delta]
+            shrinking = [t for t in same if t[0] < arena_now]
+            if shrinking:
+                best = min(shrinking)
+                break
+        if best is None:
+            best = min((arena_of(k, j), k, j) for _, k, j in options)
+        _, k, j = best
         choices[k] = KernelChoice(k, cands[k][j][0], cands[k][j][1])
         picks[k] = j
         sel = Selection(tuple(choices))
@@ -692,6 +742,69 @@ def _demote_to_reference(graph: Graph, cands: list[Any], sel: Selection, picks: 
     if fitted is not None and fitted.arena_bytes < gp.arena_bytes:
         gp = fitted
     return sel, gp, picks
+
+
+def _greedy_arena(graph: Graph, selection: Selection, align: int) -> int:
+    """The repair's measure of a trial: the greedy layout of the buffers with every safe
+    overlap taken (what `plan_graph` tries first, without the proof: only the selection
+    the repair ends with is planned and proved)."""
+    return plan_arena(graph_buffers(graph, selection, align).buffers,
+                      algorithm="greedy-size").arena_bytes
+
+
+def _reference_picks(cands: Sequence[Sequence[tuple[KernelVariant, Any, VariantCost]]],
+                     ref: GraphPlan) -> list[int] | None:
+    """Per op, the index of the reference plan's variant (or its twin) among ``cands``;
+    None when one is not there."""
+    if ref.selection is None:
+        return None
+    out = []
+    for k, ch in enumerate(ref.selection.choices):
+        name = ch.variant.symbol
+        hit = [i for i, (v, _, _) in enumerate(cands[k]) if name == v.symbol
+               or name in v.twins]
+        if not hit:
+            return None
+        out.append(hit[0])
+    return out
+
+
+def _improve(graph: Graph, cands: list[Any], allowed: Sequence[Sequence[int]],
+             picks: list[int], mode: Optimize, bound: int, algorithm: str, align: int,
+             sel: Selection, gp: GraphPlan) -> tuple[Selection, GraphPlan, list[int], int]:
+    """After the repair: put back, one op at a time, the allowed candidate that saves the
+    most (`_cost`) while the selection still fits ``bound`` (`plan_within`, greedy layouts
+    and the bounded exact search), until no single change fits. The repair demotes by what
+    a change adds, so it can give up a fast kernel that another op's demotion made room
+    for. Returns the selection, its plan, the picks and the plans tried."""
+    picks = list(picks)
+    tried = 0
+    # a change that did not fit is not tried again after others (they only take room)
+    rejected: set[tuple[int, int]] = set()
+    while True:
+        now = [_cost(mode, cands[k][picks[k]][2]) for k in range(len(picks))]
+        options = sorted(
+            (tuple(a - b for a, b in zip(_cost(mode, cands[k][j][2]), now[k], strict=True)),
+             k, j)
+            for k, lst in enumerate(allowed) for j in lst
+            if j != picks[k] and _cost(mode, cands[k][j][2]) < now[k])
+        for _, k, j in options:
+            trial = picks[:k] + [j] + picks[k + 1:]
+            if (k, j) in rejected:
+                continue
+            tried += 1
+            cand = Selection(tuple(KernelChoice(i, cands[i][p][0], cands[i][p][1])
+                                   for i, p in enumerate(trial)))
+            fitted = plan_within(graph, cand, bound, algorithm, align, exact=False)
+            if fitted is None:
+                rejected.add((k, j))
+                continue
+            picks, sel, gp = trial, cand, fitted
+            break
+        else:
+            break
+    final = plan_graph(graph, sel, None, algorithm, align)
+    return sel, (final if final.arena_bytes <= gp.arena_bytes else gp), picks, tried
 
 
 def _fit_or_fall_back(graph: Graph, board: Any, choice: Choice, algorithm: str, align: int,
