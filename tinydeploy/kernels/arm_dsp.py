@@ -613,13 +613,22 @@ DW3L_COST = (224.6, 60.4, 16.2, 29.8)
 DW3X3_COST = (38.5, 100.0)
 
 
+# ... and per output when the activation clamps inside int8 (a fused ReLU6: the clamped
+# requantization instead of the saturating store), fitted on the residual test model's
+# 12x12x8 layer (act_max 9: 42,120 measured, 26,508 without it)
+DW3L_CLAMP_PER_OUTPUT = 13.6
+
+
 def dw3l_instructions(call: KernelCall) -> int:
-    """The lines kernel's estimated instructions for ``call`` (`DW3L_COST`)."""
+    """The lines kernel's estimated instructions for ``call`` (`DW3L_COST`,
+    `DW3L_CLAMP_PER_OUTPUT`)."""
     fixed, per_line, per_out1, per_out2 = DW3L_COST
     rows, out_a, _ = dw3l_lines(call)
     out_x = int(call.param("out_h")) if rows else int(call.param("out_w"))
     s_a = int(call.param("stride_w")) if rows else int(call.param("stride_h"))
     per_channel = fixed + per_line * out_x + (per_out1 if s_a == 1 else per_out2) * out_a * out_x
+    if (int(call.param("act_min")), int(call.param("act_max"))) != (-128, 127):
+        per_channel += DW3L_CLAMP_PER_OUTPUT * out_a * out_x
     return int(round(per_channel * int(call.param("in_c")) * int(call.param("batches"))))
 
 
@@ -665,7 +674,7 @@ def _dw3x3_lines_prepare(graph: Graph, op: Operator) -> KernelCall:
     c = int(call.param("in_c"))
     taps = call.const("filter").values.astype(np.int8).reshape(9, c)
     dsp = as_dsp_call(call, "td_dwconv2d_3x3_lines_s8_dsp", taps.T, 0)
-    return replace(dsp, instructions=dw3l_instructions(call))
+    return replace(dsp, instructions=dw3l_instructions(dsp))
 
 
 # One channel at a time through widened lines on the stack (any channel count, strides 1 or
@@ -826,6 +835,7 @@ def _fc_prepare(graph: Graph, op: Operator) -> KernelCall:
     assert call.param("filter_offset") == 0
     depth = int(call.param("accum_depth"))
     dsp = as_dsp_gemm_call(call, "td_fully_connected_s8_dsp", depth, 0)
+    dsp = replace(dsp, instructions=fc_instructions(dsp))
     if not any(c.name == "bias" for c in dsp.consts):
         return fc_interleaved(dsp)
     # With a bias, the input offset is folded into it (the same bytes): the kernel's
@@ -836,6 +846,22 @@ def _fc_prepare(graph: Graph, op: Operator) -> KernelCall:
                    for c in dsp.consts)
     params = tuple((k, 0 if k == "input_offset" else v) for k, v in dsp.params)
     return fc_interleaved(replace(dsp, consts=consts, params=params))
+
+
+# td_fully_connected_s8_dsp: per MAC, per output, per output row outside the groups of four
+# (out_c % 4, one at a time) and per call beyond `choose.CALL_INSTRUCTIONS`, fitted on the
+# test models' layers (mlp 20 -> 32: 2,560 measured, 32 -> 16: 1,640, 16 -> 4: 400; the
+# DS-CNN's 64 -> 12: 1,880, the small one's 16 -> 12: 960; residual's 16 -> 5: 600)
+FC_COST = (1.594, 44.3, 130.0, -129.0)
+
+
+def fc_instructions(call: KernelCall) -> int:
+    """The dsp FC's estimate (`FC_COST`) for ``call``."""
+    per_mac, per_out, per_left, fixed = FC_COST
+    depth, oc = int(call.param("accum_depth")), int(call.param("out_c"))
+    batches = int(call.param("batches"))
+    return max(0, int(round(batches * (oc * (depth * per_mac + per_out) + (oc % 4) * per_left)
+                            + fixed)))
 
 
 def interleave_fc_rows(rows: np.ndarray) -> np.ndarray:
@@ -885,14 +911,17 @@ def _avgpool_global_accepts(graph: Graph, op: Operator) -> str | None:
 def _avgpool_global_prepare(graph: Graph, op: Operator) -> KernelCall:
     call = AVGPOOL2D_S8_REF.prepare(graph, op)
     pixels = int(call.param("in_h")) * int(call.param("in_w"))
-    inputs = pixels * int(call.param("channels")) * int(call.param("batches"))
+    channels = int(call.param("channels")) * int(call.param("batches"))
+    per_input, per_channel, fixed = AVGPOOL_GLOBAL_COST
     return replace(call, symbol="td_avgpool2d_global_s8_dsp",
-                   instructions=round(inputs * AVGPOOL_GLOBAL_PER_INPUT))
+                   instructions=max(0, round(pixels * channels * per_input
+                                             + channels * per_channel + fixed)))
 
 
-# td_avgpool2d_global_s8_dsp per input element, the per-call cost (`choose.CALL_INSTRUCTIONS`)
-# apart: person_detect's 3x3x256 pool measured 9,554
-AVGPOOL_GLOBAL_PER_INPUT = 3.9
+# td_avgpool2d_global_s8_dsp per input element, per channel (its division) and per call
+# beyond `choose.CALL_INSTRUCTIONS`, fitted on the DS-CNN's 25x5x64 pool (15,440 measured),
+# the small DS-CNN's 25x5x16 (3,920) and person_detect's 3x3x256 (9,554)
+AVGPOOL_GLOBAL_COST = (1.75, 21.3, -170.0)
 
 
 AVGPOOL2D_GLOBAL_S8_DSP = register(KernelVariant(
