@@ -11,7 +11,8 @@ application, run it on the emulated board (instructions per op under ``-icount``
 each op's measured count beside the estimate the selector compared kernels by. Prints one
 line per model and mode (the worst op, the totals, the selection's time), then the worst op
 of all; exit status 1 when an op's estimate is off by more than ``--tolerance`` of its
-measurement (aliases, which run no code, are skipped). The default test run checks the small
+measurement (aliases, which run no code, are skipped; an op measured below `SMALL_OP`
+instructions may instead be off by `SMALL_OP_SLACK`). The default test run checks the small
 test models the same way (tests/test_cost_models.py); this script is the full sweep.
 """
 
@@ -30,6 +31,12 @@ ROOT = Path(__file__).resolve().parent.parent
 TEST_MODELS = (*sorted((ROOT / "tests" / "fixtures").glob("*.tflite")),
                ROOT / "models" / "kws" / "dscnn_int8.tflite")
 TOLERANCE = 0.15
+# ops measured below SMALL_OP instructions (a classifier's SOFTMAX, a 32 -> 3 FC: well under
+# 0.1 % of a model) may instead be off by SMALL_OP_SLACK instructions: their cost is mostly
+# the call and, for the computed-exp SOFTMAX, depends on the data (243 to 329 instructions
+# per class measured on different inputs)
+SMALL_OP = 5_000
+SMALL_OP_SLACK = 600
 
 
 @dataclass(frozen=True)
@@ -46,6 +53,12 @@ class OpCheck:
     @property
     def error(self) -> float:
         return self.estimated / self.measured - 1.0 if self.measured else 0.0
+
+    def within(self, tolerance: float) -> bool:
+        """Within ``tolerance`` of the measurement, or of `SMALL_OP_SLACK` for a small op."""
+        if abs(self.error) <= tolerance:
+            return True
+        return self.measured < SMALL_OP and abs(self.estimated - self.measured) <= SMALL_OP_SLACK
 
 
 def select_seconds(model: Path, board_id: str, optimize: str, repeats: int = 1) -> float:
@@ -114,9 +127,9 @@ def main(argv: list[str] | None = None) -> int:
             for mode in modes:
                 seconds = select_seconds(model, args.board, mode)
                 checks, r = check_costs(model, args.board, mode, Path(tmp))
-                bad = [c for c in checks if abs(c.error) > args.tolerance]
+                bad = [c for c in checks if not c.within(args.tolerance)]
                 failed += len(bad)
-                w = max(checks, key=lambda c: abs(c.error))
+                w = max(checks, key=lambda c: (not c.within(args.tolerance), abs(c.error)))
                 if worst is None or abs(w.error) > abs(worst[2].error):
                     worst = (abs(w.error), f"{model.name} {mode}", w)
                 est = sum(c.estimated for c in checks)

@@ -283,7 +283,16 @@ def conv_dsp_instructions(call: KernelCall) -> int:
     if not pointwise:   # the im2col copy and its widening, and the walk per pixel
         per_byte, per_pixel = IM2COL_COST
         cost += pixels * (fh * fw * c * per_byte + per_pixel)
+    if not int(call.param("requant_form")):
+        cost += pixels * int(call.param("out_c")) * GENERAL_REQUANT_PER_OUTPUT
     return int(round(cost))
+
+
+# td_gemm_out_general's extra cost per output where the rounding form is not proven
+# (requant_form 0), fitted on MLPerf VWW's pointwise layers (6x6x128 -> 128: 892,360 measured
+# against 672,096 without it; 12x12x64 -> 64: 1,204,040; td_conv2d_frame_s8_dsp's 3x3x128 ->
+# 256: 491,120)
+GENERAL_REQUANT_PER_OUTPUT = 48.0
 
 
 def _conv_1x1_back_prepare(graph: Graph, op: Operator) -> KernelCall:
@@ -369,6 +378,8 @@ def _conv_frame_prepare(graph: Graph, op: Operator) -> KernelCall:
                                    FRAME_PER_OUTPUT)
     if not pointwise:
         cost += output_pixels(call) * depth * FRAME_PER_IM2COL_BYTE
+    if not int(dsp.param("requant_form")):
+        cost += output_pixels(call) * int(call.param("out_c")) * GENERAL_REQUANT_PER_OUTPUT
     return replace(dsp, instructions=int(round(cost + FRAME_PER_CALL)))
 
 
@@ -471,6 +482,8 @@ def _conv_window_frame_prepare(graph: Graph, op: Operator) -> KernelCall:
     cost, computed = few_rows_cost(call, depth, window_frame_rows(depth),
                                    WINDOW_FRAME_PER_OUTPUT)
     cost += computed * (depth // 4) * WINDOW_FRAME_PER_BLOCK
+    if not int(dsp.param("requant_form")):   # VWW's 6x6x128 -> 128: 997,960 measured
+        cost += output_pixels(call) * int(call.param("out_c")) * GENERAL_REQUANT_PER_OUTPUT
     return replace(dsp, instructions=int(round(cost)))
 
 
@@ -703,7 +716,16 @@ def _dw_general_prepare(graph: Graph, op: Operator) -> KernelCall:
     call = DWCONV2D_S8_REF.prepare(graph, op)
     c = int(call.param("in_c"))
     taps = call.const("filter").values.astype(np.int8).reshape(-1, c)
-    return as_dsp_call(call, "td_dwconv2d_s8_dsp", taps.T, 0)
+    dsp = as_dsp_call(call, "td_dwconv2d_s8_dsp", taps.T, 0)
+    per_mac, per_out = DW_GENERAL_COST
+    outputs = output_pixels(call) * int(call.param("out_c"))
+    return replace(dsp, instructions=int(round(outputs * (taps.shape[0] * per_mac + per_out))))
+
+
+# td_dwconv2d_s8_dsp per MAC and per output, fitted on MLPerf's streaming wake-word model's
+# depthwise layers (3x1, 5x1, 10x1 and 15x1 over 40 and 128 channels: 69,240, 233,080,
+# 224,920 and 20,400 measured; the flat 7 per MAC was up to 66 % low)
+DW_GENERAL_COST = (7.1, 40.3)
 
 
 DWCONV2D_S8_DSP = register(KernelVariant(
@@ -835,9 +857,9 @@ def _fc_prepare(graph: Graph, op: Operator) -> KernelCall:
     assert call.param("filter_offset") == 0
     depth = int(call.param("accum_depth"))
     dsp = as_dsp_gemm_call(call, "td_fully_connected_s8_dsp", depth, 0)
-    dsp = replace(dsp, instructions=fc_instructions(dsp))
     if not any(c.name == "bias" for c in dsp.consts):
-        return fc_interleaved(dsp)
+        return fc_interleaved(replace(dsp, instructions=fc_instructions(dsp, False)))
+    dsp = replace(dsp, instructions=fc_instructions(dsp, True))
     # With a bias, the input offset is folded into it (the same bytes): the kernel's
     # unrolled loop then widens the input without an offset register.
     rows = dsp.const("filter").values.astype(np.int8).reshape(-1, depth)
@@ -848,20 +870,25 @@ def _fc_prepare(graph: Graph, op: Operator) -> KernelCall:
     return fc_interleaved(replace(dsp, consts=consts, params=params))
 
 
-# td_fully_connected_s8_dsp: per MAC, per output, per output row outside the groups of four
-# (out_c % 4, one at a time) and per call beyond `choose.CALL_INSTRUCTIONS`, fitted on the
-# test models' layers (mlp 20 -> 32: 2,560 measured, 32 -> 16: 1,640, 16 -> 4: 400; the
-# DS-CNN's 64 -> 12: 1,880, the small one's 16 -> 12: 960; residual's 16 -> 5: 600)
-FC_COST = (1.594, 44.3, 130.0, -129.0)
+# td_fully_connected_s8_dsp per MAC, per output, per MAC and per row of the out_c % 4 rows
+# left (one at a time), and per call beyond `choose.CALL_INSTRUCTIONS`; two loops, fitted
+# apart (least relative error, within 1 %): with a bias the input offset is folded into it
+# (MLPerf AD01's 640 -> 128: 134,040 measured, 128 -> 128: 31,640, 128 -> 8: 2,080,
+# 8 -> 128: 7,640, 128 -> 640: 159,160; VWW's 256 -> 2: 1,620; streaming wake-word's
+# 32 -> 3: 480); without one the loop adds it (mlp's 20 -> 32: 2,560, 32 -> 16: 1,640,
+# 16 -> 4: 400; the DS-CNNs' 64 -> 12: 1,880 and 16 -> 12: 960; residual's 16 -> 5: 600)
+FC_COST_FOLDED = (1.567, 46.39, 1.258, -11.17, 103.1 - 250)
+FC_COST_OFFSET = (1.594, 44.30, 0.0, 130.1, 120.9 - 250)
 
 
-def fc_instructions(call: KernelCall) -> int:
-    """The dsp FC's estimate (`FC_COST`) for ``call``."""
-    per_mac, per_out, per_left, fixed = FC_COST
+def fc_instructions(call: KernelCall, folded: bool) -> int:
+    """The dsp FC's estimate for ``call`` (`FC_COST_FOLDED` when the input offset is folded
+    into the bias, else `FC_COST_OFFSET`)."""
+    per_mac, per_out, per_left_mac, per_left, fixed = FC_COST_FOLDED if folded else FC_COST_OFFSET
     depth, oc = int(call.param("accum_depth")), int(call.param("out_c"))
-    batches = int(call.param("batches"))
-    return max(0, int(round(batches * (oc * (depth * per_mac + per_out) + (oc % 4) * per_left)
-                            + fixed)))
+    left = oc % 4
+    per_batch = oc * (depth * per_mac + per_out) + left * (depth * per_left_mac + per_left)
+    return max(0, int(round(int(call.param("batches")) * per_batch + fixed)))
 
 
 def interleave_fc_rows(rows: np.ndarray) -> np.ndarray:

@@ -5,7 +5,7 @@ that accepts an op is costed (instructions, flash, scratch) and one is chosen pe
 requested trade-off, then the arena is planned and checked against the plan of the
 reference kernels:
 
-* ``speed``: the fewest instructions per op;
+* ``speed``: the fewest instructions per op, within the board's RAM;
 * ``size``: the least flash per op (constants + code), then the least scratch, then the
   fewest instructions;
 * ``balanced`` (the default): the fewest instructions among the variants whose constants
@@ -19,20 +19,19 @@ reference kernels:
   saves ~264,000 and is kept). The cap is the constants of the reference kernel that priority
   selection takes, not of a lower-priority ref variant with fewer.
 
-The arena each mode may use (`arena_limit`): at most R, the reference kernels' plan, in
-every mode (DESIGN, invariant 6: no default, and no mode, buys speed with arena). R is planned
-by the same planner as the selection, so a better placement lowers R too: the VWW model's R
-is 46,080 B (its lower bound: the 96x96x3 input and the first layer's output, both live at
-op 0), where the rigid in-place chain of the first placer needed 52,624 B. No byte is left at
-op 0 for scratch, so ``td_conv2d_s8_dsp`` keeps the first layer's 336 B of work in its frame
-(it does for any work up to 512 B, the pointwise kernels' frame buffer) and the dsp kernels
-run the whole model within R (Cortex-M4: 13.37 M instructions measured).
+The arena each mode may use (`arena_limit`): ``balanced`` and ``size`` at most R, the
+reference kernels' plan (DESIGN, invariant 6: by default no kernel buys speed with arena);
+``speed`` the room the board's RAM leaves beside the stack the build reserves (the estimated
+bound plus its margin), the application's buffers and the static data (`board_arena_room`:
+person_detect on the 96 KB nucleo-f401re may use ~58 KB where R is 36,880 B, and its
+widening pointwise layers take the dsp kernels: 11.5 M instructions measured against 13.3 M
+for balanced); ``--arena-limit`` replaces the mode's limit. R is planned by the same
+planner as the selection, so a better placement lowers R too: the VWW model's R is 46,080 B
+(its lower bound: the 96x96x3 input and the first layer's output, both live at op 0). No
+byte is left at op 0 for scratch, so ``td_conv2d_s8_dsp`` keeps the first layer's 336 B of
+work in its frame (it does for any work up to 512 B, the pointwise kernels' frame buffer).
 The DS-CNN on the Cortex-M0 fits R = 8,496 B with the portable pointwise kernel and its
-back-to-front twin (before the twin: 8,896 B under the former R + R/16 allowance). The
-``speed`` build of micro_speech no longer takes the one-channel depthwise as a matrix
-product, whose scratch lifted its arena to 6,928 B over R = 5,968 B (0.96 M estimated
-instructions instead of 0.70 M; balanced, the default, was already there).
-docs/benchmarks.md has the measured figures.
+back-to-front twin. docs/benchmarks.md has the measured figures.
 
 Within the limit, the selection of least total cost (instructions, then flash; ``size``:
 flash, then instructions) is searched for, not built one op at a time: the ops interact
@@ -40,12 +39,17 @@ through the in-place chains of their access orders (`search_selection`). When th
 choice per op already fits, that is the answer after one plan. When the chosen build does
 not fit the board's RAM or flash, ``speed`` falls back to ``balanced`` and ``balanced`` to
 ``size`` (reported in `Choice.fallback`). Every `Choice` reports R, its limit and how many
-selections were planned.
+selections were planned. When the search runs out of plans (`SEARCH_PLANS`: person_detect's
+balanced selection, where many cheap selections miss R by a few bytes), the repair
+(`_demote_to_reference`) demotes kernels until the arena fits and `_improve` then puts back
+the most saving kernels that still fit.
 
 Costs: a variant's call may carry an ``instructions`` estimate (measured per-MAC models of
 the optimised kernels); otherwise a per-MAC, per-output and per-input-element model by
 implementation (`PER_MAC`, `PER_OUTPUT`, `PER_INPUT`, from QEMU icount measurements of the
-DS-CNN's layers on the Cortex-M4). Flash is the op's constants (byte-identical arrays
+DS-CNN's layers on the Cortex-M4), plus `CALL_INSTRUCTIONS` per call. The estimates are
+checked op by op against `bench`'s measurements (benchmarks/bench_costs.py,
+tests/test_cost_models.py: within 15 %). Flash is the op's constants (byte-identical arrays
 counted once, as codegen stores them) plus the code-size table of `tinydeploy.plan.budget`.
 """
 
