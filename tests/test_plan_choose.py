@@ -209,3 +209,17 @@ def test_dscnn_default_on_the_m55_keeps_every_mve_layer() -> None:
             assert ch.variant.impl == "mve", (ch.op_index, ch.variant.symbol)
     assert balanced.plan.arena_bytes <= balanced.arena_limit_bytes
     assert _totals(balanced)[0] <= 1.1 * _totals(speed)[0]
+
+
+def test_arena_limit_replaces_the_modes_limit() -> None:
+    """--arena-limit: speed within an explicit limit between R and the board's room stays
+    within it; a limit no selection can meet is a BudgetError with the figures."""
+    from tinydeploy.errors import BudgetError
+
+    g = load_tflite(ROOT / "tests" / "fixtures" / "dscnn_kws.tflite")
+    board = get_board("mps2-an386")
+    ref = reference_plan(g).arena_bytes
+    c = choose_kernels(g, board, "speed", arena_limit_bytes=ref)
+    assert c.arena_limit_bytes == ref and c.plan.arena_bytes <= ref
+    with pytest.raises(BudgetError, match="--arena-limit 64 B"):
+        choose_kernels(g, board, "balanced", arena_limit_bytes=64)

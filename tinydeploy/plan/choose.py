@@ -638,6 +638,12 @@ def choose_kernels(graph: Graph, board: Any, optimize: Optimize | str = Optimize
     bound = arena_limit(mode, ref.arena_bytes, room, arena_limit_bytes)
     gp = plan_graph(graph, sel, None, algorithm, align)
     exact = True
+    if arena_limit_bytes is not None and gp.arena_bytes > arena_limit_bytes:
+        floor = max((min(row) for row in local_arena_needs(graph, cands, align)), default=0)
+        if floor > arena_limit_bytes:
+            raise BudgetError(f"--arena-limit {arena_limit_bytes:,} B: no selection fits, "
+                              f"the tensors live at one op alone need {floor:,} B",
+                              hint=f"the reference kernels' plan needs {ref.arena_bytes:,} B")
     if bound is not None and gp.arena_bytes > bound:
         found = search_selection(graph, cands, allowed, mode, bound, algorithm=algorithm,
                                  align=align)
@@ -697,6 +703,7 @@ def _demote_to_reference(graph: Graph, cands: list[Any], sel: Selection, picks: 
     choices = list(sel.choices)
     picks = list(picks)
     fitted = plan_within(graph, sel, bound, algorithm, align)
+    seen = {tuple(picks)}
     while fitted is None:
         arena_now = _greedy_arena(graph, Selection(tuple(choices)), align)
         options = []
@@ -741,6 +748,9 @@ def _demote_to_reference(graph: Graph, cands: list[Any], sel: Selection, picks: 
         choices[k] = KernelChoice(k, cands[k][j][0], cands[k][j][1])
         picks[k] = j
         sel = Selection(tuple(choices))
+        if tuple(picks) in seen:   # back where it was: nothing shrinks the arena further
+            break
+        seen.add(tuple(picks))
         fitted = plan_within(graph, sel, bound, algorithm, align)
     gp = plan_graph(graph, sel, None, algorithm, align)
     if fitted is not None and fitted.arena_bytes < gp.arena_bytes:
