@@ -1,7 +1,8 @@
 """Selection weighed against the board's budget (`tinydeploy.plan.choose`, --optimize).
 
-For every test model, every --optimize and the boards of three cores: no mode's arena is above
-the reference kernels' plan R (`choose.arena_limit`). Then what each mode promises:
+For every test model, every --optimize and the boards of three cores: balanced's and size's
+arena is within the reference kernels' plan R (`choose.arena_limit`), speed's whole budget
+within the board's RAM with the stack reserve. Then what each mode promises:
 balanced never stores an op's constants in more bytes than the reference kernel's, speed
 never costs more (estimated) instructions than balanced, size never more flash.
 
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -114,6 +116,23 @@ def test_plan_cli_shows_the_choice_per_layer() -> None:
         assert sum(a["passed_over"] is None for a in layer["alternatives"]) == 1
         assert all(a["instructions"] >= 0 and a["const_bytes"] >= 0
                    for a in layer["alternatives"])
+        # the chosen kernel is among the alternatives, marked, with its flash and scratch
+        mine = [a for a in layer["alternatives"] if a["chosen"]]
+        assert len(mine) == 1 and mine[0]["symbol"] == layer["chosen"]
+        assert mine[0]["flash_bytes"] == mine[0]["const_bytes"] + mine[0]["code_bytes"]
+        assert all(a["passed_over"] for a in layer["alternatives"] if not a["chosen"])
+    total = sum(a["instructions"] for layer in sel["layers"] for a in layer["alternatives"]
+                if a["chosen"])
+    assert sel["estimated_instructions"] == total > 0
+    assert set(sel["modes"]) == {"balanced", "speed", "size"}
+    assert sel["modes"]["speed"]["instructions"] == total
+    assert sel["modes"]["size"]["instructions"] >= total
+    r = subprocess.run([sys.executable, "-m", "tinydeploy", "plan", str(model), "--board",
+                        "mps2-an386"], capture_output=True, text=True, timeout=120,
+                       env={**os.environ, "COLUMNS": "240"})
+    assert r.returncode == 0, r.stderr
+    assert "instr. (est.)" in r.stdout and "modes (estimates): *balanced" in r.stdout
+    assert "estimated instructions per inference: " in r.stdout
     r = subprocess.run([sys.executable, "-m", "tinydeploy", "plan", str(model), "--board",
                         "mps2-an386", "--optimize", "fastest"], capture_output=True, text=True)
     assert r.returncode == 2 and "balanced" in r.stderr
