@@ -220,6 +220,12 @@ def print_selection(sel: dict[str, Any]) -> None:
             parts.append(f"{mark}{name} {m['instructions']:,} instr. / arena "
                          f"{m['arena_bytes']:,} B / weights {m['weights_bytes']:,} B")
         stdout.print("modes (estimates): " + "; ".join(parts))
+        mine, base = modes.get(sel["optimize"], {}), modes.get("balanced", {})
+        if sel["optimize"] == "speed" and "instructions" in mine and "instructions" in base:
+            stdout.print(
+                f"speed over balanced: {mine['instructions'] - base['instructions']:+,} "
+                f"instructions, arena {mine['arena_bytes'] - base['arena_bytes']:+,} B, "
+                f"weights {mine['weights_bytes'] - base['weights_bytes']:+,} B")
 
 
 def _print(report: dict[str, Any]) -> None:

@@ -632,15 +632,16 @@ DW3X3_COST = (38.5, 100.0)
 DW3L_CLAMP_PER_OUTPUT = 13.6
 
 
-def dw3l_instructions(call: KernelCall) -> int:
-    """The lines kernel's estimated instructions for ``call`` (`DW3L_COST`,
-    `DW3L_CLAMP_PER_OUTPUT`)."""
+def dw3l_instructions(call: KernelCall, clamp: bool = True) -> int:
+    """The lines kernel's estimated instructions for ``call`` (`DW3L_COST`, and
+    `DW3L_CLAMP_PER_OUTPUT` unless ``clamp`` is False: the comparison with the unrolled
+    kernel, whose model has no clamp term, leaves it out)."""
     fixed, per_line, per_out1, per_out2 = DW3L_COST
     rows, out_a, _ = dw3l_lines(call)
     out_x = int(call.param("out_h")) if rows else int(call.param("out_w"))
     s_a = int(call.param("stride_w")) if rows else int(call.param("stride_h"))
     per_channel = fixed + per_line * out_x + (per_out1 if s_a == 1 else per_out2) * out_a * out_x
-    if (int(call.param("act_min")), int(call.param("act_max"))) != (-128, 127):
+    if clamp and (int(call.param("act_min")), int(call.param("act_max"))) != (-128, 127):
         per_channel += DW3L_CLAMP_PER_OUTPUT * out_a * out_x
     return int(round(per_channel * int(call.param("in_c")) * int(call.param("batches"))))
 
@@ -673,7 +674,7 @@ def _dw3x3_lines_accepts(graph: Graph, op: Operator) -> str | None:
     # general before fast, but not slower: short lines (few outputs per channel) and stride 2
     # cost more per output than the unrolled kernel (or, off multiples of four channels, the
     # general one at its rate per multiply-accumulate)
-    mine = dw3l_instructions(call)
+    mine = dw3l_instructions(call, clamp=False)
     other, name = ((dw3x3_instructions(call), "unrolled") if c % 4 == 0 else
                    (int(round(9 * c * output_pixels(call)
                               * INSTRUCTIONS_PER_MAC["td_dwconv2d_s8_dsp"])), "general"))
@@ -888,7 +889,7 @@ def fc_instructions(call: KernelCall, folded: bool) -> int:
     depth, oc = int(call.param("accum_depth")), int(call.param("out_c"))
     left = oc % 4
     per_batch = oc * (depth * per_mac + per_out) + left * (depth * per_left_mac + per_left)
-    return max(0, int(round(int(call.param("batches")) * per_batch + fixed)))
+    return max(1, int(round(int(call.param("batches")) * per_batch + fixed)))
 
 
 def interleave_fc_rows(rows: np.ndarray) -> np.ndarray:
@@ -941,7 +942,7 @@ def _avgpool_global_prepare(graph: Graph, op: Operator) -> KernelCall:
     channels = int(call.param("channels")) * int(call.param("batches"))
     per_input, per_channel, fixed = AVGPOOL_GLOBAL_COST
     return replace(call, symbol="td_avgpool2d_global_s8_dsp",
-                   instructions=max(0, round(pixels * channels * per_input
+                   instructions=max(1, round(pixels * channels * per_input
                                              + channels * per_channel + fixed)))
 
 
