@@ -604,6 +604,12 @@ def cheapest_fitting(costs: Sequence[Sequence[tuple[int, ...]]],
     return None, trials
 
 
+# the costed candidates and the reference plan of the last graph chosen for, keyed by its
+# identity (the entry holds the graph, so the id is not reused while it lives): `plan`'s
+# line of what each mode gives chooses three times for one graph
+_PREPARED: dict[tuple[int, frozenset[str], str, int], tuple[Graph, list[Any], GraphPlan]] = {}
+
+
 def choose_kernels(graph: Graph, board: Any, optimize: Optimize | str = Optimize.BALANCED,
                    *, algorithm: str = "auto", align: int = 16, app: str = "bench",
                    arena_limit_bytes: int | None = None) -> Choice:
@@ -614,14 +620,20 @@ def choose_kernels(graph: Graph, board: Any, optimize: Optimize | str = Optimize
         raise BudgetError(f"--arena-limit {arena_limit_bytes}: must be a positive byte count")
     features: frozenset[str] = frozenset(getattr(board, "features", frozenset()) or ())
     ops = graph.operators
-    cands = []
-    for op in ops:
-        found_here = _candidates(graph, op, features)
-        if not found_here:
-            select_kernels(graph, board)   # raises the UnsupportedError with every reason
-            raise UnsupportedError(f"op {op.index} ({op.type_name}): no kernel")
-        cands.append(found_here)
-    ref = reference_plan(graph, algorithm, align)
+    hit = _PREPARED.get((id(graph), features, algorithm, align))
+    if hit is not None and hit[0] is graph:
+        cands, ref = hit[1], hit[2]
+    else:
+        cands = []
+        for op in ops:
+            found_here = _candidates(graph, op, features)
+            if not found_here:
+                select_kernels(graph, board)   # raises the UnsupportedError with every reason
+                raise UnsupportedError(f"op {op.index} ({op.type_name}): no kernel")
+            cands.append(found_here)
+        ref = reference_plan(graph, algorithm, align)
+        _PREPARED.clear()   # one graph at a time: the modes of one `plan` share it
+        _PREPARED[(id(graph), features, algorithm, align)] = (graph, cands, ref)
     allowed, reasons = [], []
     for cand in cands:
         lst, why = _allowed(mode, cand)
