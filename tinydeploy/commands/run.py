@@ -46,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
     if not args.json:
         stderr.print(f"building {args.model} for {board.id}, app {args.app} -> {out}")
     r = build_app(args.model, board, args.app, out, emulate=args.emulate,
-                  optimize=args.optimize)
+                  optimize=args.optimize, arena_limit=args.arena_limit)
     if not args.json:
         print_report(r)
     return flash.run(argparse.Namespace(build_dir=out, runner=args.runner, port=args.port,
