@@ -714,7 +714,7 @@ def _demote_to_reference(graph: Graph, cands: list[Any], sel: Selection, picks: 
     ``algorithm``."""
     choices = list(sel.choices)
     picks = list(picks)
-    fitted = plan_within(graph, sel, bound, algorithm, align)
+    fitted = plan_within(graph, sel, bound, algorithm, align, exact=False)
     seen = {tuple(picks)}
     while fitted is None:
         arena_now = _greedy_arena(graph, Selection(tuple(choices)), align)
@@ -763,7 +763,7 @@ def _demote_to_reference(graph: Graph, cands: list[Any], sel: Selection, picks: 
         if tuple(picks) in seen:   # back where it was: nothing shrinks the arena further
             break
         seen.add(tuple(picks))
-        fitted = plan_within(graph, sel, bound, algorithm, align)
+        fitted = plan_within(graph, sel, bound, algorithm, align, exact=False)
     gp = plan_graph(graph, sel, None, algorithm, align)
     if fitted is not None and fitted.arena_bytes < gp.arena_bytes:
         gp = fitted
