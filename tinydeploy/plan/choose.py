@@ -764,9 +764,8 @@ def _demote_to_reference(graph: Graph, cands: list[Any], sel: Selection, picks: 
             break
         seen.add(tuple(picks))
         fitted = plan_within(graph, sel, bound, algorithm, align, exact=False)
-    gp = plan_graph(graph, sel, None, algorithm, align)
-    if fitted is not None and fitted.arena_bytes < gp.arena_bytes:
-        gp = fitted
+    # the caller (`_improve`) plans its final selection with ``algorithm``
+    gp = fitted if fitted is not None else plan_graph(graph, sel, None, algorithm, align)
     return sel, gp, picks
 
 
