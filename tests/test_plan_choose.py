@@ -1,7 +1,8 @@
 """Selection weighed against the board's budget (`tinydeploy.plan.choose`, --optimize).
 
-For every test model, every --optimize and the boards of three cores: no mode's arena is above
-the reference kernels' plan R (`choose.arena_limit`). Then what each mode promises:
+For every test model, every --optimize and the boards of three cores: balanced's and size's
+arena is within the reference kernels' plan R (`choose.arena_limit`), speed's whole budget
+within the board's RAM with the stack reserve. Then what each mode promises:
 balanced never stores an op's constants in more bytes than the reference kernel's, speed
 never costs more (estimated) instructions than balanced, size never more flash.
 
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -23,10 +25,12 @@ import pytest
 
 from tinydeploy.boards import get_board
 from tinydeploy.model.loader import load_tflite
+from tinydeploy.plan.budget import compute_budget, sized_stack_reserve, stack_estimate
 from tinydeploy.plan.choose import (
     OPTIMIZE_CHOICES,
     Optimize,
     arena_limit,
+    board_arena_room,
     cheapest_fitting,
     choose_kernels,
     reference_plan,
@@ -56,10 +60,22 @@ def test_no_mode_exceeds_its_arena_limit(model: Path) -> None:
         got = {m: choose_kernels(g, board, m) for m in OPTIMIZE_CHOICES}
         for mode, c in got.items():
             assert ref == c.reference_arena_bytes, (board_id, mode)
+            assert len(c.selection.choices) == len(g.operators)
+            if mode == "speed" and c.fallback is None:
+                # speed: the board's free RAM next to the stack reserve, and the whole
+                # build fits with that reserve
+                room = board_arena_room(g, board, c.selection, "bench")
+                assert room is not None and c.arena_limit_bytes is not None
+                assert c.plan.arena_bytes <= c.arena_limit_bytes, board_id
+                budget = compute_budget(
+                    c.selection, c.plan.arena_bytes, board, "bench",
+                    input_bytes=sum(t.nbytes for t in g.inputs),
+                    stack_reserved=sized_stack_reserve(stack_estimate(c.selection, "bench")))
+                assert budget.fits, (board_id, budget.ram, budget.flash)
+                continue
             assert c.arena_limit_bytes == arena_limit(Optimize(mode), ref) == ref, \
                 (board_id, mode)
             assert c.plan.arena_bytes <= ref, (board_id, mode)
-            assert len(c.selection.choices) == len(g.operators)
         for layer in got["balanced"].layers:
             mine = next(c for c, why in layer.alternatives if why is None)
             refs = [c.const_bytes for c, _ in layer.alternatives if c.impl == "ref"]
@@ -100,6 +116,23 @@ def test_plan_cli_shows_the_choice_per_layer() -> None:
         assert sum(a["passed_over"] is None for a in layer["alternatives"]) == 1
         assert all(a["instructions"] >= 0 and a["const_bytes"] >= 0
                    for a in layer["alternatives"])
+        # the chosen kernel is among the alternatives, marked, with its flash and scratch
+        mine = [a for a in layer["alternatives"] if a["chosen"]]
+        assert len(mine) == 1 and mine[0]["symbol"] == layer["chosen"]
+        assert mine[0]["flash_bytes"] == mine[0]["const_bytes"] + mine[0]["code_bytes"]
+        assert all(a["passed_over"] for a in layer["alternatives"] if not a["chosen"])
+    total = sum(a["instructions"] for layer in sel["layers"] for a in layer["alternatives"]
+                if a["chosen"])
+    assert sel["estimated_instructions"] == total > 0
+    assert set(sel["modes"]) == {"balanced", "speed", "size"}
+    assert sel["modes"]["speed"]["instructions"] == total
+    assert sel["modes"]["size"]["instructions"] >= total
+    r = subprocess.run([sys.executable, "-m", "tinydeploy", "plan", str(model), "--board",
+                        "mps2-an386"], capture_output=True, text=True, timeout=120,
+                       env={**os.environ, "COLUMNS": "240"})
+    assert r.returncode == 0, r.stderr
+    assert "instr. (est.)" in r.stdout and "modes (estimates): *balanced" in r.stdout
+    assert "estimated instructions per inference: " in r.stdout
     r = subprocess.run([sys.executable, "-m", "tinydeploy", "plan", str(model), "--board",
                         "mps2-an386", "--optimize", "fastest"], capture_output=True, text=True)
     assert r.returncode == 2 and "balanced" in r.stderr
@@ -195,3 +228,17 @@ def test_dscnn_default_on_the_m55_keeps_every_mve_layer() -> None:
             assert ch.variant.impl == "mve", (ch.op_index, ch.variant.symbol)
     assert balanced.plan.arena_bytes <= balanced.arena_limit_bytes
     assert _totals(balanced)[0] <= 1.1 * _totals(speed)[0]
+
+
+def test_arena_limit_replaces_the_modes_limit() -> None:
+    """--arena-limit: speed within an explicit limit between R and the board's room stays
+    within it; a limit no selection can meet is a BudgetError with the figures."""
+    from tinydeploy.errors import BudgetError
+
+    g = load_tflite(ROOT / "tests" / "fixtures" / "dscnn_kws.tflite")
+    board = get_board("mps2-an386")
+    ref = reference_plan(g).arena_bytes
+    c = choose_kernels(g, board, "speed", arena_limit_bytes=ref)
+    assert c.arena_limit_bytes == ref and c.plan.arena_bytes <= ref
+    with pytest.raises(BudgetError, match="--arena-limit 64 B"):
+        choose_kernels(g, board, "balanced", arena_limit_bytes=64)

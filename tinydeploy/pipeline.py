@@ -55,7 +55,8 @@ def build_app(model: Path | bytes, board: Board, app: App | str, out_dir: Path, 
               emulate: bool = False, algorithm: str = "auto", stack_bytes: int | None = None,
               opt: str = "-O2", optimize: str = "balanced",
               guards: bool = False, streaming: bool = False, stream_axis: int | None = None,
-              stream_keep: str | None = None, chip: bool = False) -> BuildResult:
+              stream_keep: str | None = None, chip: bool = False,
+              arena_limit: int | None = None) -> BuildResult:
     """`build_firmware` for ``app`` with what the app adds for the model. The kws app on a
     board with a microphone (an ``[audio]`` table) is the listening firmware, its schedule
     chosen to keep up with the board's clock (docs/listening.md)."""
@@ -71,6 +72,6 @@ def build_app(model: Path | bytes, board: Board, app: App | str, out_dir: Path, 
     return build_firmware(model, board, app, out_dir, emulate=emulate, algorithm=algorithm,
                           stack_bytes=stack_bytes, opt=opt, optimize=optimize, guards=guards,
                           streaming=streaming, stream_axis=stream_axis,
-                          stream_keep=stream_keep, chip=chip,
+                          stream_keep=stream_keep, chip=chip, arena_limit=arena_limit,
                           generated_headers=extra.headers if extra else None,
                           part_files=extra.part_files if extra else None)

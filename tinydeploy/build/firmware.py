@@ -153,7 +153,8 @@ def build_firmware(model: Path | bytes, board: Board, app: App | str, out_dir: P
                    optimize: str = "balanced", guards: bool = False,
                    app_buffers: Callable[[int, int], Sequence[tuple[str, int]]] | None = None,
                    streaming: bool = False, stream_axis: int | None = None,
-                   stream_keep: str | None = None, chip: bool = False) -> BuildResult:
+                   stream_keep: str | None = None, chip: bool = False,
+                   arena_limit: int | None = None) -> BuildResult:
     """``chip``: the firmware is for the real chip (flashed, not run here): a board that also
     has a QEMU machine (micro:bit v1, Netduino Plus 2) gets no emulator-only code
     (`tinydeploy.codegen.platform.qemu_variant`); ignored with ``emulate``."""
@@ -189,7 +190,8 @@ def build_firmware(model: Path | bytes, board: Board, app: App | str, out_dir: P
     check_constants_fit(g, board)
     # Selection weighed against the board's budget (--optimize), planned; the layout is
     # proved for choice.selection (twins put in), which is what gets rendered.
-    choice = choose_kernels(g, board, optimize, algorithm=algorithm, app=app)
+    choice = choose_kernels(g, board, optimize, algorithm=algorithm, app=app,
+                            arena_limit_bytes=arena_limit)
     selection, plan = choice.selection, choice.plan
     if guards:
         from tinydeploy.codegen.guards import guarded_plan

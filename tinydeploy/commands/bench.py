@@ -113,7 +113,8 @@ def run(args: argparse.Namespace) -> int:
                    cflags_extra=(f"-DTD_BENCH_RUNS={args.runs}u",), optimize=args.optimize,
                    streaming=streaming_wanted(args), stream_axis=args.stream_axis,
                    stream_keep=args.stream_keep,
-                   chip=args.port is not None)   # a flashed board; else it runs here
+                   chip=args.port is not None,
+                   arena_limit=args.arena_limit)   # a flashed board; else it runs here
     r = bench_build(out, args.runs, args.port, args.runner)
     import json
 

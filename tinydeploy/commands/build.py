@@ -151,7 +151,8 @@ def run(args: argparse.Namespace) -> int:
                   algorithm=args.algorithm, opt=args.opt, stack_bytes=args.stack,
                   optimize=args.optimize, guards=args.guards,
                   streaming=streaming_wanted(args), stream_axis=args.stream_axis,
-                  stream_keep=args.stream_keep, chip=not args.emulate)
+                  stream_keep=args.stream_keep, chip=not args.emulate,
+                  arena_limit=args.arena_limit)
     if args.json:
         emit_json({**result_json(r), **({"stream": r.manifest["stream"]}
                                         if "stream" in r.manifest else {})})

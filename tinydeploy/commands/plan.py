@@ -65,20 +65,22 @@ def configure(p: argparse.ArgumentParser) -> None:
 def plan_model(model: Path, board_name: str, app: str = "bench", algorithm: str = "auto",
                align: int = 16, stack: int | None = None, optimize: str = "balanced",
                streaming: dict[str, Any] | None = None,
-               app_buffers: Any = None) -> tuple[dict[str, Any], Any]:
+               app_buffers: Any = None,
+               arena_limit: int | None = None) -> tuple[dict[str, Any], Any]:
     """Load, select kernels, plan and budget: the report as plain data (JSON-ready) and the
     `Budget`. ``app_buffers(input_bytes, idle_arena_bytes)``: the app's buffers when it sizes
     them itself (the listening kws app)."""
     from tinydeploy.boards import get_board
     from tinydeploy.model.loader import load_tflite
     from tinydeploy.plan.budget import check_constants_fit, compute_budget
-    from tinydeploy.plan.choose import choose_kernels, layers_json
+    from tinydeploy.plan.choose import choose_kernels, estimated_instructions, layers_json
 
     board = get_board(board_name)
     graph = load_tflite(model)
     check_constants_fit(graph, board)
     given_stack = stack
-    choice = choose_kernels(graph, board, optimize, algorithm=algorithm, align=align, app=app)
+    choice = choose_kernels(graph, board, optimize, algorithm=algorithm, align=align, app=app,
+                            arena_limit_bytes=arena_limit)
     selection, gplan = choice.selection, choice.plan
     from tinydeploy.build.firmware import default_stack_bytes, stack_sized_from_bound
 
@@ -97,6 +99,8 @@ def plan_model(model: Path, board_name: str, app: str = "bench", algorithm: str 
     report["selection"] = {"optimize": choice.optimize.value, "fallback": choice.fallback,
                            "reference_arena_bytes": choice.reference_arena_bytes,
                            "arena_limit_bytes": choice.arena_limit_bytes,
+                           "estimated_instructions": estimated_instructions(choice),
+                           "modes": _other_modes(graph, board, choice, algorithm, align, app),
                            "layers": layers_json(choice)}
     if given_stack is not None:
         report["stack_rule"] = "given (--stack)"
@@ -116,6 +120,29 @@ def plan_model(model: Path, board_name: str, app: str = "bench", algorithm: str 
             graph, selection, per_op, gplan.arena_bytes, board=board, app=app,
             stack_bytes=stack or 0, algorithm=algorithm, **streaming)
     return report, budget
+
+
+def _other_modes(graph: Any, board: Any, choice: Any, algorithm: str, align: int, app: str
+                 ) -> dict[str, dict[str, Any]]:
+    """What each --optimize mode gives (estimated instructions, arena, flash of the
+    weights), this choice's own included, for the line that lets the user choose."""
+    from tinydeploy.errors import TinydeployError
+    from tinydeploy.plan.budget import weights_bytes
+    from tinydeploy.plan.choose import OPTIMIZE_CHOICES, choose_kernels, estimated_instructions
+
+    out: dict[str, dict[str, Any]] = {}
+    for mode in OPTIMIZE_CHOICES:
+        try:
+            c = (choice if mode == choice.optimize.value and choice.fallback is None
+                 else choose_kernels(graph, board, mode, algorithm=algorithm, align=align,
+                                     app=app))
+        except TinydeployError as e:
+            out[mode] = {"error": e.message}
+            continue
+        out[mode] = {"instructions": estimated_instructions(c),
+                     "arena_bytes": c.plan.arena_bytes,
+                     "weights_bytes": weights_bytes(c.selection), "fallback": c.fallback}
+    return out
 
 
 def plan_report(model: Path, graph: Any, gplan: Any, budget: Any) -> dict[str, Any]:
@@ -185,7 +212,8 @@ def print_selection(sel: dict[str, Any]) -> None:
     title = f"kernels per layer (--optimize {sel['optimize']}"
     title += f"; {sel['fallback']})" if sel.get("fallback") else ")"
     t = Table(title=title, title_justify="left")
-    for col, just in (("#", "right"), ("op", "left"), ("kernel", "left"), ("instr.", "right"),
+    for col, just in (("#", "right"), ("op", "left"), ("kernel", "left"),
+                      ("instr. (est.)", "right"),
                       ("flash", "right"), ("scratch", "right"), ("why not", "left")):
         t.add_column(col, justify=just)  # type: ignore[arg-type]
     for layer in sel["layers"]:
@@ -198,6 +226,26 @@ def print_selection(sel: dict[str, Any]) -> None:
                       f"{a['instructions']:,}", f"{a['const_bytes'] + a['code_bytes']:,}",
                       f"{a['scratch_bytes']:,}", a["passed_over"] or "")
     stdout.print(t)
+    if "estimated_instructions" in sel:
+        stdout.print(f"estimated instructions per inference: {sel['estimated_instructions']:,}"
+                     " (the cost models; `tinydeploy bench` measures them)")
+    modes = sel.get("modes") or {}
+    if modes:
+        parts = []
+        for name, m in modes.items():
+            if "error" in m:
+                parts.append(f"{name}: {m['error']}")
+                continue
+            mark = "*" if name == sel["optimize"] else ""
+            parts.append(f"{mark}{name} {m['instructions']:,} instr. / arena "
+                         f"{m['arena_bytes']:,} B / weights {m['weights_bytes']:,} B")
+        stdout.print("modes (estimates): " + "; ".join(parts))
+        mine, base = modes.get(sel["optimize"], {}), modes.get("balanced", {})
+        if sel["optimize"] == "speed" and "instructions" in mine and "instructions" in base:
+            stdout.print(
+                f"speed over balanced: {mine['instructions'] - base['instructions']:+,} "
+                f"instructions, arena {mine['arena_bytes'] - base['arena_bytes']:+,} B, "
+                f"weights {mine['weights_bytes'] - base['weights_bytes']:+,} B")
 
 
 def _print(report: dict[str, Any]) -> None:
@@ -237,8 +285,10 @@ def _print(report: dict[str, Any]) -> None:
     if report.get("selection"):
         print_selection(report["selection"])
         sel = report["selection"]
+        limit = sel.get("arena_limit_bytes")
         stdout.print(f"reference kernels' arena {sel['reference_arena_bytes']:,} B; "
-                     f"--optimize {sel['optimize']} plans none larger (no mode does)")
+                     f"--optimize {sel['optimize']} arena limit "
+                     + (f"{limit:,} B" if limit is not None else "none (host)"))
     bound = ("= lower bound (optimal)" if report["optimal"]
              else f"lower bound {report['lower_bound_bytes']:,}")
     tried = ", ".join(f"{x['algorithm']} {x['arena_bytes']:,}"
@@ -269,7 +319,8 @@ def run(args: argparse.Namespace) -> int:
     stream = ({"frame_ms": args.frame_ms, "axis": args.stream_axis, "keep": args.stream_keep}
               if streaming_wanted(args) else None)
     report, budget = plan_model(args.model, args.board, args.app, args.algorithm, args.align,
-                                args.stack, args.optimize, stream)
+                                args.stack, args.optimize, stream,
+                                arena_limit=args.arena_limit)
     verdict = sched = None
     if args.app == "kws" and budget.fits:
         verdict, sched = _realtime(args)
@@ -279,7 +330,8 @@ def run(args: argparse.Namespace) -> int:
             report, budget = plan_model(args.model, args.board, args.app, args.algorithm,
                                         args.align, args.stack, args.optimize,
                                         streaming=stream,
-                                        app_buffers=_listen_buffers(args, sched))
+                                        app_buffers=_listen_buffers(args, sched),
+                                        arena_limit=args.arena_limit)
             report["realtime"] = verdict.as_dict()
             report["listen"] = sched.as_dict()
     if args.html:

@@ -49,7 +49,8 @@ def run(args: argparse.Namespace) -> int:
     # emulator's when it runs here
     here = board.qemu_machine is not None and args.runner in (None, "qemu") and not args.port
     r = build_app(args.model, board, args.app, out, emulate=args.emulate,
-                  optimize=args.optimize, chip=not args.emulate and not here)
+                  optimize=args.optimize, chip=not args.emulate and not here,
+                  arena_limit=args.arena_limit)
     if not args.json:
         print_report(r)
     return flash.run(argparse.Namespace(build_dir=out, runner=args.runner, port=args.port,

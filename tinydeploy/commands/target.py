@@ -24,9 +24,23 @@ def add_target_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("model", type=Path, help="a full-INT8 .tflite file")
     p.add_argument("--board", required=True, help=BOARD_HELP)
     p.add_argument("--optimize", choices=OPTIMIZE_CHOICES, default="balanced",
-                   help="kernel trade-off: balanced (default: fastest without more flash "
-                        "for weights), speed (fastest), size (least flash); none plans a "
-                        "larger arena than the reference kernels")
+                   help="kernel trade-off: balanced (default: fastest within the reference "
+                        "kernels' arena and weight bytes), speed (fastest whose whole RAM and "
+                        "flash fit the board, stack reserve included), size (least flash)")
+    p.add_argument("--arena-limit", type=_arena_limit, default=None, metavar="BYTES",
+                   help="the largest arena the selection may plan, in place of the mode's "
+                        "(balanced/size: the reference kernels' plan; speed: the board's "
+                        "free RAM)")
+
+
+def _arena_limit(text: str) -> int:
+    try:
+        n = int(text, 0)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a byte count") from None
+    if not 0 < n <= 1 << 30:
+        raise argparse.ArgumentTypeError(f"{n} must be between 1 and {1 << 30} bytes")
+    return n
 
 
 def add_stream_arguments(p: argparse.ArgumentParser) -> None:

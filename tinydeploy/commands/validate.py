@@ -77,7 +77,8 @@ def run(args: argparse.Namespace) -> int:
         stderr.print(f"building the validate app for {board.id} -> {out}")
     built = build_firmware(args.model, board, "validate", out, emulate=args.emulate,
                            graph=graph, optimize=args.optimize, guards=args.guards,
-                           chip=args.port is not None)   # a flashed board; else it runs here
+                           chip=args.port is not None,   # a flashed board; else it runs here
+                           arena_limit=args.arena_limit)
     fw = Firmware.from_build_dir(out)
     with connect(fw, port=args.port, runner=args.runner) as conn:
         if conn.info.info.model_sha256 != graph.sha256:

@@ -209,8 +209,10 @@ GEMM_STACK_BYTES = GEMM_ROWS * 8 * PW_STACK_DEPTH // 4   # twin of TD_GEMM_STACK
 POINTWISE_C_COST = (1.0, 17.8)
 # ... and its im2col path: per byte of a receptive field and per pixel beyond the product,
 # fitted on ResNet's 3x3x16 -> 32 (1,483,480 measured, 1,518,080 estimated) and 3x3x32 -> 32
-# (2,756,520; 2,813,440) layers and VWW's first layer (3x3x3 -> 8: 1,880,040; 1,718,784)
-IM2COL_COST = (3.0, 300.0)
+# (2,756,520; 2,813,440) layers, VWW's first layer (3x3x3 -> 8: 1,880,040) and
+# person_detect's first (a one-channel depthwise 3x3 -> 8 taken as this convolution:
+# 1,412,774); per pixel refitted on the last two, where the walk dominates
+IM2COL_COST = (3.0, 372.0)
 
 
 def pointwise_instructions(call: KernelCall, depth: int | None = None,
@@ -266,6 +268,13 @@ def _conv_prepare(graph: Graph, op: Operator) -> KernelCall:
     fh, fw, c, pointwise = _conv_shape(call)
     dsp = as_dsp_gemm_call(call, "td_conv2d_s8_dsp", fh * fw * c,
                            conv_scratch_bytes(fh, fw, c, pointwise))
+    return replace(dsp, instructions=conv_dsp_instructions(dsp))
+
+
+def conv_dsp_instructions(call: KernelCall) -> int:
+    """td_conv2d_s8_dsp's cost model (`POINTWISE_C_COST`, `IM2COL_COST`) for ``call``."""
+    fh, fw, c, pointwise = _conv_shape(call)
+    dsp = call
     pixels = output_pixels(call)
     computed = -(-pixels // GEMM_ROWS_IM2COL) * GEMM_ROWS_IM2COL
     per_mac, per_out = POINTWISE_C_COST
@@ -274,7 +283,16 @@ def _conv_prepare(graph: Graph, op: Operator) -> KernelCall:
     if not pointwise:   # the im2col copy and its widening, and the walk per pixel
         per_byte, per_pixel = IM2COL_COST
         cost += pixels * (fh * fw * c * per_byte + per_pixel)
-    return replace(dsp, instructions=int(round(cost)))
+    if not int(call.param("requant_form")):
+        cost += pixels * int(call.param("out_c")) * GENERAL_REQUANT_PER_OUTPUT
+    return int(round(cost))
+
+
+# td_gemm_out_general's extra cost per output where the rounding form is not proven
+# (requant_form 0), fitted on MLPerf VWW's pointwise layers (6x6x128 -> 128: 892,360 measured
+# against 672,096 without it; 12x12x64 -> 64: 1,204,040; td_conv2d_frame_s8_dsp's 3x3x128 ->
+# 256: 491,120)
+GENERAL_REQUANT_PER_OUTPUT = 48.0
 
 
 def _conv_1x1_back_prepare(graph: Graph, op: Operator) -> KernelCall:
@@ -336,6 +354,9 @@ def conv_frame_accepts(graph: Graph, op: Operator) -> str | None:
 # wake-word 24x128 -> 128 layer (three rows: 518,120 measured, 520,212 estimated) and ResNet's
 # 32x32x16 3x3 -> 16 layers (one row: 5,921,800)
 FRAME_PER_OUTPUT, FRAME_PER_IM2COL_BYTE = 20.0, 5.9
+# ... and per call beyond `choose.CALL_INSTRUCTIONS` (the rows' set-up): person_detect's
+# 256 -> 2 classifier, one pixel, measured 1,732 for 1,064 + 250 without it
+FRAME_PER_CALL = 420
 
 
 def few_rows_cost(call: KernelCall, depth: int, rows: int, per_output: float
@@ -357,7 +378,9 @@ def _conv_frame_prepare(graph: Graph, op: Operator) -> KernelCall:
                                    FRAME_PER_OUTPUT)
     if not pointwise:
         cost += output_pixels(call) * depth * FRAME_PER_IM2COL_BYTE
-    return replace(dsp, instructions=int(round(cost)))
+    if not int(dsp.param("requant_form")):
+        cost += output_pixels(call) * int(call.param("out_c")) * GENERAL_REQUANT_PER_OUTPUT
+    return replace(dsp, instructions=int(round(cost + FRAME_PER_CALL)))
 
 
 def conv_frame_order(call: KernelCall) -> AccessOrder:
@@ -459,6 +482,8 @@ def _conv_window_frame_prepare(graph: Graph, op: Operator) -> KernelCall:
     cost, computed = few_rows_cost(call, depth, window_frame_rows(depth),
                                    WINDOW_FRAME_PER_OUTPUT)
     cost += computed * (depth // 4) * WINDOW_FRAME_PER_BLOCK
+    if not int(dsp.param("requant_form")):   # VWW's 6x6x128 -> 128: 997,960 measured
+        cost += output_pixels(call) * int(call.param("out_c")) * GENERAL_REQUANT_PER_OUTPUT
     return replace(dsp, instructions=int(round(cost)))
 
 
@@ -601,13 +626,23 @@ DW3L_COST = (224.6, 60.4, 16.2, 29.8)
 DW3X3_COST = (38.5, 100.0)
 
 
-def dw3l_instructions(call: KernelCall) -> int:
-    """The lines kernel's estimated instructions for ``call`` (`DW3L_COST`)."""
+# ... and per output when the activation clamps inside int8 (a fused ReLU6: the clamped
+# requantization instead of the saturating store), fitted on the residual test model's
+# 12x12x8 layer (act_max 9: 42,120 measured, 26,508 without it)
+DW3L_CLAMP_PER_OUTPUT = 13.6
+
+
+def dw3l_instructions(call: KernelCall, clamp: bool = True) -> int:
+    """The lines kernel's estimated instructions for ``call`` (`DW3L_COST`, and
+    `DW3L_CLAMP_PER_OUTPUT` unless ``clamp`` is False: the comparison with the unrolled
+    kernel, whose model has no clamp term, leaves it out)."""
     fixed, per_line, per_out1, per_out2 = DW3L_COST
     rows, out_a, _ = dw3l_lines(call)
     out_x = int(call.param("out_h")) if rows else int(call.param("out_w"))
     s_a = int(call.param("stride_w")) if rows else int(call.param("stride_h"))
     per_channel = fixed + per_line * out_x + (per_out1 if s_a == 1 else per_out2) * out_a * out_x
+    if clamp and (int(call.param("act_min")), int(call.param("act_max"))) != (-128, 127):
+        per_channel += DW3L_CLAMP_PER_OUTPUT * out_a * out_x
     return int(round(per_channel * int(call.param("in_c")) * int(call.param("batches"))))
 
 
@@ -639,7 +674,7 @@ def _dw3x3_lines_accepts(graph: Graph, op: Operator) -> str | None:
     # general before fast, but not slower: short lines (few outputs per channel) and stride 2
     # cost more per output than the unrolled kernel (or, off multiples of four channels, the
     # general one at its rate per multiply-accumulate)
-    mine = dw3l_instructions(call)
+    mine = dw3l_instructions(call, clamp=False)
     other, name = ((dw3x3_instructions(call), "unrolled") if c % 4 == 0 else
                    (int(round(9 * c * output_pixels(call)
                               * INSTRUCTIONS_PER_MAC["td_dwconv2d_s8_dsp"])), "general"))
@@ -653,7 +688,7 @@ def _dw3x3_lines_prepare(graph: Graph, op: Operator) -> KernelCall:
     c = int(call.param("in_c"))
     taps = call.const("filter").values.astype(np.int8).reshape(9, c)
     dsp = as_dsp_call(call, "td_dwconv2d_3x3_lines_s8_dsp", taps.T, 0)
-    return replace(dsp, instructions=dw3l_instructions(call))
+    return replace(dsp, instructions=dw3l_instructions(dsp))
 
 
 # One channel at a time through widened lines on the stack (any channel count, strides 1 or
@@ -682,7 +717,16 @@ def _dw_general_prepare(graph: Graph, op: Operator) -> KernelCall:
     call = DWCONV2D_S8_REF.prepare(graph, op)
     c = int(call.param("in_c"))
     taps = call.const("filter").values.astype(np.int8).reshape(-1, c)
-    return as_dsp_call(call, "td_dwconv2d_s8_dsp", taps.T, 0)
+    dsp = as_dsp_call(call, "td_dwconv2d_s8_dsp", taps.T, 0)
+    per_mac, per_out = DW_GENERAL_COST
+    outputs = output_pixels(call) * int(call.param("out_c"))
+    return replace(dsp, instructions=int(round(outputs * (taps.shape[0] * per_mac + per_out))))
+
+
+# td_dwconv2d_s8_dsp per MAC and per output, fitted on MLPerf's streaming wake-word model's
+# depthwise layers (3x1, 5x1, 10x1 and 15x1 over 40 and 128 channels: 69,240, 233,080,
+# 224,920 and 20,400 measured; the flat 7 per MAC was up to 66 % low)
+DW_GENERAL_COST = (7.1, 40.3)
 
 
 DWCONV2D_S8_DSP = register(KernelVariant(
@@ -728,7 +772,8 @@ def dw_as_conv_call(call: KernelCall) -> KernelCall:
 def _dw_as_conv_prepare(graph: Graph, op: Operator) -> KernelCall:
     conv = dw_as_conv_call(DWCONV2D_S8_REF.prepare(graph, op))
     fh, fw = int(conv.param("filter_h")), int(conv.param("filter_w"))
-    return as_dsp_gemm_call(conv, "td_conv2d_s8_dsp", fh * fw, conv_scratch_bytes(fh, fw, 1))
+    dsp = as_dsp_gemm_call(conv, "td_conv2d_s8_dsp", fh * fw, conv_scratch_bytes(fh, fw, 1))
+    return replace(dsp, instructions=conv_dsp_instructions(dsp))
 
 
 # The matrix-product form (faster, scratch of a few kernel sizes): below the scratch-free
@@ -772,7 +817,16 @@ def _dw_c1_prepare(graph: Graph, op: Operator) -> KernelCall:
     kh, kw = int(call.param("filter_h")), int(call.param("filter_w"))
     taps = call.const("filter").values.astype(np.int8).reshape(kh, kw, m)
     rows = np.ascontiguousarray(taps.reshape(-1, m).T)          # [M][kh * kw]
-    return as_dsp_call(call, "td_dwconv2d_c1_s8_dsp", rows, 0, group_c1_taps(taps))
+    dsp = as_dsp_call(call, "td_dwconv2d_c1_s8_dsp", rows, 0, group_c1_taps(taps))
+    per_mac, per_pixel = DW_C1_COST
+    return replace(dsp, instructions=int(round(output_pixels(call) * (m * kh * kw * per_mac
+                                                                      + per_pixel))))
+
+
+# td_dwconv2d_c1_s8_dsp per MAC and per output pixel (all M channels): fitted on
+# micro_speech's 10x8/2 x8 layer (~0.9 M of its 939,760) and person_detect's 3x3/2 x8 on
+# 96x96 (2,161,083 measured), where a flat 2.9 per MAC was 4.5x low
+DW_C1_COST = (1.62, 822.0)
 
 
 DWCONV2D_C1_S8_DSP = register(KernelVariant(
@@ -805,7 +859,8 @@ def _fc_prepare(graph: Graph, op: Operator) -> KernelCall:
     depth = int(call.param("accum_depth"))
     dsp = as_dsp_gemm_call(call, "td_fully_connected_s8_dsp", depth, 0)
     if not any(c.name == "bias" for c in dsp.consts):
-        return fc_interleaved(dsp)
+        return fc_interleaved(replace(dsp, instructions=fc_instructions(dsp, False)))
+    dsp = replace(dsp, instructions=fc_instructions(dsp, True))
     # With a bias, the input offset is folded into it (the same bytes): the kernel's
     # unrolled loop then widens the input without an offset register.
     rows = dsp.const("filter").values.astype(np.int8).reshape(-1, depth)
@@ -814,6 +869,27 @@ def _fc_prepare(graph: Graph, op: Operator) -> KernelCall:
                    for c in dsp.consts)
     params = tuple((k, 0 if k == "input_offset" else v) for k, v in dsp.params)
     return fc_interleaved(replace(dsp, consts=consts, params=params))
+
+
+# td_fully_connected_s8_dsp per MAC, per output, per MAC and per row of the out_c % 4 rows
+# left (one at a time), and per call beyond `choose.CALL_INSTRUCTIONS`; two loops, fitted
+# apart (least relative error, within 1 %): with a bias the input offset is folded into it
+# (MLPerf AD01's 640 -> 128: 134,040 measured, 128 -> 128: 31,640, 128 -> 8: 2,080,
+# 8 -> 128: 7,640, 128 -> 640: 159,160; VWW's 256 -> 2: 1,620; streaming wake-word's
+# 32 -> 3: 480); without one the loop adds it (mlp's 20 -> 32: 2,560, 32 -> 16: 1,640,
+# 16 -> 4: 400; the DS-CNNs' 64 -> 12: 1,880 and 16 -> 12: 960; residual's 16 -> 5: 600)
+FC_COST_FOLDED = (1.567, 46.39, 1.258, -11.17, 103.1 - 250)
+FC_COST_OFFSET = (1.594, 44.30, 0.0, 130.1, 120.9 - 250)
+
+
+def fc_instructions(call: KernelCall, folded: bool) -> int:
+    """The dsp FC's estimate for ``call`` (`FC_COST_FOLDED` when the input offset is folded
+    into the bias, else `FC_COST_OFFSET`)."""
+    per_mac, per_out, per_left_mac, per_left, fixed = FC_COST_FOLDED if folded else FC_COST_OFFSET
+    depth, oc = int(call.param("accum_depth")), int(call.param("out_c"))
+    left = oc % 4
+    per_batch = oc * (depth * per_mac + per_out) + left * (depth * per_left_mac + per_left)
+    return max(1, int(round(int(call.param("batches")) * per_batch + fixed)))
 
 
 def interleave_fc_rows(rows: np.ndarray) -> np.ndarray:
@@ -863,9 +939,17 @@ def _avgpool_global_accepts(graph: Graph, op: Operator) -> str | None:
 def _avgpool_global_prepare(graph: Graph, op: Operator) -> KernelCall:
     call = AVGPOOL2D_S8_REF.prepare(graph, op)
     pixels = int(call.param("in_h")) * int(call.param("in_w"))
+    channels = int(call.param("channels")) * int(call.param("batches"))
+    per_input, per_channel, fixed = AVGPOOL_GLOBAL_COST
     return replace(call, symbol="td_avgpool2d_global_s8_dsp",
-                   instructions=pixels * int(call.param("channels")) * int(
-                       call.param("batches")))
+                   instructions=max(1, round(pixels * channels * per_input
+                                             + channels * per_channel + fixed)))
+
+
+# td_avgpool2d_global_s8_dsp per input element, per channel (its division) and per call
+# beyond `choose.CALL_INSTRUCTIONS`, fitted on the DS-CNN's 25x5x64 pool (15,440 measured),
+# the small DS-CNN's 25x5x16 (3,920) and person_detect's 3x3x256 (9,554)
+AVGPOOL_GLOBAL_COST = (1.75, 21.3, -170.0)
 
 
 AVGPOOL2D_GLOBAL_S8_DSP = register(KernelVariant(

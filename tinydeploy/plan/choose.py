@@ -5,7 +5,7 @@ that accepts an op is costed (instructions, flash, scratch) and one is chosen pe
 requested trade-off, then the arena is planned and checked against the plan of the
 reference kernels:
 
-* ``speed``: the fewest instructions per op;
+* ``speed``: the fewest instructions per op, within the board's RAM;
 * ``size``: the least flash per op (constants + code), then the least scratch, then the
   fewest instructions;
 * ``balanced`` (the default): the fewest instructions among the variants whose constants
@@ -19,20 +19,19 @@ reference kernels:
   saves ~264,000 and is kept). The cap is the constants of the reference kernel that priority
   selection takes, not of a lower-priority ref variant with fewer.
 
-The arena each mode may use (`arena_limit`): at most R, the reference kernels' plan, in
-every mode (DESIGN, invariant 6: no default, and no mode, buys speed with arena). R is planned
-by the same planner as the selection, so a better placement lowers R too: the VWW model's R
-is 46,080 B (its lower bound: the 96x96x3 input and the first layer's output, both live at
-op 0), where the rigid in-place chain of the first placer needed 52,624 B. No byte is left at
-op 0 for scratch, so ``td_conv2d_s8_dsp`` keeps the first layer's 336 B of work in its frame
-(it does for any work up to 512 B, the pointwise kernels' frame buffer) and the dsp kernels
-run the whole model within R (Cortex-M4: 13.37 M instructions measured).
+The arena each mode may use (`arena_limit`): ``balanced`` and ``size`` at most R, the
+reference kernels' plan (DESIGN, invariant 6: by default no kernel buys speed with arena);
+``speed`` the room the board's RAM leaves beside the stack the build reserves (the estimated
+bound plus its margin), the application's buffers and the static data (`board_arena_room`:
+person_detect on the 96 KB nucleo-f401re may use ~58 KB where R is 36,880 B, and its
+widening pointwise layers take the dsp kernels: 11.5 M instructions measured against 13.3 M
+for balanced); ``--arena-limit`` replaces the mode's limit. R is planned by the same
+planner as the selection, so a better placement lowers R too: the VWW model's R is 46,080 B
+(its lower bound: the 96x96x3 input and the first layer's output, both live at op 0). No
+byte is left at op 0 for scratch, so ``td_conv2d_s8_dsp`` keeps the first layer's 336 B of
+work in its frame (it does for any work up to 512 B, the pointwise kernels' frame buffer).
 The DS-CNN on the Cortex-M0 fits R = 8,496 B with the portable pointwise kernel and its
-back-to-front twin (before the twin: 8,896 B under the former R + R/16 allowance). The
-``speed`` build of micro_speech no longer takes the one-channel depthwise as a matrix
-product, whose scratch lifted its arena to 6,928 B over R = 5,968 B (0.96 M estimated
-instructions instead of 0.70 M; balanced, the default, was already there).
-docs/benchmarks.md has the measured figures.
+back-to-front twin. docs/benchmarks.md has the measured figures.
 
 Within the limit, the selection of least total cost (instructions, then flash; ``size``:
 flash, then instructions) is searched for, not built one op at a time: the ops interact
@@ -40,12 +39,17 @@ through the in-place chains of their access orders (`search_selection`). When th
 choice per op already fits, that is the answer after one plan. When the chosen build does
 not fit the board's RAM or flash, ``speed`` falls back to ``balanced`` and ``balanced`` to
 ``size`` (reported in `Choice.fallback`). Every `Choice` reports R, its limit and how many
-selections were planned.
+selections were planned. When the search runs out of plans (`SEARCH_PLANS`: person_detect's
+balanced selection, where many cheap selections miss R by a few bytes), the repair
+(`_demote_to_reference`) demotes kernels until the arena fits and `_improve` then puts back
+the most saving kernels that still fit.
 
 Costs: a variant's call may carry an ``instructions`` estimate (measured per-MAC models of
 the optimised kernels); otherwise a per-MAC, per-output and per-input-element model by
 implementation (`PER_MAC`, `PER_OUTPUT`, `PER_INPUT`, from QEMU icount measurements of the
-DS-CNN's layers on the Cortex-M4). Flash is the op's constants (byte-identical arrays
+DS-CNN's layers on the Cortex-M4), plus `CALL_INSTRUCTIONS` per call. The estimates are
+checked op by op against `bench`'s measurements (benchmarks/bench_costs.py,
+tests/test_cost_models.py: within 15 %). Flash is the op's constants (byte-identical arrays
 counted once, as codegen stores them) plus the code-size table of `tinydeploy.plan.budget`.
 """
 
@@ -57,7 +61,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from tinydeploy.errors import UnsupportedError
+from tinydeploy.errors import BudgetError, UnsupportedError
 from tinydeploy.kernels.access import AccessOrder, tolerated_shifts
 from tinydeploy.kernels.registry import (
     KernelChoice,
@@ -93,6 +97,10 @@ PER_OUTPUT: dict[str, float] = {"ref": 40.0, "dsp": 30.0, "mve": 12.0, "alias": 
 # (pooling, elementwise) cost; the reference average pool reads ~12 instructions per input
 # element on the Cortex-M4 (DS-CNN: 98,400 for 8,000 inputs, QEMU icount)
 PER_INPUT: dict[str, float] = {"ref": 12.0, "opt": 6.0, "dsp": 3.0, "mve": 1.0, "alias": 0.0}
+# ... and per call of any kernel: the parameter struct, the loop set-up and the per-op counter
+# of the bench app, which the per-MAC models leave out (person_detect's 2-class SOFTMAX:
+# 357 measured with the table, 994 computing the exp, for 104 and 632 without it)
+CALL_INSTRUCTIONS = 250
 
 
 class Optimize(enum.Enum):
@@ -167,6 +175,7 @@ def variant_cost(graph: Graph, op: Operator, variant: KernelVariant, call: Any) 
         instructions = round(op_macs(graph, op) * PER_MAC.get(variant.impl, PER_MAC["ref"])
                              + outputs * PER_OUTPUT.get(variant.impl, PER_OUTPUT["ref"])
                              + inputs * PER_INPUT.get(variant.impl, PER_INPUT["ref"]))
+    instructions += CALL_INSTRUCTIONS
     if variant.impl == "dsp" and variant.op in KERNEL_CODE_DSP:
         code = KERNEL_CODE_DSP[variant.op]
     else:
@@ -252,14 +261,34 @@ def _allowed(mode: Optimize, cands: Sequence[tuple[KernelVariant, Any, VariantCo
 # least this many estimated instructions saved per inference (module docstring)
 BALANCED_INSTRUCTIONS_PER_BYTE = 8
 # the search plans at most this many selections before it repairs the cheapest one instead
-SEARCH_PLANS = 48
+SEARCH_PLANS = 24
 
 
-def arena_limit(mode: Optimize, reference_arena: int) -> int:
-    """The largest arena ``mode`` may plan: the reference kernels' plan R, in every mode
-    (``mode`` is taken so that a caller need not know that)."""
-    del mode
+def arena_limit(mode: Optimize, reference_arena: int, board_room: int | None = None,
+                explicit: int | None = None) -> int | None:
+    """The largest arena ``mode`` may plan: ``explicit`` (``--arena-limit``) when given;
+    else for ``speed`` the board's room (`board_arena_room`: its RAM less the stack reserve,
+    the application's buffers and static data; None on the host: no limit); else the
+    reference kernels' plan R."""
+    if explicit is not None:
+        return explicit
+    if mode is Optimize.SPEED:
+        return board_room
     return reference_arena
+
+
+def board_arena_room(graph: Graph, board: Any, selection: Selection, app: str) -> int | None:
+    """The largest arena ``board``'s RAM leaves room for next to ``selection``'s stack
+    reserve (the estimated bound plus its margin, as the build reserves it), ``app``'s
+    buffers and the static data; None for the host (no RAM to fit)."""
+    if board is None or getattr(board, "family", "host") == "host":
+        return None
+    from tinydeploy.plan.budget import compute_budget, sized_stack_reserve, stack_estimate
+
+    budget = compute_budget(selection, 0, board, app,
+                            input_bytes=sum(t.nbytes for t in graph.inputs),
+                            stack_reserved=sized_stack_reserve(stack_estimate(selection, app)))
+    return max(0, budget.ram.available - budget.ram.total)
 
 
 def reference_plan(graph: Graph, algorithm: str = "auto", align: int = 16) -> GraphPlan:
@@ -387,6 +416,13 @@ def _undominated(graph: Graph, op: Operator,
             si, sj = shifts[i], shifts[j]
             if si is not None and sj is not None and (sj[0] < si[0] or sj[1] > si[1]):
                 continue
+            # two access orders with the same tightest lead and trail may still differ in
+            # between (the shifts that put an output at either end of an in-place chain):
+            # only the same order, or a twin's, is known to be no worse
+            vi, vj = cands[i][0], cands[j][0]
+            if (vi.access is not None and vi.access is not vj.access
+                    and vi.symbol not in vj.twins):
+                continue
             dominated = True
             break
         if not dominated:
@@ -498,14 +534,24 @@ def search_selection(graph: Graph, cands: Sequence[Sequence[tuple[KernelVariant,
         lists.append(keep or [i for i in idx if cands[k][i][0].impl == "ref"] or list(idx))
     costs = [[_cost(mode, cands[k][i][2]) for i in lst] for k, lst in enumerate(lists)]
     found: dict[tuple[int, ...], GraphPlan] = {}
+    # the buffers a selection gives depend on each op's variant only through its layout
+    # (`_layout_key`): a layout that did not fit does not fit with other kernels of the same
+    # layout, and is not planned again (the selections visited cost more and more)
+    keys = [[_layout_key(cands[k][i]) for i in lst] for k, lst in enumerate(lists)]
+    failed: set[tuple[Any, ...]] = set()
 
-    def fits(vec: tuple[int, ...], trial: int) -> bool:
+    def fits(vec: tuple[int, ...], trial: int) -> bool | None:
+        layout = tuple(keys[k][j] for k, j in enumerate(vec))
+        if layout in failed:
+            return None
         sel = Selection(tuple(KernelChoice(k, cands[k][lists[k][j]][0],
                                            cands[k][lists[k][j]][1])
                               for k, j in enumerate(vec)))
         gp = plan_within(graph, sel, bound, algorithm, align, exact=trial < EXACT_TRIALS)
         if gp is not None:
             found[vec] = gp
+        else:
+            failed.add(layout)
         return gp is not None
 
     vec, plans = cheapest_fitting(costs, fits, max_plans)
@@ -514,12 +560,22 @@ def search_selection(graph: Graph, cands: Sequence[Sequence[tuple[KernelVariant,
     return SearchResult(tuple(lists[k][j] for k, j in enumerate(vec)), found[vec], plans, True)
 
 
+def _layout_key(cand: tuple[KernelVariant, Any, VariantCost]) -> tuple[Any, ...]:
+    """What of a candidate the arena buffers depend on: its access order (the variant's own,
+    when it declares one: an order may read the call's parameters), twins, in-place and alias
+    flags and scratch bytes."""
+    v, _, c = cand
+    return (v.symbol if v.access is not None else None, v.twins, v.inplace, v.alias,
+            c.scratch_bytes)
+
+
 def cheapest_fitting(costs: Sequence[Sequence[tuple[int, ...]]],
-                     fits: Callable[[tuple[int, ...], int], bool], max_trials: int
+                     fits: Callable[[tuple[int, ...], int], bool | None], max_trials: int
                      ) -> tuple[tuple[int, ...] | None, int]:
     """The index vector (one index per op into its candidate list, each list sorted by
     non-decreasing cost) of least total cost for which ``fits(vector, trial number)`` holds,
-    and the number of trials; None after ``max_trials`` failed ones.
+    and the number of trials; None after ``max_trials`` failed ones. ``fits`` may answer
+    None: known not to fit without a trial (not counted).
 
     Best first: a heap of vectors by total cost (cost tuples add element-wise and compare
     lexicographically; ties by the vector); a popped vector's successors raise one index at
@@ -537,7 +593,8 @@ def cheapest_fitting(costs: Sequence[Sequence[tuple[int, ...]]],
     while heap and trials < max_trials:
         _, vec, last = heapq.heappop(heap)
         ok = fits(vec, trials)
-        trials += 1
+        if ok is not None:
+            trials += 1
         if ok:
             return vec, trials
         for p in range(last, n):
@@ -547,22 +604,36 @@ def cheapest_fitting(costs: Sequence[Sequence[tuple[int, ...]]],
     return None, trials
 
 
+# the costed candidates and the reference plan of the last graph chosen for, keyed by its
+# identity (the entry holds the graph, so the id is not reused while it lives): `plan`'s
+# line of what each mode gives chooses three times for one graph
+_PREPARED: dict[tuple[int, frozenset[str], str, int], tuple[Graph, list[Any], GraphPlan]] = {}
+
+
 def choose_kernels(graph: Graph, board: Any, optimize: Optimize | str = Optimize.BALANCED,
-                   *, algorithm: str = "auto", align: int = 16, app: str = "bench"
-                   ) -> Choice:
-    """Select and plan for ``optimize`` (see the module docstring for the rules)."""
+                   *, algorithm: str = "auto", align: int = 16, app: str = "bench",
+                   arena_limit_bytes: int | None = None) -> Choice:
+    """Select and plan for ``optimize`` (see the module docstring for the rules);
+    ``arena_limit_bytes`` (``--arena-limit``) replaces the mode's arena limit."""
     mode = Optimize(optimize)
+    if arena_limit_bytes is not None and arena_limit_bytes < 1:
+        raise BudgetError(f"--arena-limit {arena_limit_bytes}: must be a positive byte count")
     features: frozenset[str] = frozenset(getattr(board, "features", frozenset()) or ())
     ops = graph.operators
-    cands = []
-    for op in ops:
-        found_here = _candidates(graph, op, features)
-        if not found_here:
-            select_kernels(graph, board)   # raises the UnsupportedError with every reason
-            raise UnsupportedError(f"op {op.index} ({op.type_name}): no kernel")
-        cands.append(found_here)
-    ref = reference_plan(graph, algorithm, align)
-    bound = arena_limit(mode, ref.arena_bytes)
+    hit = _PREPARED.get((id(graph), features, algorithm, align))
+    if hit is not None and hit[0] is graph:
+        cands, ref = hit[1], hit[2]
+    else:
+        cands = []
+        for op in ops:
+            found_here = _candidates(graph, op, features)
+            if not found_here:
+                select_kernels(graph, board)   # raises the UnsupportedError with every reason
+                raise UnsupportedError(f"op {op.index} ({op.type_name}): no kernel")
+            cands.append(found_here)
+        ref = reference_plan(graph, algorithm, align)
+        _PREPARED.clear()   # one graph at a time: the modes of one `plan` share it
+        _PREPARED[(id(graph), features, algorithm, align)] = (graph, cands, ref)
     allowed, reasons = [], []
     for cand in cands:
         lst, why = _allowed(mode, cand)
@@ -572,8 +643,19 @@ def choose_kernels(graph: Graph, board: Any, optimize: Optimize | str = Optimize
     plans = 1
     sel = Selection(tuple(KernelChoice(k, cands[k][i][0], cands[k][i][1])
                           for k, i in enumerate(picks)))
+    # speed: the room the board's RAM leaves next to this selection's stack reserve and the
+    # application (`_fit_or_fall_back` checks the final selection's whole budget)
+    room = (board_arena_room(graph, board, sel, app)
+            if mode is Optimize.SPEED and arena_limit_bytes is None else None)
+    bound = arena_limit(mode, ref.arena_bytes, room, arena_limit_bytes)
     gp = plan_graph(graph, sel, None, algorithm, align)
     exact = True
+    if arena_limit_bytes is not None and gp.arena_bytes > arena_limit_bytes:
+        floor = max((min(row) for row in local_arena_needs(graph, cands, align)), default=0)
+        if floor > arena_limit_bytes:
+            raise BudgetError(f"--arena-limit {arena_limit_bytes:,} B: no selection fits, "
+                              f"the tensors live at one op alone need {floor:,} B",
+                              hint=f"the reference kernels' plan needs {ref.arena_bytes:,} B")
     if bound is not None and gp.arena_bytes > bound:
         found = search_selection(graph, cands, allowed, mode, bound, algorithm=algorithm,
                                  align=align)
@@ -587,8 +669,11 @@ def choose_kernels(graph: Graph, board: Any, optimize: Optimize | str = Optimize
             if gp.arena_bytes > bound:   # the exact search's own time limit stopped it early
                 gp = found.plan
         else:
-            sel, gp, picks = _demote_to_reference(graph, cands, sel, picks, bound, algorithm,
-                                                  align)
+            sel, gp, picks = _demote_to_reference(graph, cands, sel, picks, bound,
+                                                  algorithm, align)
+            sel, gp, picks, tried = _improve(graph, cands, allowed, picks, mode, bound,
+                                             algorithm, align, sel, gp)
+            plans += tried
     layers = []
     for k, op in enumerate(ops):
         i = picks[k]
@@ -609,6 +694,10 @@ def choose_kernels(graph: Graph, board: Any, optimize: Optimize | str = Optimize
         layers.append(LayerChoice(k, op.type_name, chosen, tuple(
             (c, None if j == i else why.get(v.symbol)) for j, (v, _, c) in
             enumerate(cands[k]))))
+    if arena_limit_bytes is not None and gp.arena_bytes > arena_limit_bytes:
+        raise BudgetError(f"--arena-limit {arena_limit_bytes:,} B: the smallest arena found "
+                          f"for this model is {gp.arena_bytes:,} B",
+                          hint=f"the reference kernels' plan needs {ref.arena_bytes:,} B")
     choice = Choice(mode, gp.selection or sel, gp, ref.arena_bytes, tuple(layers), bound,
                     plans=plans)
     return _fit_or_fall_back(graph, board, choice, algorithm, align, app)
@@ -625,44 +714,136 @@ def _demote_to_reference(graph: Graph, cands: list[Any], sel: Selection, picks: 
     ``algorithm``."""
     choices = list(sel.choices)
     picks = list(picks)
-    gp = plan_graph(graph, sel, None, algorithm, align)
-    while gp.arena_bytes > bound:
-        arena_now = plan_graph(graph, Selection(tuple(choices)), None, "greedy-size",
-                               align).arena_bytes
-        trials = []
+    fitted = plan_within(graph, sel, bound, algorithm, align, exact=False)
+    seen = {tuple(picks)}
+    while fitted is None:
+        arena_now = _greedy_arena(graph, Selection(tuple(choices)), align)
+        options = []
         for k, ch in enumerate(choices):
             if ch.variant.impl == "ref" or ch.variant.alias:
                 continue
             now = cands[k][picks[k]][2]
-            for j, (v, call, c) in enumerate(cands[k]):
-                if j == picks[k]:
+            layouts = {_layout_key(cands[k][picks[k]])}
+            for j, (_, _, c) in sorted(enumerate(cands[k]),
+                                       key=lambda e: (e[1][2].instructions, e[0])):
+                # a candidate of a layout already tried here (cheaper first) gives the same
+                # arena
+                if j == picks[k] or _layout_key(cands[k][j]) in layouts:
                     continue
-                trial = list(choices)
-                trial[k] = KernelChoice(k, v, call)
-                arena = plan_graph(graph, Selection(tuple(trial)), None, "greedy-size",
-                                   align).arena_bytes
-                trials.append((arena < arena_now, c.instructions - now.instructions, arena,
-                               k, j))
-        if not trials:
+                layouts.add(_layout_key(cands[k][j]))
+                options.append((c.instructions - now.instructions, k, j))
+        if not options:
             break
-        shrinking = [t for t in trials if t[0]]
-        _, _, _, k, j = (min(shrinking, key=lambda t: (t[1], t[2], t[3], t[4])) if shrinking
-                         else min(trials, key=lambda t: (t[2], t[3], t[4])))
+        # fewest added instructions first: the first delta with a shrinking trial decides
+        # (ties: the smaller arena, then the op and candidate); no trial with a larger
+        # delta is laid out
+        options.sort()
+        arenas: dict[tuple[int, int], int] = {}
+
+        def arena_of(k: int, j: int, arenas: dict[tuple[int, int], int] = arenas) -> int:
+            if (k, j) not in arenas:
+                trial = list(choices)
+                trial[k] = KernelChoice(k, cands[k][j][0], cands[k][j][1])
+                arenas[(k, j)] = _greedy_arena(graph, Selection(tuple(trial)), align)
+            return arenas[(k, j)]
+
+        best = None
+        for delta in sorted({d for d, _, _ in options}):
+            same = [(arena_of(k, j), k, j) for d, k, j in options if d == delta]
+            shrinking = [t for t in same if t[0] < arena_now]
+            if shrinking:
+                best = min(shrinking)
+                break
+        if best is None:
+            best = min((arena_of(k, j), k, j) for _, k, j in options)
+        _, k, j = best
         choices[k] = KernelChoice(k, cands[k][j][0], cands[k][j][1])
         picks[k] = j
         sel = Selection(tuple(choices))
-        gp = plan_graph(graph, sel, None, algorithm, align)
+        if tuple(picks) in seen:   # back where it was: nothing shrinks the arena further
+            break
+        seen.add(tuple(picks))
+        fitted = plan_within(graph, sel, bound, algorithm, align, exact=False)
+    # the caller (`_improve`) plans its final selection with ``algorithm``
+    gp = fitted if fitted is not None else plan_graph(graph, sel, None, algorithm, align)
     return sel, gp, picks
+
+
+def _greedy_arena(graph: Graph, selection: Selection, align: int) -> int:
+    """The repair's measure of a trial: the greedy layout of the buffers with every safe
+    overlap taken (what `plan_graph` tries first, without the proof: only the selection
+    the repair ends with is planned and proved)."""
+    return plan_arena(graph_buffers(graph, selection, align).buffers,
+                      algorithm="greedy-size").arena_bytes
+
+
+def _reference_picks(cands: Sequence[Sequence[tuple[KernelVariant, Any, VariantCost]]],
+                     ref: GraphPlan) -> list[int] | None:
+    """Per op, the index of the reference plan's variant (or its twin) among ``cands``;
+    None when one is not there."""
+    if ref.selection is None:
+        return None
+    out = []
+    for k, ch in enumerate(ref.selection.choices):
+        name = ch.variant.symbol
+        hit = [i for i, (v, _, _) in enumerate(cands[k]) if name == v.symbol
+               or name in v.twins]
+        if not hit:
+            return None
+        out.append(hit[0])
+    return out
+
+
+def _improve(graph: Graph, cands: list[Any], allowed: Sequence[Sequence[int]],
+             picks: list[int], mode: Optimize, bound: int, algorithm: str, align: int,
+             sel: Selection, gp: GraphPlan) -> tuple[Selection, GraphPlan, list[int], int]:
+    """After the repair: put back, one op at a time, the allowed candidate that saves the
+    most (`_cost`) while the selection still fits ``bound`` (`plan_within`, greedy layouts
+    and the bounded exact search), until no single change fits. The repair demotes by what
+    a change adds, so it can give up a fast kernel that another op's demotion made room
+    for. Returns the selection, its plan, the picks and the plans tried."""
+    picks = list(picks)
+    tried = 0
+    # a change that did not fit is not tried again after others (they only take room)
+    rejected: set[tuple[int, int]] = set()
+    while True:
+        now = [_cost(mode, cands[k][picks[k]][2]) for k in range(len(picks))]
+        options = sorted(
+            (tuple(a - b for a, b in zip(_cost(mode, cands[k][j][2]), now[k], strict=True)),
+             k, j)
+            for k, lst in enumerate(allowed) for j in lst
+            if j != picks[k] and _cost(mode, cands[k][j][2]) < now[k])
+        for _, k, j in options:
+            trial = picks[:k] + [j] + picks[k + 1:]
+            if (k, j) in rejected:
+                continue
+            tried += 1
+            cand = Selection(tuple(KernelChoice(i, cands[i][p][0], cands[i][p][1])
+                                   for i, p in enumerate(trial)))
+            fitted = plan_within(graph, cand, bound, algorithm, align, exact=False)
+            if fitted is None:
+                rejected.add((k, j))
+                continue
+            picks, sel, gp = trial, cand, fitted
+            break
+        else:
+            break
+    final = plan_graph(graph, sel, None, algorithm, align)
+    return sel, (final if final.arena_bytes <= gp.arena_bytes else gp), picks, tried
 
 
 def _fit_or_fall_back(graph: Graph, board: Any, choice: Choice, algorithm: str, align: int,
                       app: str) -> Choice:
     if board is None or getattr(board, "family", "host") == "host":
         return choice
-    from tinydeploy.plan.budget import compute_budget
+    from tinydeploy.plan.budget import compute_budget, sized_stack_reserve, stack_estimate
 
+    # speed fills the RAM up to the stack reserve the build will make: count the reserve
+    reserve = (sized_stack_reserve(stack_estimate(choice.selection, app))
+               if choice.optimize is Optimize.SPEED else None)
     budget = compute_budget(choice.selection, choice.plan.arena_bytes, board, app,
-                            input_bytes=sum(t.nbytes for t in graph.inputs))
+                            input_bytes=sum(t.nbytes for t in graph.inputs),
+                            stack_reserved=reserve)
     nxt = {Optimize.SPEED: Optimize.BALANCED, Optimize.BALANCED: Optimize.SIZE}.get(
         choice.optimize)
     if budget.fits or nxt is None:
@@ -674,10 +855,22 @@ def _fit_or_fall_back(graph: Graph, board: Any, choice: Choice, algorithm: str, 
 
 
 def layers_json(choice: Choice) -> list[dict[str, Any]]:
-    """Per layer: the chosen variant and what each alternative would cost."""
+    """Per layer: the chosen variant and every alternative (the chosen one included, marked
+    ``chosen``) with its estimated instructions, flash, scratch and the reason it was passed
+    over (None for the chosen one)."""
     return [{"op_index": lc.op_index, "type": lc.op_type, "chosen": lc.chosen,
-             "alternatives": [{"symbol": c.symbol, "impl": c.impl,
-                               "instructions": c.instructions, "const_bytes": c.const_bytes,
-                               "code_bytes": c.code_bytes, "scratch_bytes": c.scratch_bytes,
+             "alternatives": [{"symbol": lc.chosen if why is None else c.symbol,
+                               "impl": c.impl, "chosen": why is None,
+                               "instructions": c.instructions,
+                               "instructions_estimated": True,
+                               "const_bytes": c.const_bytes, "code_bytes": c.code_bytes,
+                               "flash_bytes": c.flash_bytes,
+                               "scratch_bytes": c.scratch_bytes,
                                "passed_over": why} for c, why in lc.alternatives]}
             for lc in choice.layers]
+
+
+def estimated_instructions(choice: Choice) -> int:
+    """The chosen variants' estimated instructions per inference, summed over the ops."""
+    return sum(c.instructions for lc in choice.layers for c, why in lc.alternatives
+               if why is None)

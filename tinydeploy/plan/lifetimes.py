@@ -231,20 +231,20 @@ def _inplace_choice(choice: Any, graph: Graph, op: Any, src: Tensor, dst: Tensor
     ps = -(-src.nbytes // align) * align
     pd = -(-dst.nbytes // align) * align
     lo, hi = chain
-    twins = (variant_by_symbol(variant.op, name) for name in variant.twins)
-    candidates = [choice] + [replace(choice, variant=t, call=t.prepare(graph, op))
-                             for t in twins if t.accepts(graph, op) is None]
+    candidates = [choice] + [replace(choice, variant=t, call=call)
+                             for t, call in _twin_calls(graph, op, variant)]
     best: tuple[tuple[int, int, int, int, int], Any, int] | None = None
     for vrank, cand in enumerate(candidates):
-        order = cand.variant.access(cand.call)
+        facts = _order_facts(cand.variant, cand.call)
+        order = facts.order
         if order.in_bytes != src.nbytes or order.out_bytes != dst.nbytes:
             raise ValueError(f"{cand.variant.symbol}: access order covers {order.in_bytes} "
                              f"-> {order.out_bytes} bytes, tensors '{src.name}' -> "
                              f"'{dst.name}' have {src.nbytes} -> {dst.nbytes}")
-        lead, trail = tolerated_shifts(order, align)
+        lead, trail = facts.tolerated(align)
         shifts = [lead, trail, lo - src_rel, hi - pd - src_rel]
         for srank, shift in enumerate(shifts):
-            if srank >= 2 and overlap_violation(order, shift) is not None:
+            if srank >= 2 and not facts.safe(shift):
                 continue
             together = max(ps, shift + pd) - min(0, shift)
             if together >= ps + pd:
@@ -255,6 +255,61 @@ def _inplace_choice(choice: Any, graph: Graph, op: Any, src: Tensor, dst: Tensor
             if best is None or key < best[0]:
                 best = (key, cand, shift)
     return None if best is None else (best[1], best[2])
+
+
+@dataclass
+class _OrderFacts:
+    """A call's access order, its tolerated shifts per alignment grid and the verdicts on
+    other shifts asked so far: what `_inplace_choice` asks of every in-place candidate, each
+    time a selection is laid out (the kernel search lays out hundreds)."""
+
+    order: Any
+    shifts: dict[int, tuple[int, int]]
+    verdicts: dict[int, bool]
+
+    def tolerated(self, align: int) -> tuple[int, int]:
+        if align not in self.shifts:
+            self.shifts[align] = tolerated_shifts(self.order, align)
+        return self.shifts[align]
+
+    def safe(self, shift: int) -> bool:
+        if shift not in self.verdicts:
+            self.verdicts[shift] = overlap_violation(self.order, shift) is None
+        return self.verdicts[shift]
+
+
+# Memos keyed by object identity, each entry holding its key objects (so that an id is not
+# reused while its entry lives); cleared when they grow past _MEMO_LIMIT entries. Calls and
+# graphs are frozen, so a fact computed once holds for as long as the object lives.
+_MEMO_LIMIT = 4096
+_ORDERS: dict[tuple[int, str], tuple[Any, _OrderFacts]] = {}
+_TWINS: dict[tuple[int, int, str], tuple[Graph, Any, list[tuple[Any, Any]]]] = {}
+
+
+def _order_facts(variant: Any, call: Any) -> _OrderFacts:
+    key = (id(call), variant.symbol)
+    hit = _ORDERS.get(key)
+    if hit is not None and hit[0] is call:
+        return hit[1]
+    facts = _OrderFacts(variant.access(call), {}, {})
+    if len(_ORDERS) >= _MEMO_LIMIT:
+        _ORDERS.clear()
+    _ORDERS[key] = (call, facts)
+    return facts
+
+
+def _twin_calls(graph: Graph, op: Any, variant: Any) -> list[tuple[Any, Any]]:
+    """The twins of ``variant`` that accept ``op``, each with its prepared call."""
+    key = (id(graph), op.index, variant.symbol)
+    hit = _TWINS.get(key)
+    if hit is not None and hit[0] is graph and hit[1] is op:
+        return hit[2]
+    twins = (variant_by_symbol(variant.op, name) for name in variant.twins)
+    out = [(t, t.prepare(graph, op)) for t in twins if t.accepts(graph, op) is None]
+    if len(_TWINS) >= _MEMO_LIMIT:
+        _TWINS.clear()
+    _TWINS[key] = (graph, op, out)
+    return out
 
 
 def verify_inplace(graph: Graph, selection: Selection, gplan: GraphPlan) -> None:
@@ -285,7 +340,7 @@ def verify_inplace(graph: Graph, selection: Selection, gplan: GraphPlan) -> None
                 raise AssertionError(f"{where}: output overlaps input at shift {shift} "
                                      f"without a declared access order")
             continue
-        bad = overlap_violation(v.access(choices[k].call), shift)
+        bad = overlap_violation(_order_facts(v, choices[k].call).order, shift)
         if bad is not None:
             raise AssertionError(
                 f"{where}: output byte {bad.out_byte} (written at step {bad.write_step}) "
