@@ -85,8 +85,10 @@ class Monitor:
     """Decode frames from the port that ``opener()`` returns until duration/count is met."""
 
     def __init__(self, opener: Callable[[], Any], sink: Any, *, retry: float = 0.5,
-                 hello: bool = False, alive: Callable[[], bool] | None = None) -> None:
+                 hello: bool = False, alive: Callable[[], bool] | None = None,
+                 convert: Callable[[Message], Message] | None = None) -> None:
         self.opener = opener
+        self.convert = convert   # the device's counts into the host's unit (link/units.py)
         self.alive = alive
         self.sink = sink
         self.retry = retry
@@ -139,6 +141,8 @@ class Monitor:
     def _emit(self, t: float, frame: Frame) -> None:
         try:
             msg = decode_message(frame)
+            if self.convert is not None:
+                msg = self.convert(msg)
         except LinkError as e:
             self.stats.bad_frames += 1
             self.sink.status(t, f"undecodable frame type 0x{frame.type:02x}: {e.message}")
