@@ -27,7 +27,7 @@ examples:
 def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("build_dir", type=Path, metavar="BUILD_DIR",
                    help="folder written by tinydeploy build")
-    p.add_argument("--runner", choices=list(RunnerKind),
+    p.add_argument("--runner", choices=[k.value for k in RunnerKind],
                    default=None, help="flashing method (default: the board's first)")
     p.add_argument("--port", default=None,
                    help="serial port of a real board (default: found by USB vendor)")

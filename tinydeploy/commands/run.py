@@ -27,7 +27,7 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--app", choices=APPS, default="bench", help="device app (default bench)")
     p.add_argument("--emulate", action="store_true",
                    help="run a real board's build on its emulated stand-in")
-    p.add_argument("--runner", choices=list(RunnerKind),
+    p.add_argument("--runner", choices=[k.value for k in RunnerKind],
                    default=None, help="flashing method (default: the board's first)")
     p.add_argument("--port", default=None, help="serial port of a real board")
     p.add_argument("--timeout", type=float, default=None, metavar="S",
