@@ -78,8 +78,14 @@ def bench_build(build_dir: Path, runs: int, port: str | None = None,
     from tinydeploy.link.units import milliseconds
 
     ms = milliseconds(mean, unit, fw.board)
+    from tinydeploy.report.figures import memory_figures
+
     return {
         "board": fw.board.id,
+        **memory_figures(flash=manifest["flash_bytes"], flash_available=fw.board.flash_bytes,
+                         ram=manifest["ram_bytes"], ram_available=fw.board.ram_bytes,
+                         arena=manifest["arena_bytes"], stack_bound=manifest["stack_bytes"],
+                         stack_reserved=manifest.get("stack_reserved_bytes")),
         "unit": unit,
         "per_inference": round(mean),
         "ms_per_inference": None if ms is None else round(ms, 3),
@@ -89,11 +95,7 @@ def bench_build(build_dir: Path, runs: int, port: str | None = None,
         "max": round(hi),
         "runs": done.runs,
         "per_op": per_op,
-        "flash_bytes": manifest["flash_bytes"],
-        "ram_bytes": manifest["ram_bytes"],
-        "arena_bytes": manifest["arena_bytes"],
-        "stack_bytes": manifest["stack_bytes"],
-        "stack_reserved_bytes": manifest.get("stack_reserved_bytes"),
+        "stack_bytes": manifest["stack_bytes"],   # = stack_bound_bytes (kept, docs/json.md)
         "stack_peak_bytes": done.stack_peak or None,   # measured on the device (painted)
     }
 

@@ -6,7 +6,13 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from tinydeploy.commands.target import add_target_arguments, resolve_target
+from tinydeploy.commands.target import (
+    add_app_arguments,
+    add_target_arguments,
+    choose_app,
+    kws_options,
+    resolve_target,
+)
 
 NAME = "build"
 HELP = "generate C firmware for a board and compile it (ELF/HEX/BIN + size report)"
@@ -23,14 +29,12 @@ examples:
 
 
 def configure(p: argparse.ArgumentParser) -> None:
-    from tinydeploy.codegen.project import APPS
     from tinydeploy.plan.arena import ALGORITHMS
 
     add_target_arguments(p)
     p.add_argument("-o", "--output", type=Path, default=None,
                    help="project folder (default: build/<model>-<board>-<app>)")
-    p.add_argument("--app", choices=APPS, default="validate",
-                   help="device application (default: validate)")
+    add_app_arguments(p, "validate")
     p.add_argument("--emulate", action="store_true",
                    help="build for the board's emulated stand-in with its memory limits")
     p.add_argument("--algorithm", default="auto", choices=ALGORITHMS,
@@ -62,7 +66,13 @@ def check_output_dir(out: Path, force: bool) -> None:
 
 
 def result_json(r: Any) -> dict[str, Any]:
+    from tinydeploy.report.figures import memory_figures
+
     return {
+        **memory_figures(flash=r.flash_bytes, flash_available=r.board.flash_bytes,
+                         ram=r.ram_bytes, ram_available=r.board.ram_bytes,
+                         arena=r.arena_bytes, stack_bound=r.stack_bytes,
+                         stack_reserved=r.manifest.get("stack_reserved_bytes")),
         "elf": str(r.elf),
         "hex": str(r.hex) if r.hex else None,
         "bin": str(r.bin) if r.bin else None,
@@ -70,13 +80,7 @@ def result_json(r: Any) -> dict[str, Any]:
         "board": r.board.id,
         "requested_board": r.requested_board.id,
         "app": r.app,
-        "flash_bytes": r.flash_bytes,
-        "flash_available": r.board.flash_bytes,
-        "ram_bytes": r.ram_bytes,
-        "ram_available": r.board.ram_bytes,
-        "arena_bytes": r.arena_bytes,
-        "stack_bytes": r.stack_bytes,
-        "stack_reserved_bytes": r.manifest.get("stack_reserved_bytes"),
+        "stack_bytes": r.stack_bytes,   # = stack_bound_bytes (kept, docs/json.md)
         "stack_margin_bytes": r.manifest.get("stack_reserve", {}).get("margin"),
         "stack_rule": r.manifest.get("stack_reserve", {}).get("rule"),
         "stack_path": list(r.stack.path),
@@ -135,6 +139,7 @@ def run(args: argparse.Namespace) -> int:
     from tinydeploy.pipeline import build_app
     from tinydeploy.report.output import emit_json, stderr
 
+    choose_app(args, "validate")
     board, out = resolve_target(args, args.app)
     check_output_dir(out, args.force)
     if not args.json:
@@ -142,9 +147,9 @@ def run(args: argparse.Namespace) -> int:
                      f"{' (emulated)' if args.emulate else ''}, app {args.app} -> {out}")
     r = build_app(args.model, board, args.app, out, emulate=args.emulate,
                   algorithm=args.algorithm, opt=args.opt, stack_bytes=args.stack,
-                  optimize=args.optimize, guards=args.guards)
+                  optimize=args.optimize, guards=args.guards, kws=kws_options(args))
     if args.json:
-        emit_json(result_json(r))
+        emit_json({**result_json(r), "app_reason": args.app_reason})
     else:
         print_report(r)
     return 0

@@ -33,8 +33,10 @@ def _align(text: str) -> int:
 
 def configure(p: argparse.ArgumentParser) -> None:
     add_target_arguments(p)
-    p.add_argument("--app", choices=APPS, default="bench",
-                   help="the application whose buffers count towards RAM (default: bench)")
+    p.add_argument("--app", choices=APPS, default=None,
+                   help="the application whose buffers count towards RAM (default: kws when the "
+                        "model has a front end - frontend.json beside it or --frontend - "
+                        "else bench)")
     p.add_argument("--algorithm", choices=ALGORITHMS, default="auto",
                    help="arena planning algorithm (default: auto, the best of all)")
     p.add_argument("--align", type=_align, default=16, metavar="N",
@@ -127,12 +129,16 @@ def plan_report(model: Path, graph: Any, gplan: Any, budget: Any) -> dict[str, A
         tensors.append(entry)
     peak = gplan.peak_op
     r, f = budget.ram, budget.flash
+    from tinydeploy.report.figures import memory_figures
+
     return {
         "model": str(model),
         "sha256": graph.sha256,
         "board": budget.board,
         "app": budget.app,
-        "arena_bytes": plan.arena_bytes,
+        **memory_figures(flash=f.total, flash_available=f.available, ram=r.total,
+                         ram_available=r.available, arena=plan.arena_bytes,
+                         stack_bound=budget.stack_need, stack_reserved=budget.stack_reserved),
         "lower_bound_bytes": plan.lower_bound_bytes,
         "optimal": plan.optimal,
         "algorithm": plan.algorithm,
@@ -245,8 +251,12 @@ def run(args: argparse.Namespace) -> int:
         from tinydeploy.errors import InputDataError
 
         raise InputDataError(f"--stack {args.stack}: must be between 1 and {1 << 24} bytes")
+    from tinydeploy.commands.target import choose_app
+
+    choose_app(args, "bench")
     report, budget = plan_model(args.model, args.board, args.app, args.algorithm, args.align,
                                 args.stack, args.optimize)
+    report["app_reason"] = args.app_reason
     verdict = None
     if args.app == "kws" and budget.fits:
         verdict = _realtime(args)

@@ -6,7 +6,13 @@ import argparse
 from pathlib import Path
 
 from tinydeploy.boards import RunnerKind
-from tinydeploy.commands.target import add_target_arguments, resolve_target
+from tinydeploy.commands.target import (
+    add_app_arguments,
+    add_target_arguments,
+    choose_app,
+    kws_options,
+    resolve_target,
+)
 
 NAME = "run"
 HELP = "build, flash (or emulate) and monitor in one step"
@@ -21,10 +27,8 @@ examples:
 
 
 def configure(p: argparse.ArgumentParser) -> None:
-    from tinydeploy.codegen.project import APPS
-
     add_target_arguments(p)
-    p.add_argument("--app", choices=APPS, default="bench", help="device app (default bench)")
+    add_app_arguments(p, "bench")
     p.add_argument("--emulate", action="store_true",
                    help="run a real board's build on its emulated stand-in")
     p.add_argument("--runner", choices=[k.value for k in RunnerKind],
@@ -42,11 +46,12 @@ def run(args: argparse.Namespace) -> int:
     from tinydeploy.pipeline import build_app
     from tinydeploy.report.output import stderr
 
+    choose_app(args, "bench")
     board, out = resolve_target(args, args.app)
     if not args.json:
         stderr.print(f"building {args.model} for {board.id}, app {args.app} -> {out}")
     r = build_app(args.model, board, args.app, out, emulate=args.emulate,
-                  optimize=args.optimize)
+                  optimize=args.optimize, kws=kws_options(args))
     if not args.json:
         print_report(r)
     return flash.run(argparse.Namespace(build_dir=out, runner=args.runner, port=args.port,
