@@ -51,6 +51,8 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--force", action="store_true",
                    help="write into an output folder that holds files not made by tinydeploy")
     p.add_argument("--json", action="store_true", help="machine-readable output on stdout")
+    p.add_argument("-v", "--verbose", action="store_true",
+                   help="also the flash per op and the kernels chosen per layer")
 
 
 def check_output_dir(out: Path, force: bool) -> None:
@@ -92,7 +94,17 @@ def result_json(r: Any) -> dict[str, Any]:
     }
 
 
-def print_report(r: Any) -> None:
+def print_report(r: Any, verbose: bool = False) -> None:
+    """The memory table and the built line; with ``verbose``, first the flash per op and
+    the kernels chosen per layer (in --json always)."""
+
+
+    if verbose:
+        _print_kernels(r)
+    _print_memory(r)
+
+
+def _print_kernels(r: Any) -> None:
     from rich.table import Table
 
     from tinydeploy.report.output import stdout
@@ -113,6 +125,13 @@ def print_report(r: Any) -> None:
         from tinydeploy.commands.plan import print_selection
 
         print_selection(sel)
+
+
+def _print_memory(r: Any) -> None:
+    from rich.table import Table
+
+    from tinydeploy.report.output import stdout
+
     m = Table(title="memory", title_justify="left")
     for col in ("", "used", "available", ""):
         m.add_column(col, justify="right")
@@ -151,5 +170,5 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         emit_json({**result_json(r), "app_reason": args.app_reason})
     else:
-        print_report(r)
+        print_report(r, args.verbose)
     return 0

@@ -54,6 +54,9 @@ def configure(p: argparse.ArgumentParser) -> None:
                         "(default: measured by running the kws app on the board's emulated "
                         "stand-in)")
     p.add_argument("--json", action="store_true", help="machine-readable output on stdout")
+    p.add_argument("-v", "--verbose", action="store_true",
+                   help="also every kernel considered per layer, its cost and why it was "
+                        "passed over")
     p.add_argument("--html", type=Path, metavar="FILE",
                    help="also write an HTML report with the memory timeline")
 
@@ -162,12 +165,26 @@ def plan_report(model: Path, graph: Any, gplan: Any, budget: Any) -> dict[str, A
     }
 
 
-def print_selection(sel: dict[str, Any]) -> None:
-    """The kernel chosen per layer (marked *) and, below it, what each alternative would
-    cost and why it was passed over."""
+def print_selection(sel: dict[str, Any], verbose: bool = True) -> None:
+    """The kernel chosen per layer (marked *) and, with ``verbose``, below it what each
+    alternative would cost and why it was passed over (otherwise one short line per layer:
+    the kernel names are what the user reads, so they are never cut)."""
     from rich.table import Table
 
     from tinydeploy.report.output import stdout
+
+    if not verbose:
+        short = Table(title=f"kernels per layer (--optimize {sel['optimize']}; --verbose: "
+                            "the alternatives)", title_justify="left", box=None)
+        for col, just in (("#", "right"), ("op", "left"), ("kernel", "left"),
+                          ("instr.", "right")):
+            short.add_column(col, justify=just, no_wrap=True)  # type: ignore[arg-type]
+        for layer in sel["layers"]:
+            chosen = next((a for a in layer["alternatives"] if a["passed_over"] is None), None)
+            short.add_row(str(layer["op_index"]), layer["type"], layer["chosen"],
+                          f"{chosen['instructions']:,}" if chosen else "")
+        stdout.print(short)
+        return
 
     title = f"kernels per layer (--optimize {sel['optimize']}"
     title += f"; {sel['fallback']})" if sel.get("fallback") else ")"
@@ -187,7 +204,7 @@ def print_selection(sel: dict[str, Any]) -> None:
     stdout.print(t)
 
 
-def _print(report: dict[str, Any]) -> None:
+def _print(report: dict[str, Any], verbose: bool = False) -> None:
     from rich.table import Table
 
     from tinydeploy.report.output import stdout
@@ -222,7 +239,7 @@ def _print(report: dict[str, Any]) -> None:
     row(t, "flash", f["total"], f["available"], f["over"])
     stdout.print(t)
     if report.get("selection"):
-        print_selection(report["selection"])
+        print_selection(report["selection"], verbose)
         sel = report["selection"]
         stdout.print(f"reference kernels' arena {sel['reference_arena_bytes']:,} B; "
                      f"--optimize {sel['optimize']} plans none larger (no mode does)")
@@ -275,7 +292,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         emit_json(report)
     else:
-        _print(report)
+        _print(report, args.verbose)
         if verdict is not None:
             from tinydeploy.report.output import stdout
 

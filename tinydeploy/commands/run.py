@@ -38,6 +38,8 @@ def configure(p: argparse.ArgumentParser) -> None:
                    help="stop the device and the monitor after S seconds")
     p.add_argument("-o", "--output", type=Path, default=None, help="build folder")
     p.add_argument("--json", action="store_true", help="one JSON object per line on stdout")
+    p.add_argument("-v", "--verbose", action="store_true",
+                   help="also the flash per op and the kernels chosen per layer")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -53,6 +55,6 @@ def run(args: argparse.Namespace) -> int:
     r = build_app(args.model, board, args.app, out, emulate=args.emulate,
                   optimize=args.optimize, kws=kws_options(args))
     if not args.json:
-        print_report(r)
+        print_report(r, args.verbose)
     return flash.run(argparse.Namespace(build_dir=out, runner=args.runner, port=args.port,
                                         monitor=True, timeout=args.timeout, json=args.json))
