@@ -107,3 +107,27 @@ def test_plan_and_build_report_memory_under_the_same_keys(tmp_path: Path) -> Non
         assert doc["ram_available_bytes"] == 4 * 1024 * 1024
     assert plan["ram_bytes"] == plan["ram"]["total"]
     assert plan["arena_bytes"] == build["arena_bytes"]
+
+
+@pytest.mark.skipif(shutil.which("arm-none-eabi-gcc") is None, reason="needs the toolchain")
+def test_plan_and_build_give_one_figure_for_a_model_too_big_for_the_board(
+        tmp_path: Path) -> None:
+    """An arena beyond the board's RAM: `build` says the same "over by" as `plan` (the total
+    RAM), and no hint the user cannot act on."""
+    from tinydeploy.testing.builder import ModelBuilder
+
+    b = ModelBuilder()
+    x = b.tensor("x", (1, 96, 96, 2), "int8", scale=0.05, zero_point=0)
+    y = b.tensor("y", (1, 96, 96, 2), "int8", scale=0.05, zero_point=0)
+    b.op("RELU", [x], [y])
+    model = tmp_path / "big.tflite"
+    model.write_bytes(b.build([x], [y]))
+    rc, out, err = _cli("plan", str(model), "--board", "microbit-v1", "--app", "validate",
+                        "--json")
+    plan = json.loads(out)
+    assert plan["fits"] is False and plan["ram"]["over"] > 0, err
+    rc, _, err = _cli("build", str(model), "--board", "microbit-v1", "-o",
+                      str(tmp_path / "b"))
+    assert rc == 1
+    assert f"over by {plan['ram']['over']:,}" in err, (plan["ram"], err)
+    assert "in-place elementwise" not in err
