@@ -78,3 +78,30 @@ def test_run_validate_and_bench_say_the_same_figure_in_the_same_unit(tmp_path: P
                         "--json", "-o", str(tmp_path / "v"))
     assert rc == 0, err
     assert json.loads(out)["unit"] == "instructions"
+
+
+def test_monitor_learns_the_unit_from_the_device_info() -> None:
+    """`monitor --port` knows no board: the INFO frame names it, and an emulated board's
+    DONE frames after it read in instructions."""
+    from tinydeploy.link.frame import encode_frame
+    from tinydeploy.link.monitor import Monitor
+
+    frames = [Info(2, 1, 1, 100, 3, "ab", "mps2-an386", "cycles", "bench"),
+              Done(2, 1, 10, 10, 10, "cycles", 0, 0)]
+    data = b"".join(b"\x00" + encode_frame(int(m.TYPE), 1, m.pack()) for m in frames)
+    seen: list[object] = []
+
+    class Sink:
+        def message(self, t: float, msg: object, seq: int) -> None:
+            seen.append(msg)
+
+        def bad(self, t: float, bad: object) -> None:
+            raise AssertionError(bad)
+
+        def status(self, t: float, text: str) -> None:
+            pass
+
+    mon = Monitor(lambda: None, Sink(), learn_units=True)
+    mon._feed(data)
+    done = seen[-1]
+    assert isinstance(done, Done) and (done.min, done.unit) == (400, "instructions")

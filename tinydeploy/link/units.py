@@ -64,3 +64,15 @@ def milliseconds(count: float, unit: str, board: Any) -> float | None:
     if unit not in (CYCLES, INSTRUCTIONS) or not getattr(board, "clock_hz", 0):
         return None
     return count * 1e3 / board.clock_hz
+
+
+def converter_for_board_id(board_id: str) -> Callable[[Message], Message] | None:
+    """`message_converter` for the board a device names in its INFO frame (``id`` or
+    ``real@emulator``); None for an unknown id or a board whose counts need no conversion."""
+    from tinydeploy.errors import TinydeployError
+    from tinydeploy.flash.runner import board_from_manifest_id
+
+    try:
+        return message_converter(board_from_manifest_id(board_id))
+    except TinydeployError:
+        return None
