@@ -26,4 +26,5 @@ fixtures: setup
 # tests/fixtures/fuzz_regressions/ and are replayed by tests/test_fuzz_regressions.py.
 FUZZ_SECONDS ?= 600
 fuzz: setup
+	@$(PY) -m pytest tests/test_fuzz_regressions.py -q -p no:cacheprovider --mutations 2000
 	@$(PY) tests/fuzz/run.py --seconds $(FUZZ_SECONDS)

@@ -204,6 +204,54 @@ def _table(results: dict[str, dict[str, dict[str, Any]]]) -> str:
     return "\n".join(lines)
 
 
+DOCS_TABLE = Path(__file__).resolve().parent.parent / "docs" / "benchmarks.md"
+# the emulator's spread of one figure between runs: SysTick's phase at the start of the timed
+# inference moves a count by one tick, 40 instructions at mps2's 25 MHz (docs/emulation.md)
+INSTRUCTION_TOLERANCE = 40
+
+
+def documented_rows(text: str) -> dict[tuple[str, str], dict[str, int]]:
+    """The measured table of docs/benchmarks.md: ``(model, board) -> {instructions,
+    flash_bytes, arena_bytes, ram_bytes}`` for every row with figures (rows of models that do
+    not fit are left out)."""
+    rows: dict[tuple[str, str], dict[str, int]] = {}
+    for line in text.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) < 6 or not cells[2].replace(",", "").isdigit():
+            continue
+        try:
+            figures = [int(c.replace(",", "")) for c in cells[2:6]]
+        except ValueError:
+            continue
+        rows[(cells[0], cells[1])] = dict(zip(
+            ("instructions", "flash_bytes", "arena_bytes", "ram_bytes"), figures, strict=True))
+    return rows
+
+
+def docs_disagreements(results: dict[str, dict[str, dict[str, Any]]], text: str,
+                       tolerance: int = INSTRUCTION_TOLERANCE) -> list[str]:
+    """Where a fresh run and the documented table disagree: instructions beyond
+    ``tolerance``, any byte figure at all, or a measured row the table lacks."""
+    doc = documented_rows(text)
+    out = []
+    for name, per_board in results.items():
+        for board_id, r in per_board.items():
+            if not r["fits"]:
+                continue
+            d = doc.get((name, board_id))
+            if d is None:
+                out.append(f"{name} on {board_id}: measured, but not in the table")
+                continue
+            if abs(r["instructions"] - d["instructions"]) > tolerance:
+                out.append(f"{name} on {board_id}: instructions {r['instructions']:,} "
+                           f"measured, {d['instructions']:,} documented (+-{tolerance})")
+            for k in ("flash_bytes", "arena_bytes", "ram_bytes"):
+                if r[k] != d[k]:
+                    out.append(f"{name} on {board_id}: {k} {r[k]:,} measured, {d[k]:,} "
+                               "documented")
+    return out
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--models", default=",".join(MODELS),
@@ -215,6 +263,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                     help="the build's trade-off (default: balanced, the default build)")
     ap.add_argument("--no-validate", action="store_true",
                     help=f"skip the DS-CNN validation on {M0_BOARD}")
+    ap.add_argument("--check-docs", action="store_true",
+                    help="fail (exit 1) when docs/benchmarks.md's table and this run disagree "
+                         f"(instructions beyond +-{INSTRUCTION_TOLERANCE}, any byte figure)")
     ap.add_argument("--work", type=Path, default=None,
                     help="build folder (default: a temporary one, removed afterwards)")
     args = ap.parse_args(argv)
@@ -252,6 +303,13 @@ def main(argv: Sequence[str] | None = None) -> int:
            "checks": rows, "seconds": round(time.monotonic() - t0, 1)}
     args.json.write_text(json.dumps(doc, indent=2) + "\n")
     print(f"wrote {args.json} ({doc['seconds']} s)")
+    if args.check_docs:
+        bad = docs_disagreements(results, DOCS_TABLE.read_text())
+        for b in bad:
+            print(f"docs/benchmarks.md disagrees: {b}", file=sys.stderr)
+        if bad:
+            return 1
+        print("docs/benchmarks.md agrees with this run")
     return 0
 
 

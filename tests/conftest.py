@@ -13,6 +13,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--soak", action="store_true", default=False,
                      help="run the soak tests at full length: 10,000 inferences on QEMU and "
                           "an hour of audio through kws stream (tests/test_soak.py)")
+    parser.addoption("--mutations", type=int, default=300,
+                     help="randomly damaged models in tests/test_fuzz_regressions.py "
+                          "(default 300; the fuzz run, make fuzz, checks 2,000)")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -133,3 +133,16 @@ def test_clone_finds_its_own_folders() -> None:
     for name, fn in (("boards", resources.boards_dir), ("templates", resources.templates_dir),
                      ("firmware", resources.firmware_dir)):
         assert fn() == root / name and fn().is_dir()
+
+
+def test_wheel_depends_on_the_oracle_without_an_extra(wheel: Path) -> None:
+    """`validate` after a plain install: tflite-micro is a default dependency of the wheel,
+    not one behind the 'oracle' extra."""
+    import zipfile
+
+    with zipfile.ZipFile(wheel) as z:
+        meta = next(n for n in z.namelist() if n.endswith(".dist-info/METADATA"))
+        requires = [ln.split(":", 1)[1].strip() for ln in z.read(meta).decode().splitlines()
+                    if ln.startswith("Requires-Dist:")]
+    plain = [r for r in requires if ";" not in r]
+    assert any(r.replace(" ", "").startswith("tflite-micro") for r in plain), requires

@@ -23,7 +23,8 @@ class Oracle:
             from tflite_micro.python.tflite_micro import runtime
         except ImportError as e:
             raise ToolchainError("the reference interpreter (tflite-micro) is not installed",
-                                 hint="pip install tflite-micro (the 'oracle' extra)") from e
+                                 hint="pip install tflite-micro (a dependency of tinydeploy: "
+                                      "reinstall tinydeploy with its dependencies)") from e
         from tinydeploy.model.loader import load_tflite
 
         graph = load_tflite(bytes(model_bytes))

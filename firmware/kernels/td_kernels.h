@@ -625,6 +625,9 @@ void td_dequantize_s16_ref(const td_dequantize_s16_params_t *p, const int16_t *i
  * offsets in elements; one body per op for both element types (td_<op>_body.h). */
 void td_transpose_s16_ref(const td_transpose_params_t *p, const int16_t *in0, int16_t *out0);
 void td_split_s16_ref(const td_split_params_t *p, const int16_t *in0, ...);
+/* float32 SPLIT / SPLIT_V (a float island between DEQUANTIZE and QUANTIZE; cores with an
+ * FPU and the host): the same body on float elements. */
+void td_split_f32_ref(const td_split_params_t *p, const float *in0, ...);
 void td_pad_s16_ref(const td_pad_params_t *p, const int16_t *in0, int16_t *out0);
 void td_strided_slice_s16_ref(const td_strided_slice_params_t *p, const int16_t *in0,
                               int16_t *out0);

@@ -1,6 +1,8 @@
 """The fuzz target: untrusted `.tflite` bytes through load, inspect, select, plan and render.
 
-`check_one(data)` is the whole contract: for any bytes it either returns or raises a
+`check_one(data)` is the whole contract (what `tinydeploy inspect`, `plan` and `build` reach:
+the loader, every kernel variant's `accepts` for any core, the selection, the plan, the
+render): for any bytes it either returns or raises a
 `TinydeployError` (the toolkit's own, user-facing errors). Any other exception is a bug.
 It is shared by the coverage-guided fuzzer (`tests/fuzz/run.py`, atheris) and the regular
 test that replays the saved inputs (`tests/test_fuzz_regressions.py`).
@@ -37,6 +39,7 @@ def cleanup() -> None:
 def check_one(data: bytes, render: bool = True) -> None:
     """Run ``data`` through the pipeline; raises only TinydeployError (or a bug)."""
     from tinydeploy.boards import get_board
+    from tinydeploy.commands.inspect import blocking_ops
     from tinydeploy.commands.plan import plan_report
     from tinydeploy.errors import TinydeployError
     from tinydeploy.kernels.registry import select_kernels, support_reason
@@ -50,6 +53,8 @@ def check_one(data: bytes, render: bool = True) -> None:
         summarize_ops(graph, support_reason)
         params_bytes(graph)
         board = get_board(BOARDS[len(data) % len(BOARDS)])
+        blocking_ops(graph, None)   # inspect: every variant of every op looks at the model
+        blocking_ops(graph, board)
         selection = select_kernels(graph, board)
         gplan = plan_graph(graph, selection, None, "greedy-size", 16, time_limit_s=0.5)
         selection = gplan.selection or selection   # the kernels the layout is proved for

@@ -103,6 +103,7 @@ NEW_SOURCES = [
     "kernels/ref/td_add_s16_ref.c", "kernels/ref/td_sub_s16_ref.c", "kernels/ref/td_mul_s16_ref.c",
     "kernels/ref/td_mean_s16_ref.c", "kernels/ref/td_concatenation_s16_ref.c",
     "kernels/ref/td_transpose_s16_ref.c", "kernels/ref/td_split_s16_ref.c",
+    "kernels/ref/td_split_f32_ref.c",
     "kernels/ref/td_pad_s16_ref.c", "kernels/ref/td_strided_slice_s16_ref.c",
     "kernels/ref/td_resize_nearest_s16_ref.c", "kernels/ref/td_pad_s8_ref.c",
     "kernels/ref/td_strided_slice_s8_ref.c", "kernels/ref/td_concatenation_s8_ref.c",

@@ -168,7 +168,6 @@ def build_firmware(model: Path | bytes, board: Board, app: App | str, out_dir: P
         stack_estimate,
     )
     from tinydeploy.plan.choose import choose_kernels, layers_json
-    from tinydeploy.plan.lifetimes import plan_graph
 
     requested = board
     if emulate:
@@ -197,8 +196,8 @@ def build_firmware(model: Path | bytes, board: Board, app: App | str, out_dir: P
         from tinydeploy.codegen.guards import guarded_plan
 
         plan = guarded_plan(g, selection, plan, algorithm)   # a guard gap after every buffer
-    if not streaming and not board.is_host and plan.arena_bytes > board.ram_bytes:
-        plan_graph(g, selection, board=board, algorithm=algorithm)   # the arena's BudgetError
+    # an arena beyond the board's RAM is reported by check_budget below, with the total RAM
+    # figure that `plan` shows for the same model and board (one number for one verdict)
     if sized:
         stack_bytes = sized_stack_reserve(stack_estimate(selection, app))
     assert stack_bytes is not None

@@ -32,7 +32,7 @@ from tinydeploy.resources import firmware_dir, templates_dir
 TEMPLATES = templates_dir()
 FIRMWARE = firmware_dir()
 
-APPS: tuple[str, ...] = tuple(App)
+APPS: tuple[str, ...] = tuple(a.value for a in App)   # plain strings: argparse shows them
 
 
 def template_env() -> jinja2.Environment:

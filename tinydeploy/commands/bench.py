@@ -38,11 +38,11 @@ def configure(p: argparse.ArgumentParser) -> None:
 
 
 def to_instructions(count: float, unit: str, board: Any) -> tuple[float, str]:
-    """SysTick at the processor clock under `-icount shift=0` advances clock/1 GHz ticks per
-    instruction, so instructions = ticks * 1e9 / clock (docs/emulation.md)."""
-    if board.qemu_machine and unit == "cycles":
-        return count * 1e9 / board.clock_hz, "instructions"
-    return count, unit
+    """The device's ``count`` in the host's unit (`tinydeploy.link.units.host_count`):
+    instructions under QEMU, cycles on hardware; counts already converted pass unchanged."""
+    from tinydeploy.link.units import host_count
+
+    return host_count(count, unit, board)
 
 
 def bench_build(build_dir: Path, runs: int, port: str | None = None,
@@ -82,19 +82,27 @@ def bench_build(build_dir: Path, runs: int, port: str | None = None,
         v, _ = to_instructions(c, done.unit, fw.board)
         per_op.append({"index": i, "type": names[i] if i < len(names) else "?",
                        "symbol": symbols[i] if i < len(symbols) else "?", "count": round(v)})
+    from tinydeploy.link.units import milliseconds
+
+    ms = milliseconds(mean, unit, fw.board)
+    from tinydeploy.report.figures import memory_figures
+
     return {
         "board": fw.board.id,
+        **memory_figures(flash=manifest["flash_bytes"], flash_available=fw.board.flash_bytes,
+                         ram=manifest["ram_bytes"], ram_available=fw.board.ram_bytes,
+                         arena=manifest["arena_bytes"], stack_bound=manifest["stack_bytes"],
+                         stack_reserved=manifest.get("stack_reserved_bytes")),
         "unit": unit,
+        "per_inference": round(mean),
+        "ms_per_inference": None if ms is None else round(ms, 3),
+        "clock_hz": fw.board.clock_hz,
         key: round(mean),
         "min": round(lo),
         "max": round(hi),
         "runs": done.runs,
         "per_op": per_op,
-        "flash_bytes": manifest["flash_bytes"],
-        "ram_bytes": manifest["ram_bytes"],
-        "arena_bytes": manifest["arena_bytes"],
-        "stack_bytes": manifest["stack_bytes"],
-        "stack_reserved_bytes": manifest.get("stack_reserved_bytes"),
+        "stack_bytes": manifest["stack_bytes"],   # = stack_bound_bytes (kept, docs/json.md)
         "stack_peak_bytes": done.stack_peak or None,   # measured on the device (painted)
     }
 
@@ -140,8 +148,10 @@ def run(args: argparse.Namespace) -> int:
         t.add_row(str(o["index"]), o["type"], o["symbol"], f"{o['count']:,}",
                   f"{100 * o['count'] / total:.1f} %")
     stdout.print(t)
-    per_inf = next(v for k, v in r.items() if k.endswith("_per_inference"))
-    stdout.print(f"[bold]{per_inf:,} {unit} per inference[/] on {r['board']} "
+    per_inf = r["per_inference"]
+    ms = r["ms_per_inference"]
+    at = (f" = {ms:,.2f} ms at {r['clock_hz'] / 1e6:g} MHz" if ms is not None else "")
+    stdout.print(f"[bold]{per_inf:,} {unit} per inference{at}[/] on {r['board']} "
                  f"({r['runs']} runs, min {r['min']:,}, max {r['max']:,})")
     stack = f"stack bound {r['stack_bytes']:,} B"
     if r["stack_peak_bytes"]:

@@ -7,8 +7,11 @@ from pathlib import Path
 from typing import Any
 
 from tinydeploy.commands.target import (
+    add_app_arguments,
     add_stream_arguments,
     add_target_arguments,
+    choose_app,
+    kws_options,
     resolve_target,
     streaming_wanted,
 )
@@ -28,14 +31,12 @@ examples:
 
 
 def configure(p: argparse.ArgumentParser) -> None:
-    from tinydeploy.codegen.project import APPS
     from tinydeploy.plan.arena import ALGORITHMS
 
     add_target_arguments(p)
     p.add_argument("-o", "--output", type=Path, default=None,
                    help="project folder (default: build/<model>-<board>-<app>)")
-    p.add_argument("--app", choices=APPS, default="validate",
-                   help="device application (default: validate)")
+    add_app_arguments(p, "validate")
     p.add_argument("--emulate", action="store_true",
                    help="build for the board's emulated stand-in with its memory limits")
     p.add_argument("--algorithm", default="auto", choices=ALGORITHMS,
@@ -53,6 +54,8 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--force", action="store_true",
                    help="write into an output folder that holds files not made by tinydeploy")
     p.add_argument("--json", action="store_true", help="machine-readable output on stdout")
+    p.add_argument("-v", "--verbose", action="store_true",
+                   help="also the flash per op and the kernels chosen per layer")
 
 
 def check_output_dir(out: Path, force: bool) -> None:
@@ -68,7 +71,13 @@ def check_output_dir(out: Path, force: bool) -> None:
 
 
 def result_json(r: Any) -> dict[str, Any]:
+    from tinydeploy.report.figures import memory_figures
+
     return {
+        **memory_figures(flash=r.flash_bytes, flash_available=r.board.flash_bytes,
+                         ram=r.ram_bytes, ram_available=r.board.ram_bytes,
+                         arena=r.arena_bytes, stack_bound=r.stack_bytes,
+                         stack_reserved=r.manifest.get("stack_reserved_bytes")),
         "elf": str(r.elf),
         "hex": str(r.hex) if r.hex else None,
         "bin": str(r.bin) if r.bin else None,
@@ -76,13 +85,7 @@ def result_json(r: Any) -> dict[str, Any]:
         "board": r.board.id,
         "requested_board": r.requested_board.id,
         "app": r.app,
-        "flash_bytes": r.flash_bytes,
-        "flash_available": r.board.flash_bytes,
-        "ram_bytes": r.ram_bytes,
-        "ram_available": r.board.ram_bytes,
-        "arena_bytes": r.arena_bytes,
-        "stack_bytes": r.stack_bytes,
-        "stack_reserved_bytes": r.manifest.get("stack_reserved_bytes"),
+        "stack_bytes": r.stack_bytes,   # = stack_bound_bytes (kept, docs/json.md)
         "stack_margin_bytes": r.manifest.get("stack_reserve", {}).get("margin"),
         "stack_rule": r.manifest.get("stack_reserve", {}).get("rule"),
         "stack_path": list(r.stack.path),
@@ -94,7 +97,17 @@ def result_json(r: Any) -> dict[str, Any]:
     }
 
 
-def print_report(r: Any) -> None:
+def print_report(r: Any, verbose: bool = False) -> None:
+    """The memory table and the built line; with ``verbose``, first the flash per op and
+    the kernels chosen per layer (in --json always)."""
+
+
+    if verbose:
+        _print_kernels(r)
+    _print_memory(r)
+
+
+def _print_kernels(r: Any) -> None:
     from rich.table import Table
 
     from tinydeploy.report.output import stdout
@@ -115,6 +128,13 @@ def print_report(r: Any) -> None:
         from tinydeploy.commands.plan import print_selection
 
         print_selection(sel)
+
+
+def _print_memory(r: Any) -> None:
+    from rich.table import Table
+
+    from tinydeploy.report.output import stdout
+
     m = Table(title="memory", title_justify="left")
     for col in ("", "used", "available", ""):
         m.add_column(col, justify="right")
@@ -141,6 +161,7 @@ def run(args: argparse.Namespace) -> int:
     from tinydeploy.pipeline import build_app
     from tinydeploy.report.output import emit_json, stderr
 
+    choose_app(args, "validate")
     board, out = resolve_target(args, args.app)
     check_output_dir(out, args.force)
     if not args.json:
@@ -152,10 +173,10 @@ def run(args: argparse.Namespace) -> int:
                   optimize=args.optimize, guards=args.guards,
                   streaming=streaming_wanted(args), stream_axis=args.stream_axis,
                   stream_keep=args.stream_keep, chip=not args.emulate,
-                  arena_limit=args.arena_limit)
+                  arena_limit=args.arena_limit, kws=kws_options(args))
     if args.json:
-        emit_json({**result_json(r), **({"stream": r.manifest["stream"]}
-                                        if "stream" in r.manifest else {})})
+        emit_json({**result_json(r), "app_reason": args.app_reason,
+                   **({"stream": r.manifest["stream"]} if "stream" in r.manifest else {})})
     else:
-        print_report(r)
+        print_report(r, args.verbose)
     return 0

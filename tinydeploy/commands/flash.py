@@ -27,7 +27,7 @@ examples:
 def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("build_dir", type=Path, metavar="BUILD_DIR",
                    help="folder written by tinydeploy build")
-    p.add_argument("--runner", choices=list(RunnerKind),
+    p.add_argument("--runner", choices=[k.value for k in RunnerKind],
                    default=None, help="flashing method (default: the board's first)")
     p.add_argument("--port", default=None,
                    help="serial port of a real board (default: found by USB vendor)")
@@ -61,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
         if args.monitor:
             if not args.json:
                 stderr.print(f"{board.id} on {device.port}: monitoring (Ctrl-C to stop)")
-            _monitor(device, args.json, args.timeout)
+            _monitor(device, args.json, args.timeout, board if emulated else None)
         elif emulated:
             device.resume()
             if args.json:
@@ -84,8 +84,10 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _monitor(device: object, as_json: bool, duration: float | None) -> None:
+def _monitor(device: object, as_json: bool, duration: float | None, board: object = None
+             ) -> None:
     from tinydeploy.link.monitor import JsonSink, Monitor, RichSink
+    from tinydeploy.link.units import message_converter
 
     opened = {"first": True}
 
@@ -98,7 +100,8 @@ def _monitor(device: object, as_json: bool, duration: float | None) -> None:
         return open_port(device.port, device.baud)  # type: ignore[attr-defined]
 
     sink = JsonSink() if as_json else RichSink()
-    mon = Monitor(opener, sink, alive=lambda: device.poll() is None)  # type: ignore[attr-defined]
+    mon = Monitor(opener, sink, alive=lambda: device.poll() is None,  # type: ignore[attr-defined]
+                  convert=message_converter(board))
     try:
         mon.run(duration=duration)
     except KeyboardInterrupt:

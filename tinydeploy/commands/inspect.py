@@ -92,6 +92,20 @@ def blocking_ops(graph: Any, board: Any = None) -> list[dict[str, Any]]:
     return out
 
 
+def is_float_model(graph: Any) -> bool:
+    """A model trained in float and not quantized: float32 weights (a constant float32 input
+    of more than one element) or float32 inputs with no QUANTIZE op to turn them into int8.
+    Quantizing it is the one thing that helps, so that is said first."""
+    from tinydeploy.model.ir import DType
+
+    for op in graph.operators:
+        for t in graph.op_inputs(op):
+            if t is not None and t.is_constant and t.dtype == DType.FLOAT32 and t.size > 1:
+                return True
+    return (bool(graph.inputs) and all(t.dtype == DType.FLOAT32 for t in graph.inputs)
+            and not any(op.type_name == "QUANTIZE" for op in graph.operators))
+
+
 def inspect_model(path: Path, board: Any = None) -> dict[str, Any]:
     from tinydeploy.kernels.registry import support_reason
     from tinydeploy.model.analysis import params_bytes, summarize_ops
@@ -122,6 +136,7 @@ def inspect_model(path: Path, board: Any = None) -> dict[str, Any]:
         "unsupported_ops": sorted({s.type for s in ops if not s.supported}),
         "per_channel_ops": per_channel,
         "board": getattr(board, "id", None),
+        "float_model": is_float_model(graph),
         "blocking": blocking_ops(graph, board),
     }
 
@@ -148,7 +163,8 @@ def run(args: argparse.Namespace) -> int:
     for o in info["ops"]:
         ins = " ".join("-" if s is None else "x".join(map(str, s)) for s in o["inputs"])
         outs = " ".join("x".join(map(str, s)) for s in o["outputs"])
-        mark = "[green]ok[/]" if o["supported"] else f"[red]unsupported[/] {o.get('reason', '')}"
+        mark = ("[green]ok[/]" if o["supported"] else "[red]float32[/]" if info["float_model"]
+                else f"[red]unsupported[/] {o.get('reason', '')}")
         t.add_row(str(o["index"]), o["type"], str(o["version"]), ins, outs,
                   f"{o['macs']:,}" if o["macs"] else "", o["weights_quantization"], mark)
     stdout.print(t)
@@ -159,6 +175,9 @@ def run(args: argparse.Namespace) -> int:
                          f"zero_point={io['zero_point']}")
     stdout.print(f"parameters: {info['params_bytes']:,} bytes    MACs: {info['macs']:,}    "
                  f"ops: {len(info['ops'])}")
+    quantize_first = info["float_model"] and info["blocking"]
+    if quantize_first:
+        stdout.print("[red]float model:[/] quantize it first: " + _QUANTIZE_HINT)
     if info["unsupported_ops"]:
         stdout.print("[red]unsupported ops:[/] " + ", ".join(info["unsupported_ops"]))
     if info["blocking"]:
@@ -166,6 +185,10 @@ def run(args: argparse.Namespace) -> int:
         stdout.print(f"[red]{len(info['blocking'])} op(s) block compiling{where}:[/]")
         for b in info["blocking"]:
             dts = ", ".join(b["dtypes"]["inputs"]) + " -> " + ", ".join(b["dtypes"]["outputs"])
+            if quantize_first and b["help"] == _QUANTIZE_HINT:
+                # the kernels' per-variant rejections all say "float32, int8 required"
+                stdout.print(f"  op {b['index']} {b['op']} ({dts}): quantize (see above)")
+                continue
             stdout.print(f"  op {b['index']} {b['op']} ({dts}): {escape(b['reason'])}")
             stdout.print(f"    [yellow]help:[/] {escape(b['help'])}")
     else:

@@ -263,7 +263,7 @@ def _run_audio(args: argparse.Namespace, audio: Any, on_detection: Any) -> tuple
     from tinydeploy.link.connect import connect
 
     board = get_board(args.board)
-    out = args.output or Path("build") / f"kws-{board.id}{'-emulated' if args.emulate else ''}"
+    out = args.output or _kws_output(args, board.id)
     if not args.json:
         _log(args)(f"building the kws app for {board.id} -> {out}")
     out = out.resolve()
@@ -274,6 +274,15 @@ def _run_audio(args: argparse.Namespace, audio: Any, on_detection: Any) -> tuple
         res = stream_to_device(conn.session, audio, realtime=args.realtime,
                                on_detection=on_detection)
     return list(res.detections), res
+
+
+def _kws_output(args: argparse.Namespace, board_id: str) -> Path:
+    """The kws app's build folder, named after the model as `build` names its folders
+    (``build/<model>-<board>[-emulated]-kws``), so another model's build does not overwrite
+    this one."""
+    from tinydeploy.commands.target import default_output
+
+    return default_output(args.model, board_id, "kws", args.emulate)
 
 
 def _frontend(args: argparse.Namespace) -> Any:
@@ -307,6 +316,19 @@ def _label_names(model: Path, labels: Path | None = None) -> list[str]:
     return load_labels(model, labels)
 
 
+def attribute(ms: int, offsets: list[int], names: list[str], window_ms: int = 1000) -> str:
+    """The file a detection at ``ms`` (stream time) came from, and its time from that file's
+    start: the file holding the middle of the window that ends at ``ms`` (a detection fires
+    after its word, often once the next file has begun). ``offsets``: each file's first
+    sample (16 kHz), then the total."""
+    import numpy as np
+
+    mid = max(ms - window_ms // 2, 0)
+    i = int(np.searchsorted(offsets, mid * 16, side="right")) - 1
+    i = min(max(i, 0), len(names) - 1)
+    return f"{names[i]} +{ms - offsets[i] // 16} ms"
+
+
 def _stream(args: argparse.Namespace) -> int:
     import numpy as np
 
@@ -320,9 +342,7 @@ def _stream(args: argparse.Namespace) -> int:
     audio = np.concatenate(clips)
 
     def where(ms: int) -> str:
-        i = int(np.searchsorted(offsets, ms * 16, side="right")) - 1
-        i = min(max(i, 0), len(args.wavs) - 1)
-        return f"{args.wavs[i].name} +{ms - offsets[i] // 16} ms"
+        return attribute(ms, [int(o) for o in offsets], [w.name for w in args.wavs])
 
     def show(d: Any) -> None:
         if not args.json:
@@ -330,13 +350,23 @@ def _stream(args: argparse.Namespace) -> int:
                          f"({where(d.time_ms)})")
 
     events, res = _run_audio(args, audio, show)
+    seconds = audio.size / 16000
     if args.json:
         emit_json({"detections": [{"label": names[d.label], "index": d.label,
                                    "score": d.score, "time_ms": d.time_ms,
                                    "where": where(d.time_ms)} for d in events],
+                   "seconds_of_audio": seconds,
+                   "windows": None if res is None else res.windows,
                    "device": _device_json(res)})
-    elif res is not None:
+        return 0
+    # always a last line, so that no detection reads as a result and not as silence
+    count = f"{len(events)} detection{'s' if len(events) != 1 else ''}"
+    if res is not None:
+        stdout.print(f"{count} in {res.windows} windows ({seconds:.1f} s of audio)")
         stdout.print(_device_text(res, args))
+    else:
+        stdout.print(f"{count} in {seconds:.1f} s of audio (simulated, an inference every "
+                     f"{args.infer_every} frames)")
     return 0
 
 
@@ -492,6 +522,19 @@ def _score(args: argparse.Namespace) -> int:
     return 0
 
 
+def _per_clip(model_bytes: bytes, lf: Any, names: list[str], pred: Any, outs: Any
+              ) -> list[dict[str, Any]]:
+    """One entry per clip: its file, true and predicted label, and the predicted label's
+    probability (the int8 output dequantized with the model's output scale)."""
+    from tinydeploy.model.loader import load_tflite
+
+    out_t = load_tflite(model_bytes).outputs[0]
+    scale, zp = (out_t.scale, out_t.zero_point) if out_t.quant else (1.0, 0)
+    return [{"file": str(f), "label": names[int(y)], "predicted": names[int(p)],
+             "score": round(float((int(o[int(p)]) - zp) * scale), 4)}
+            for f, y, p, o in zip(lf.files, lf.labels, pred, outs, strict=True)]
+
+
 def _score_folder(args: argparse.Namespace) -> int:
     """Top-1 per clip of a labelled WAV folder, on the device or simulated."""
     from tinydeploy.errors import InputDataError
@@ -525,7 +568,7 @@ def _score_folder(args: argparse.Namespace) -> int:
 
 
     if args.simulate:
-        pred, _ = host_predictions(clips, model_bytes, choice, progress)
+        pred, outs = host_predictions(clips, model_bytes, choice, progress)
     else:
         if not args.board:
             raise InputDataError("--board is required (or --simulate)",
@@ -536,19 +579,24 @@ def _score_folder(args: argparse.Namespace) -> int:
         from tinydeploy.link.connect import connect
 
         board = get_board(args.board)
-        out = args.output or Path("build") / f"kws-{board.id}{'-emulated' if args.emulate else ''}"
-        out = out.resolve()
+        out = (args.output or _kws_output(args, board.id)).resolve()
         log(f"building the kws app for {board.id} -> {out}")
         build_kws_firmware(args.model, board, out, _detector(args), choice,
                            emulate=args.emulate, chip=args.port is not None)
         fw = Firmware.from_build_dir(out)
         # the emulator's watchdog: generous, a clip takes ~0.2-5 s on a busy host
         with connect(fw, port=args.port, timeout=120.0 + 20.0 * len(clips)) as conn:
-            pred, _ = device_predictions(conn.session, clips, progress)
+            pred, outs = device_predictions(conn.session, clips, progress)
     sc = FolderScore(tuple(names), lf.labels, pred)
     doc = {**score_json(sc, lf), "mode": "simulate" if args.simulate else "device",
-           "board": None if args.simulate else args.board, "frontend": choice.preset.value}
+           "board": None if args.simulate else args.board, "frontend": choice.preset.value,
+           "clips": _per_clip(model_bytes, lf, names, pred, outs)}
     if args.reference:
+        import os
+
+        # TensorFlow's C++ and absl start-up lines are not this command's output
+        os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+        os.environ.setdefault("ABSL_MIN_LOG_LEVEL", "3")
         ref, _ = host_predictions(clips, model_bytes, choice, progress, reference=True)
         doc["reference_top1"] = float((ref == lf.labels).mean())
         doc["agreement"] = float((ref == pred).mean())

@@ -53,7 +53,8 @@ def run(args: argparse.Namespace) -> int:
         port = find_serial_port(board)
     baud = baud or 115200
     sink = JsonSink() if args.json else RichSink()
-    mon = Monitor(lambda: open_port(port, baud), sink, hello=args.hello)
+    mon = Monitor(lambda: open_port(port, baud), sink, hello=args.hello,
+                  learn_units=args.board is None)
     try:
         stats = mon.run(duration=args.duration, count=args.count)
     except KeyboardInterrupt:

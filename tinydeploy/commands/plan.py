@@ -33,8 +33,10 @@ def _align(text: str) -> int:
 
 def configure(p: argparse.ArgumentParser) -> None:
     add_target_arguments(p)
-    p.add_argument("--app", choices=APPS, default="bench",
-                   help="the application whose buffers count towards RAM (default: bench)")
+    p.add_argument("--app", choices=APPS, default=None,
+                   help="the application whose buffers count towards RAM (default: kws when the "
+                        "model has a front end - frontend.json beside it or --frontend - "
+                        "else bench)")
     p.add_argument("--algorithm", choices=ALGORITHMS, default="auto",
                    help="arena planning algorithm (default: auto, the best of all)")
     p.add_argument("--align", type=_align, default=16, metavar="N",
@@ -58,6 +60,9 @@ def configure(p: argparse.ArgumentParser) -> None:
                    help="--streaming: milliseconds between input frames, for instructions "
                         "per second of audio (default 20)")
     p.add_argument("--json", action="store_true", help="machine-readable output on stdout")
+    p.add_argument("-v", "--verbose", action="store_true",
+                   help="also every kernel considered per layer, its cost and why it was "
+                        "passed over")
     p.add_argument("--html", type=Path, metavar="FILE",
                    help="also write an HTML report with the memory timeline")
 
@@ -173,12 +178,16 @@ def plan_report(model: Path, graph: Any, gplan: Any, budget: Any) -> dict[str, A
         tensors.append(entry)
     peak = gplan.peak_op
     r, f = budget.ram, budget.flash
+    from tinydeploy.report.figures import memory_figures
+
     return {
         "model": str(model),
         "sha256": graph.sha256,
         "board": budget.board,
         "app": budget.app,
-        "arena_bytes": plan.arena_bytes,
+        **memory_figures(flash=f.total, flash_available=f.available, ram=r.total,
+                         ram_available=r.available, arena=plan.arena_bytes,
+                         stack_bound=budget.stack_need, stack_reserved=budget.stack_reserved),
         "lower_bound_bytes": plan.lower_bound_bytes,
         "optimal": plan.optimal,
         "algorithm": plan.algorithm,
@@ -202,12 +211,26 @@ def plan_report(model: Path, graph: Any, gplan: Any, budget: Any) -> dict[str, A
     }
 
 
-def print_selection(sel: dict[str, Any]) -> None:
-    """The kernel chosen per layer (marked *) and, below it, what each alternative would
-    cost and why it was passed over."""
+def print_selection(sel: dict[str, Any], verbose: bool = True) -> None:
+    """The kernel chosen per layer (marked *) and, with ``verbose``, below it what each
+    alternative would cost and why it was passed over (otherwise one short line per layer:
+    the kernel names are what the user reads, so they are never cut)."""
     from rich.table import Table
 
     from tinydeploy.report.output import stdout
+
+    if not verbose:
+        short = Table(title=f"kernels per layer (--optimize {sel['optimize']}; --verbose: "
+                            "the alternatives)", title_justify="left", box=None)
+        for col, just in (("#", "right"), ("op", "left"), ("kernel", "left"),
+                          ("instr.", "right")):
+            short.add_column(col, justify=just, no_wrap=True)  # type: ignore[arg-type]
+        for layer in sel["layers"]:
+            chosen = next((a for a in layer["alternatives"] if a["passed_over"] is None), None)
+            short.add_row(str(layer["op_index"]), layer["type"], layer["chosen"],
+                          f"{chosen['instructions']:,}" if chosen else "")
+        stdout.print(short)
+        return
 
     title = f"kernels per layer (--optimize {sel['optimize']}"
     title += f"; {sel['fallback']})" if sel.get("fallback") else ")"
@@ -248,7 +271,7 @@ def print_selection(sel: dict[str, Any]) -> None:
                 f"weights {mine['weights_bytes'] - base['weights_bytes']:+,} B")
 
 
-def _print(report: dict[str, Any]) -> None:
+def _print(report: dict[str, Any], verbose: bool = False) -> None:
     from rich.table import Table
 
     from tinydeploy.report.output import stdout
@@ -283,7 +306,7 @@ def _print(report: dict[str, Any]) -> None:
     row(t, "flash", f["total"], f["available"], f["over"])
     stdout.print(t)
     if report.get("selection"):
-        print_selection(report["selection"])
+        print_selection(report["selection"], verbose)
         sel = report["selection"]
         limit = sel.get("arena_limit_bytes")
         stdout.print(f"reference kernels' arena {sel['reference_arena_bytes']:,} B; "
@@ -314,13 +337,15 @@ def run(args: argparse.Namespace) -> int:
         from tinydeploy.errors import InputDataError
 
         raise InputDataError(f"--stack {args.stack}: must be between 1 and {1 << 24} bytes")
-    from tinydeploy.commands.target import streaming_wanted
+    from tinydeploy.commands.target import choose_app, streaming_wanted
 
+    choose_app(args, "bench")
     stream = ({"frame_ms": args.frame_ms, "axis": args.stream_axis, "keep": args.stream_keep}
               if streaming_wanted(args) else None)
     report, budget = plan_model(args.model, args.board, args.app, args.algorithm, args.align,
                                 args.stack, args.optimize, stream,
                                 arena_limit=args.arena_limit)
+    report["app_reason"] = args.app_reason
     verdict = sched = None
     if args.app == "kws" and budget.fits:
         verdict, sched = _realtime(args)
@@ -348,7 +373,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         emit_json(report)
     else:
-        _print(report)
+        _print(report, args.verbose)
         if "streaming" in report:
             _print_streaming(report["streaming"])
         if verdict is not None:

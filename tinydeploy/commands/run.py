@@ -6,7 +6,13 @@ import argparse
 from pathlib import Path
 
 from tinydeploy.boards import RunnerKind
-from tinydeploy.commands.target import add_target_arguments, resolve_target
+from tinydeploy.commands.target import (
+    add_app_arguments,
+    add_target_arguments,
+    choose_app,
+    kws_options,
+    resolve_target,
+)
 
 NAME = "run"
 HELP = "build, flash (or emulate) and monitor in one step"
@@ -21,19 +27,19 @@ examples:
 
 
 def configure(p: argparse.ArgumentParser) -> None:
-    from tinydeploy.codegen.project import APPS
-
     add_target_arguments(p)
-    p.add_argument("--app", choices=APPS, default="bench", help="device app (default bench)")
+    add_app_arguments(p, "bench")
     p.add_argument("--emulate", action="store_true",
                    help="run a real board's build on its emulated stand-in")
-    p.add_argument("--runner", choices=list(RunnerKind),
+    p.add_argument("--runner", choices=[k.value for k in RunnerKind],
                    default=None, help="flashing method (default: the board's first)")
     p.add_argument("--port", default=None, help="serial port of a real board")
     p.add_argument("--timeout", type=float, default=None, metavar="S",
                    help="stop the device and the monitor after S seconds")
     p.add_argument("-o", "--output", type=Path, default=None, help="build folder")
     p.add_argument("--json", action="store_true", help="one JSON object per line on stdout")
+    p.add_argument("-v", "--verbose", action="store_true",
+                   help="also the flash per op and the kernels chosen per layer")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -42,6 +48,7 @@ def run(args: argparse.Namespace) -> int:
     from tinydeploy.pipeline import build_app
     from tinydeploy.report.output import stderr
 
+    choose_app(args, "bench")
     board, out = resolve_target(args, args.app)
     if not args.json:
         stderr.print(f"building {args.model} for {board.id}, app {args.app} -> {out}")
@@ -50,8 +57,8 @@ def run(args: argparse.Namespace) -> int:
     here = board.qemu_machine is not None and args.runner in (None, "qemu") and not args.port
     r = build_app(args.model, board, args.app, out, emulate=args.emulate,
                   optimize=args.optimize, chip=not args.emulate and not here,
-                  arena_limit=args.arena_limit)
+                  arena_limit=args.arena_limit, kws=kws_options(args))
     if not args.json:
-        print_report(r)
+        print_report(r, args.verbose)
     return flash.run(argparse.Namespace(build_dir=out, runner=args.runner, port=args.port,
                                         monitor=True, timeout=args.timeout, json=args.json))

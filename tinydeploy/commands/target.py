@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from tinydeploy.boards import Board
@@ -100,3 +100,64 @@ def resolve_target(args: argparse.Namespace, app: str, *, reachable: bool = Fals
         require_reachable(board, args.port, args.emulate)
     out = args.output or default_output(args.model, board.id, app, args.emulate)
     return board, out
+
+
+def add_app_arguments(p: argparse.ArgumentParser, default: str) -> None:
+    """``--app`` (default: kws for a model with a front end, else ``default``) and the kws
+    app's ``--frontend``, ``--labels`` and ``--infer-every``."""
+    from tinydeploy.plan.budget import APPS
+
+    p.add_argument("--app", choices=APPS, default=None,
+                   help=f"device application (default: kws when the model has a front end "
+                        f"- frontend.json beside it or --frontend - else {default})")
+    p.add_argument("--frontend", default=None, metavar="NAME|FILE.json",
+                   help="--app kws: the front end, a preset (tinydeploy, mlperf-kws, "
+                        "micro-speech) or a JSON config (default: frontend.json beside the "
+                        "model)")
+    p.add_argument("--labels", type=Path, default=None, metavar="FILE",
+                   help="--app kws: label names, one per line in the model's output order "
+                        "(default: labels.txt beside the model)")
+    p.add_argument("--infer-every", type=int, default=None, metavar="N",
+                   help="--app kws: frames (strides) between inferences")
+
+
+def choose_app(args: argparse.Namespace, default: str) -> str:
+    """The app the command builds, and why, said once on stderr (unless --json): ``--app``;
+    else kws when the model has a front end (--frontend, or frontend.json beside it); else
+    the command's ``default``. Sets ``args.app``; ``args.app_reason`` says why."""
+    from tinydeploy.errors import InputDataError
+
+    kws_flags = [f"--{n.replace('_', '-')}" for n in ("frontend", "labels", "infer_every")
+                 if getattr(args, n, None) is not None]
+    if args.app is not None:
+        why = "--app"
+    elif getattr(args, "frontend", None) is not None:
+        args.app, why = "kws", "--frontend given"
+    elif (Path(args.model).parent / "frontend.json").is_file():
+        args.app, why = "kws", "frontend.json beside the model"
+    else:
+        args.app, why = default, "the default; a model with frontend.json beside it gets kws"
+    if args.app != "kws" and kws_flags:
+        raise InputDataError(f"{', '.join(kws_flags)} only apply to the kws app, not "
+                             f"{args.app}", hint="add --app kws")
+    if getattr(args, "infer_every", None) is not None and args.infer_every < 1:
+        raise InputDataError(f"--infer-every must be at least 1, got {args.infer_every}")
+    args.app_reason = why
+    if not getattr(args, "json", False):
+        from tinydeploy.report.output import stderr
+
+        stderr.print(f"app: {args.app} ({why})")
+    return str(args.app)
+
+
+def kws_options(args: argparse.Namespace) -> Any:
+    """The kws app's options from ``--frontend/--labels/--infer-every`` (a
+    `tinydeploy.pipeline.KwsOptions`), or None when the app is not kws or none is given."""
+    if args.app != "kws":
+        return None
+    from tinydeploy.pipeline import KwsOptions
+
+    fe, labels, every = (getattr(args, n, None) for n in ("frontend", "labels", "infer_every"))
+    if fe is None and labels is None and every is None:
+        return None
+    return KwsOptions(fe, labels, every)

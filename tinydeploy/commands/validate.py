@@ -100,9 +100,13 @@ def run(args: argparse.Namespace) -> int:
                 task = prog.add_task(f"validating on {built.board.id}", total=len(cases))
                 report = validate_cases(on_device, model_bytes, cases,
                                         progress=lambda k: prog.update(task, completed=k))
+    from tinydeploy.report.figures import memory_figures
+
     res = {"model": str(args.model), "board": built.board.id, **report.to_json(),
-           "stack_bound_bytes": built.stack_bytes,
-           "stack_reserved_bytes": built.manifest.get("stack_reserved_bytes")}
+           **memory_figures(flash=built.flash_bytes, flash_available=built.board.flash_bytes,
+                            ram=built.ram_bytes, ram_available=built.board.ram_bytes,
+                            arena=built.arena_bytes, stack_bound=built.stack_bytes,
+                            stack_reserved=built.manifest.get("stack_reserved_bytes"))}
     if args.json:
         emit_json(res)
     else:

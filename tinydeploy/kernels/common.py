@@ -121,6 +121,25 @@ def per_channel_multipliers(input_scale: float, filter_scales: Sequence[float],
     return mult, shift
 
 
+def check_requant(inp: Tensor, filt: Tensor, out: Tensor, channels: int) -> str | None:
+    """None when every output channel's effective scale (input scale x filter scale / output
+    scale) has a (multiplier, shift) that the kernels can apply (shift in [-31, 30]), else the
+    reason, naming the filter, the channel and the scale. A damaged or hand-made model can
+    hold any scales; this is an `accepts` check so that such a model is refused, not crashed
+    on, wherever its kernels are looked at."""
+    assert filt.quant is not None
+    _, shift = per_channel_multipliers(inp.scale, filt.quant.scale, out.scale, channels)
+    bad = [c for c in range(channels) if not -31 <= int(shift[c]) <= 30]
+    if not bad:
+        return None
+    c = bad[0]
+    fs = filt.quant.scale[c] if len(filt.quant.scale) > 1 else filt.quant.scale[0]
+    eff = f32(inp.scale) * f32(fs) / f32(out.scale)
+    return (f"filter '{filt.name}' channel {c}: effective scale {eff:.6g} (input "
+            f"'{inp.name}' {inp.scale:.6g} x filter {fs:.6g} / output '{out.name}' "
+            f"{out.scale:.6g}) needs shift {int(shift[c])}, outside the kernels' [-31, 30]")
+
+
 def int8_shifts(shift: np.ndarray) -> np.ndarray:
     """The per-channel shifts as the int8 array the kernels read (``const int8_t *shift``): a
     quarter of the flash of int32. Every shift of `quantize_multiplier` that a kernel can apply
@@ -403,7 +422,8 @@ def check_conv_op(graph: Graph, op: Operator, options: type[ConvOptions],
     return (shape_reason(opts, inp, filt) or check_activation(opts.activation, out, limits)
             or check_window_output(out, opts.padding, inp.shape, (filt.shape[1], filt.shape[2]),
                                    (opts.stride_h, opts.stride_w),
-                                   (opts.dilation_h, opts.dilation_w), conv_channels(opts, filt)))
+                                   (opts.dilation_h, opts.dilation_w), conv_channels(opts, filt))
+            or check_requant(inp, filt, out, conv_channels(opts, filt)))
 
 
 def conv_geometry(opts: ConvOptions, inp: Tensor, filt: Tensor, out: Tensor

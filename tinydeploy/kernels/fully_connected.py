@@ -24,6 +24,7 @@ from tinydeploy.kernels.common import (
     check_bias,
     check_filter,
     check_io_int8,
+    check_requant,
     first_reason,
     per_channel_requant,
     ref_variant,
@@ -65,7 +66,7 @@ def check_fc_op(graph: Graph, op: Operator, io_reason: IoReason,
     if inp.size != batches * depth:
         return (f"input has {inp.size} elements, {batches} batches x {depth} features "
                 "expected")
-    return check_activation(opts.activation, out, limits)
+    return check_activation(opts.activation, out, limits) or check_requant(inp, filt, out, oc)
 
 
 def _weights_reason(opts: FullyConnectedOptions, filt: Tensor, bias: Tensor | None

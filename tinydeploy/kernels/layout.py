@@ -20,6 +20,7 @@ the end, as in TFLM.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -35,7 +36,7 @@ from tinydeploy.kernels.common import (
     single_io,
 )
 from tinydeploy.kernels.registry import ConstArray, KernelCall, register
-from tinydeploy.model.ir import BlockSizeOptions, Graph, Operator, PackOptions, Tensor
+from tinydeploy.model.ir import BlockSizeOptions, DType, Graph, Operator, PackOptions, Tensor
 
 TRANSPOSE_DIMS = 6
 TFLM_TRANSPOSE_MAX_RANK = 5
@@ -268,3 +269,21 @@ for _op, _stem, _elems, _plan, _call in _PLANNED:
     for _v in planned_variants(_op, _stem, _elems, _plan, _call,
                                headers=(f"kernels/ref/td_{_stem}_body.h",)):
         register(_v)
+
+
+def float32_reason(t: Tensor | None, role: str) -> str | None:
+    """None when ``t`` is a float32 tensor (a float island's; no quantization)."""
+    if t is None:
+        return f"{role} is missing"
+    if t.dtype is not DType.FLOAT32:
+        return f"{role} '{t.name}' is {t.dtype.name}, FLOAT32 required (float variant)"
+    return None
+
+
+# SPLIT and SPLIT_V in float32, as a converter leaves them between DEQUANTIZE and QUANTIZE:
+# the same copy on 4-byte elements, offered where the other float ops run (the board feature
+# fpu: FPU cores and the host), so that a float island is compiled or refused as a whole
+for _op in ("SPLIT", "SPLIT_V"):
+    for _v in planned_variants(_op, "split", (("f32", float32_reason),), _split_plan,
+                               _split_call, headers=("kernels/ref/td_split_body.h",)):
+        register(dataclasses.replace(_v, requires=frozenset({"fpu"})))

@@ -27,6 +27,7 @@ from tinydeploy.kernels.common import (
     activation_range,
     check_bias,
     check_filter,
+    check_requant,
     compute_out_size,
     compute_padding,
     f32,
@@ -187,6 +188,9 @@ def _tconv_plan(graph: Graph, op: Operator) -> dict[str, object] | str:
     pad_h = compute_padding(opts.stride_h, 1, out.shape[1], fh, eq_h)
     pad_w = compute_padding(opts.stride_w, 1, out.shape[2], fw, eq_w)
     assert filt.quant is not None
+    why = check_requant(x, filt, out, oc)
+    if why:
+        return why
     mult, shift = per_channel_multipliers(x.scale, filt.quant.scale, out.scale, oc)
     return {"x": x, "filt": filt, "bias": bias, "out": out, "pad_h": pad_h, "pad_w": pad_w,
             "opts": opts, "rng": rng, "mult": mult, "shift": shift}

@@ -268,8 +268,10 @@ def select_kernels(graph: Graph, board: object | None = None) -> Selection:
             raise UnsupportedError(
                 f"op {op.index} ({op.type_name}): no kernel for this op type",
                 hint="supported ops: " + ", ".join(sorted(supported_ops())))
-        ok, rejected = screen(graph, op, features)
-        if board is None:   # no board: the reference kernels (and aliases) only
+        # no board: any core's reference kernels (and aliases), float ones included, so that
+        # the reference plan of a float island exists wherever a board can run it
+        ok, rejected = screen(graph, op, None if board is None else features)
+        if board is None:
             ok = [v for v in ok if v.impl != "opt"]
         reasons = [f"{v.symbol}: {why}" for v, why in rejected]
         if not ok:

@@ -168,12 +168,14 @@ def collect(session: Any, timeout: float,
 
 
 def build_listening(model: Path, board: Board, out_dir: Path, *,
-                    det: DetectorConfig | None = None, choice: Any = None,
+                    choice: Any = None, labels: Path | None = None,
+                    infer_every: int | None = None,
                     log: Callable[[str], None] | None = None) -> tuple[Any, Any]:
     """The listening firmware for a board with a microphone (its ``[audio]`` table), with the
     schedule chosen from the front end's and the model's cost measured on the board's
     emulated core: (BuildResult, ListenSchedule). What `build`/`run --app kws` build for such
-    a board."""
+    a board. ``labels``: the label file (default labels.txt beside the model);
+    ``infer_every``: forces the inference interval (else the schedule's)."""
     import dataclasses
     import tempfile
 
@@ -188,15 +190,14 @@ def build_listening(model: Path, board: Board, out_dir: Path, *,
 
     source = audio_source_for(board)
     choice = choice or frontend_for(model)
-    if det is None:
-        first, end = keyword_range(load_labels(model, None))
-        det = DetectorConfig(first_keyword=first, keyword_end=end)
+    first, end = keyword_range(load_labels(model, labels))
+    det = DetectorConfig(first_keyword=first, keyword_end=end)
     with tempfile.TemporaryDirectory(prefix="td-kws-load-") as tmp:
         loads = [measure_kws_load(model, board, choice, Path(tmp) / "full")]
-        if stream_hop(model) is not None:
+        if stream_hop(model) is not None and infer_every is None:
             loads.append(measure_kws_load(model, board, choice, Path(tmp) / "streamed",
                                           streaming=True))
-    sched = pick_schedule(board, loads, choice.config)
+    sched = pick_schedule(board, loads, choice.config, infer_every)
     if log:
         log(sched.text())
     det = dataclasses.replace(det, infer_every=sched.infer_every)

@@ -15,6 +15,7 @@ from tinydeploy.boards import Board
 from tinydeploy.errors import LinkError, TinydeployError
 from tinydeploy.flash import Device, Firmware, runner_for
 from tinydeploy.link.session import DeviceInfo, Session, open_port
+from tinydeploy.link.units import message_converter
 
 
 @dataclass
@@ -59,7 +60,8 @@ def connect(firmware: Firmware, *, port: str | None = None, runner: str | None =
         except BaseException:
             device.stop()
             raise
-    session = Session(ser, timeout=reply_timeout, on_message=on_message)
+    session = Session(ser, timeout=reply_timeout, on_message=on_message,
+                      convert=message_converter(firmware.board))
     try:
         try:
             info = session.hello()

@@ -18,7 +18,8 @@ from typing import Any, TextIO
 
 from tinydeploy.errors import LinkError
 from tinydeploy.link.frame import BadFrame, Frame, FrameDecoder, encode_frame
-from tinydeploy.link.messages import Hello, Message, decode_message, to_json
+from tinydeploy.link.messages import Hello, Info, Message, decode_message, to_json
+from tinydeploy.link.units import converter_for_board_id
 
 
 @dataclass
@@ -85,8 +86,14 @@ class Monitor:
     """Decode frames from the port that ``opener()`` returns until duration/count is met."""
 
     def __init__(self, opener: Callable[[], Any], sink: Any, *, retry: float = 0.5,
-                 hello: bool = False, alive: Callable[[], bool] | None = None) -> None:
+                 hello: bool = False, alive: Callable[[], bool] | None = None,
+                 convert: Callable[[Message], Message] | None = None,
+                 learn_units: bool = False) -> None:
         self.opener = opener
+        # without a board (monitor --port): the device's INFO names its board, from which on
+        # the counts of an emulated one are converted too
+        self.learn_units = learn_units
+        self.convert = convert   # the device's counts into the host's unit (link/units.py)
         self.alive = alive
         self.sink = sink
         self.retry = retry
@@ -139,6 +146,10 @@ class Monitor:
     def _emit(self, t: float, frame: Frame) -> None:
         try:
             msg = decode_message(frame)
+            if self.convert is None and self.learn_units and isinstance(msg, Info):
+                self.convert = converter_for_board_id(msg.board)
+            if self.convert is not None:
+                msg = self.convert(msg)
         except LinkError as e:
             self.stats.bad_frames += 1
             self.sink.status(t, f"undecodable frame type 0x{frame.type:02x}: {e.message}")

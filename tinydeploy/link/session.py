@@ -146,8 +146,10 @@ class Session:
 
     def __init__(self, port: Port, timeout: float = 5.0,
                  on_message: Callable[[Message, int], None] | None = None,
-                 retries: int = 1) -> None:
+                 retries: int = 1,
+                 convert: Callable[[Message], Message] | None = None) -> None:
         self.port = port
+        self.convert = convert   # the device's counts into the host's unit (link/units.py)
         self.timeout = timeout
         self.retries = retries
         self._synced = False
@@ -209,6 +211,8 @@ class Session:
                 raise _Transient(f"no reply to {what} (seq {seq}) within {self.timeout:g} s",
                                  hint="is the firmware running and the baud rate right?")
             msg = decode_message(frame)
+            if self.convert is not None:
+                msg = self.convert(msg)
             if frame.seq == 0:
                 self.unsolicited.append(msg)
                 if self.on_message:

@@ -2,7 +2,9 @@
 
 MACs count multiply-accumulates of the three ops that dominate small models, as the field
 counts them: CONV_2D = out_h·out_w·out_c·k_h·k_w·in_c (per batch), DEPTHWISE_CONV_2D =
-out_h·out_w·out_c·k_h·k_w, FULLY_CONNECTED = batches·out·in. Other ops count 0.
+out_h·out_w·out_c·k_h·k_w, FULLY_CONNECTED = batches·out·in, and the LSTMs
+(UNIDIRECTIONAL_SEQUENCE_LSTM, LSTM) = steps · (every input-to-gate, recurrent and projection
+weight matrix's elements + the peephole weights), steps = batches · time. Other ops count 0.
 """
 
 from __future__ import annotations
@@ -34,7 +36,29 @@ def op_macs(graph: Graph, op: Operator) -> int:
         return _prod(out.shape) * kh * kw
     if op.opcode == "FULLY_CONNECTED" and len(w.shape) == 2:
         return _prod(out.shape) * w.shape[1]
+    if op.opcode in ("UNIDIRECTIONAL_SEQUENCE_LSTM", "LSTM") and out.shape:
+        return _lstm_macs(ins, out)
     return 0
+
+
+# LSTM inputs: 1-4 input-to-gate weights, 5-8 recurrent weights, 9-11 peephole weights,
+# 16 projection weights (TFLite's lstm_shared.h numbering; absent ones are None)
+_LSTM_WEIGHTS = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 16)
+
+
+def _lstm_macs(ins: tuple[Tensor | None, ...], out: Tensor) -> int:
+    """Per step, one MAC per weight (each input-to-gate and recurrent matrix multiplies a
+    vector, peepholes multiply elementwise, the projection maps cells to outputs); the
+    output holds one vector of ``n_output`` per step."""
+    n_output = out.shape[-1]
+    if n_output <= 0:
+        return 0
+    per_step = 0
+    for k in _LSTM_WEIGHTS:
+        w = ins[k] if k < len(ins) else None
+        if w is not None:
+            per_step += _prod(w.shape)
+    return _prod(out.shape) // n_output * per_step
 
 
 def params_bytes(graph: Graph) -> int:

@@ -614,7 +614,8 @@ def check_capacity(buffers: Sequence[Buffer], plan: ArenaPlan, capacity: int) ->
             f"(over by {plan.arena_bytes - capacity:,}; lower bound "
             f"{plan.lower_bound_bytes:,}); "
             f"peak at op {peak_step(buffers)}: {_peak_text(buffers)}",
-            hint="a board with more RAM, a smaller model, or in-place elementwise kernels")
+            hint="a board with more RAM ('tinydeploy boards'), or a smaller model (fewer "
+                 "channels, a smaller input)")
 
 
 def peak_step(buffers: Sequence[Buffer]) -> int:

@@ -28,7 +28,7 @@ from tinydeploy.kernels.registry import Selection
 from tinydeploy.model.ir import Graph
 
 CONST_ALIGN = 16
-APPS: tuple[str, ...] = tuple(App)
+APPS: tuple[str, ...] = tuple(a.value for a in App)   # plain strings: argparse shows them
 
 # Stack frame (bytes) of one kernel call including its callees (requantize, inner helpers),
 # by builtin op; optimised implementations keep more values in registers and spill more.

@@ -1,0 +1,63 @@
+"""What `tinydeploy kws` tells its user: a result even with no detection, detections
+attributed to the file they came from, per-clip scores, build folders per model."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from tinydeploy.commands.kws import _kws_output, attribute
+from tinydeploy.kws.wav import write_wav
+from tinydeploy.resources import models_dir
+
+MODEL = models_dir() / "kws" / "dscnn_int8.tflite"
+
+
+def test_stream_with_no_detection_says_so(tmp_path: Path) -> None:
+    w = tmp_path / "silence_1000ms.wav"
+    write_wav(w, np.zeros(16000, np.int16))
+    out = subprocess.run([sys.executable, "-m", "tinydeploy", "kws", "stream", str(w),
+                          "--simulate"], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert "0 detections in 1.0 s of audio" in out.stdout, out.stdout
+
+
+def test_a_late_detection_is_attributed_to_the_file_that_held_the_word() -> None:
+    """yes_1000ms.wav then silence_1000ms.wav: the detection fires 130 ms into the second
+    file, but the window it judged was mostly the first file's."""
+    names = ["yes_1000ms.wav", "silence_1000ms.wav"]
+    offsets = [0, 16000, 32000]
+    assert attribute(1130, offsets, names) == "yes_1000ms.wav +1130 ms"
+    assert attribute(1700, offsets, names) == "silence_1000ms.wav +700 ms"
+    assert attribute(400, offsets, names) == "yes_1000ms.wav +400 ms"
+
+
+def test_kws_builds_are_named_after_the_model() -> None:
+    a = argparse.Namespace(model=Path("models/a/kws_ref_model.tflite"), emulate=False)
+    b = argparse.Namespace(model=Path("models/kws/dscnn_int8.tflite"), emulate=True)
+    assert _kws_output(a, "nucleo-f401re") == Path("build/kws_ref_model-nucleo-f401re-kws")
+    assert _kws_output(b, "nucleo-f401re") == Path(
+        "build/dscnn_int8-nucleo-f401re-emulated-kws")
+
+
+def test_score_json_has_one_entry_per_clip(tmp_path: Path) -> None:
+    labels = (MODEL.parent / "labels.txt").read_text().split()
+    for word in ("yes", "no"):
+        (tmp_path / word).mkdir()
+        write_wav(tmp_path / word / "a.wav", np.zeros(16000, np.int16))
+    out = subprocess.run([sys.executable, "-m", "tinydeploy", "kws", "score", "--data",
+                          str(tmp_path), "--simulate", "--json"],
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    clips = doc["clips"]
+    assert len(clips) == doc["n"] == 2
+    assert {Path(c["file"]).parent.name for c in clips} == {"yes", "no"}
+    for c in clips:
+        assert c["label"] == Path(c["file"]).parent.name
+        assert c["predicted"] in labels and 0.0 <= c["score"] <= 1.0
