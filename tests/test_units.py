@@ -73,7 +73,9 @@ def test_run_validate_and_bench_say_the_same_figure_in_the_same_unit(tmp_path: P
     assert dones, out
     assert all(d["unit"] == "instructions" for d in dones), dones
     # the run app times 5 inferences at start-up, bench 2: the same inference, the same count
-    assert dones[0]["min"] == bench["min"], (dones[0], bench)
+    # within one SysTick tick (40 instructions on mps2: the tick's phase moves with what ran
+    # before, docs/protocol.md)
+    assert abs(dones[0]["min"] - bench["min"]) <= 40, (dones[0], bench)
     rc, out, err = _cli("validate", str(model), "--board", "mps2-an386", "--random", "1",
                         "--json", "-o", str(tmp_path / "v"))
     assert rc == 0, err

@@ -450,7 +450,13 @@ def _realtime(args: argparse.Namespace) -> tuple[Any, Any]:
     except InputDataError:
         can_listen = False
     if can_listen:
-        sched = choose_schedule(board, load, choice.config, args.infer_every)
+        try:
+            sched = choose_schedule(board, load, choice.config, args.infer_every)
+        except InputDataError as e:
+            # no schedule keeps up: the plan stands, the verdict below says why
+            from tinydeploy.report.output import stderr
+
+            stderr.print(f"listening: {e.message}")
     every = (sched.infer_every if sched is not None else DetectorConfig().infer_every
              if args.infer_every is None else args.infer_every)
     return realtime_verdict(board, load, choice.config, every), sched
