@@ -117,3 +117,24 @@ def test_listening_to_a_streamed_model_equals_the_full_window_twin(tmp_path: Pat
     manifest = json.loads((tmp_path / "b" / "manifest.json").read_text())
     assert "TD_MODEL_STREAMING" in (tmp_path / "b" / "src" / "model" / "model.h").read_text()
     assert manifest["app"] == "kws"
+
+
+@pytest.mark.target
+def test_a_serial_kws_build_says_whether_it_keeps_up(tmp_path: Path) -> None:
+    """`build --app kws` gives the same real-time verdict as `plan --app kws` (an inference
+    every frame does not keep up on an 84 MHz Cortex-M4; the verdict says which interval
+    would)."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "tinydeploy", "build", str(MODEL), "--board", "nucleo-f401re",
+         "--app", "kws", "--json", "-o", str(tmp_path / "b")],
+        capture_output=True, text=True, timeout=600, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    rt = json.loads(proc.stdout)["realtime"]
+    assert rt["infer_every"] == 1 and rt["keeps_up"] is False and rt["utilisation"] > 1.0
+    proc = subprocess.run(
+        [sys.executable, "-m", "tinydeploy", "build", str(MODEL), "--board", "nucleo-f401re",
+         "--app", "kws", "--infer-every", "4", "--json", "-o", str(tmp_path / "c")],
+        capture_output=True, text=True, timeout=600, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    rt = json.loads(proc.stdout)["realtime"]
+    assert rt["infer_every"] == 4 and rt["keeps_up"] is True

@@ -174,9 +174,35 @@ def run(args: argparse.Namespace) -> int:
                   streaming=streaming_wanted(args), stream_axis=args.stream_axis,
                   stream_keep=args.stream_keep, chip=not args.emulate,
                   arena_limit=args.arena_limit, kws=kws_options(args))
+    verdict = kws_verdict(args, board, r)
     if args.json:
         emit_json({**result_json(r), "app_reason": args.app_reason,
-                   **({"stream": r.manifest["stream"]} if "stream" in r.manifest else {})})
+                   **({"stream": r.manifest["stream"]} if "stream" in r.manifest else {}),
+                   **({"realtime": verdict.as_dict()} if verdict is not None else {})})
     else:
         print_report(r, args.verbose)
+        if verdict is not None:
+            stdout_print(verdict.text())
     return 0
+
+
+def stdout_print(text: str) -> None:
+    from tinydeploy.report.output import stdout
+
+    stdout.print(text)
+
+
+def kws_verdict(args: argparse.Namespace, board: Any, r: Any) -> Any:
+    """The serial kws firmware's real-time verdict, as `plan --app kws` gives it (the
+    listening firmware chose its schedule to keep up already)."""
+    if args.app != "kws" or "TD_KWS_LISTEN 1" in _kws_config(r):
+        return None
+    from tinydeploy.kws.realtime import build_verdict
+
+    return build_verdict(args.model, board, getattr(args, "frontend", None),
+                         getattr(args, "infer_every", None))
+
+
+def _kws_config(r: Any) -> str:
+    path = r.project_dir / "src" / "generated" / "td_kws_config.h"
+    return path.read_text(encoding="utf-8") if path.is_file() else ""

@@ -44,7 +44,7 @@ def configure(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from tinydeploy.commands import flash
-    from tinydeploy.commands.build import print_report
+    from tinydeploy.commands.build import kws_verdict, print_report
     from tinydeploy.pipeline import build_app
     from tinydeploy.report.output import stderr
 
@@ -58,7 +58,10 @@ def run(args: argparse.Namespace) -> int:
     r = build_app(args.model, board, args.app, out, emulate=args.emulate,
                   optimize=args.optimize, chip=not args.emulate and not here,
                   arena_limit=args.arena_limit, kws=kws_options(args))
+    verdict = kws_verdict(args, board, r)
     if not args.json:
         print_report(r, args.verbose)
+        if verdict is not None:
+            stderr.print(verdict.text())
     return flash.run(argparse.Namespace(build_dir=out, runner=args.runner, port=args.port,
                                         monitor=True, timeout=args.timeout, json=args.json))

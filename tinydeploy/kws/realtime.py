@@ -236,6 +236,25 @@ def choose_schedule(board: Any, load: KwsLoad, cfg: Any,
                           load.stream_hop > 0)
 
 
+def build_verdict(model: Path, board: Any, frontend: Any = None,
+                  infer_every: int | None = None) -> RealtimeVerdict | None:
+    """The real-time verdict of the serial kws firmware just built for ``board`` (what
+    `plan --app kws` says), measured on its emulated stand-in; None when the board has none
+    to measure on."""
+    import tempfile
+
+    from tinydeploy.frontend.presets import resolve_frontend
+    from tinydeploy.kws.stream import DetectorConfig
+
+    if not board.qemu_machine and not board.emulate:
+        return None
+    choice = resolve_frontend(frontend, Path(model))
+    with tempfile.TemporaryDirectory(prefix="td-kws-rt-") as tmp:
+        load = measure_kws_load(Path(model), board, choice, Path(tmp) / "fw")
+    every = infer_every or DetectorConfig().infer_every
+    return realtime_verdict(board, load, choice.config, every)
+
+
 def min_infer_every(v: RealtimeVerdict) -> int | None:
     """The smallest inference interval (in frames) at which compute keeps up, if any."""
     frames_per_s = 1000.0 / v.stride_ms
