@@ -82,9 +82,14 @@ def bench_build(build_dir: Path, runs: int, port: str | None = None,
         v, _ = to_instructions(c, done.unit, fw.board)
         per_op.append({"index": i, "type": names[i] if i < len(names) else "?",
                        "symbol": symbols[i] if i < len(symbols) else "?", "count": round(v)})
+    from tinydeploy.boards import get_board
     from tinydeploy.link.units import milliseconds
 
-    ms = milliseconds(mean, unit, fw.board)
+    # at the clock of the board the firmware stands in for (the nRF52840's 64 MHz when it
+    # runs on its emulated Cortex-M4), not the emulator machine's
+    clock_board = get_board(manifest.get("requested_board") or fw.board.id) \
+        if "@" in fw.board.id else fw.board
+    ms = milliseconds(mean, unit, clock_board)
     from tinydeploy.report.figures import memory_figures
 
     return {
@@ -96,7 +101,7 @@ def bench_build(build_dir: Path, runs: int, port: str | None = None,
         "unit": unit,
         "per_inference": round(mean),
         "ms_per_inference": None if ms is None else round(ms, 3),
-        "clock_hz": fw.board.clock_hz,
+        "clock_hz": clock_board.clock_hz,
         key: round(mean),
         "min": round(lo),
         "max": round(hi),
