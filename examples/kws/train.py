@@ -47,6 +47,13 @@ def main(argv: list[str] | None = None) -> int:
                     help="share of synthetic training clips spoken by flite/festival voices")
     ap.add_argument("--speech-commands", type=Path, nargs="+", default=[],
                     metavar="DIR", help="folders of real clips in the Speech Commands layout")
+    ap.add_argument("--testing-list", type=Path, default=None,
+                    help="the dataset's testing_list.txt: clips it names are left out too")
+    ap.add_argument("--clip-list", type=Path, default=None,
+                    help="write the real training clips here (word/file<TAB>source a line)")
+    ap.add_argument("--synth-keep", type=float, default=1.0,
+                    help="share of the synthetic training clips used")
+    ap.add_argument("--silence", type=int, default=1200, help="silence clips from real noise")
     ap.add_argument("--real-copies", type=int, default=3)
     ap.add_argument("--scarce-target", type=int, default=400,
                     help="rarer real keywords are repeated up to about this many clips")
@@ -71,11 +78,19 @@ def main(argv: list[str] | None = None) -> int:
                             extra_fraction=0.0 if "extra-voices" in without
                             else args.extra_fraction)
     synth = None if "synth" in without else synthetic_dataset(synth_cfg, args.data_dir, log)
-    corpus = scan_speech_commands(args.speech_commands) if args.speech_commands else None
+    corpus = (scan_speech_commands(args.speech_commands, args.testing_list)
+              if args.speech_commands else None)
+    if corpus is not None:
+        log(f"real clips: {len(corpus.clips)} ({corpus.duplicates} duplicates, "
+            f"{sum(corpus.excluded.values())} of test-split speakers and "
+            f"{corpus.listed_test} more on the testing list left out)")
+        if args.clip_list:
+            args.clip_list.write_text(corpus.clip_list())
     aug = AugmentConfig().without(*sorted(without & {"speed", "shift", "reverb", "noise",
                                                      "gain", "specaug"}))
     mix = MixConfig(real_copies=args.real_copies, scarce_target=args.scarce_target,
-                    unknown_real_max=args.unknown_max, use_real="real" not in without,
+                    unknown_real_max=args.unknown_max, silence_real=args.silence,
+                    synth_keep=args.synth_keep, use_real="real" not in without,
                     exclude_real=tuple(args.exclude_real), augment=aug, seed=args.seed)
     tcfg = TrainConfig(epochs=args.epochs, seed=args.seed)
     cache = args.cache_dir or args.data_dir / f"features-{args.out.name}"

@@ -200,6 +200,18 @@ class RealClip:
     label: int
     speaker: str
     split: Split
+    source: str = ""          # the repository (owner/name) or folder it was taken from
+
+
+def source_of(root: Path) -> str:
+    """The ``repository:`` line of ``root/PROVENANCE`` (written by the collection script),
+    else the folder's name."""
+    prov = root / "PROVENANCE"
+    if prov.exists():
+        for line in prov.read_text().splitlines():
+            if line.startswith("repository:"):
+                return line.split(":", 1)[1].strip()
+    return root.name
 
 
 @dataclass(frozen=True)
@@ -208,8 +220,10 @@ class RealCorpus:
 
     Invariant: no clip of a test-split speaker is in ``clips`` (they are only counted in
     ``excluded``), so nothing built from a corpus can train, tune or pick thresholds on them.
-    Clips are unique by (word, file name): the same clip found in two folders is kept once
-    (the first folder wins). ``noise`` holds the ``_background_noise_`` recordings, sorted
+    Clips are unique by (word, file name) and by content (SHA-256 of the file): the same clip
+    found in two folders, or under two names, is kept once (the first folder wins). Clips
+    named in the dataset's ``testing_list.txt`` (when given) are left out as well, whatever
+    their speaker. ``noise`` holds the ``_background_noise_`` recordings, sorted
     by name, deduplicated the same way."""
 
     roots: tuple[Path, ...]
@@ -217,6 +231,7 @@ class RealCorpus:
     excluded: dict[str, int]              # word -> test-split clips left out
     duplicates: int
     noise: tuple[Path, ...]
+    listed_test: int = 0                  # clips left out because testing_list.txt names them
 
     def counts(self) -> dict[str, dict[str, int]]:
         """{word: {"train": n, "validation": n, "test_excluded": n}}, words sorted."""
@@ -242,13 +257,32 @@ class RealCorpus:
     def select(self, split: Split) -> tuple[RealClip, ...]:
         return tuple(c for c in self.clips if c.split is split)
 
+    def clip_list(self, split: Split = Split.TRAIN) -> str:
+        """One line per clip of ``split``: ``word/file<TAB>source``, sorted."""
+        return "".join(f"{c.word}/{c.path.name}\t{c.source}\n" for c in
+                       sorted(self.select(split), key=lambda c: (c.word, c.path.name)))
 
-def scan_speech_commands(roots: Sequence[str | Path]) -> RealCorpus:
+
+def read_name_list(path: str | Path) -> frozenset[str]:
+    """A Speech Commands list file (``testing_list.txt``): one ``word/file.wav`` a line."""
+    p = Path(path)
+    if not p.is_file():
+        raise InputDataError(f"{p}: no such list file",
+                             hint="the dataset's testing_list.txt (word/file.wav per line)")
+    return frozenset(line.strip() for line in p.read_text().splitlines() if line.strip())
+
+
+def scan_speech_commands(roots: Sequence[str | Path], testing_list: str | Path | None = None
+                         ) -> RealCorpus:
     """Find the real clips in Speech Commands-layout folders (``<word>/*.wav``,
     ``_background_noise_/*.wav``). A folder may hold any subset of the words; keyword
     folders give their label, every other word is UNKNOWN. The split of every clip is the
     dataset's speaker-hash rule (`which_set`), so test-split speakers are left out whatever
-    list files a folder carries. Only names are read here, no audio."""
+    list files a folder carries; clips that ``testing_list`` names are left out too. Every
+    file is read once to deduplicate by content."""
+    listed = read_name_list(testing_list) if testing_list is not None else frozenset()
+    n_listed = 0
+    hashes: set[str] = set()
     paths = [Path(r) for r in roots]
     for r in paths:
         if not r.is_dir():
@@ -260,6 +294,7 @@ def scan_speech_commands(roots: Sequence[str | Path]) -> RealCorpus:
     dup = 0
     noise: dict[str, Path] = {}
     for root in paths:
+        src = source_of(root)
         for d in sorted(q for q in root.iterdir() if q.is_dir()):
             if d.name == "_background_noise_":
                 for f in sorted(d.glob("*.wav")):
@@ -277,17 +312,25 @@ def scan_speech_commands(roots: Sequence[str | Path]) -> RealCorpus:
                     dup += 1
                     continue
                 seen.add(key)
+                digest = hashlib.sha256(f.read_bytes()).hexdigest()
+                if digest in hashes:
+                    dup += 1
+                    continue
+                hashes.add(digest)
                 split = which_set(f.name)
                 if split is Split.TEST:
                     excluded[word] = excluded.get(word, 0) + 1
                     continue
-                clips.append(RealClip(f, word, label, _speaker_of(f.name), split))
+                if f"{word}/{f.name}" in listed:
+                    n_listed += 1
+                    continue
+                clips.append(RealClip(f, word, label, _speaker_of(f.name), split, src))
     if not clips:
         raise InputDataError(f"no Speech Commands clips (<word>/<speaker>_nohash_<n>.wav) "
                              f"outside the test split in {', '.join(map(str, paths))}",
                              hint="each folder holds one sub-folder per word")
     return RealCorpus(tuple(paths), tuple(clips), excluded, dup,
-                      tuple(noise[k] for k in sorted(noise)))
+                      tuple(noise[k] for k in sorted(noise)), n_listed)
 
 
 def read_clip(path: Path) -> np.ndarray:

@@ -348,6 +348,7 @@ class MixConfig:
     scarce_target: int = 400
     unknown_real_max: int = 2500
     silence_real: int = 1200
+    synth_keep: float = 1.0     # share of the synthetic training clips used (seeded choice)
     use_real: bool = True
     exclude_real: tuple[str, ...] = ()
     augment: AugmentConfig = field(default_factory=AugmentConfig)
@@ -447,7 +448,11 @@ def mix_jobs(synth: Dataset | None, corpus: RealCorpus | None, mix: MixConfig
     """The training set as a list of jobs, in a fixed order (synthetic, real, noise)."""
     jobs: list[_Job] = []
     if synth is not None:
-        for i in np.nonzero(synth.split == int(Split.TRAIN))[0]:
+        pick = np.nonzero(synth.split == int(Split.TRAIN))[0]
+        if mix.synth_keep < 1.0:
+            keep = np.random.default_rng([mix.seed, 7]).random(pick.size) < mix.synth_keep
+            pick = pick[keep]
+        for i in pick:
             jobs.append(_Job("synth", int(i), int(synth.labels[i]), True))
     if corpus is not None and mix.use_real:
         rng = np.random.default_rng([mix.seed, 5])
