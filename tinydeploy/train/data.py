@@ -571,6 +571,7 @@ def make_noise(rng: np.random.Generator, n: int = CLIP) -> np.ndarray:
 def _clip_job(args: tuple[Any, ...]) -> tuple[np.ndarray, str]:
     cfg, label, index, speakers = args[:4]
     extras: tuple[str, ...] = args[4] if len(args) > 4 else ()
+    vocab: tuple[str, ...] = args[5] if len(args) > 5 else UNKNOWN_WORDS
     rng = np.random.default_rng([cfg.seed, label, index])
     speaker = speakers[int(rng.integers(len(speakers)))]
     if extras and rng.random() < cfg.extra_fraction:
@@ -581,7 +582,7 @@ def _clip_job(args: tuple[Any, ...]) -> tuple[np.ndarray, str]:
         level = 10 ** (rng.uniform(-80, -25) / 20) * 32768
         x = make_noise(rng) * level if rng.random() > 0.05 else np.zeros(CLIP)
         return np.clip(np.round(x), -32768, 32767).astype(np.int16), f"silence-{index}"
-    word = (UNKNOWN_WORDS[int(rng.integers(len(UNKNOWN_WORDS)))] if name == UNKNOWN else name)
+    word = vocab[int(rng.integers(len(vocab)))] if name == UNKNOWN else name
     speed = int(rng.integers(cfg.speed[0], cfg.speed[1] + 1))
     pitch = int(rng.integers(cfg.pitch[0], cfg.pitch[1] + 1))
     w = render_word(word, speaker, speed, pitch)
@@ -646,6 +647,47 @@ def generate_synthetic(cfg: SynthConfig, speakers: Sequence[str] | None = None,
     return Dataset(np.stack([r[0] for r in results]),
                    np.asarray([j[1] for _, j in plan], np.int32),
                    np.asarray([int(s) for s, _ in plan], np.int8),
+                   np.asarray([r[1] for r in results], dtype="U"))
+
+
+def generate_other_words(cfg: SynthConfig, words: Sequence[str], count: int,
+                         speakers: Sequence[str] | None = None, extras: Sequence[str] = (),
+                         festival_words: int = 0) -> Dataset:
+    """``count`` synthetic UNKNOWN training clips, each a word drawn from ``words``, spoken
+    by the training-split espeak-ng speakers of ``cfg`` or (``cfg.extra_fraction`` of them)
+    by the flite voices among ``extras``; every fourth clip is one of the first
+    ``festival_words`` words instead, spoken by a festival voice at the same share (festival
+    renders each of its words once per voice and stretch, so it gets the short head of the
+    list). Rendered like `generate_synthetic`'s clips
+    (speed, pitch, time shift, level, noise), from the stream ``cfg.seed``."""
+    vocab = tuple(dict.fromkeys(w.strip().lower() for w in words if w.strip()))
+    bad = [w for w in vocab if w in KEYWORDS or not w.isalpha()]
+    if bad or not vocab:
+        raise InputDataError(f"other-word list: {len(vocab)} words; keywords or non-words "
+                             f"in it: {', '.join(bad[:8])}", hint="one plain word per line, "
+                             "no keywords")
+    speakers = synthetic_speakers() if speakers is None else tuple(sorted(speakers))
+    train = split_speakers(speakers, cfg)[Split.TRAIN]
+    fest = [e for e in extras if e.startswith("festival:")]
+    flite = tuple(sorted(e for e in extras if not e.startswith("festival:")))
+    head = vocab[:festival_words] if fest else ()
+    label = LABELS.index(UNKNOWN)
+    jobs: list[tuple[Any, ...]] = []
+    for i in range(count):
+        if head and i % 4 == 3:          # every fourth clip: a festival voice, a head word
+            jobs.append((cfg, label, i, train, tuple(sorted(fest)), head))
+        else:
+            jobs.append((cfg, label, i, train, flite, vocab))
+    bank = festival_bank([e.split(":", 1)[1] for e in fest], head) if head else {}
+    if cfg.workers > 1:
+        with ProcessPoolExecutor(cfg.workers, initializer=_worker_init,
+                                 initargs=(bank,)) as pool:
+            results = list(pool.map(_clip_job, jobs, chunksize=32))
+    else:
+        _set_festival_bank(bank)
+        results = [_clip_job(j) for j in jobs]
+    return Dataset(np.stack([r[0] for r in results]), np.full(count, label, np.int32),
+                   np.full(count, int(Split.TRAIN), np.int8),
                    np.asarray([r[1] for r in results], dtype="U"))
 
 
