@@ -464,8 +464,8 @@ def mix_jobs(synth: Dataset | None, corpus: RealCorpus | None, mix: MixConfig
             # every word alike: round-robin over the words (each in a seeded order), so
             # that the few words with thousands of clips do not crowd out the rest
             by_word: dict[str, list[int]] = {}
-            for i in unknown:
-                by_word.setdefault(corpus.clips[i].word, []).append(i)
+            for u in unknown:
+                by_word.setdefault(corpus.clips[u].word, []).append(u)
             queues = [rng.permutation(by_word[w]).tolist() for w in sorted(by_word)]
             picked: list[int] = []
             while len(picked) < mix.unknown_real_max:
