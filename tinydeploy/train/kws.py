@@ -885,9 +885,10 @@ is dominated by the many real "unknown" clips. Words with 3-5 validation clips m
     return _readme_head(res, command) + f"""
 Data: {data}. Real clips: each training clip of a keyword with at least
 {mix.scarce_target} clips {mix.real_copies} times, rarer keywords repeated up to about
-{mix.scarce_target} clips (first copy unaugmented, the rest freshly augmented); at most
-{mix.unknown_real_max} real "unknown" clips; {mix.silence_real} silence clips from the
-background recordings.
+{mix.scarce_target} clips (first copy augmented with chance {mix.augment_first}, the rest
+freshly augmented); at most {mix.unknown_real_max} real "unknown" clips, taken from every word
+alike; {mix.silence_real} silence clips from the background recordings; {mix.synth_keep:.0%}
+of the synthetic training clips (seeded choice).
 
 Augmentation (`tinydeploy/train/augment.py`): speed/pitch x{a.speed[0]}-{a.speed[1]}
 (p {a.p_speed}), time shift +-{a.shift_ms} ms, simulated room RT60 {a.rt60_s[0]}-{a.rt60_s[1]}
