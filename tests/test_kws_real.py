@@ -59,7 +59,10 @@ def make_folder(root: Path, words: dict[str, tuple[str, ...]], noise: bool = Tru
     for i, (w, speakers) in enumerate(sorted(words.items())):
         (root / w).mkdir(parents=True)
         for j, spk in enumerate(speakers):
-            write_wav(root / w / f"{spk}_nohash_0.wav", _tone(17 * i + j, 200 + 90 * i))
+            # seeded by the word: the same word in two folders is the same clip, other
+            # words are other audio (the scan also deduplicates by content)
+            seed = int(hashlib.md5(w.encode()).hexdigest()[:6], 16) + j
+            write_wav(root / w / f"{spk}_nohash_0.wav", _tone(seed, 200 + 90 * i))
     if noise:
         (root / "_background_noise_").mkdir()
         rng = np.random.default_rng(0)

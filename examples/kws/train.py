@@ -14,14 +14,29 @@ cached on disk (--cache-dir) and streamed. Reproducible: fixed seeds throughout.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import shlex
 import sys
+import time
+from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
+
+import numpy as np
 
 from tinydeploy.frontend.config import render_frontend_header
 from tinydeploy.train.augment import AugmentConfig
-from tinydeploy.train.data import SynthConfig, scan_speech_commands
+from tinydeploy.train.data import (
+    LABELS,
+    UNKNOWN,
+    Dataset,
+    Split,
+    SynthConfig,
+    extra_speakers,
+    generate_other_words,
+    scan_speech_commands,
+)
 from tinydeploy.train.kws import (
     MixConfig,
     TrainConfig,
@@ -36,6 +51,23 @@ ABLATIONS = ("real", "synth", "extra-voices", "speed", "shift", "reverb", "noise
              "specaug")
 
 
+def other_words(cfg: SynthConfig, words: list[str], count: int, extras: tuple[str, ...],
+                festival_words: int, data_dir: Path, log: Callable[[str], None]) -> Dataset:
+    """`generate_other_words`, cached as .npz in ``data_dir`` (keyed by all its inputs)."""
+    key = hashlib.sha256(repr((cfg, words, count, extras, festival_words)).encode()
+                         ).hexdigest()[:12]
+    path = data_dir / f"other-{count}-{cfg.seed}-{key}.npz"
+    if path.exists():
+        log(f"data: {path} (cached)")
+        return Dataset.load(path)
+    t0 = time.time()
+    ds = generate_other_words(cfg, words, count, extras=extras, festival_words=festival_words)
+    data_dir.mkdir(parents=True, exist_ok=True)
+    ds.save(path)
+    log(f"data: {count} other-word clips in {time.time() - t0:.0f} s -> {path}")
+    return ds
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -47,6 +79,21 @@ def main(argv: list[str] | None = None) -> int:
                     help="share of synthetic training clips spoken by flite/festival voices")
     ap.add_argument("--speech-commands", type=Path, nargs="+", default=[],
                     metavar="DIR", help="folders of real clips in the Speech Commands layout")
+    ap.add_argument("--testing-list", type=Path, default=None,
+                    help="the dataset's testing_list.txt: clips it names are left out too")
+    ap.add_argument("--clip-list", type=Path, default=None,
+                    help="write the real training clips here (word/file<TAB>source a line)")
+    ap.add_argument("--synth-keep", type=float, default=1.0,
+                    help="share of the synthetic training clips used")
+    ap.add_argument("--silence", type=int, default=1200, help="silence clips from real noise")
+    ap.add_argument("--other-words", type=Path, default=None,
+                    help="word list (one a line): synthetic 'unknown' clips are rendered from "
+                    "it and replace the synthetic set's own unknown clips")
+    ap.add_argument("--other-count", type=int, default=3000)
+    ap.add_argument("--festival-words", type=int, default=160,
+                    help="festival voices say the first this many words of --other-words")
+    ap.add_argument("--augment-first", type=float, default=0.0,
+                    help="chance that the first copy of a real keyword clip is augmented")
     ap.add_argument("--real-copies", type=int, default=3)
     ap.add_argument("--scarce-target", type=int, default=400,
                     help="rarer real keywords are repeated up to about this many clips")
@@ -71,11 +118,32 @@ def main(argv: list[str] | None = None) -> int:
                             extra_fraction=0.0 if "extra-voices" in without
                             else args.extra_fraction)
     synth = None if "synth" in without else synthetic_dataset(synth_cfg, args.data_dir, log)
-    corpus = scan_speech_commands(args.speech_commands) if args.speech_commands else None
+    if synth is not None and args.other_words is not None:
+        extras = extra_speakers() if "extra-voices" not in without else ()
+        other = other_words(replace(synth_cfg, seed=synth_cfg.seed + 1),
+                            args.other_words.read_text().split(), args.other_count, extras,
+                            args.festival_words, args.data_dir, log)
+        keep = ~((synth.labels == LABELS.index(UNKNOWN)) & (synth.split == int(Split.TRAIN)))
+        synth = Dataset(np.concatenate([synth.audio[keep], other.audio]),
+                        np.concatenate([synth.labels[keep], other.labels]),
+                        np.concatenate([synth.split[keep], other.split]),
+                        np.concatenate([synth.speakers[keep], other.speakers]))
+        log(f"data: {args.other_count} synthetic other words from {args.other_words} "
+            f"replace the synthetic set's {int((~keep).sum())} unknown training clips")
+    corpus = (scan_speech_commands(args.speech_commands, args.testing_list)
+              if args.speech_commands else None)
+    if corpus is not None:
+        log(f"real clips: {len(corpus.clips)} ({corpus.duplicates} duplicates, "
+            f"{sum(corpus.excluded.values())} of test-split speakers and "
+            f"{corpus.listed_test} more on the testing list left out)")
+        if args.clip_list:
+            args.clip_list.write_text(corpus.clip_list())
     aug = AugmentConfig().without(*sorted(without & {"speed", "shift", "reverb", "noise",
                                                      "gain", "specaug"}))
     mix = MixConfig(real_copies=args.real_copies, scarce_target=args.scarce_target,
-                    unknown_real_max=args.unknown_max, use_real="real" not in without,
+                    unknown_real_max=args.unknown_max, silence_real=args.silence,
+                    synth_keep=args.synth_keep, augment_first=args.augment_first,
+                    use_real="real" not in without,
                     exclude_real=tuple(args.exclude_real), augment=aug, seed=args.seed)
     tcfg = TrainConfig(epochs=args.epochs, seed=args.seed)
     cache = args.cache_dir or args.data_dir / f"features-{args.out.name}"

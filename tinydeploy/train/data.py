@@ -200,6 +200,18 @@ class RealClip:
     label: int
     speaker: str
     split: Split
+    source: str = ""          # the repository (owner/name) or folder it was taken from
+
+
+def source_of(root: Path) -> str:
+    """The ``repository:`` line of ``root/PROVENANCE`` (written by the collection script),
+    else the folder's name."""
+    prov = root / "PROVENANCE"
+    if prov.exists():
+        for line in prov.read_text().splitlines():
+            if line.startswith("repository:"):
+                return line.split(":", 1)[1].strip()
+    return root.name
 
 
 @dataclass(frozen=True)
@@ -208,8 +220,10 @@ class RealCorpus:
 
     Invariant: no clip of a test-split speaker is in ``clips`` (they are only counted in
     ``excluded``), so nothing built from a corpus can train, tune or pick thresholds on them.
-    Clips are unique by (word, file name): the same clip found in two folders is kept once
-    (the first folder wins). ``noise`` holds the ``_background_noise_`` recordings, sorted
+    Clips are unique by (word, file name) and by content (SHA-256 of the file): the same clip
+    found in two folders, or under two names, is kept once (the first folder wins). Clips
+    named in the dataset's ``testing_list.txt`` (when given) are left out as well, whatever
+    their speaker. ``noise`` holds the ``_background_noise_`` recordings, sorted
     by name, deduplicated the same way."""
 
     roots: tuple[Path, ...]
@@ -217,6 +231,7 @@ class RealCorpus:
     excluded: dict[str, int]              # word -> test-split clips left out
     duplicates: int
     noise: tuple[Path, ...]
+    listed_test: int = 0                  # clips left out because testing_list.txt names them
 
     def counts(self) -> dict[str, dict[str, int]]:
         """{word: {"train": n, "validation": n, "test_excluded": n}}, words sorted."""
@@ -242,13 +257,32 @@ class RealCorpus:
     def select(self, split: Split) -> tuple[RealClip, ...]:
         return tuple(c for c in self.clips if c.split is split)
 
+    def clip_list(self, split: Split = Split.TRAIN) -> str:
+        """One line per clip of ``split``: ``word/file<TAB>source``, sorted."""
+        return "".join(f"{c.word}/{c.path.name}\t{c.source}\n" for c in
+                       sorted(self.select(split), key=lambda c: (c.word, c.path.name)))
 
-def scan_speech_commands(roots: Sequence[str | Path]) -> RealCorpus:
+
+def read_name_list(path: str | Path) -> frozenset[str]:
+    """A Speech Commands list file (``testing_list.txt``): one ``word/file.wav`` a line."""
+    p = Path(path)
+    if not p.is_file():
+        raise InputDataError(f"{p}: no such list file",
+                             hint="the dataset's testing_list.txt (word/file.wav per line)")
+    return frozenset(line.strip() for line in p.read_text().splitlines() if line.strip())
+
+
+def scan_speech_commands(roots: Sequence[str | Path], testing_list: str | Path | None = None
+                         ) -> RealCorpus:
     """Find the real clips in Speech Commands-layout folders (``<word>/*.wav``,
     ``_background_noise_/*.wav``). A folder may hold any subset of the words; keyword
     folders give their label, every other word is UNKNOWN. The split of every clip is the
     dataset's speaker-hash rule (`which_set`), so test-split speakers are left out whatever
-    list files a folder carries. Only names are read here, no audio."""
+    list files a folder carries; clips that ``testing_list`` names are left out too. Every
+    file is read once to deduplicate by content."""
+    listed = read_name_list(testing_list) if testing_list is not None else frozenset()
+    n_listed = 0
+    hashes: set[str] = set()
     paths = [Path(r) for r in roots]
     for r in paths:
         if not r.is_dir():
@@ -260,6 +294,7 @@ def scan_speech_commands(roots: Sequence[str | Path]) -> RealCorpus:
     dup = 0
     noise: dict[str, Path] = {}
     for root in paths:
+        src = source_of(root)
         for d in sorted(q for q in root.iterdir() if q.is_dir()):
             if d.name == "_background_noise_":
                 for f in sorted(d.glob("*.wav")):
@@ -277,17 +312,25 @@ def scan_speech_commands(roots: Sequence[str | Path]) -> RealCorpus:
                     dup += 1
                     continue
                 seen.add(key)
+                digest = hashlib.sha256(f.read_bytes()).hexdigest()
+                if digest in hashes:
+                    dup += 1
+                    continue
+                hashes.add(digest)
                 split = which_set(f.name)
                 if split is Split.TEST:
                     excluded[word] = excluded.get(word, 0) + 1
                     continue
-                clips.append(RealClip(f, word, label, _speaker_of(f.name), split))
+                if f"{word}/{f.name}" in listed:
+                    n_listed += 1
+                    continue
+                clips.append(RealClip(f, word, label, _speaker_of(f.name), split, src))
     if not clips:
         raise InputDataError(f"no Speech Commands clips (<word>/<speaker>_nohash_<n>.wav) "
                              f"outside the test split in {', '.join(map(str, paths))}",
                              hint="each folder holds one sub-folder per word")
     return RealCorpus(tuple(paths), tuple(clips), excluded, dup,
-                      tuple(noise[k] for k in sorted(noise)))
+                      tuple(noise[k] for k in sorted(noise)), n_listed)
 
 
 def read_clip(path: Path) -> np.ndarray:
@@ -528,6 +571,7 @@ def make_noise(rng: np.random.Generator, n: int = CLIP) -> np.ndarray:
 def _clip_job(args: tuple[Any, ...]) -> tuple[np.ndarray, str]:
     cfg, label, index, speakers = args[:4]
     extras: tuple[str, ...] = args[4] if len(args) > 4 else ()
+    vocab: tuple[str, ...] = args[5] if len(args) > 5 else UNKNOWN_WORDS
     rng = np.random.default_rng([cfg.seed, label, index])
     speaker = speakers[int(rng.integers(len(speakers)))]
     if extras and rng.random() < cfg.extra_fraction:
@@ -538,7 +582,7 @@ def _clip_job(args: tuple[Any, ...]) -> tuple[np.ndarray, str]:
         level = 10 ** (rng.uniform(-80, -25) / 20) * 32768
         x = make_noise(rng) * level if rng.random() > 0.05 else np.zeros(CLIP)
         return np.clip(np.round(x), -32768, 32767).astype(np.int16), f"silence-{index}"
-    word = (UNKNOWN_WORDS[int(rng.integers(len(UNKNOWN_WORDS)))] if name == UNKNOWN else name)
+    word = vocab[int(rng.integers(len(vocab)))] if name == UNKNOWN else name
     speed = int(rng.integers(cfg.speed[0], cfg.speed[1] + 1))
     pitch = int(rng.integers(cfg.pitch[0], cfg.pitch[1] + 1))
     w = render_word(word, speaker, speed, pitch)
@@ -603,6 +647,47 @@ def generate_synthetic(cfg: SynthConfig, speakers: Sequence[str] | None = None,
     return Dataset(np.stack([r[0] for r in results]),
                    np.asarray([j[1] for _, j in plan], np.int32),
                    np.asarray([int(s) for s, _ in plan], np.int8),
+                   np.asarray([r[1] for r in results], dtype="U"))
+
+
+def generate_other_words(cfg: SynthConfig, words: Sequence[str], count: int,
+                         speakers: Sequence[str] | None = None, extras: Sequence[str] = (),
+                         festival_words: int = 0) -> Dataset:
+    """``count`` synthetic UNKNOWN training clips, each a word drawn from ``words``, spoken
+    by the training-split espeak-ng speakers of ``cfg`` or (``cfg.extra_fraction`` of them)
+    by the flite voices among ``extras``; every fourth clip is one of the first
+    ``festival_words`` words instead, spoken by a festival voice at the same share (festival
+    renders each of its words once per voice and stretch, so it gets the short head of the
+    list). Rendered like `generate_synthetic`'s clips
+    (speed, pitch, time shift, level, noise), from the stream ``cfg.seed``."""
+    vocab = tuple(dict.fromkeys(w.strip().lower() for w in words if w.strip()))
+    bad = [w for w in vocab if w in KEYWORDS or not w.isalpha()]
+    if bad or not vocab:
+        raise InputDataError(f"other-word list: {len(vocab)} words; keywords or non-words "
+                             f"in it: {', '.join(bad[:8])}", hint="one plain word per line, "
+                             "no keywords")
+    speakers = synthetic_speakers() if speakers is None else tuple(sorted(speakers))
+    train = split_speakers(speakers, cfg)[Split.TRAIN]
+    fest = [e for e in extras if e.startswith("festival:")]
+    flite = tuple(sorted(e for e in extras if not e.startswith("festival:")))
+    head = vocab[:festival_words] if fest else ()
+    label = LABELS.index(UNKNOWN)
+    jobs: list[tuple[Any, ...]] = []
+    for i in range(count):
+        if head and i % 4 == 3:          # every fourth clip: a festival voice, a head word
+            jobs.append((cfg, label, i, train, tuple(sorted(fest)), head))
+        else:
+            jobs.append((cfg, label, i, train, flite, vocab))
+    bank = festival_bank([e.split(":", 1)[1] for e in fest], head) if head else {}
+    if cfg.workers > 1:
+        with ProcessPoolExecutor(cfg.workers, initializer=_worker_init,
+                                 initargs=(bank,)) as pool:
+            results = list(pool.map(_clip_job, jobs, chunksize=32))
+    else:
+        _set_festival_bank(bank)
+        results = [_clip_job(j) for j in jobs]
+    return Dataset(np.stack([r[0] for r in results]), np.full(count, label, np.int32),
+                   np.full(count, int(Split.TRAIN), np.int8),
                    np.asarray([r[1] for r in results], dtype="U"))
 
 

@@ -338,8 +338,9 @@ class MixConfig:
     """How the training set is put together from real clips, synthetic clips and
     background noise. Real training clips are repeated with fresh augmentation: words with
     at least ``scarce_target`` clips ``real_copies`` times, rarer ones up to about
-    ``scarce_target`` clips (the first copy of every clip is unaugmented). Real "unknown"
-    words: at most ``unknown_real_max`` clips (seeded choice), once each. Silence:
+    ``scarce_target`` clips (the first copy of a clip is augmented with chance
+    ``augment_first``, the others always). Real "unknown" words: at most
+    ``unknown_real_max`` clips, once each, taken from every word alike (seeded). Silence:
     ``silence_real`` 1 s slices of the training part of the background recordings at a random
     gain. ``exclude_real`` names keywords whose real clips are left out of training (an
     ablation: how do words fare that only synthetic voices speak)."""
@@ -348,6 +349,8 @@ class MixConfig:
     scarce_target: int = 400
     unknown_real_max: int = 2500
     silence_real: int = 1200
+    synth_keep: float = 1.0     # share of the synthetic training clips used (seeded choice)
+    augment_first: float = 0.0  # chance that the first copy of a real keyword is augmented
     use_real: bool = True
     exclude_real: tuple[str, ...] = ()
     augment: AugmentConfig = field(default_factory=AugmentConfig)
@@ -447,14 +450,29 @@ def mix_jobs(synth: Dataset | None, corpus: RealCorpus | None, mix: MixConfig
     """The training set as a list of jobs, in a fixed order (synthetic, real, noise)."""
     jobs: list[_Job] = []
     if synth is not None:
-        for i in np.nonzero(synth.split == int(Split.TRAIN))[0]:
+        pick = np.nonzero(synth.split == int(Split.TRAIN))[0]
+        if mix.synth_keep < 1.0:
+            keep = np.random.default_rng([mix.seed, 7]).random(pick.size) < mix.synth_keep
+            pick = pick[keep]
+        for i in pick:
             jobs.append(_Job("synth", int(i), int(synth.labels[i]), True))
     if corpus is not None and mix.use_real:
         rng = np.random.default_rng([mix.seed, 5])
         train = [(i, c) for i, c in enumerate(corpus.clips) if c.split is Split.TRAIN]
         unknown = [i for i, c in train if LABELS[c.label] == UNKNOWN]
         if len(unknown) > mix.unknown_real_max:
-            unknown = sorted(rng.choice(unknown, mix.unknown_real_max, replace=False).tolist())
+            # every word alike: round-robin over the words (each in a seeded order), so
+            # that the few words with thousands of clips do not crowd out the rest
+            by_word: dict[str, list[int]] = {}
+            for u in unknown:
+                by_word.setdefault(corpus.clips[u].word, []).append(u)
+            queues = [rng.permutation(by_word[w]).tolist() for w in sorted(by_word)]
+            picked: list[int] = []
+            while len(picked) < mix.unknown_real_max:
+                for q in queues:
+                    if q and len(picked) < mix.unknown_real_max:
+                        picked.append(q.pop())
+            unknown = sorted(picked)
         for u in unknown:
             jobs.append(_Job("real", u, LABELS.index(UNKNOWN), True))
         for k in KEYWORDS:
@@ -465,8 +483,11 @@ def mix_jobs(synth: Dataset | None, corpus: RealCorpus | None, mix: MixConfig
                 continue
             copies = (mix.real_copies if len(idx) >= mix.scarce_target
                       else max(mix.real_copies, -(-mix.scarce_target // len(idx))))
+            aug_rng = np.random.default_rng([mix.seed, 11, LABELS.index(k)])
             for copy in range(copies):
-                jobs.extend(_Job("real", i, LABELS.index(k), copy > 0) for i in idx)
+                jobs.extend(_Job("real", i, LABELS.index(k),
+                                 copy > 0 or bool(aug_rng.random() < mix.augment_first))
+                            for i in idx)
         if corpus.noise:
             jobs.extend(_Job("noise", j, LABELS.index(SILENCE), True)
                         for j in range(mix.silence_real))
@@ -864,9 +885,10 @@ is dominated by the many real "unknown" clips. Words with 3-5 validation clips m
     return _readme_head(res, command) + f"""
 Data: {data}. Real clips: each training clip of a keyword with at least
 {mix.scarce_target} clips {mix.real_copies} times, rarer keywords repeated up to about
-{mix.scarce_target} clips (first copy unaugmented, the rest freshly augmented); at most
-{mix.unknown_real_max} real "unknown" clips; {mix.silence_real} silence clips from the
-background recordings.
+{mix.scarce_target} clips (first copy augmented with chance {mix.augment_first}, the rest
+freshly augmented); at most {mix.unknown_real_max} real "unknown" clips, taken from every word
+alike; {mix.silence_real} silence clips from the background recordings; {mix.synth_keep:.0%}
+of the synthetic training clips (seeded choice).
 
 Augmentation (`tinydeploy/train/augment.py`): speed/pitch x{a.speed[0]}-{a.speed[1]}
 (p {a.p_speed}), time shift +-{a.shift_ms} ms, simulated room RT60 {a.rt60_s[0]}-{a.rt60_s[1]}

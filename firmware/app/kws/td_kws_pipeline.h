@@ -29,17 +29,19 @@
 #endif
 #endif
 
+/* the defaults tinydeploy.kws.stream.DetectorConfig ships (tuned on the validation stream,
+ * models/kws/README.md) */
 #ifndef TD_KWS_INFER_EVERY
-#define TD_KWS_INFER_EVERY 1u /* frames (strides) between inferences */
+#define TD_KWS_INFER_EVERY 4u /* frames (strides) between inferences */
 #endif
 #ifndef TD_KWS_AVG_WINDOWS
-#define TD_KWS_AVG_WINDOWS 8u
+#define TD_KWS_AVG_WINDOWS 6u
 #endif
 #ifndef TD_KWS_THRESHOLD
-#define TD_KWS_THRESHOLD 0.8f
+#define TD_KWS_THRESHOLD 0.93f
 #endif
 #ifndef TD_KWS_SUPPRESS_MS
-#define TD_KWS_SUPPRESS_MS 1000u
+#define TD_KWS_SUPPRESS_MS 750u
 #endif
 #ifndef TD_KWS_FIRST_KEYWORD
 #define TD_KWS_FIRST_KEYWORD 2u /* labels 0 and 1 are silence and unknown */

@@ -1,0 +1,260 @@
+"""What a user hears, measured on validation-split speakers only: per-class top-1 on real
+clips, and keywords detected / false alarms per hour on a continuous validation stream, with
+a detector grid (threshold, averaging, suppression, inference interval) tuned on that stream.
+
+    nice -n 10 .venv/bin/python examples/kws/validate.py $DATA/speech/* \\
+        --testing-list $DATA/testing_list.txt [--model M] [--minutes 30] [--json OUT]
+
+Clips: every real validation-split clip (the dataset's speaker-hash rule; clips of test-split
+speakers or named in the testing list are never read) plus 1 s slices of the held-out part of
+the background recordings as silence, through the C front end's int8 features and the INT8
+model on tflite-micro.
+
+Stream: ``--minutes`` of audio; a word starts every 2-4 s (two keywords for every other
+word, drawn from validation-split speakers; on/off, with few clips, are repeated), each
+scaled to 10-35 dB SNR (median about 23 dB; peaks kept below -4 dBFS) over a continuous
+bed of the held-out background recordings (pieces of 2-6 s at -55 to -40 dBFS). A keyword
+counts as detected when the detector names it between its start and 1 s after its end
+(`tinydeploy.kws.stream.score_stream`); every other detection is a false alarm.
+The model's outputs for every 20 ms window are computed once with TF Lite's builtin
+kernels; every detector setting of the grid is replayed on them (an inference interval of
+k frames keeps every k-th window). Chosen: the most keywords detected among the settings with
+at most ``--max-fa`` false alarms per hour (else the fewest false alarms). The chosen setting
+and the shipped defaults are then re-run exactly with the host twin of the device
+(`tinydeploy.kws.stream.simulate_stream`: C front end, tflite-micro, detector).
+
+``--test-report`` also measures real clips of test-split speakers, for reporting only: it
+prints the figures and chooses nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from tune_detector import fast_detect, fast_posteriors, moving_average  # noqa: E402
+
+from tinydeploy.frontend.config import FrontendConfig  # noqa: E402
+from tinydeploy.frontend.native import HostFrontend, input_quant_of  # noqa: E402
+from tinydeploy.kws.stream import (  # noqa: E402
+    DetectorConfig,
+    Word,
+    score_stream,
+    simulate_stream,
+)
+from tinydeploy.kws.wav import read_wav  # noqa: E402
+from tinydeploy.train.data import (  # noqa: E402
+    CLIP,
+    KEYWORDS,
+    LABELS,
+    SILENCE,
+    UNKNOWN,
+    RealCorpus,
+    Split,
+    read_clip,
+    read_name_list,
+    scan_speech_commands,
+    split_noise,
+    which_set,
+)
+from tinydeploy.train.kws import int8_predict, real_validation_audio  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+THRESHOLDS = (0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.93, 0.95, 0.97)
+AVG = (1, 2, 3, 4, 6, 8)
+SUPPRESS = (750, 1000, 1500)
+INFER_EVERY = (1, 2, 3, 4)
+
+
+def per_class(pred: np.ndarray, y: np.ndarray) -> dict[str, dict[str, float]]:
+    return {lab: {"clips": int((y == i).sum()), "top1": float(np.mean(pred[y == i] == i))}
+            for i, lab in enumerate(LABELS) if (y == i).any()}
+
+
+def clip_figures(audio: np.ndarray, y: np.ndarray, model: bytes, fcfg: FrontendConfig
+                 ) -> dict:
+    pred = int8_predict(model, HostFrontend(fcfg).features_s8(audio, input_quant_of(model)))
+    pc = per_class(pred, y)
+    unk = y == LABELS.index(UNKNOWN)
+    return {"per_class": pc,
+            "labels_weighted_equally": float(np.mean([v["top1"] for v in pc.values()])),
+            "per_clip": float(np.mean(pred == y)),
+            "non_keywords_called_keyword": float(np.mean(pred[unk] >= 2)) if unk.any()
+            else None}
+
+
+def validation_stream(corpus: RealCorpus, minutes: float, seed: int
+                      ) -> tuple[np.ndarray, list[Word], float, dict]:
+    rng = np.random.default_rng([seed, 23])
+    val = corpus.select(Split.VALIDATION)
+    kw = {k: [c for c in val if c.word == k] for k in KEYWORDS}
+    other = [c for c in val if LABELS[c.label] == UNKNOWN]
+    noises = [split_noise(read_wav(p), Split.VALIDATION).astype(np.float64)
+              for p in corpus.noise]
+    noises = [n / max(1.0, float(np.sqrt(np.mean(n ** 2)))) for n in noises if n.size > CLIP]
+    n = int(minutes * 60 * 16000)
+    bed = np.zeros(n)
+    pos = 0
+    while pos < n and noises:           # continuous background: pieces of 2-6 s, each at
+        src = noises[int(rng.integers(len(noises)))]   # -55..-40 dBFS
+        k = min(n - pos, int(rng.uniform(2, 6) * 16000), src.size)
+        s = int(rng.integers(0, src.size - k + 1))
+        bed[pos:pos + k] = src[s:s + k] * 32768 * 10 ** (rng.uniform(-55, -40) / 20)
+        pos += k
+    speech = np.zeros(n)
+    words: list[Word] = []
+    snrs: list[float] = []
+    t = int(rng.uniform(1, 2) * 16000)
+    n_other = 0
+    while t + CLIP < n:
+        if rng.random() < 2 / 3:
+            k = KEYWORDS[int(rng.integers(len(KEYWORDS)))]
+            clip = kw[k][int(rng.integers(len(kw[k])))]
+        else:
+            clip = other[int(rng.integers(len(other)))]
+            n_other += 1
+        x = read_clip(clip.path).astype(np.float64)
+        loud = np.abs(x) > 0.1 * max(1.0, float(np.abs(x).max()))
+        rms = float(np.sqrt(np.mean(x[loud] ** 2))) if loud.any() else 1.0
+        snr = float(rng.uniform(10, 35))          # the word's level over the bed beneath it
+        bed_rms = max(1.0, float(np.sqrt(np.mean(bed[t:t + CLIP] ** 2))))
+        speech[t:t + CLIP] += x * min(bed_rms * 10 ** (snr / 20) / rms,
+                                      20000 / max(1.0, float(np.abs(x).max())))
+        snrs.append(snr)
+        if LABELS[clip.label] not in (SILENCE, UNKNOWN):
+            words.append(Word(clip.label, t // 16, (t + CLIP) // 16))
+        t += CLIP + int(rng.uniform(1, 3) * 16000)
+    audio = np.clip(np.round(speech + bed), -32768, 32767).astype(np.int16)
+    info = {"seconds": n / 16000, "keywords": len(words), "other_words": n_other,
+            "median_snr_db": float(np.median(snrs)) if snrs else None,
+            "keywords_per_label": {LABELS[i]: sum(1 for w in words if w.label == i)
+                                   for i in range(2, len(LABELS))}}
+    return audio, words, n / 16000 / 3600, info
+
+
+def tune(probs: np.ndarray, times: np.ndarray, words: list[Word], hours: float,
+         max_fa: float) -> tuple[dict, list[dict]]:
+    results = []
+    for every in INFER_EVERY:
+        p, t = probs[::every], times[::every]
+        for avg in AVG:
+            a = moving_average(p, avg)
+            for th, sup in itertools.product(THRESHOLDS, SUPPRESS):
+                dc = DetectorConfig(avg_windows=avg, threshold=th, suppress_ms=sup,
+                                    infer_every=every)
+                s = score_stream(fast_detect(a, t, avg, dc), words, hours)
+                results.append({"threshold": th, "avg_windows": avg, "suppress_ms": sup,
+                                "infer_every": every, "hits": s.hits,
+                                "hit_rate": s.hit_rate, "false_alarms": s.false_alarms,
+                                "fa_per_hour": s.false_alarms_per_hour})
+    ok = [r for r in results if r["fa_per_hour"] <= max_fa]
+    # ties: the higher threshold, the fewer windows averaged, the longer inference interval
+    best = (max(ok, key=lambda r: (r["hits"], -r["false_alarms"], r["threshold"],
+                                   -r["avg_windows"], r["infer_every"])) if ok else
+            min(results, key=lambda r: (r["false_alarms"], -r["hits"])))
+    return best, results
+
+
+def test_split_audio(folders: list[Path], testing_list: Path | None
+                     ) -> tuple[np.ndarray, np.ndarray]:
+    """Real clips of test-split speakers (by the rule or named in the testing list), each
+    content once, plus silence from the held-out background (reporting only)."""
+    import hashlib
+
+    listed = read_name_list(testing_list) if testing_list else frozenset()
+    seen: set[str] = set()
+    audio, labels = [], []
+    for root in folders:
+        for d in sorted(q for q in root.iterdir() if q.is_dir() and q.name[0] not in "._"):
+            lab = LABELS.index(d.name) if d.name in KEYWORDS else LABELS.index(UNKNOWN)
+            for f in sorted(d.glob("*_nohash_*.wav")):
+                if which_set(f.name) is not Split.TEST and f"{d.name}/{f.name}" not in listed:
+                    continue
+                h = hashlib.sha256(f.read_bytes()).hexdigest()
+                if h in seen:
+                    continue
+                seen.add(h)
+                audio.append(read_clip(f))
+                labels.append(lab)
+    return np.stack(audio), np.asarray(labels, np.int64)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("folders", type=Path, nargs="+", help="Speech Commands-layout folders")
+    ap.add_argument("--testing-list", type=Path, default=None)
+    ap.add_argument("--model", type=Path, default=ROOT / "models" / "kws" / "dscnn_int8.tflite")
+    ap.add_argument("--minutes", type=float, default=30.0)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--max-fa", type=float, default=9.0,
+                    help="false alarms per hour allowed when choosing the detector")
+    ap.add_argument("--no-tune", action="store_true", help="only the shipped defaults")
+    ap.add_argument("--test-report", action="store_true",
+                    help="also measure test-split clips (reporting only)")
+    ap.add_argument("--json", type=Path, default=None)
+    args = ap.parse_args(argv)
+
+    def log(msg: str) -> None:
+        print(msg, file=sys.stderr, flush=True)
+
+    model = args.model.read_bytes()
+    fcfg = FrontendConfig.load(args.model.with_name("frontend.json"))
+    corpus = scan_speech_commands(args.folders, args.testing_list)
+    doc: dict = {"model": str(args.model)}
+    va, vy = real_validation_audio(corpus, args.seed)
+    doc["validation_clips"] = clip_figures(va, vy, model, fcfg)
+    log(f"validation clips: {len(vy)}, labels weighted equally "
+        f"{100 * doc['validation_clips']['labels_weighted_equally']:.1f} %")
+
+    audio, words, hours, info = validation_stream(corpus, args.minutes, args.seed)
+    doc["stream"] = info
+    log(f"stream: {info}")
+    default = DetectorConfig()
+    runs = {"default": default}
+    if not args.no_tune:
+        probs, times = fast_posteriors(audio, model, fcfg)
+        best, grid = tune(probs, times, words, hours, args.max_fa)
+        doc["grid_best"] = best
+        doc["grid"] = grid
+        runs["chosen"] = DetectorConfig(avg_windows=best["avg_windows"],
+                                        threshold=best["threshold"],
+                                        suppress_ms=best["suppress_ms"],
+                                        infer_every=best["infer_every"])
+    for name, dc in runs.items():
+        s = score_stream(simulate_stream(audio, model, fcfg, dc), words, hours)
+        doc[f"stream_{name}"] = {"detector": {"threshold": dc.threshold,
+                                              "avg_windows": dc.avg_windows,
+                                              "suppress_ms": dc.suppress_ms,
+                                              "infer_every": dc.infer_every},
+                                 **s.as_dict()}
+        log(f"stream, {name} {doc[f'stream_{name}']['detector']}: {s.hits}/{s.words} "
+            f"({100 * s.hit_rate:.1f} %) detected, {s.false_alarms} false alarms "
+            f"({s.substitutions} wrong word) = {s.false_alarms_per_hour:.1f}/h")
+    if args.test_report:
+        ta, ty = test_split_audio(list(args.folders), args.testing_list)
+        doc["test_split_clips"] = clip_figures(ta, ty, model, fcfg)
+        t = doc["test_split_clips"]
+        log(f"test-split clips (reporting only): {len(ty)}, per clip "
+            f"{100 * t['per_clip']:.1f} %, labels weighted equally "
+            f"{100 * t['labels_weighted_equally']:.1f} %, non-keywords called a keyword "
+            f"{100 * t['non_keywords_called_keyword']:.1f} %")
+    for part in ("validation_clips", "test_split_clips"):
+        if part in doc:
+            log(part + ": " + ", ".join(f"{k} {100 * v['top1']:.1f} ({v['clips']})"
+                                        for k, v in doc[part]["per_class"].items()))
+    text = json.dumps(doc, indent=1) + "\n"
+    if args.json:
+        args.json.write_text(text)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
