@@ -4,13 +4,12 @@ run, and one JSON key per memory figure across plan, build, bench and validate."
 from __future__ import annotations
 
 import argparse
-import contextlib
-import io
 import json
 import shutil
 from pathlib import Path
 
 import pytest
+from clirun import run_cli
 
 from tinydeploy.commands.target import choose_app
 from tinydeploy.errors import InputDataError
@@ -21,17 +20,7 @@ FIX = Path(__file__).parent / "fixtures"
 KWS = models_dir() / "kws"
 
 
-def _cli(*argv: str) -> tuple[int, str, str]:
-    from tinydeploy.cli import main
-
-    out, err = io.StringIO(), io.StringIO()
-    rc = 0
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            rc = main(list(argv))
-        except SystemExit as e:
-            rc = int(e.code or 0)
-    return rc, out.getvalue(), err.getvalue()
+_cli = run_cli
 
 
 def _ns(model: Path, **kw: object) -> argparse.Namespace:

@@ -2,29 +2,17 @@
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 from pathlib import Path
 
 import numpy as np
+from clirun import run_cli
 
 from tinydeploy.model.analysis import summarize_ops
 from tinydeploy.model.loader import load_tflite
 from tinydeploy.testing.builder import ModelBuilder
 
-
-def _cli(*argv: str) -> tuple[int, str, str]:
-    from tinydeploy.cli import main
-
-    out, err = io.StringIO(), io.StringIO()
-    rc = 0
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            rc = main(list(argv))
-        except SystemExit as e:       # argparse's usage errors
-            rc = int(e.code or 0)
-    return rc, out.getvalue(), err.getvalue()
+_cli = run_cli
 
 
 def _float_fc() -> bytes:

@@ -7,13 +7,12 @@ tick is clock / 1 GHz instructions' worth, so the host converts. `run`, `flash -
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import shutil
 from pathlib import Path
 
 import pytest
+from clirun import run_cli
 
 from tinydeploy.boards import get_board
 from tinydeploy.link.messages import Done, Info, Profile
@@ -45,13 +44,7 @@ def test_qemu_counts_become_instructions_and_hardware_counts_stay_cycles() -> No
     assert ms is not None and abs(ms - 120.0864) < 1e-9
 
 
-def _cli(*argv: str) -> tuple[int, str, str]:
-    from tinydeploy.cli import main
-
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        rc = main(list(argv))
-    return rc, out.getvalue(), err.getvalue()
+_cli = run_cli
 
 
 @pytest.mark.target
