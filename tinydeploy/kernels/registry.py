@@ -271,8 +271,8 @@ def select_kernels(graph: Graph, board: object | None = None) -> Selection:
         # no board: any core's reference kernels (and aliases), float ones included, so that
         # the reference plan of a float island exists wherever a board can run it
         ok, rejected = screen(graph, op, None if board is None else features)
-        if board is None:
-            ok = [v for v in ok if v.impl != "opt"]
+        if board is None:   # the reference kernels only: no core-specific or optimised ones
+            ok = [v for v in ok if v.impl in ("ref", "alias")]
         reasons = [f"{v.symbol}: {why}" for v, why in rejected]
         if not ok:
             raise UnsupportedError(
