@@ -111,7 +111,12 @@ def test_hostile_model_is_refused_clearly_and_quickly(
         took = time.monotonic() - t0
         err = capsys.readouterr().err
         assert rc == 1, (argv[0], err)
-        assert err.startswith("error: ") and "Traceback" not in err, err
+        # the error first (plan may say which app it builds before it)
+        lines = err.splitlines()
+        lead = [ln for ln in lines if not ln.startswith("error: ")][:1]
+        assert "Traceback" not in err, err
+        assert any(ln.startswith("error: ") for ln in lines), err
+        assert err.startswith("error: ") or lead[0].startswith("app: "), err
         for frag in CASES[name][1]:
             assert frag in err, (argv[0], frag, err)
         assert took < SECONDS, f"{argv[0]} took {took:.1f} s"
