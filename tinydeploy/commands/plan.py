@@ -223,32 +223,31 @@ def print_selection(sel: dict[str, Any], verbose: bool = True) -> None:
         short = Table(title=f"kernels per layer (--optimize {sel['optimize']}; --verbose: "
                             "the alternatives)", title_justify="left", box=None)
         for col, just in (("#", "right"), ("op", "left"), ("kernel", "left"),
-                          ("instr.", "right")):
+                          ("instr. (est.)", "right")):
             short.add_column(col, justify=just, no_wrap=True)  # type: ignore[arg-type]
         for layer in sel["layers"]:
             chosen = next((a for a in layer["alternatives"] if a["passed_over"] is None), None)
             short.add_row(str(layer["op_index"]), layer["type"], layer["chosen"],
                           f"{chosen['instructions']:,}" if chosen else "")
         stdout.print(short)
-        return
-
-    title = f"kernels per layer (--optimize {sel['optimize']}"
-    title += f"; {sel['fallback']})" if sel.get("fallback") else ")"
-    t = Table(title=title, title_justify="left")
-    for col, just in (("#", "right"), ("op", "left"), ("kernel", "left"),
-                      ("instr. (est.)", "right"),
-                      ("flash", "right"), ("scratch", "right"), ("why not", "left")):
-        t.add_column(col, justify=just)  # type: ignore[arg-type]
-    for layer in sel["layers"]:
-        alts = sorted(layer["alternatives"], key=lambda a: a["passed_over"] is not None)
-        for n, a in enumerate(alts):
-            mark = "*" if a["passed_over"] is None else " "
-            t.add_row(str(layer["op_index"]) if n == 0 else "",
-                      layer["type"] if n == 0 else "",
-                      mark + (layer["chosen"] if a["passed_over"] is None else a["symbol"]),
-                      f"{a['instructions']:,}", f"{a['const_bytes'] + a['code_bytes']:,}",
-                      f"{a['scratch_bytes']:,}", a["passed_over"] or "")
-    stdout.print(t)
+    else:
+        title = f"kernels per layer (--optimize {sel['optimize']}"
+        title += f"; {sel['fallback']})" if sel.get("fallback") else ")"
+        t = Table(title=title, title_justify="left")
+        for col, just in (("#", "right"), ("op", "left"), ("kernel", "left"),
+                          ("instr. (est.)", "right"),
+                          ("flash", "right"), ("scratch", "right"), ("why not", "left")):
+            t.add_column(col, justify=just)  # type: ignore[arg-type]
+        for layer in sel["layers"]:
+            alts = sorted(layer["alternatives"], key=lambda a: a["passed_over"] is not None)
+            for n, a in enumerate(alts):
+                mark = "*" if a["passed_over"] is None else " "
+                t.add_row(str(layer["op_index"]) if n == 0 else "",
+                          layer["type"] if n == 0 else "",
+                          mark + (layer["chosen"] if a["passed_over"] is None else a["symbol"]),
+                          f"{a['instructions']:,}", f"{a['const_bytes'] + a['code_bytes']:,}",
+                          f"{a['scratch_bytes']:,}", a["passed_over"] or "")
+        stdout.print(t)
     if "estimated_instructions" in sel:
         stdout.print(f"estimated instructions per inference: {sel['estimated_instructions']:,}"
                      " (the cost models; `tinydeploy bench` measures them)")
