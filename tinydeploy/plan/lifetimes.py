@@ -149,7 +149,7 @@ def graph_buffers(graph: Graph, selection: Selection, align: int = DEFAULT_ALIGN
     def padded(i: int) -> int:
         return -(-tensors[i].nbytes // align) * align
 
-    apart = [0] * n   # bytes live at each op with no overlap
+    apart = [0] * (end + 1)   # bytes live at each op with no overlap (a model without ops: step 0)
     if overlap_above is not None:
         for i in first:
             for k in range(first[i], last[i] + 1):
