@@ -303,7 +303,7 @@ def calculate_input_radius(input_integer_bits: int, input_left_shift: int,
     """TFLite ``CalculateInputRadius``: the largest |diff| whose rescaled value fits."""
     max_input_rescaled = (1.0 * ((1 << input_integer_bits) - 1)
                           * (1 << (total_signed_bits - input_integer_bits))
-                          / (1 << input_left_shift))
+                          * 2.0 ** -input_left_shift)   # exact; any sign of shift
     return int(math.floor(max_input_rescaled))
 
 
