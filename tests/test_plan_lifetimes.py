@@ -345,3 +345,24 @@ def test_an_overlap_no_step_needs_is_left_out_when_it_would_chain() -> None:
     assert gp.arena_bytes == gp.lower_bound_bytes == 160
     assert gp.buffers == sets[1].buffers
     check_contract(list(gp.buffers), gp.plan)
+
+
+def test_in_place_memos_stay_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The memos of access orders are bounded in bytes, not only in entries: a process that
+    plans model after model (the fuzzer: about 1 GB after 100,000 models) keeps at most
+    `_MEMO_BYTES` of orders, and a plan made after a clear is the same plan."""
+    from tinydeploy.boards import get_board
+    from tinydeploy.plan import lifetimes
+
+    g = load_tflite(Path(__file__).resolve().parent.parent / "models" / "kws" /
+                    "dscnn_int8.tflite")
+    sel = select_kernels(g, get_board("mps2-an386"))
+    first = plan_graph(g, sel)
+    monkeypatch.setattr(lifetimes, "_MEMO_BYTES", 300_000)
+    lifetimes._ORDERS.clear()
+    lifetimes._ORDER_BYTES[0] = 0
+    again = plan_graph(g, sel)
+    assert 0 < lifetimes._ORDER_BYTES[0] <= 300_000
+    assert sum(f.order.last_read.nbytes + f.order.write_step.nbytes
+               for _, f in lifetimes._ORDERS.values()) == lifetimes._ORDER_BYTES[0]
+    assert again.arena_bytes == first.arena_bytes

@@ -73,6 +73,9 @@ def main(argv: list[str] | None = None) -> int:
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--per-class", type=int, default=1500, help="synthetic clips per label")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--time-padding", choices=("same", "valid"), default="same",
+                    help="'valid': no padding along time, so that the model streams exactly "
+                         "(a step computes only its new rows)")
     ap.add_argument("--epochs", type=int, default=16)
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--extra-fraction", type=float, default=0.35,
@@ -145,7 +148,7 @@ def main(argv: list[str] | None = None) -> int:
                     synth_keep=args.synth_keep, augment_first=args.augment_first,
                     use_real="real" not in without,
                     exclude_real=tuple(args.exclude_real), augment=aug, seed=args.seed)
-    tcfg = TrainConfig(epochs=args.epochs, seed=args.seed)
+    tcfg = TrainConfig(epochs=args.epochs, seed=args.seed, time_padding=args.time_padding)
     cache = args.cache_dir or args.data_dir / f"features-{args.out.name}"
     res = train_kws_mix(synth, corpus, args.out, cache, tcfg, mix, log)
     argv_shown = sys.argv[1:] if argv is None else argv

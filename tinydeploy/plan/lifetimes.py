@@ -279,10 +279,14 @@ class _OrderFacts:
 
 
 # Memos keyed by object identity, each entry holding its key objects (so that an id is not
-# reused while its entry lives); cleared when they grow past _MEMO_LIMIT entries. Calls and
-# graphs are frozen, so a fact computed once holds for as long as the object lives.
-_MEMO_LIMIT = 4096
+# reused while its entry lives); cleared when they grow past _MEMO_LIMIT entries or their
+# access orders past _MEMO_BYTES (a process that plans model after model, as the fuzzer does,
+# would otherwise keep every model's orders and graphs: about 1 GB after 100,000 models).
+# Calls and graphs are frozen, so a fact computed once holds for as long as the object lives.
+_MEMO_LIMIT = 1024
+_MEMO_BYTES = 64 << 20
 _ORDERS: dict[tuple[int, str], tuple[Any, _OrderFacts]] = {}
+_ORDER_BYTES = [0]
 _TWINS: dict[tuple[int, int, str], tuple[Graph, Any, list[tuple[Any, Any]]]] = {}
 
 
@@ -292,9 +296,12 @@ def _order_facts(variant: Any, call: Any) -> _OrderFacts:
     if hit is not None and hit[0] is call:
         return hit[1]
     facts = _OrderFacts(variant.access(call), {}, {})
-    if len(_ORDERS) >= _MEMO_LIMIT:
+    size = int(facts.order.last_read.nbytes + facts.order.write_step.nbytes)
+    if len(_ORDERS) >= _MEMO_LIMIT or _ORDER_BYTES[0] + size > _MEMO_BYTES:
         _ORDERS.clear()
+        _ORDER_BYTES[0] = 0
     _ORDERS[key] = (call, facts)
+    _ORDER_BYTES[0] += size
     return facts
 
 

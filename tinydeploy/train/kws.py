@@ -54,6 +54,7 @@ class TrainConfig:
     filters: int = 64
     calibration_samples: int = 500
     threads: int = 2
+    time_padding: str = "same"   # "valid": no padding along time (streams exactly)
 
 
 @dataclass(frozen=True)
@@ -114,15 +115,31 @@ def make_features(ds: Dataset, base: FrontendConfig | None = None
 def build_dscnn(tf: Any, input_shape: tuple[int, int], classes: int, cfg: TrainConfig) -> Any:
     """MLPerf Tiny DS-CNN: Conv 64 10x4 /2, BN, ReLU, 4 x [DW 3x3, BN, ReLU, Conv 1x1 64, BN,
     ReLU], average pool, Reshape (not Flatten: a free batch dimension would convert to
-    SHAPE/STRIDED_SLICE/PACK ops), Dense, softmax. BN momentum 0.9 (0.99 stalls short runs)."""
+    SHAPE/STRIDED_SLICE/PACK ops), Dense, softmax. BN momentum 0.9 (0.99 stalls short runs).
+
+    ``cfg.time_padding`` "valid": the same layers, parameters and feature widths, but no
+    padding along time: each convolution is VALID and a ZeroPadding2D (a PAD op) pads the
+    feature axis only, by what SAME would have padded it. Time rows shrink (49 -> 20 after
+    the first convolution, 18, 16, 14, 12 after the depthwise ones) and every row of every
+    layer depends only on the input frames under it, so a streamed step computes exactly
+    its new rows (docs/streaming.md)."""
+    if cfg.time_padding not in ("same", "valid"):
+        raise ValueError(f"time_padding must be 'same' or 'valid', not {cfg.time_padding!r}")
     k = tf.keras
     L = k.layers
+    valid = cfg.time_padding == "valid"
     inp = k.Input(shape=(*input_shape, 1), name="mfcc")
-    x = L.Conv2D(cfg.filters, (10, 4), strides=(2, 2), padding="same", use_bias=False)(inp)
+    x = inp
+    if valid:
+        x = L.ZeroPadding2D(((0, 0), (1, 1)))(x)
+    x = L.Conv2D(cfg.filters, (10, 4), strides=(2, 2), padding="valid" if valid else "same",
+                 use_bias=False)(x)
     x = L.BatchNormalization(momentum=cfg.bn_momentum)(x)
     x = L.ReLU()(x)
     for _ in range(4):
-        x = L.DepthwiseConv2D((3, 3), padding="same", use_bias=False)(x)
+        if valid:
+            x = L.ZeroPadding2D(((0, 0), (1, 1)))(x)
+        x = L.DepthwiseConv2D((3, 3), padding="valid" if valid else "same", use_bias=False)(x)
         x = L.BatchNormalization(momentum=cfg.bn_momentum)(x)
         x = L.ReLU()(x)
         x = L.Conv2D(cfg.filters, (1, 1), use_bias=False)(x)
