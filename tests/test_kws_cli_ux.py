@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from tinydeploy.commands.kws import _kws_output, attribute
 from tinydeploy.kws.wav import write_wav
@@ -61,3 +64,27 @@ def test_score_json_has_one_entry_per_clip(tmp_path: Path) -> None:
     for c in clips:
         assert c["label"] == Path(c["file"]).parent.name
         assert c["predicted"] in labels and 0.0 <= c["score"] <= 1.0
+
+
+@pytest.mark.tf
+def test_score_reference_keeps_tensorflow_quiet(tmp_path: Path) -> None:
+    """`--reference` with the mlperf-kws front end runs TensorFlow's ops (tf.signal): its
+    figures join the JSON, and
+    TensorFlow's C++ and absl start-up lines (oneDNN notices, `I0000`/`E0000` lines) stay
+    off the command's output."""
+    for word in ("yes", "no"):
+        (tmp_path / word).mkdir()
+        write_wav(tmp_path / word / "a.wav", np.zeros(16000, np.int16))
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("TF_CPP_MIN_LOG_LEVEL", "ABSL_MIN_LOG_LEVEL")}
+    out = subprocess.run([sys.executable, "-m", "tinydeploy", "kws", "score", "--data",
+                          str(tmp_path), "--simulate", "--reference", "--frontend", "mlperf-kws",
+                          "--json"],
+                         capture_output=True, text=True, timeout=600, env=env)
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    assert 0.0 <= doc["reference_top1"] <= 1.0 and 0.0 <= doc["agreement"] <= 1.0
+    noise = [ln for ln in out.stderr.splitlines()
+             if re.match(r"[IWEF]\d{4} ", ln) or "oneDNN" in ln or "cpu_feature_guard" in ln
+             or "absl::InitializeLog" in ln]
+    assert not noise, noise

@@ -68,7 +68,7 @@ from tinydeploy.train.kws import int8_predict, real_validation_audio  # noqa: E4
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 THRESHOLDS = (0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.93, 0.95, 0.97)
-AVG = (1, 2, 3, 4, 6, 8)
+AVG = (1, 2, 3, 4, 6, 8, 12, 16)
 SUPPRESS = (750, 1000, 1500)
 INFER_EVERY = (1, 2, 3, 4)
 
@@ -140,9 +140,9 @@ def validation_stream(corpus: RealCorpus, minutes: float, seed: int
 
 
 def tune(probs: np.ndarray, times: np.ndarray, words: list[Word], hours: float,
-         max_fa: float) -> tuple[dict, list[dict]]:
+         max_fa: float, intervals: tuple[int, ...] = INFER_EVERY) -> tuple[dict, list[dict]]:
     results = []
-    for every in INFER_EVERY:
+    for every in intervals:
         p, t = probs[::every], times[::every]
         for avg in AVG:
             a = moving_average(p, avg)
@@ -193,6 +193,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--testing-list", type=Path, default=None)
     ap.add_argument("--model", type=Path, default=ROOT / "models" / "kws" / "dscnn_int8.tflite")
     ap.add_argument("--minutes", type=float, default=30.0)
+    ap.add_argument("--infer-every", type=int, nargs="+", default=list(INFER_EVERY),
+                    help="inference intervals (frames) the grid tries: a streamed model runs "
+                         "a step every hop (2 for the DS-CNN)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--max-fa", type=float, default=9.0,
                     help="false alarms per hour allowed when choosing the detector")
@@ -221,7 +224,7 @@ def main(argv: list[str] | None = None) -> int:
     runs = {"default": default}
     if not args.no_tune:
         probs, times = fast_posteriors(audio, model, fcfg)
-        best, grid = tune(probs, times, words, hours, args.max_fa)
+        best, grid = tune(probs, times, words, hours, args.max_fa, tuple(args.infer_every))
         doc["grid_best"] = best
         doc["grid"] = grid
         runs["chosen"] = DetectorConfig(avg_windows=best["avg_windows"],

@@ -592,11 +592,9 @@ def _score_folder(args: argparse.Namespace) -> int:
            "board": None if args.simulate else args.board, "frontend": choice.preset.value,
            "clips": _per_clip(model_bytes, lf, names, pred, outs)}
     if args.reference:
-        import os
+        from tinydeploy.tfenv import quiet_tensorflow
 
-        # TensorFlow's C++ and absl start-up lines are not this command's output
-        os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-        os.environ.setdefault("ABSL_MIN_LOG_LEVEL", "3")
+        quiet_tensorflow()   # TensorFlow's start-up lines are not this command's output
         ref, _ = host_predictions(clips, model_bytes, choice, progress, reference=True)
         doc["reference_top1"] = float((ref == lf.labels).mean())
         doc["agreement"] = float((ref == pred).mean())

@@ -69,6 +69,9 @@ def tf_features(audio: np.ndarray, cfg: MicroSpeechConfig | None = None) -> np.n
     """uint16 [frames, channels] from TensorFlow's ``audio_microfrontend`` (imported lazily)."""
     cfg = cfg or MicroSpeechConfig()
     pcm = _pcm(audio)
+    from tinydeploy.tfenv import quiet_tensorflow
+
+    quiet_tensorflow()
     import tensorflow as tf
     from tensorflow.lite.experimental.microfrontend.python.ops import (
         audio_microfrontend_op as op,

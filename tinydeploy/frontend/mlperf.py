@@ -288,9 +288,9 @@ def peak_divisor(pcm: np.ndarray) -> np.float32:
 
 def tf_reference_features(audio: np.ndarray, cfg: MlperfConfig | None = None) -> np.ndarray:
     """float32 [frames, n_mfcc] of one int16 clip through TensorFlow's ops (MLPerf's graph)."""
-    import os
+    from tinydeploy.tfenv import quiet_tensorflow
 
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    quiet_tensorflow()
     import tensorflow as tf
 
     cfg = cfg or MlperfConfig()

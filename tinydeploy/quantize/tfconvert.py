@@ -67,7 +67,9 @@ class FloatModel:
 
 def import_tf() -> Any:
     """Import TensorFlow with its start-up chatter reduced to errors."""
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    from tinydeploy.tfenv import quiet_tensorflow
+
+    quiet_tensorflow()
     try:
         import tensorflow as tf
     except ImportError as e:
