@@ -88,3 +88,42 @@ def test_score_reference_keeps_tensorflow_quiet(tmp_path: Path) -> None:
              if re.match(r"[IWEF]\d{4} ", ln) or "oneDNN" in ln or "cpu_feature_guard" in ln
              or "absl::InitializeLog" in ln]
     assert not noise, noise
+
+
+def test_a_models_detector_json_sets_the_defaults(tmp_path: Path) -> None:
+    """The detector a model was tuned with travels with it: detector.json beside the model
+    replaces the defaults it names, the command line overrides it, and a damaged file is a
+    clear error."""
+    from tinydeploy.errors import InputDataError
+    from tinydeploy.kws.stream import DetectorConfig, model_detector
+
+    listen = models_dir() / "kws-stream" / "dscnn_stream_int8.tflite"
+    d = model_detector(listen)
+    assert (d.threshold, d.avg_windows, d.suppress_ms, d.infer_every) == (0.8, 16, 750, 2)
+    assert model_detector(MODEL) == DetectorConfig()          # no file: the defaults
+    m = tmp_path / "m.tflite"
+    m.write_bytes(MODEL.read_bytes())
+    (tmp_path / "labels.txt").write_text((MODEL.parent / "labels.txt").read_text())
+    (tmp_path / "frontend.json").write_text((MODEL.parent / "frontend.json").read_text())
+    for bad, why in (('{"threshold": 2}', "threshold must be in (0, 1]"),
+                     ('{"avg_windows": 1.5}', "avg_windows must be a whole number"),
+                     ('{"window": 3}', "expected an object with some of"),
+                     ("[1]", "expected an object"), ("{", "not a JSON detector file")):
+        (tmp_path / "detector.json").write_text(bad)
+        with pytest.raises(InputDataError, match=re.escape(why)):
+            model_detector(m)
+    (tmp_path / "detector.json").write_text('{"infer_every": 3, "threshold": 0.9}')
+    audio = tmp_path / "s.wav"
+    write_wav(audio, np.zeros(16000, np.int16))
+    run = [sys.executable, "-m", "tinydeploy", "kws", "stream", str(audio), "--simulate",
+           "--model", str(m)]
+    out = subprocess.run(run, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert "an inference every 3 frames" in out.stdout
+    out = subprocess.run(run + ["--infer-every", "5"], capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0 and "an inference every 5 frames" in out.stdout, out.stderr
+    (tmp_path / "detector.json").write_text('{"threshold": "high"}')
+    out = subprocess.run(run, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 1 and "threshold must be a number" in out.stderr
+    assert "Traceback" not in out.stderr

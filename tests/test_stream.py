@@ -261,14 +261,19 @@ def _speech_frames(model: Path, frames: int) -> np.ndarray:
     return np.ascontiguousarray(rows[:frames]).reshape(frames, *shape[2:])
 
 
-def test_shipped_model_streamed_on_speech_features(tmp_path: Path) -> None:
-    """The shipped DS-CNN (trained weights, SAME padding) streamed over 200 steps of real
-    front-end features of speech equals tflite-micro on each full window."""
+SHIPPED = ("kws/dscnn_int8.tflite", "kws-stream/dscnn_stream_int8.tflite")
+
+
+@pytest.mark.parametrize("rel", SHIPPED)
+def test_shipped_model_streamed_on_speech_features(rel: str, tmp_path: Path) -> None:
+    """Both committed DS-CNNs (trained weights; SAME padding, and none along time) streamed
+    over 200 steps of real front-end features of speech equal tflite-micro on each full
+    window."""
     if shutil.which("cc") is None:
         pytest.skip("no host C compiler")
     from tinydeploy.resources import models_dir
 
-    model = models_dir() / "kws" / "dscnn_int8.tflite"
+    model = models_dir() / rel
     built = build_firmware(model, get_board("host"), "validate", tmp_path / "p",
                            streaming=True)
     info = built.manifest["stream"]
@@ -283,14 +288,16 @@ def test_shipped_model_streamed_on_speech_features(tmp_path: Path) -> None:
     assert not bad, f"{len(bad)} of {STEPS} steps differ, first {bad[0]}"
 
 
-def test_shipped_model_streamed_on_speech_features_on_the_m4(tmp_path: Path) -> None:
+@pytest.mark.parametrize("rel", SHIPPED)
+def test_shipped_model_streamed_on_speech_features_on_the_m4(rel: str, tmp_path: Path
+                                                             ) -> None:
     if shutil.which("qemu-system-arm") is None or shutil.which("arm-none-eabi-gcc") is None:
         pytest.skip("no QEMU or ARM toolchain")
     from tinydeploy.flash.runner import Firmware
     from tinydeploy.link.connect import connect
     from tinydeploy.resources import models_dir
 
-    model = models_dir() / "kws" / "dscnn_int8.tflite"
+    model = models_dir() / rel
     build_firmware(model, get_board("mps2-an386"), "validate", tmp_path, emulate=True,
                    streaming=True)
     frames = _speech_frames(model, (24 + STEPS) * HOP)
@@ -298,6 +305,29 @@ def test_shipped_model_streamed_on_speech_features_on_the_m4(tmp_path: Path) -> 
         rep = validate_stream(lambda x: conn.session.run([x]), model.read_bytes(), frames,
                               HOP, WINDOW, STEPS)
     assert rep.steps == STEPS and rep.mismatches == 0, rep
+
+
+def test_the_listening_model_computes_one_new_row_per_layer() -> None:
+    """The committed streaming model (no padding along time) has no edge rows: a step
+    computes exactly its hop's new rows of every layer (one per layer after the first
+    convolution's stride), keeps rows, and fits its arena and state in 16 KB on the M4."""
+    from tinydeploy.kernels.registry import select_kernels
+    from tinydeploy.plan.stream import choose_stream
+    from tinydeploy.resources import models_dir
+
+    model = models_dir() / "kws-stream" / "dscnn_stream_int8.tflite"
+    g = load_tflite(model)
+    board = get_board("nrf52840dk")
+    splan = choose_stream(g, select_kernels(g, board), board, "kws", stack_bytes=2048)
+    sched = splan.schedule
+    assert (sched.hop, sched.window, sched.keep) == (HOP, WINDOW, "rows")
+    red = sched.reduction
+    assert (red.top, red.bottom, red.new) == (0, 0, 1)
+    for t in sched.tensors:
+        assert (t.top, t.bottom, t.cone) == (0, 0, 0), t
+        assert t.hop == (HOP if t.position == 0 else 1), t        # the new rows, no more
+        assert t.new_first == t.rows - t.hop, t
+    assert splan.arena_bytes <= 16 * 1024 and 0 < sched.state_bytes < splan.arena_bytes
 
 
 # --- the command line ----------------------------------------------------------------------

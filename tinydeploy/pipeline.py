@@ -45,15 +45,15 @@ class KwsOptions:
 def _kws_sources(model: Path, kws: KwsOptions | None = None) -> AppSources:
     kws = kws or KwsOptions()
     choice = frontend_for(model, kws.frontend)   # the front end the model was trained with
-    det = None
-    if kws.labels is not None or kws.infer_every is not None:
-        from tinydeploy.kws.labels import keyword_range, load_labels
-        from tinydeploy.kws.stream import DetectorConfig
+    from dataclasses import replace
 
-        first, end = keyword_range(load_labels(model, kws.labels))
-        base = DetectorConfig()
-        det = DetectorConfig(infer_every=kws.infer_every or base.infer_every,
-                             first_keyword=first, keyword_end=end)
+    from tinydeploy.kws.labels import keyword_range, load_labels
+    from tinydeploy.kws.stream import model_detector
+
+    first, end = keyword_range(load_labels(model, kws.labels))
+    base = model_detector(model)    # its detector.json, if it has one
+    det = replace(base, infer_every=kws.infer_every or base.infer_every,
+                  first_keyword=first, keyword_end=end)
     return AppSources(kws_headers(model, det, choice), kws_part_files(choice))
 
 

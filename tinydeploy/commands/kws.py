@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from pathlib import Path
 from typing import Any
@@ -27,10 +28,14 @@ at real time with --realtime or as fast as the link allows. --simulate runs the 
 pipeline on the host instead (C front end, tflite-micro, the detector's twin)."""
 
 DEFAULT_MODEL = models_dir() / "kws" / "dscnn_int8.tflite"
+# what `kws listen` hears with: the DS-CNN trained without padding along time, which streams
+# exactly (a step every hop computes only its new rows; models/kws-stream/README.md)
+LISTEN_MODEL = models_dir() / "kws-stream" / "dscnn_stream_int8.tflite"
 
 
-def _detector_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--model", type=Path, default=DEFAULT_MODEL, help="INT8 KWS .tflite")
+def _detector_args(p: argparse.ArgumentParser, model: Path = DEFAULT_MODEL) -> None:
+    p.add_argument("--model", type=Path, default=model,
+                   help=f"INT8 KWS .tflite (default: {model.parent.name}/{model.name})")
     p.add_argument("--frontend", default=None, metavar="NAME|FILE.json",
                    help="front-end preset (tinydeploy, mlperf-kws, micro-speech) or a JSON "
                         "config naming one (default: frontend.json beside the model)")
@@ -44,15 +49,14 @@ def _detector_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--simulate", action="store_true",
                    help="run the front end, model and detector on the host instead")
     p.add_argument("-o", "--output", type=Path, default=None, help="build folder")
-    from tinydeploy.kws.stream import DetectorConfig
-
-    d = DetectorConfig()      # the defaults, tuned on real validation-split audio
-    p.add_argument("--threshold", type=float, default=d.threshold,
-                   help="on the averaged probability of a keyword")
-    p.add_argument("--avg-windows", type=int, default=d.avg_windows)
-    p.add_argument("--suppress-ms", type=int, default=d.suppress_ms)
-    p.add_argument("--infer-every", type=int, default=d.infer_every,
-                   help="frames (20 ms strides) between inferences")
+    d = "(default: detector.json beside the model, else {})"
+    p.add_argument("--threshold", type=float, default=None,
+                   help="on the averaged probability of a keyword " + d.format("0.93"))
+    p.add_argument("--avg-windows", type=int, default=None, help="windows averaged "
+                   + d.format("6"))
+    p.add_argument("--suppress-ms", type=int, default=None, help=d.format("750"))
+    p.add_argument("--infer-every", type=int, default=None,
+                   help="frames (20 ms strides) between inferences " + d.format("4"))
     p.add_argument("--json", action="store_true", help="machine-readable output on stdout")
 
 
@@ -103,8 +107,7 @@ def configure(p: argparse.ArgumentParser) -> None:
     mode.add_argument("--full-window", dest="streaming", action="store_const", const=False,
                       help="run the model on the whole window every N frames (default: "
                            "whichever of the two keeps the core least busy)")
-    _detector_args(li)
-    li.set_defaults(infer_every=None)   # chosen by the schedule unless given
+    _detector_args(li, LISTEN_MODEL)
 
     c = sub.add_parser("score", help="a long stream of test clips: hits, misses, FA/hour; or "
                                      "a folder of labelled WAV clips: top-1, confusion matrix")
@@ -230,12 +233,13 @@ def _train(args: argparse.Namespace) -> int:
 def _detector(args: argparse.Namespace) -> Any:
     """The detector settings; the keywords are the model's non-filler labels."""
     from tinydeploy.kws.labels import keyword_range
-    from tinydeploy.kws.stream import DetectorConfig
+    from tinydeploy.kws.stream import model_detector
 
     first, end = keyword_range(_label_names(args.model, args.labels))
-    return DetectorConfig(avg_windows=args.avg_windows, threshold=args.threshold,
-                          suppress_ms=args.suppress_ms, infer_every=args.infer_every,
-                          first_keyword=first, keyword_end=end)
+    base = model_detector(args.model)
+    given = {k: getattr(args, k) for k in ("avg_windows", "threshold", "suppress_ms",
+                                           "infer_every") if getattr(args, k) is not None}
+    return dataclasses.replace(base, **given, first_keyword=first, keyword_end=end)
 
 
 def _run_audio(args: argparse.Namespace, audio: Any, on_detection: Any) -> tuple[list, Any]:
@@ -366,14 +370,13 @@ def _stream(args: argparse.Namespace) -> int:
         stdout.print(_device_text(res, args))
     else:
         stdout.print(f"{count} in {seconds:.1f} s of audio (simulated, an inference every "
-                     f"{args.infer_every} frames)")
+                     f"{_detector(args).infer_every} frames)")
     return 0
 
 
 def _listen(args: argparse.Namespace) -> int:
     """Build the listening firmware with a schedule that keeps up, let it hear, print what
     it says as it says it."""
-    import dataclasses
 
     from tinydeploy.boards import get_board
     from tinydeploy.errors import InputDataError

@@ -117,13 +117,32 @@ def plan_model(model: Path, board_name: str, app: str = "bench", algorithm: str 
                               else budget.stack_reserved - budget.stack_need)
     if streaming is not None:
         from tinydeploy.plan.stream import compare_schedules
+        from tinydeploy.report.figures import memory_figures
 
         per_op = {int(la["op_index"]): int(next(
             (a["instructions"] for a in la["alternatives"] if a["symbol"] == la["chosen"]), 0)
             or 0) for la in report["selection"]["layers"]}
-        report["streaming"] = compare_schedules(
+        streamed = compare_schedules(
             graph, selection, per_op, gplan.arena_bytes, board=board, app=app,
             stack_bytes=stack or 0, algorithm=algorithm, **streaming)
+        # the firmware built --streaming has the streamed arena (state included, none of it
+        # idle between steps) and a step's input rows: the budget is that one's, as the
+        # build computes it; the tensor layout above stays the full window's
+        arena = int(streamed["streamed"]["arena_bytes"])
+        rows = int(streamed["streamed"]["input_rows_bytes"])   # what the app writes a step
+        budget = compute_budget(selection, arena, board, app, input_bytes=rows,
+                                stack_reserved=stack,
+                                app_buffers=app_buffers(rows, 0) if app_buffers else None)
+        r, f = budget.ram, budget.flash
+        report.update(memory_figures(flash=f.total, flash_available=f.available, ram=r.total,
+                                     ram_available=r.available, arena=arena,
+                                     stack_bound=budget.stack_need,
+                                     stack_reserved=budget.stack_reserved))
+        report["fits"] = budget.fits
+        report["ram"] = {"arena": r.arena, "stack": r.stack, "buffers": r.buffers,
+                         "static": r.static, "total": r.total, "available": r.available,
+                         "over": r.over}
+        report["streaming"] = streamed
     return report, budget
 
 
@@ -390,8 +409,11 @@ def _listen_buffers(args: argparse.Namespace, sched: Any) -> Any:
     from tinydeploy.frontend.presets import resolve_frontend
     from tinydeploy.kws.device import listen_buffers
 
+    from tinydeploy.kws.stream import model_detector
+
     return listen_buffers(args.model, resolve_frontend(args.frontend, args.model),
-                          sched.audio_blocks, avg_windows=8)
+                          sched.audio_blocks,
+                          avg_windows=model_detector(args.model).avg_windows)
 
 
 def _print_streaming(s: dict[str, Any]) -> None:
@@ -438,9 +460,12 @@ def _realtime(args: argparse.Namespace) -> tuple[Any, Any]:
             raise InputDataError("--kws-instructions: both figures must be > 0")
         load = KwsLoad(fe, model, "given: --kws-instructions")
     else:
+        # --streaming: the listening schedule of the streamed model (a step every hop)
+        streamed = getattr(args, "streaming", False) and args.optimize != "size"
         with tempfile.TemporaryDirectory(prefix="td-kws-rt-") as tmp:
-            load = measure_kws_load(args.model, board, choice, Path(tmp) / "fw")
-    from tinydeploy.kws.stream import DetectorConfig
+            load = measure_kws_load(args.model, board, choice, Path(tmp) / "fw",
+                                    streaming=bool(streamed))
+    from tinydeploy.kws.stream import model_detector
 
     sched = None
     try:
@@ -456,6 +481,6 @@ def _realtime(args: argparse.Namespace) -> tuple[Any, Any]:
             from tinydeploy.report.output import stderr
 
             stderr.print(f"listening: {e.message}")
-    every = (sched.infer_every if sched is not None else DetectorConfig().infer_every
+    every = (sched.infer_every if sched is not None else model_detector(args.model).infer_every
              if args.infer_every is None else args.infer_every)
     return realtime_verdict(board, load, choice.config, every), sched

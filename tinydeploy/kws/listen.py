@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +21,7 @@ import numpy as np
 
 from tinydeploy.boards import Board, emulation_target
 from tinydeploy.errors import InputDataError, LinkError
-from tinydeploy.kws.stream import Detection, DetectorConfig
+from tinydeploy.kws.stream import Detection, DetectorConfig, model_detector
 
 # Wall-clock seconds QEMU may take per second of audio (it runs far faster than real time
 # when the core sleeps most of the time) and for starting up.
@@ -191,7 +191,7 @@ def build_listening(model: Path, board: Board, out_dir: Path, *,
     source = audio_source_for(board)
     choice = choice or frontend_for(model)
     first, end = keyword_range(load_labels(model, labels))
-    det = DetectorConfig(first_keyword=first, keyword_end=end)
+    det = replace(model_detector(model), first_keyword=first, keyword_end=end)
     with tempfile.TemporaryDirectory(prefix="td-kws-load-") as tmp:
         loads = [measure_kws_load(model, board, choice, Path(tmp) / "full")]
         if stream_hop(model) is not None and infer_every is None:

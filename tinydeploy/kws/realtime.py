@@ -244,14 +244,14 @@ def build_verdict(model: Path, board: Any, frontend: Any = None,
     import tempfile
 
     from tinydeploy.frontend.presets import resolve_frontend
-    from tinydeploy.kws.stream import DetectorConfig
+    from tinydeploy.kws.stream import model_detector
 
     if not board.qemu_machine and not board.emulate:
         return None
     choice = resolve_frontend(frontend, Path(model))
     with tempfile.TemporaryDirectory(prefix="td-kws-rt-") as tmp:
         load = measure_kws_load(Path(model), board, choice, Path(tmp) / "fw")
-    every = infer_every or DetectorConfig().infer_every
+    every = infer_every or model_detector(Path(model)).infer_every
     return realtime_verdict(board, load, choice.config, every)
 
 

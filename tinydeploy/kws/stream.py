@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -53,6 +54,44 @@ class DetectorConfig:
             raise InputDataError(f"avg_windows={self.avg_windows} must be in [1, {MAX_AVG}]")
         if self.infer_every < 1:
             raise InputDataError(f"infer_every={self.infer_every} must be >= 1")
+
+
+DETECTOR_FILE = "detector.json"
+_DETECTOR_KEYS = ("threshold", "avg_windows", "suppress_ms", "infer_every")
+
+
+def model_detector(model: Path | None) -> DetectorConfig:
+    """The detector defaults of ``model``: `DetectorConfig`'s, with the settings of a
+    ``detector.json`` beside the model (any of threshold, avg_windows, suppress_ms,
+    infer_every) in their place: the detector a model was tuned with travels with it."""
+    base = DetectorConfig()
+    path = None if model is None else Path(model).parent / DETECTOR_FILE
+    if path is None or not path.is_file():
+        return base
+    import json
+
+    try:
+        doc = json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise InputDataError(f"{path}: not a JSON detector file ({e})") from None
+    if not isinstance(doc, dict) or set(doc) - set(_DETECTOR_KEYS):
+        raise InputDataError(f"{path}: expected an object with some of "
+                             f"{', '.join(_DETECTOR_KEYS)}",
+                             hint=f"unknown: {', '.join(sorted(set(doc) - set(_DETECTOR_KEYS)))}"
+                             if isinstance(doc, dict) else None)
+    for k, v in doc.items():
+        whole = isinstance(v, int) and not isinstance(v, bool)
+        if not (whole or (k == "threshold" and isinstance(v, float))):
+            raise InputDataError(f"{path}: {k} must be "
+                                 f"{'a number' if k == 'threshold' else 'a whole number'}, "
+                                 f"got {v!r}")
+    threshold = float(doc.get("threshold", base.threshold))
+    if not 0.0 < threshold <= 1.0:
+        raise InputDataError(f"{path}: threshold must be in (0, 1], got {threshold}")
+    return replace(base, threshold=threshold,
+                   avg_windows=int(doc.get("avg_windows", base.avg_windows)),
+                   suppress_ms=int(doc.get("suppress_ms", base.suppress_ms)),
+                   infer_every=int(doc.get("infer_every", base.infer_every)))
 
 
 @dataclass(frozen=True)

@@ -230,7 +230,8 @@ def compare_schedules(graph: Graph, selection: Selection, per_op: dict[int, int]
                         "arena_bytes": full_arena, "state_bytes": 0},
         "streamed": {"per_step_instructions": step,
                      "instructions_per_second": int(step * steps_per_s),
-                     "arena_bytes": splan.arena_bytes, "state_bytes": sched.state_bytes},
+                     "arena_bytes": splan.arena_bytes, "state_bytes": sched.state_bytes,
+                     "input_rows_bytes": sched.input_rows_bytes},
     }
 
 
