@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -804,6 +805,16 @@ def test_partial_groups_match_oracle(harness_cache: Path) -> None:
         sizes.add(pixels % arm_dsp.GEMM_ROWS or arm_dsp.GEMM_ROWS)
     assert sizes == set(range(1, arm_dsp.GEMM_ROWS + 1))
     check_specs(list(PARTIAL_SPECS))
+
+
+def test_cost_model_twins_equal_the_c_constants() -> None:
+    """The row counts and depth the cost models assume are td_gemm_s8_dsp.h's."""
+    header = (FIRMWARE_DIR / "kernels" / "arm" / "td_gemm_s8_dsp.h").read_text()
+    defined = {m[1]: int(m[2]) for m in re.finditer(r"^#define (TD_\w+) (\d+)$", header, re.M)}
+    assert defined["TD_GEMM_ROWS"] == arm_dsp.GEMM_ROWS
+    assert defined["TD_PW_SHORT_ROWS"] == arm_dsp.PW_SHORT_ROWS
+    assert defined["TD_IM2COL_ROWS"] == arm_dsp.GEMM_ROWS_IM2COL
+    assert defined["TD_GEMM_STACK_DEPTH"] == arm_dsp.PW_STACK_DEPTH
 
 
 def test_pointwise_estimate_follows_partial_groups() -> None:
