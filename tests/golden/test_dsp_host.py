@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -751,6 +752,89 @@ def test_c1_kernel_in_place_matches_oracle(harness_cache: Path) -> None:
         assert arm_dsp.CONV2D_C1_S8_DSP.accepts(g, g.operators[0]) is None, s.id
     assert len(C1_SPECS) >= 9
     check_specs(list(C1_SPECS), c1_selection)
+
+
+# ---- partial groups of the pointwise product (every group size) ---------------------------
+
+# Pixel counts whose last group of TD_GEMM_ROWS (6) is every size from 1 to 6 (13 = 2 x 6 + 1,
+# 11 = 6 + 5): a partial group runs the five-row product (td_pw_rows_for) under the
+# branch-free requantization, the six-row one otherwise.
+PARTIAL_PIXELS = (1, 2, 3, 4, 5, 6, 7, 11, 13)
+
+
+def partial_group_specs() -> tuple[Spec, ...]:
+    """Per pixel count of `PARTIAL_PIXELS`: the pointwise kernel at the DS-CNN's depth (the
+    assembly loop over every channel), at depth 13 (one channel per call on a row copy;
+    without bias every other count), at depth 61 (the copy fits before five rows, not six:
+    the C product for full groups) and with a clamped activation (the C product), pixels
+    along a row, a column or batches; and the window kernel on the DS-CNN's first layer
+    (10x4 on one channel, VALID: one output row of n pixels) and a 2x2x4 window."""
+    specs = []
+    for i, n in enumerate(PARTIAL_PIXELS):
+        specs += [
+            Spec(f"pg_pw64_px{n}", "conv", (1, 1, n, 64), 64 if n == 5 else 9,
+                 zp=(-2 - 14 * i, 5 + i), seed=n, expect=C1),
+            Spec(f"pg_pw13_px{n}", "conv", (1, n, 1, 13), 6, zp=(-128, 3), bias=n % 2 == 1,
+                 seed=n, expect=C1),
+            Spec(f"pg_pw61_px{n}", "conv", (n, 1, 1, 61), 5, zp=(127 - i, -1), seed=n,
+                 expect=C1),
+            Spec(f"pg_pw_relu6_px{n}", "conv", (1, 1, n, 8), 4, act=Activation.RELU6,
+                 zp=(3, -100), seed=n, expect=C1),
+            Spec(f"pg_cw40_px{n}", "conv", (1, 10, n + 3, 1), 8 if n != 5 else 64, k=(10, 4),
+                 padding=Padding.VALID, zp=(-128 + 9 * i, -128), act=Activation.RELU,
+                 seed=n, expect=CW),
+            Spec(f"pg_cw16_px{n}", "conv", (1, 2, n + 1, 4), 7, k=(2, 2),
+                 padding=Padding.VALID, zp=(60, -3), bias=n != 4, seed=n, expect=CW),
+        ]
+    return tuple(specs)
+
+
+PARTIAL_SPECS = partial_group_specs()
+
+
+def test_partial_groups_match_oracle(harness_cache: Path) -> None:
+    """Every group size of the pointwise and window kernels' product against the oracle
+    (the host's C twin of the channel loops; the device tier runs the assembly)."""
+    sizes = set()
+    for s in PARTIAL_SPECS:
+        g = load_tflite(build_model(s))
+        call = select_kernels(g, DSP_BOARD).choices[0].call
+        assert call is not None
+        pixels = arm_dsp.output_pixels(call)
+        assert pixels in PARTIAL_PIXELS, s.id
+        sizes.add(pixels % arm_dsp.GEMM_ROWS or arm_dsp.GEMM_ROWS)
+    assert sizes == set(range(1, arm_dsp.GEMM_ROWS + 1))
+    check_specs(list(PARTIAL_SPECS))
+
+
+def test_cost_model_twins_equal_the_c_constants() -> None:
+    """The row counts and depth the cost models assume are td_gemm_s8_dsp.h's."""
+    header = (FIRMWARE_DIR / "kernels" / "arm" / "td_gemm_s8_dsp.h").read_text()
+    defined = {m[1]: int(m[2]) for m in re.finditer(r"^#define (TD_\w+) (\d+)$", header, re.M)}
+    assert defined["TD_GEMM_ROWS"] == arm_dsp.GEMM_ROWS
+    assert defined["TD_PW_SHORT_ROWS"] == arm_dsp.PW_SHORT_ROWS
+    assert defined["TD_IM2COL_ROWS"] == arm_dsp.GEMM_ROWS_IM2COL
+    assert defined["TD_GEMM_STACK_DEPTH"] == arm_dsp.PW_STACK_DEPTH
+
+
+def test_pointwise_estimate_follows_partial_groups() -> None:
+    """The cost model prices a partial group at its five rows: a 5-pixel pointwise call (a
+    streamed DS-CNN row, 64 -> 64) about 5/6 of a 6-pixel one, 11 pixels the sum of both
+    (one call overhead), 1 pixel as 5 (its row widened five times); the C product (a clamped
+    activation) stays linear in the pixels."""
+    def est(n: int, act: Activation = Activation.NONE) -> int:
+        s = Spec("est", "conv", (1, 1, n, 64), 64, zp=(-2, 5), act=act)
+        g = load_tflite(build_model(s))
+        call = select_kernels(g, DSP_BOARD).choices[0].call
+        assert call is not None and call.symbol == C1
+        return call.instructions
+
+    five, six = est(5), est(6)
+    assert 0.80 < five / six < 0.87, (five, six)
+    assert est(11) == five + six - 300
+    assert est(1) == five
+    relu6 = [est(n, Activation.RELU6) - 300 for n in (5, 6)]
+    assert relu6[0] * 6 == relu6[1] * 5
 
 
 # ---- the frame-only matrix product (td_conv2d_frame_s8_dsp) ------------------------------

@@ -25,6 +25,7 @@ from test_dsp_host import (
     DISPLACED,
     FRAME_SPECS,
     LINES_EDGE_SPECS,
+    PARTIAL_SPECS,
     SPECS,
     build_model,
     c1_selection,
@@ -274,9 +275,10 @@ def test_dscnn_end_to_end_with_dsp_kernels(tmp_path: Path) -> None:
     assert report.bit_exact_cases == report.cases == 4, report.first_mismatch
 
 
-def _forced_on_device(specs: list, select) -> list[str]:  # type: ignore[type-arg]
-    """Run ``specs`` on the device with the kernel ``select`` puts in place of the selected
-    one; the ids whose bytes differ from the reference kernel's or the oracle's."""
+def _forced_on_device(specs: list, select, opt: str = "-O2") -> list[str]:  # type: ignore[type-arg]
+    """Run ``specs`` on the device (built with ``opt``) with the kernel ``select`` puts in
+    place of the selected one; the ids whose bytes differ from the reference kernel's or the
+    oracle's."""
     from dataclasses import replace
 
     bench = _bench()
@@ -289,7 +291,7 @@ def _forced_on_device(specs: list, select) -> list[str]:  # type: ignore[type-ar
         cases.append(replace(case, dsp=choice.call, dsp_sources=tuple(
             f for f in choice.variant.sources if f.endswith(".c"))))
         models[s.id] = (model, g)
-    results = bench.run_on_device(cases)
+    results = bench.run_on_device(cases, opt=opt)
     bad = []
     for s, case, res in zip(specs, cases, results, strict=True):
         model, g = models[s.id]
@@ -298,6 +300,23 @@ def _forced_on_device(specs: list, select) -> list[str]:  # type: ignore[type-ar
         if not res.equal or not np.array_equal(res.dsp_output.reshape(expected.shape), expected):
             bad.append(s.id)
     return bad
+
+
+@pytest.mark.parametrize("opt", ["-O2", "-Os"])
+def test_partial_groups_on_cortex_m4(opt: str) -> None:
+    """Every group size of the pointwise and window kernels' product (the host tier's
+    PARTIAL_SPECS: the five-row assembly loop for partial groups, the six-row one for full
+    ones) on the device, and the pointwise cases again with the back-to-front twin, whose
+    partial group comes first: the reference kernel's bytes, which are the oracle's."""
+    from tinydeploy.boards import get_board
+    from tinydeploy.kernels.registry import select_kernels
+
+    board = get_board("mps2-an386")
+    bad = _forced_on_device(list(PARTIAL_SPECS), lambda g: select_kernels(g, board), opt)
+    assert not bad, f"{opt}: partial groups differ on the device for {bad}"
+    pointwise = [s for s in PARTIAL_SPECS if s.expect == "td_conv2d_1x1_s8_dsp"]
+    bad = _forced_on_device(pointwise, selection_with("td_conv2d_1x1_back_s8_dsp"), opt)
+    assert not bad, f"{opt}: the back twin's partial groups differ on the device for {bad}"
 
 
 def test_lines_kernel_on_edge_shapes_on_cortex_m4() -> None:

@@ -215,33 +215,58 @@ POINTWISE_C_COST = (1.0, 17.8)
 IM2COL_COST = (3.0, 372.0)
 
 
+# twin of TD_PW_SHORT_ROWS: the rows of a partial group's product under the branch-free
+# requantization (td_pw_rows_for)
+PW_SHORT_ROWS = 5
+# the assembly channel loops per group and output channel (td_pw_channels6 / 5): around the
+# depth loop, and per block of four values (rows x 2 SMLAD, a weight word widened, the LDM)
+PW_CHANNEL_COST = {GEMM_ROWS: (64, 18), PW_SHORT_ROWS: (55, 15)}
+
+
+def pw_groups(pixels: int, fast: bool) -> list[tuple[int, int]]:
+    """(groups, rows per group's product) of td_pw_product over ``pixels`` output pixels:
+    whole groups of GEMM_ROWS, and a partial last group of PW_SHORT_ROWS rows under the
+    branch-free requantization (``fast``; else GEMM_ROWS, its rows repeating the last)."""
+    whole, rest = divmod(pixels, GEMM_ROWS)
+    groups = [(whole, GEMM_ROWS)] if whole else []
+    if rest:
+        groups.append((1, PW_SHORT_ROWS if fast else GEMM_ROWS))
+    return groups
+
+
 def pointwise_instructions(call: KernelCall, depth: int | None = None,
                            widen_per_block: float = 6.0) -> int:
     """The cost model of td_pw_product (td_conv2d_1x1_s8_dsp, its back twin, and
     td_conv2d_window_s8_dsp), fitted to QEMU icount runs (mps2-an386, -O2) of the DS-CNN's
-    layers (pointwise: 492,920 measured, 492,936 estimated; the first layer: 360,160 and
-    360,154). Under the branch-free requantization over all of int8 (the assembly channel
-    loop), per group of six pixels and output channel: 64 + 18 per block of four values; ~60 +
-    3 per block more when the loop runs one channel per call (a depth that is not a multiple
-    of 4, no bias); per group ``widen_per_block`` per block and row widened (6 from a pixel; a
-    receptive field costs more) and ~356 around; ~300 per call. Otherwise the C product with
-    the requantization per output through td_gemm_out_general: ~1 per MAC and ~60 per
-    output. ``depth``: the dot-product depth (default: in_c, a 1x1 filter)."""
+    layers (pointwise: 489,600 measured, 489,216 estimated; the first layer: 360,440 and
+    357,466; a streamed step's five pixels: 19,840 and 20,016, 14,680 and 14,746). Under the
+    branch-free requantization over all of int8 (the assembly channel loops), per group and
+    output channel `PW_CHANNEL_COST` (six rows: 64 + 18 per block of four values; a partial
+    group's five rows, `pw_groups`: 55 + 15); ~60 + 3 per block more when the loop runs one
+    channel per call (a depth that is not a multiple of 4, no bias); per group
+    ``widen_per_block`` per block and row widened (6 from a pixel; a receptive field costs
+    more) and ~356 around; ~300 per call. Otherwise the C product of six rows with the
+    requantization per output through td_gemm_out_general: ~1 per MAC and ~60 per output.
+    ``depth``: the dot-product depth (default: in_c, a 1x1 filter)."""
     pixels = output_pixels(call)
     oc = int(call.param("out_c"))
     if depth is None:
         depth = int(call.param("in_c"))
-    blocks, groups = (depth + 3) // 4, (pixels + GEMM_ROWS - 1) // GEMM_ROWS
+    blocks = (depth + 3) // 4
     bias = any(c.name == "bias" for c in call.consts)
     fast = (bool(call.param("requant_form")) and int(call.param("act_min")) == -128
             and int(call.param("act_max")) == 127)
     if not fast:
         return pixels * oc * (depth + 60) + 300
-    per_channel = 64 + 18 * blocks
-    if depth % 4 != 0 or not bias:
-        per_channel += 60 + 3 * blocks
-    widen = int(round(GEMM_ROWS * widen_per_block * blocks))
-    return groups * (oc * per_channel + widen + 356) + 300
+    total = 300.0
+    for groups, rows in pw_groups(pixels, fast):
+        around, per_block = PW_CHANNEL_COST[rows]
+        per_channel = around + per_block * blocks
+        if depth % 4 != 0 or not bias:
+            per_channel += 60 + 3 * blocks
+        widen = rows * widen_per_block * blocks
+        total += groups * (oc * per_channel + widen + 356)
+    return int(round(total))
 
 
 def _conv_1x1_prepare(graph: Graph, op: Operator) -> KernelCall:
@@ -304,7 +329,7 @@ CONV2D_1X1_S8_DSP = register(KernelVariant(
     sources=(f"{ARM_DIR}/td_conv2d_1x1_s8_dsp.c", *GEMM_FILES, SIMD_HEADER), requires=DSP,
     accepts=conv_1x1_accepts, prepare=_conv_1x1_prepare, priority=20,
     access=conv_rows_order(GEMM_ROWS), twins=("td_conv2d_1x1_back_s8_dsp",),
-    code_bytes=3150))   # measured 2,852 B with td_pw_group and td_pw_product (-O2, M4), + 10 %
+    code_bytes=4990))   # measured 4,534 B with td_pw_group and td_pw_product (-O2, M4), + 10 %
 
 # The same product back to front: never chosen by priority (it only changes the order), put
 # in the forward kernel's place by the planner when its output should trail its input.
@@ -313,7 +338,7 @@ CONV2D_1X1_BACK_S8_DSP = register(KernelVariant(
     sources=(f"{ARM_DIR}/td_conv2d_1x1_back_s8_dsp.c", *GEMM_FILES, SIMD_HEADER),
     requires=DSP, accepts=conv_1x1_accepts, prepare=_conv_1x1_back_prepare, priority=19,
     access=conv_rows_back_order(GEMM_ROWS), twins=("td_conv2d_1x1_s8_dsp",),
-    code_bytes=3150))
+    code_bytes=4990))
 
 CONV2D_S8_DSP = register(KernelVariant(
     op="CONV_2D", impl="dsp", symbol="td_conv2d_s8_dsp",
@@ -442,7 +467,7 @@ CONV2D_WINDOW_S8_DSP = register(KernelVariant(
     sources=(f"{ARM_DIR}/td_conv2d_window_s8_dsp.c", *GEMM_FILES, SIMD_HEADER),
     requires=DSP, accepts=conv_window_accepts, prepare=_conv_window_prepare, priority=16,
     access=conv_rows_order(GEMM_ROWS),
-    code_bytes=3870))   # measured 3,518 B with td_pw_product (-O2, M4), + 10 %
+    code_bytes=5580))   # measured 5,072 B with td_pw_product (-O2, M4), + 10 %
 
 
 # the deepest window td_conv2d_window_frame_s8_dsp takes: one row of it fills the frame buffer

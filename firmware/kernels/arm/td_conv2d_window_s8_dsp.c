@@ -10,7 +10,8 @@
  * from the input into one row of the rows buffer of a td_pw_frame_t in this kernel's frame
  * (no im2col copy), and the group is multiplied with every int8 filter row by td_pw_product
  * (td_gemm_s8_dsp.c: the assembly channel loop, 18 instructions per 24 multiply-accumulates
- * under the host-proven rounding form). A kernel row inside the image is one td_widen_row
+ * under the host-proven rounding form; a partial group widens and multiplies five rows,
+ * td_pw_rows_for). A kernel row inside the image is one td_widen_row
  * (LDR, SXTAB16, SXTAB16 ROR #8, STRD per block); a row outside it is stored as 0, what the
  * reference's skipped taps contribute; a one-block row (four taps of one channel) across the
  * left or right border is one LDR of the image row's first or last four bytes, shifted into
@@ -92,6 +93,11 @@ static __attribute__((noinline)) void td_widen_window(const td_conv2d_params_t *
                 const int8_t *src = row + s0;
                 td_widen_row(&src, src + row_bytes, &dst, off2, TD_GEMM_ROWS);
             }
+        } else if (words == 2 * TD_PW_SHORT_ROWS) {   /* ... and the five-row one */
+            for (int32_t ky = lo; ky < hi; ++ky, row += step) {
+                const int8_t *src = row + s0;
+                td_widen_row(&src, src + row_bytes, &dst, off2, TD_PW_SHORT_ROWS);
+            }
         } else {
             for (int32_t ky = lo; ky < hi; ++ky, row += step) {
                 const int8_t *src = row + s0;
@@ -160,11 +166,11 @@ void td_conv2d_window_s8_dsp(const td_conv2d_params_t *p, const int8_t *in0, int
     const int32_t k = p->filter_h * p->filter_w * p->in_c;
     const int32_t pixels = p->batches * p->out_h * p->out_w;
     td_pw_frame_t f;
-    td_word_t *const buf = td_pw_rows(&f, k);
     int32_t b = 0, oy = 0, ox = 0;
     for (int32_t px = 0; px < pixels; px += TD_GEMM_ROWS) {
         const int32_t n = pixels - px < TD_GEMM_ROWS ? pixels - px : TD_GEMM_ROWS;
-        td_widen_group(p, in0, buf, TD_GEMM_ROWS, n, &b, &oy, &ox);
+        const int32_t rows = td_pw_rows_for(p, n);   /* five for a partial group */
+        td_widen_group(p, in0, td_pw_rows(&f, k, rows), rows, n, &b, &oy, &ox);
         td_pw_product(p, k, &f, n, out0 + px * p->out_c);
     }
 }

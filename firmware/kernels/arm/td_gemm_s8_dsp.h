@@ -16,7 +16,7 @@
  * One weight word is multiplied with several input rows (so the widening of a weight is shared
  * by several output pixels, and the rows' words come from one pointer): TD_GEMM_ROWS (6) in
  * the pointwise product, 18 instructions for 24 multiply-accumulates in its channel loop
- * (td_gemm_s8_dsp.c); TD_IM2COL_ROWS (4) in td_conv2d_s8_dsp, 16 for 16 (td_dot_rows, inline
+ * (td_gemm_s8_dsp.c; 5 rows for a partial group, 15 for 20); TD_IM2COL_ROWS (4) in td_conv2d_s8_dsp, 16 for 16 (td_dot_rows, inline
  * assembly). Accumulators start at the bias; |x + off| <= 255 and |w| <= 128
  * keep every SMLAD inside int32 for depths below 2^16.
  *
@@ -365,22 +365,38 @@ typedef struct {
 } td_pw_state_t;
 
 /* The rows buffer and, right after it, the state: the end of the rows is the state's
- * address (where the depth loop ends). The rows in use are the last td_rows_bytes(6, k). */
+ * address (where the depth loop ends). The rows in use are the last td_rows_bytes(rows, k)
+ * (td_pw_rows). */
 typedef struct {
     td_word_t rows[TD_GEMM_STACK_BYTES / 4];
     td_pw_state_t st;
 } td_pw_frame_t;
 
-/* The widened rows of depth k in a frame: the last td_rows_bytes(TD_GEMM_ROWS, k) bytes of
- * its rows buffer (so they end at the state, the channel loop's sentinel). */
-static inline td_word_t *td_pw_rows(td_pw_frame_t *f, int32_t k)
+/* The widened rows of depth k in a frame, `rows` of them: the last td_rows_bytes(rows, k)
+ * bytes of its rows buffer (so they end at the state, the channel loop's sentinel). */
+static inline td_word_t *td_pw_rows(td_pw_frame_t *f, int32_t k, int32_t rows)
 {
-    return f->rows + TD_GEMM_STACK_BYTES / 4 - 2 * TD_GEMM_ROWS * td_blocks(k);
+    return f->rows + TD_GEMM_STACK_BYTES / 4 - 2 * rows * td_blocks(k);
 }
 
-/* The outputs of the widened rows in f (td_pw_rows(f, k), k <= TD_GEMM_STACK_DEPTH values
- * each, the rows n.. repeating row n-1) multiplied with every filter row of p (depth k) to
- * dst + j * out_c for the rows j < n (td_gemm_s8_dsp.c). */
+/* The rows of the pointwise product of a group of n (1..TD_GEMM_ROWS) pixels:
+ * TD_PW_SHORT_ROWS (5) for a partial group under the branch-free requantization over all of
+ * int8 (the assembly channel loops: 15 instructions per 20 multiply-accumulates of five rows,
+ * so a group of five, one output row of a streamed keyword-spotting layer, costs 5/6 of a
+ * full group, and smaller groups repeat fewer rows), else TD_GEMM_ROWS. The caller widens
+ * this many rows (td_pw_rows) and td_pw_product multiplies as many. */
+#define TD_PW_SHORT_ROWS 5
+static inline int32_t td_pw_rows_for(const td_conv2d_params_t *p, int32_t n)
+{
+    return n < TD_GEMM_ROWS && td_fast_requant(p->requant_form, p->act_min, p->act_max)
+               ? TD_PW_SHORT_ROWS
+               : TD_GEMM_ROWS;
+}
+
+/* The outputs of the widened rows in f (td_pw_rows(f, k, td_pw_rows_for(p, n)),
+ * k <= TD_GEMM_STACK_DEPTH values each, the rows n.. repeating row n-1) multiplied with
+ * every filter row of p (depth k) to dst + j * out_c for the rows j < n
+ * (td_gemm_s8_dsp.c). */
 void td_pw_product(const td_conv2d_params_t *p, int32_t k, td_pw_frame_t *f, int32_t n,
                    int8_t *dst);
 
