@@ -178,6 +178,25 @@ def _copy_tree(src: Path, dst: Path, written: list[Path]) -> None:
             _copy(f, dst / f.relative_to(src), written)
 
 
+# the DSP pointwise product's kernels (td_gemm_s8_dsp.h): their five-row loop for groups of
+# fewer than six pixels is built in only where a call is all partial groups
+_PW_PRODUCT = frozenset({"td_conv2d_1x1_s8_dsp", "td_conv2d_1x1_back_s8_dsp",
+                         "td_conv2d_window_s8_dsp"})
+
+
+def _kernel_defines(selection: Selection, stream: Any) -> list[str]:
+    """Build-wide switches of the kernels, from the calls of this model: TD_PW_SHORT_GROUPS=0
+    when no pointwise-product call has fewer than six output pixels (a streamed step's rows
+    have five: it keeps the default)."""
+    if stream is not None:
+        return []
+    short = any(c.variant.symbol in _PW_PRODUCT and c.call is not None
+                and int(c.call.param("batches")) * int(c.call.param("out_h"))
+                * int(c.call.param("out_w")) < 6
+                for c in selection.choices)
+    return [] if short else ["TD_PW_SHORT_GROUPS=0"]
+
+
 def render_project(graph: Graph, selection: Selection, plan: GraphPlan, board: Board,
                    app: App | str,
                    out_dir: Path, *, extra_context: dict[str, Any] | None = None,
@@ -269,6 +288,7 @@ def render_project(graph: Graph, selection: Selection, plan: GraphPlan, board: B
             render_linker_script(board, stack_bytes=stack_bytes), encoding="utf-8")
         written.append(out_dir / "linker.ld")
 
+    defines = [*board_defines(board, app, chip=chip), *_kernel_defines(selection, stream)]
     sources = sorted(str(p.relative_to(out_dir)) for p in written if p.suffix == ".c")
     include_dirs = sorted({str(p.parent.relative_to(out_dir)) for p in written
                            if p.suffix == ".h"})
@@ -278,7 +298,7 @@ def render_project(graph: Graph, selection: Selection, plan: GraphPlan, board: B
         "app": app,
         "sources": sources,
         "include_dirs": include_dirs,
-        "defines": board_defines(board, app, chip=chip),
+        "defines": defines,
         "cflags_core": list(toolchain.core_flags(board.core)),
         "cflags_common": [*toolchain.COMMON_CFLAGS, *toolchain.STACK_ANALYSIS_CFLAGS,
                           toolchain.file_prefix_map("$(CURDIR)")],
@@ -293,7 +313,7 @@ def render_project(graph: Graph, selection: Selection, plan: GraphPlan, board: B
                        *toolchain.COMMON_CFLAGS],
         "pio_ldflags": [*toolchain.core_flags(board.core), *toolchain.ARM_LDFLAGS],
         "pio_libs": [lib.removeprefix("-l") for lib in toolchain.ARM_LDLIBS],
-        "pio_defines": [shlex.quote(f"-D{d}") for d in board_defines(board, app, chip=chip)],
+        "pio_defines": [shlex.quote(f"-D{d}") for d in defines],
         "baud": board.uart.baud_for(app),
         "cflags_extra": list(cflags_extra),
         "host": board.is_host,

@@ -408,7 +408,6 @@ def run(args: argparse.Namespace) -> int:
 def _listen_buffers(args: argparse.Namespace, sched: Any) -> Any:
     from tinydeploy.frontend.presets import resolve_frontend
     from tinydeploy.kws.device import listen_buffers
-
     from tinydeploy.kws.stream import model_detector
 
     return listen_buffers(args.model, resolve_frontend(args.frontend, args.model),

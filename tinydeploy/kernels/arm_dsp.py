@@ -225,12 +225,16 @@ PW_CHANNEL_COST = {GEMM_ROWS: (64, 18), PW_SHORT_ROWS: (55, 15)}
 
 def pw_groups(pixels: int, fast: bool) -> list[tuple[int, int]]:
     """(groups, rows per group's product) of td_pw_product over ``pixels`` output pixels:
-    whole groups of GEMM_ROWS, and a partial last group of PW_SHORT_ROWS rows under the
-    branch-free requantization (``fast``; else GEMM_ROWS, its rows repeating the last)."""
+    whole groups of GEMM_ROWS, and a partial last group of GEMM_ROWS rows (repeating the
+    last), or of PW_SHORT_ROWS rows under the branch-free requantization (``fast``) when the
+    call is that group alone: only then does the build link the five-row loop
+    (TD_PW_SHORT_GROUPS, tinydeploy/codegen/project.py; a streamed step). A larger call's
+    last group in a build that has the loop for another call is costed at six rows: less
+    than a sixth of one group too high."""
     whole, rest = divmod(pixels, GEMM_ROWS)
     groups = [(whole, GEMM_ROWS)] if whole else []
     if rest:
-        groups.append((1, PW_SHORT_ROWS if fast else GEMM_ROWS))
+        groups.append((1, PW_SHORT_ROWS if fast and not whole else GEMM_ROWS))
     return groups
 
 

@@ -17,7 +17,12 @@ reference kernels:
   SOFTMAX over 12 classes: the 1,024 B exp table of ``td_softmax_s8_ref`` saves ~3,200
   instructions, so ``td_softmax_s8_exp_ref`` computes the exp; over 1,000 classes the table
   saves ~264,000 and is kept). The cap is the constants of the reference kernel that priority
-  selection takes, not of a lower-priority ref variant with fewer.
+  selection takes, not of a lower-priority ref variant with fewer. Code is weighed the same
+  way, per kernel rather than per op (a kernel's code is linked once however many layers
+  run it): a kernel whose code, above that of the next choice of every layer it serves,
+  saves fewer than 8 instructions per byte over all those layers is replaced by that choice
+  (`_lean_code`; the DS-CNN's classifier: the DSP FULLY_CONNECTED's 2 KB more code saves
+  ~10,400 instructions of 3.0 M, the reference kernel runs it).
 
 The arena each mode may use (`arena_limit`): ``balanced`` and ``size`` at most R, the
 reference kernels' plan (DESIGN, invariant 6: by default no kernel buys speed with arena);
@@ -640,6 +645,8 @@ def choose_kernels(graph: Graph, board: Any, optimize: Optimize | str = Optimize
         allowed.append(lst)
         reasons.append(why)
     picks = [lst[0] for lst in allowed]
+    if mode is Optimize.BALANCED:
+        picks = _lean_code(cands, allowed, picks, reasons)
     plans = 1
     sel = Selection(tuple(KernelChoice(k, cands[k][i][0], cands[k][i][1])
                           for k, i in enumerate(picks)))
@@ -701,6 +708,50 @@ def choose_kernels(graph: Graph, board: Any, optimize: Optimize | str = Optimize
     choice = Choice(mode, gp.selection or sel, gp, ref.arena_bytes, tuple(layers), bound,
                     plans=plans)
     return _fit_or_fall_back(graph, board, choice, algorithm, align, app)
+
+
+def _lean_code(cands: Sequence[Sequence[tuple[KernelVariant, Any, VariantCost]]],
+                allowed: list[list[int]], picks: list[int], reasons: list[dict[str, str]]
+                ) -> list[int]:
+    """Balanced's code rule (module docstring): each kernel picked is weighed against the
+    next allowed choice of every layer it serves, its code counted once and an alternative's
+    code only where no other layer links it; a kernel that saves fewer than
+    `BALANCED_INSTRUCTIONS_PER_BYTE` instructions per extra byte of code is dropped from
+    those layers' allowed lists (the reason recorded). One pass, in order of the least
+    saving per byte."""
+    picks = list(picks)
+    symbols = sorted({cands[k][i][0].symbol for k, i in enumerate(picks)})
+    trials = []
+    for sym in symbols:
+        ks = [k for k, i in enumerate(picks) if cands[k][i][0].symbol == sym]
+        alts = []
+        for k in ks:
+            alt = next((j for j in allowed[k] if cands[k][j][0].symbol != sym), None)
+            if alt is None:
+                break
+            alts.append(alt)
+        else:
+            code = cands[ks[0]][picks[ks[0]]][2].code_bytes
+            others = {cands[k][i][0].symbol for k, i in enumerate(picks) if k not in ks}
+            alt_code = {cands[k][j][0].symbol: cands[k][j][2].code_bytes
+                        for k, j in zip(ks, alts, strict=True)
+                        if cands[k][j][0].symbol not in others}
+            extra = code - sum(alt_code.values())
+            saved = sum(cands[k][j][2].instructions - cands[k][picks[k]][2].instructions
+                        for k, j in zip(ks, alts, strict=True))
+            if extra > 0 and saved < BALANCED_INSTRUCTIONS_PER_BYTE * extra:
+                trials.append((saved / extra, sym, ks, alts, extra, saved))
+    for _, sym, ks, alts, extra, saved in sorted(trials):
+        if any(cands[k][picks[k]][0].symbol != sym for k in ks):
+            continue
+        for k, j in zip(ks, alts, strict=True):
+            allowed[k].remove(picks[k])
+            reasons[k][sym] = (f"code {extra:,} B above {cands[k][j][0].symbol} saves only "
+                               f"{max(saved, 0):,} instructions over the layers it would run "
+                               f"(< {BALANCED_INSTRUCTIONS_PER_BYTE} per byte; speed takes "
+                               "it)")
+            picks[k] = j
+    return picks
 
 
 def _demote_to_reference(graph: Graph, cands: list[Any], sel: Selection, picks: list[int],

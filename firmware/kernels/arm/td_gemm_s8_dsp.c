@@ -186,7 +186,7 @@ static __attribute__((noinline)) void td_pw_channels5(td_pw_state_t *s)
 /* the channel loop of `rows` (TD_GEMM_ROWS or TD_PW_SHORT_ROWS) rows */
 static void td_pw_channels(td_pw_state_t *s, int32_t rows)
 {
-    if (rows == TD_GEMM_ROWS) {
+    if (!TD_PW_SHORT_GROUPS || rows == TD_GEMM_ROWS) {
         td_pw_channels6(s);
     } else {
         td_pw_channels5(s);

@@ -386,9 +386,18 @@ static inline td_word_t *td_pw_rows(td_pw_frame_t *f, int32_t k, int32_t rows)
  * full group, and smaller groups repeat fewer rows), else TD_GEMM_ROWS. The caller widens
  * this many rows (td_pw_rows) and td_pw_product multiplies as many. */
 #define TD_PW_SHORT_ROWS 5
+/* TD_PW_SHORT_GROUPS 0 leaves the five-row loop out (1,800 B of flash on the Cortex-M4): the
+ * build defines it so when no call of the model has fewer than six output pixels in all
+ * (tinydeploy/codegen/project.py), where it would only serve each layer's last group of a
+ * full window, under 1 % of its instructions. A streamed step's one row of five pixels
+ * is all partial groups. */
+#ifndef TD_PW_SHORT_GROUPS
+#define TD_PW_SHORT_GROUPS 1
+#endif
 static inline int32_t td_pw_rows_for(const td_conv2d_params_t *p, int32_t n)
 {
-    return n < TD_GEMM_ROWS && td_fast_requant(p->requant_form, p->act_min, p->act_max)
+    return TD_PW_SHORT_GROUPS && n < TD_GEMM_ROWS
+                   && td_fast_requant(p->requant_form, p->act_min, p->act_max)
                ? TD_PW_SHORT_ROWS
                : TD_GEMM_ROWS;
 }
