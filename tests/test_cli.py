@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 FIX = Path(__file__).parent / "fixtures"
 
@@ -98,3 +101,20 @@ def test_resolve_target_names_the_output_and_refuses_an_unreachable_board() -> N
     args.output = Path("elsewhere")
     args.port = "/dev/ttyACM0"
     assert resolve_target(args, "validate", reachable=True)[1] == Path("elsewhere")
+
+
+def test_slow_work_says_how_long_it_took(capsys: pytest.CaptureFixture[str]) -> None:
+    """Long work (kernel search and planning) ends with one line on stderr saying what took
+    how long, only when it took longer than the threshold; stdout stays clean (--json)."""
+    import time
+
+    from tinydeploy.report.output import slow_work
+
+    with slow_work("quick", after=0.5):
+        pass
+    with slow_work("choosing kernels", after=0.05):
+        time.sleep(0.1)
+    out = capsys.readouterr()
+    assert out.out == ""
+    assert "quick" not in out.err
+    assert re.search(r"choosing kernels: 0\.\d s", out.err), out.err

@@ -242,3 +242,31 @@ def test_arena_limit_replaces_the_modes_limit() -> None:
     assert c.arena_limit_bytes == ref and c.plan.arena_bytes <= ref
     with pytest.raises(BudgetError, match="--arena-limit 64 B"):
         choose_kernels(g, board, "balanced", arena_limit_bytes=64)
+
+
+@pytest.mark.target
+def test_plan_prints_the_measured_total_beside_the_estimate(tmp_path: Path) -> None:
+    """After `bench` has run (its record in the default build folder), `plan` of the same
+    model, board and mode prints the measured total beside the estimate (and --json carries
+    it); another mode, or the model changed, has no measurement to show."""
+    model = tmp_path / "mlp.tflite"
+    model.write_bytes((Path(__file__).parent / "fixtures" / "mlp.tflite").read_bytes())
+
+    def tool(*argv: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "tinydeploy", *argv], cwd=tmp_path,
+                              capture_output=True, text=True, timeout=300)
+
+    r = tool("plan", str(model), "--board", "mps2-an386")
+    assert r.returncode == 0 and "measured by bench" not in r.stdout, r.stderr
+    b = tool("bench", str(model), "--board", "mps2-an386", "--json")
+    assert b.returncode == 0, b.stderr
+    measured = json.loads(b.stdout)["per_inference"]
+    r = tool("plan", str(model), "--board", "mps2-an386", "--json")
+    m = json.loads(r.stdout)["selection"]["measured"]
+    assert m["per_inference"] == measured and m["unit"] == "instructions"
+    r = tool("plan", str(model), "--board", "mps2-an386")
+    assert f"measured by bench: {measured:,} instructions" in r.stdout
+    assert "measured by bench" not in tool("plan", str(model), "--board", "mps2-an386",
+                                           "--optimize", "size").stdout
+    model.write_bytes(model.read_bytes() + b"\0")         # other bytes: not this model's
+    assert "measured by bench" not in tool("plan", str(model), "--board", "mps2-an386").stdout

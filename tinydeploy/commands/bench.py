@@ -112,6 +112,52 @@ def bench_build(build_dir: Path, runs: int, port: str | None = None,
     }
 
 
+BENCH_RECORD = "bench.json"
+
+
+def record_bench(out: Path, r: dict[str, Any], args: argparse.Namespace) -> None:
+    """``bench.json`` in the build folder: the figures and what they were measured for (the
+    model's sha256, the --optimize mode, streamed or not), so that `plan` can print the
+    measured total beside its estimate. Best effort: a folder that cannot be written loses
+    only this note."""
+    import hashlib
+    import json
+
+    doc = {"sha256": hashlib.sha256(Path(args.model).read_bytes()).hexdigest(),
+           "optimize": args.optimize,
+           "streaming": bool(getattr(args, "streaming", False)) and args.optimize != "size",
+           "per_inference": r["per_inference"], "unit": r["unit"], "board": r["board"],
+           "per_op": [{"index": o["index"], "count": o["count"]} for o in r["per_op"]]}
+    try:
+        (out / BENCH_RECORD).write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
+    except OSError:
+        pass
+
+
+def measured_by_bench(model: Path, board_id: str, optimize: str, streaming: bool
+                      ) -> tuple[Path, dict[str, Any]] | None:
+    """The last `bench` record of this model (same bytes), board, mode and schedule in the
+    default build folders (emulated or not), if any."""
+    import hashlib
+    import json
+
+    from tinydeploy.commands.target import default_output
+
+    sha = hashlib.sha256(Path(model).read_bytes()).hexdigest()
+    for emulate in (True, False):
+        path = default_output(Path(model), board_id, "bench", emulate) / BENCH_RECORD
+        try:
+            doc = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if (isinstance(doc, dict) and doc.get("sha256") == sha
+                and doc.get("optimize") == optimize
+                and bool(doc.get("streaming")) == streaming
+                and isinstance(doc.get("per_inference"), int)):
+            return path, doc
+    return None
+
+
 def run(args: argparse.Namespace) -> int:
     from tinydeploy.build.firmware import build_firmware
     from tinydeploy.errors import InputDataError
@@ -138,6 +184,7 @@ def run(args: argparse.Namespace) -> int:
         r.update(per_step_instructions=per, state_bytes=stream["state_bytes"],
                  hop_frames=stream["hop_frames"], warmup_steps=stream["warmup_steps"],
                  keep=stream["keep"])
+    record_bench(out, r, args)
     if args.json:
         emit_json(r)
         return 0

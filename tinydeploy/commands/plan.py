@@ -268,8 +268,16 @@ def print_selection(sel: dict[str, Any], verbose: bool = True) -> None:
                           f"{a['scratch_bytes']:,}", a["passed_over"] or "")
         stdout.print(t)
     if "estimated_instructions" in sel:
-        stdout.print(f"estimated instructions per inference: {sel['estimated_instructions']:,}"
-                     " (the cost models; `tinydeploy bench` measures them)")
+        est = sel["estimated_instructions"]
+        m = sel.get("measured")
+        if m is None:
+            stdout.print(f"estimated instructions per inference: {est:,}"
+                         " (the cost models; `tinydeploy bench` measures them)")
+        else:
+            off = 100 * (est / m["per_inference"] - 1) if m["per_inference"] else 0.0
+            stdout.print(f"estimated instructions per inference: {est:,} (the cost models); "
+                         f"measured by bench: {m['per_inference']:,} {m['unit']} on "
+                         f"{m['board']} (estimate {off:+.1f} %; {m['record']})")
     modes = sel.get("modes") or {}
     if modes:
         parts = []
@@ -360,9 +368,12 @@ def run(args: argparse.Namespace) -> int:
     choose_app(args, "bench")
     stream = ({"frame_ms": args.frame_ms, "axis": args.stream_axis, "keep": args.stream_keep}
               if streaming_wanted(args) else None)
-    report, budget = plan_model(args.model, args.board, args.app, args.algorithm, args.align,
-                                args.stack, args.optimize, stream,
-                                arena_limit=args.arena_limit)
+    from tinydeploy.report.output import slow_work
+
+    with slow_work(f"choosing kernels and planning the arena ({args.optimize})"):
+        report, budget = plan_model(args.model, args.board, args.app, args.algorithm,
+                                    args.align, args.stack, args.optimize, stream,
+                                    arena_limit=args.arena_limit)
     report["app_reason"] = args.app_reason
     verdict = sched = None
     if args.app == "kws" and budget.fits:
@@ -377,6 +388,7 @@ def run(args: argparse.Namespace) -> int:
                                         arena_limit=args.arena_limit)
             report["realtime"] = verdict.as_dict()
             report["listen"] = sched.as_dict()
+    _add_measured(report, args, stream is not None)
     if args.html:
         from tinydeploy.report.plan_html import render_plan_html
 
@@ -403,6 +415,22 @@ def run(args: argparse.Namespace) -> int:
 
         check_budget(budget)
     return 0
+
+
+def _add_measured(report: dict[str, Any], args: argparse.Namespace, streamed: bool) -> None:
+    """The total `bench` measured for this model, board and mode, when it has run (its
+    record in the default bench folder), beside the estimate: report["selection"]
+    ["measured"]."""
+    from tinydeploy.boards import get_board
+    from tinydeploy.commands.bench import measured_by_bench
+
+    found = measured_by_bench(args.model, get_board(args.board).id, args.optimize, streamed)
+    if found is None:
+        return
+    path, doc = found
+    report["selection"]["measured"] = {"per_inference": doc["per_inference"],
+                                       "unit": doc["unit"], "board": doc["board"],
+                                       "record": str(path)}
 
 
 def _listen_buffers(args: argparse.Namespace, sched: Any) -> Any:
