@@ -702,6 +702,126 @@ DWCONV2D_3X3_LINES_S8_DSP = register(KernelVariant(
     code_bytes=1970))   # measured 1,796 B, + 10 %
 
 
+# --- the 3x3 depthwise kernel on widened weights (short maps: a streamed step's row) -------
+
+DWW_SYMBOL = "td_dwconv2d_3x3_wide_s8_dsp"
+DWW_GROUP_WORDS = 31   # twin of TD_DWW_WORDS: one group of four channels' table
+# the tap pairs in the kernel's load order, then the single tap (twin of td_dww_taps)
+DWW_TAPS = (1, 2, 0, 4, 5, 3, 7, 8, 6)
+
+
+def _dw3x3_wide_accepts(graph: Graph, op: Operator) -> str | None:
+    why = _dw3x3_dsp_accepts(graph, op)
+    if why is not None:
+        return why
+    call = DWCONV2D_S8_REF.prepare(graph, op)
+    c = int(call.param("in_c"))
+    if not rounding_form(call.const("filter").values.astype(np.int8).reshape(9, c).T, call):
+        return "the rounding form of the requantization is not exact for every channel"
+    return None
+
+
+def wide_dw_table(taps: np.ndarray, bias: np.ndarray | None, input_offset: int,
+                  mult: np.ndarray, shift: np.ndarray, output_zp: int) -> np.ndarray:
+    """The per-group tables td_dwconv2d_3x3_wide_s8_dsp.c reads, as int8 bytes (``taps``
+    [9, C] int8, C % 4 == 0; the rounding form proven for every channel): per group of four
+    channels 31 little-endian words: 2 * (bias + input_offset * sum of taps); the four tap
+    pairs of `DWW_TAPS` per channel as int16 (2 w_t, 2 w_u); the single tap as int16
+    (2 w c0, 2 w c2), (2 w c1, 2 w c3); per channel (mult, r) with the rounding constant
+    r = (2 zp + 1) 2^(e-1); the bytes e - 1 (e = -shift >= 1)."""
+    taps = np.asarray(taps, dtype=np.int64)
+    ntaps, c = taps.shape
+    assert ntaps == 9 and c % 4 == 0, (ntaps, c)
+    b = np.zeros(c, np.int64) if bias is None else np.asarray(bias, np.int64)
+    folded = 2 * (b + int(input_offset) * taps.sum(axis=0))
+    assert np.all(np.abs(folded) < (1 << 31)), "the rounding form bounds the folded bias"
+    e = -np.asarray(shift, np.int64)
+    assert np.all(e >= 1), "the rounding form shifts right"
+    rnd = (2 * int(output_zp) + 1) * (np.int64(1) << (e - 1))
+    w2 = (2 * taps).astype(np.int16).view(np.uint16).astype(np.uint32)   # [9, C]
+    groups = []
+    for g in range(c // 4):
+        ch = slice(4 * g, 4 * g + 4)
+        words: list[np.ndarray] = [folded[ch].astype(np.int64) & 0xFFFFFFFF]
+        for i in range(4):
+            t, u = DWW_TAPS[2 * i], DWW_TAPS[2 * i + 1]
+            words.append(w2[t, ch] | (w2[u, ch] << 16))
+        s = w2[DWW_TAPS[8], ch]
+        words.append(np.array([s[0] | (s[2] << 16), s[1] | (s[3] << 16)], np.uint32))
+        req = np.stack([np.asarray(mult, np.int64)[ch], rnd[ch]], axis=1).reshape(-1)
+        words.append(req & 0xFFFFFFFF)
+        sh = (e[ch] - 1).astype(np.uint32)
+        words.append(np.array([sh[0] | sh[1] << 8 | sh[2] << 16 | sh[3] << 24], np.uint32))
+        groups.append(np.concatenate([np.asarray(w, np.uint64) for w in words]))
+    table = np.concatenate(groups).astype(np.uint32)
+    assert table.size == DWW_GROUP_WORDS * (c // 4)
+    return table.astype("<u4").view(np.int8).copy()
+
+
+def dww_geometry(call: KernelCall) -> tuple[int, int, int]:
+    """(output rows with pixels whose nine taps are all inside the image, such pixels: the
+    asm loop, the other pixels: the C loop) of a td_dwconv2d_3x3_wide_s8_dsp call."""
+    def inside(n_out: int, stride: int, pad: int, dil: int, n_in: int) -> int:
+        return sum(1 for o in range(n_out)
+                   if o * stride - pad >= 0 and o * stride - pad + 2 * dil < n_in)
+    ys = inside(*(int(call.param(k)) for k in ("out_h", "stride_h", "pad_h", "dilation_h",
+                                                "in_h")))
+    xs = inside(*(int(call.param(k)) for k in ("out_w", "stride_w", "pad_w", "dilation_w",
+                                                "in_w")))
+    b = int(call.param("batches"))
+    rows = b * ys if xs else 0
+    return rows, b * ys * xs, output_pixels(call) - b * ys * xs
+
+
+# td_dwconv2d_3x3_wide_s8_dsp's cost, fitted on QEMU mps2-an386 (-icount, -O2) to rows of
+# 1x1 to 25x5 pixels over 4 to 64 channels, VALID and SAME (within 1.5 % on rows of five
+# pixels): per call, per output row of the asm loop, per pixel there and per group of four
+# channels there (plus one per group when the activation clamps inside int8); per pixel with
+# padded taps and per group there (the C loop: ~7 times the asm's)
+DWW_COST = (140.0, 107.0, 14.5, 98.0, 5.0, 18.0, 673.0)
+
+
+def dww_instructions(call: KernelCall) -> int:
+    """td_dwconv2d_3x3_wide_s8_dsp's estimated instructions for ``call`` (`DWW_COST`)."""
+    fixed, per_row, px_in, group_in, clamp, px_pad, group_pad = DWW_COST
+    groups = int(call.param("in_c")) // 4
+    if (int(call.param("act_min")), int(call.param("act_max"))) != (-128, 127):
+        group_in += clamp
+    rows, n_in, n_pad = dww_geometry(call)
+    return int(round(fixed + per_row * rows + n_in * (px_in + group_in * groups)
+                     + n_pad * (px_pad + group_pad * groups)))
+
+
+def _dw3x3_wide_prepare(graph: Graph, op: Operator) -> KernelCall:
+    call = DWCONV2D_S8_REF.prepare(graph, op)
+    c = int(call.param("in_c"))
+    taps = call.const("filter").values.astype(np.int8).reshape(9, c)
+    bias = next((k.values for k in call.consts if k.name == "bias"), None)
+    table = wide_dw_table(taps, bias, int(call.param("input_offset")),
+                          call.const("mult").values, call.const("shift").values,
+                          int(call.param("output_offset")))
+    dsp = as_dsp_call(call, DWW_SYMBOL, taps.T, 0, table)
+    consts = tuple(k for k in dsp.consts if k.name == "filter")
+    params = tuple((k, "NULL" if k in ("bias", "mult", "shift") else v)
+                   for k, v in dsp.params)
+    dsp = replace(dsp, consts=consts, params=params)
+    return replace(dsp, instructions=dww_instructions(dsp))
+
+
+# 3x3 on multiples of four channels with the weights widened and the input offset folded into
+# the bias on the host: 124 B of constants per four channels where the reference stores 72
+# (a speed-for-flash trade, so only ``--optimize speed`` and the streamed selection under it
+# take it), about 100 instructions per pixel and four channels where the unrolled kernel
+# takes 136. Below the unrolled kernel's priority: selection by priority never takes it.
+DWCONV2D_3X3_WIDE_S8_DSP = register(KernelVariant(
+    op="DEPTHWISE_CONV_2D", impl="dsp", symbol=DWW_SYMBOL,
+    sources=(f"{ARM_DIR}/td_dwconv2d_3x3_wide_s8_dsp.c", SIMD_HEADER),
+    requires=DSP,
+    accepts=_dw3x3_wide_accepts, prepare=_dw3x3_wide_prepare, priority=19,
+    access=dwconv_lanes_order(4),
+    code_bytes=1850))   # measured 1,673 B, + 10 %
+
+
 def _dw_dsp_accepts(graph: Graph, op: Operator) -> str | None:
     why = DWCONV2D_S8_REF.accepts(graph, op)
     if why is not None:

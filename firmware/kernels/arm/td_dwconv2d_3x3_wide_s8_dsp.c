@@ -1,0 +1,290 @@
+/*
+ * td_dwconv2d_3x3_wide_s8_dsp.c - int8 3x3 depthwise convolution (depth multiplier 1,
+ * channels a multiple of 4, stride and dilation any, the rounding form of the requantization)
+ * with the DSP extension, no scratch, and the weights widened on the host: built for short
+ * maps such as one output row of a streamed step (5 pixels x 64 channels), where the
+ * per-pixel work of the unrolled kernel (tap pointers, widening the weights, the rounding
+ * constant from the shift) is a large part of the whole. Bit-exact with td_dwconv2d_s8_ref.
+ *
+ * The host stores, per group of four channels, one table of 31 words (124 bytes, in `filter`;
+ * `bias`, `mult` and `shift` are not read):
+ *   words  0..3   2 * (bias + input_offset * sum of the channel's nine taps): the input
+ *                 offset folded into the bias, so the taps multiply the raw int8 inputs;
+ *   words  4..19  four tap pairs (t, u) = TD_DWW_PAIRS, for channels c0..c3 one word each:
+ *                 int16 (2 w_t, 2 w_u) (bottom, top);
+ *   words 20, 21  tap 6 (row 2, column 0): int16 (2 w c0, 2 w c2), (2 w c1, 2 w c3);
+ *   words 22..29  per channel (mult, r): r = (2 * output_zp + 1) * 2^(e - 1), e = -shift;
+ *   word  30      per channel the byte e - 1.
+ * Doubled weights give the doubled accumulator that SMMLAR wants (no shift per output); the
+ * host proved the rounding form exact (|acc| < 2^30, every e >= 1).
+ *
+ * A tap outside the image reads the input zero point (what input_offset cancels: x + offset
+ * = 0, the reference's skipped tap). Pixels whose nine taps are all inside the image run one
+ * asm loop over the groups on the Cortex-M (per group and pixel: 2 loads of bias, 64
+ * instructions for the 36 multiply-accumulates, 27 for the four requantizations, 4 for the
+ * activation range when it is not all of int8, 5 for the store and the loop); the three row
+ * pointers post-increment, the columns are register offsets (dilation_w * ch, twice that). Pixels with padded
+ * taps (and builds without the asm) take the C loop below, on the same table.
+ *
+ * Parameters: td_dwconv2d_params_t as for td_dwconv2d_s8_ref with filter_h = filter_w = 3,
+ * depth_multiplier = 1, in_c % 4 == 0, requant_form = 1, filter the table above (16-byte
+ * aligned: LDRD).
+ */
+#include "td_kernels.h"
+
+#include "td_simd.h"
+
+/* word offsets in a group's table */
+#define TD_DWW_BIAS 0
+#define TD_DWW_PAIR 4
+#define TD_DWW_TAP6 20
+#define TD_DWW_REQ 22
+#define TD_DWW_SHIFT 30
+#define TD_DWW_WORDS 31
+
+/* the tap pairs (tap = 3 * row + column), in table order, then the single tap 6: the order
+ * in which the asm loads them (each row pointer's column 0 last, post-incremented) */
+static const uint8_t td_dww_taps[9] = {1, 2, 0, 4, 5, 3, 7, 8, 6};
+
+int32_t td_dwconv2d_3x3_wide_s8_dsp_scratch_size(const td_dwconv2d_params_t *p)
+{
+    (void)p;
+    return 0;
+}
+
+/* int16 lane h (0 bottom, 1 top) of a table word */
+static inline int32_t td_dww_lane(int32_t w, int h)
+{
+    return (int32_t)(int16_t)(uint16_t)((uint32_t)w >> (16 * h));
+}
+
+/* One group of channels c .. c+3 of one pixel in C: tap[k] the address of tap k's word of
+ * channel c (an input word, or the zero-point word), g the group's table. */
+static inline void td_dww_group_c(const int8_t *const tap[9], const int32_t *g, int32_t lo,
+                                  int32_t hi, int8_t *dst)
+{
+    for (int32_t j = 0; j < 4; ++j) {
+        uint32_t a = (uint32_t)g[TD_DWW_BIAS + j];
+        for (int32_t i = 0; i < 4; ++i) {
+            const int32_t w = g[TD_DWW_PAIR + 4 * i + j];
+            a += (uint32_t)(tap[td_dww_taps[2 * i]][j] * td_dww_lane(w, 0));
+            a += (uint32_t)(tap[td_dww_taps[2 * i + 1]][j] * td_dww_lane(w, 1));
+        }
+        a += (uint32_t)(tap[6][j] * td_dww_lane(g[TD_DWW_TAP6 + (j & 1)], j >> 1));
+        /* the rounding form on the doubled accumulator (td_requant_round_form_acc) */
+        const int32_t acc2 = (int32_t)a;
+        const int32_t m = g[TD_DWW_REQ + 2 * j], r = g[TD_DWW_REQ + 2 * j + 1];
+        const int32_t em1 = ((const int8_t *)&g[TD_DWW_SHIFT])[j];
+        const int32_t x = (int32_t)(((int64_t)acc2 * m + ((int64_t)1 << 31)) >> 32);
+        const int32_t k = (int32_t)((uint32_t)x + (uint32_t)r + (uint32_t)(acc2 >> 31));
+        int32_t v = (k >> em1) >> 1;
+        v = v < lo ? lo : (v > hi ? hi : v);
+        dst[j] = (int8_t)v;
+    }
+}
+
+#if TD_SIMD_NATIVE && defined(__OPTIMIZE__) && !defined(TD_FRAME_POINTER)
+/* Taps t (at A) and u (at B) of the four channels against table words i .. i+3 (byte offsets
+ * from w, which has already moved past the group: negative). */
+#define TD_DWW_PAIR_ASM(A, B, i)                                                           \
+    "ldr %[x], " A "\n\t"                                                                  \
+    "ldr %[y], " B "\n\t"                                                                  \
+    "pkhbt %[q], %[x], %[y], lsl #16\n\t"                                                  \
+    "pkhtb %[y], %[y], %[x], asr #16\n\t"                                                  \
+    "ldrd %[v], %[u], [%[w], #" #i " - 124]\n\t"                                           \
+    "sxtb16 %[x], %[q]\n\t"                                                                \
+    "smlad %[a0], %[x], %[v], %[a0]\n\t"                                                   \
+    "sxtb16 %[x], %[q], ror #8\n\t"                                                        \
+    "smlad %[a1], %[x], %[u], %[a1]\n\t"                                                   \
+    "ldrd %[v], %[u], [%[w], #" #i " + 8 - 124]\n\t"                                       \
+    "sxtb16 %[x], %[y]\n\t"                                                                \
+    "smlad %[a2], %[x], %[v], %[a2]\n\t"                                                   \
+    "sxtb16 %[x], %[y], ror #8\n\t"                                                        \
+    "smlad %[a3], %[x], %[u], %[a3]\n\t"
+
+/* output j of the group (accumulator a, 2 * acc) into byte j of a0: SMMLAR gives
+ * SMMULR(2 acc, m) + r, plus the sign of acc, shifted by e - 1 and (in SSAT) by 1 */
+#define TD_DWW_REQ_ASM(j, a)                                                               \
+    "ldrd %[y], %[x], [%[w], #88 + 8 * " #j " - 124]\n\t"                                  \
+    "ldrsb %[q], [%[w], #120 + " #j " - 124]\n\t"                                          \
+    "smmlar %[x], %[" #a "], %[y], %[x]\n\t"                                               \
+    "add %[x], %[x], %[" #a "], asr #31\n\t"                                               \
+    "asr %[x], %[x], %[q]\n\t"
+
+#define TD_DWW_GROUP_ASM                                                                   \
+    "1:\n\t"                                                                               \
+    "ldrd %[a0], %[a1], [%[w]], #124\n\t"                                                  \
+    "ldrd %[a2], %[a3], [%[w], #8 - 124]\n\t"                                              \
+    TD_DWW_PAIR_ASM("[%[p0], %[C]]", "[%[p0], %[C], lsl #1]", 16)                          \
+    TD_DWW_PAIR_ASM("[%[p0]], #4", "[%[p1], %[C]]", 32)                                    \
+    TD_DWW_PAIR_ASM("[%[p1], %[C], lsl #1]", "[%[p1]], #4", 48)                            \
+    TD_DWW_PAIR_ASM("[%[p2], %[C]]", "[%[p2], %[C], lsl #1]", 64)                          \
+    "ldr %[x], [%[p2]], #4\n\t"                                                            \
+    "ldrd %[v], %[u], [%[w], #80 - 124]\n\t"                                               \
+    "sxtb16 %[q], %[x]\n\t"                                                                \
+    "smlabb %[a0], %[q], %[v], %[a0]\n\t"                                                  \
+    "smlatt %[a2], %[q], %[v], %[a2]\n\t"                                                  \
+    "sxtb16 %[q], %[x], ror #8\n\t"                                                        \
+    "smlabb %[a1], %[q], %[u], %[a1]\n\t"                                                  \
+    "smlatt %[a3], %[q], %[u], %[a3]\n\t"                                                  \
+    TD_DWW_REQ_ASM(0, a0)                                                                  \
+    "ssat %[a0], #8, %[x], asr #1\n\t"                                                     \
+    TD_DWW_REQ_ASM(1, a1)                                                                  \
+    "ssat %[x], #8, %[x], asr #1\n\t"                                                      \
+    "bfi %[a0], %[x], #8, #8\n\t"                                                          \
+    TD_DWW_REQ_ASM(2, a2)                                                                  \
+    "ssat %[x], #8, %[x], asr #1\n\t"                                                      \
+    "bfi %[a0], %[x], #16, #8\n\t"                                                         \
+    TD_DWW_REQ_ASM(3, a3)                                                                  \
+    "ssat %[x], #8, %[x], asr #1\n\t"                                                      \
+    "bfi %[a0], %[x], #24, #8\n\t"
+
+/* the group's four bytes clamped to [lo, hi] bytewise (SSUB8 sets GE where a0 >= lo) */
+#define TD_DWW_CLAMP_ASM                                                                   \
+    "ldrd %[v], %[u], %[lohi]\n\t"                                                         \
+    "ssub8 %[x], %[a0], %[v]\n\t"                                                          \
+    "sel %[a0], %[a0], %[v]\n\t"                                                           \
+    "ssub8 %[x], %[u], %[a0]\n\t"                                                          \
+    "sel %[a0], %[a0], %[u]\n\t"
+
+/* the store at p0 + (dst - p0 - 4) (p0 has moved past the group), the loop over the groups
+ * (until w reaches the table's end), then the next pixel: the table again, the row pointers
+ * moved by (stride_w - 1) * ch (they have moved by ch), doff by as much back */
+#define TD_DWW_STORE_ASM                                                                   \
+    "ldr %[x], %[doff]\n\t"                                                                \
+    "str %[a0], [%[p0], %[x]]\n\t"                                                         \
+    "ldr %[x], %[wend]\n\t"                                                                \
+    "cmp %[w], %[x]\n\t"                                                                   \
+    "bne 1b\n\t"                                                                           \
+    "ldr %[w], %[table]\n\t"                                                               \
+    "ldr %[x], %[pstep]\n\t"                                                               \
+    "add %[p0], %[p0], %[x]\n\t"                                                           \
+    "add %[p1], %[p1], %[x]\n\t"                                                           \
+    "add %[p2], %[p2], %[x]\n\t"                                                           \
+    "ldr %[y], %[doff]\n\t"                                                                \
+    "sub %[y], %[y], %[x]\n\t"                                                             \
+    "str %[y], %[doff]\n\t"                                                                \
+    "ldr %[x], %[count]\n\t"                                                               \
+    "subs %[x], %[x], #1\n\t"                                                              \
+    "str %[x], %[count]\n\t"                                                               \
+    "bne 1b"
+
+/* Per-run values the asm reads from the frame (no register is left for them). */
+typedef struct {
+    uint32_t lohi[2];      /* act_min, act_max in four bytes each */
+    int32_t doff;          /* dst - p0 - 4 */
+    int32_t count;         /* pixels left */
+    int32_t pstep;         /* (stride_w - 1) * ch */
+    const int32_t *table;  /* the first group's table */
+    const int32_t *wend;   /* past the last group's */
+} td_dww_frame_t;
+
+#define TD_DWW_OPERANDS                                                                    \
+    : [p0] "+r"(p0), [p1] "+r"(p1), [p2] "+r"(p2), [w] "+r"(w), [a0] "=&r"(a0),           \
+      [a1] "=&r"(a1), [a2] "=&r"(a2), [a3] "=&r"(a3), [x] "=&r"(x), [y] "=&r"(y),         \
+      [q] "=&r"(q), [v] "=&r"(v), [u] "=&r"(u), [doff] "+m"(fr->doff),                   \
+      [count] "+m"(fr->count)                                                              \
+    : [C] "r"(cs), [lohi] "m"(fr->lohi), [pstep] "m"(fr->pstep), [table] "m"(fr->table),  \
+      [wend] "m"(fr->wend)                                                                 \
+    : "cc", "memory"
+
+/* n >= 1 consecutive output pixels whose taps are all inside the image, every group: p0 the
+ * first one's top-left tap, rs / cs the steps between kernel rows / columns. */
+static inline __attribute__((always_inline)) void
+td_dww_run_asm(const int8_t *p0, int32_t rs, int32_t cs, int8_t *dst, int32_t n,
+               td_dww_frame_t *fr, const int clamp)
+{
+    const int8_t *p1 = p0 + rs, *p2 = p1 + rs;
+    const int32_t *w = fr->table;
+    int32_t a0, a1, a2, a3, x, y, q, v, u;
+    fr->doff = (int32_t)((uintptr_t)dst - (uintptr_t)p0 - 4u);
+    fr->count = n;
+    if (clamp) {
+        __asm__ volatile(TD_DWW_GROUP_ASM TD_DWW_CLAMP_ASM TD_DWW_STORE_ASM TD_DWW_OPERANDS);
+    } else {
+        __asm__ volatile(TD_DWW_GROUP_ASM TD_DWW_STORE_ASM TD_DWW_OPERANDS);
+    }
+}
+#define TD_DWW_HAVE_ASM 1
+#else
+#define TD_DWW_HAVE_ASM 0
+#endif
+
+/* The pixels ox in [x0, x1) of one output row whose columns are all inside the image. */
+static inline void td_dww_inside_cols(const td_dwconv2d_params_t *p, int32_t *x0, int32_t *x1)
+{
+    const int32_t sw = p->stride_w, pad = p->pad_w, reach = 2 * p->dilation_w;
+    int32_t a = (pad + sw - 1) / sw, b = p->out_w;
+    while (b > a && (b - 1) * sw - pad + reach >= p->in_w) {
+        --b;
+    }
+    *x0 = a < b ? a : 0;
+    *x1 = a < b ? b : 0;
+}
+
+/* Pixels [ox0, ox1) of output row oy (input row iy0 of its top taps) in C, on the table. */
+static void td_dww_pixels_c(const td_dwconv2d_params_t *p, const int8_t *image, int32_t iy0,
+                            int32_t ox0, int32_t ox1, int8_t *dst, const int8_t *zp)
+{
+    const int32_t ch = p->in_c, in_h = p->in_h, in_w = p->in_w;
+    const int32_t *table = (const int32_t *)(const void *)p->filter;
+    for (int32_t ox = ox0; ox < ox1; ++ox) {
+        const int32_t ix0 = ox * p->stride_w - p->pad_w;
+        const int8_t *tap[9];
+        for (int32_t c = 0; c < ch; c += 4) {
+            for (int32_t t = 0; t < 9; ++t) {
+                const int32_t y = iy0 + (t / 3) * p->dilation_h;
+                const int32_t x = ix0 + (t % 3) * p->dilation_w;
+                tap[t] = (y >= 0 && y < in_h && x >= 0 && x < in_w)
+                             ? image + (y * in_w + x) * ch + c
+                             : zp;
+            }
+            td_dww_group_c(tap, table + (c / 4) * TD_DWW_WORDS, p->act_min, p->act_max,
+                           dst + ox * ch + c);
+        }
+    }
+}
+
+void td_dwconv2d_3x3_wide_s8_dsp(const td_dwconv2d_params_t *p, const int8_t *in0,
+                                 int8_t *out0)
+{
+    const int32_t ch = p->in_c, in_h = p->in_h, rs = p->in_w * ch, out_w = p->out_w;
+    const uint32_t zpw = 0x01010101u * (uint8_t)(int8_t)(-p->input_offset);
+    int32_t x0, x1;
+    td_dww_inside_cols(p, &x0, &x1);
+#if TD_DWW_HAVE_ASM
+    const int32_t lo = p->act_min, hi = p->act_max;
+    const int clamp = !(lo == INT8_MIN && hi == INT8_MAX);
+    td_dww_frame_t fr;
+    fr.lohi[0] = 0x01010101u * (uint8_t)(int8_t)lo;
+    fr.lohi[1] = 0x01010101u * (uint8_t)(int8_t)hi;
+    fr.pstep = (p->stride_w - 1) * ch;
+    fr.table = (const int32_t *)(const void *)p->filter;
+    fr.wend = fr.table + (ch / 4) * TD_DWW_WORDS;
+#endif
+    int8_t *dst = out0;
+    for (int32_t b = 0; b < p->batches; ++b) {
+        const int8_t *image = in0 + b * in_h * rs;
+        for (int32_t oy = 0; oy < p->out_h; ++oy, dst += out_w * ch) {
+            const int32_t iy0 = oy * p->stride_h - p->pad_h;
+            const int32_t inside = iy0 >= 0 && iy0 + 2 * p->dilation_h < in_h && x0 < x1;
+#if TD_DWW_HAVE_ASM
+            if (inside) {
+                const int8_t *q0 = image + iy0 * rs + (x0 * p->stride_w - p->pad_w) * ch;
+                const int32_t drs = p->dilation_h * rs, dcs = p->dilation_w * ch;
+                if (clamp) {
+                    td_dww_run_asm(q0, drs, dcs, dst + x0 * ch, x1 - x0, &fr, 1);
+                } else {
+                    td_dww_run_asm(q0, drs, dcs, dst + x0 * ch, x1 - x0, &fr, 0);
+                }
+                td_dww_pixels_c(p, image, iy0, 0, x0, dst, (const int8_t *)&zpw);
+                td_dww_pixels_c(p, image, iy0, x1, out_w, dst, (const int8_t *)&zpw);
+                continue;
+            }
+#else
+            (void)inside;
+#endif
+            td_dww_pixels_c(p, image, iy0, 0, out_w, dst, (const int8_t *)&zpw);
+        }
+    }
+}
