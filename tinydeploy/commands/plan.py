@@ -123,7 +123,8 @@ def plan_model(model: Path, board_name: str, app: str = "bench", algorithm: str 
             or 0) for la in report["selection"]["layers"]}
         report["streaming"] = compare_schedules(
             graph, selection, per_op, gplan.arena_bytes, board=board, app=app,
-            stack_bytes=stack or 0, algorithm=algorithm, **streaming)
+            stack_bytes=stack or 0, algorithm=algorithm,
+            speed=choice.optimize.value == "speed" and not choice.fallback, **streaming)
     return report, budget
 
 

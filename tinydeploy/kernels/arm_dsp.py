@@ -30,7 +30,7 @@ back to the reference kernel.
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -758,38 +758,64 @@ def wide_dw_table(taps: np.ndarray, bias: np.ndarray | None, input_offset: int,
     return table.astype("<u4").view(np.int8).copy()
 
 
-def dww_geometry(call: KernelCall) -> tuple[int, int, int]:
-    """(output rows with pixels whose nine taps are all inside the image, such pixels: the
-    asm loop, the other pixels: the C loop) of a td_dwconv2d_3x3_wide_s8_dsp call."""
-    def inside(n_out: int, stride: int, pad: int, dil: int, n_in: int) -> int:
-        return sum(1 for o in range(n_out)
-                   if o * stride - pad >= 0 and o * stride - pad + 2 * dil < n_in)
-    ys = inside(*(int(call.param(k)) for k in ("out_h", "stride_h", "pad_h", "dilation_h",
-                                                "in_h")))
-    xs = inside(*(int(call.param(k)) for k in ("out_w", "stride_w", "pad_w", "dilation_w",
-                                                "in_w")))
-    b = int(call.param("batches"))
-    rows = b * ys if xs else 0
-    return rows, b * ys * xs, output_pixels(call) - b * ys * xs
+@dataclass(frozen=True)
+class DwwGeometry:
+    """What td_dwconv2d_3x3_wide_s8_dsp runs for a call: output rows whose three kernel rows
+    are inside the image (``asm_rows``), the runs of pixels of one kind of columns in such a
+    row (all inside, the left or the right one outside: one asm loop each, ``asm_runs`` over
+    all rows) and their pixels (``asm_pixels``); every other pixel takes the C loop
+    (``c_pixels``); ``columns`` is the row's width (the runs are found once per call)."""
+
+    asm_rows: int
+    asm_runs: int
+    asm_pixels: int
+    c_pixels: int
+    columns: int
 
 
-# td_dwconv2d_3x3_wide_s8_dsp's cost, fitted on QEMU mps2-an386 (-icount, -O2) to rows of
-# 1x1 to 25x5 pixels over 4 to 64 channels, VALID and SAME (within 1.5 % on rows of five
-# pixels): per call, per output row of the asm loop, per pixel there and per group of four
-# channels there (plus one per group when the activation clamps inside int8); per pixel with
-# padded taps and per group there (the C loop: ~7 times the asm's)
-DWW_COST = (140.0, 107.0, 14.5, 98.0, 5.0, 18.0, 673.0)
+def dww_column_kinds(call: KernelCall) -> list[int]:
+    """Per output column: 0 all three kernel columns inside the image, 1 the left one outside,
+    2 the right one outside, 3 any other (twin of td_dww_cols)."""
+    sw, pad, d, n = (int(call.param(k)) for k in ("stride_w", "pad_w", "dilation_w", "in_w"))
+    kinds = []
+    for ox in range(int(call.param("out_w"))):
+        x = ox * sw - pad
+        in0, in1, in2 = (0 <= x + k * d < n for k in range(3))
+        kinds.append(0 if in0 and in1 and in2 else 1 if not in0 and in1 and in2
+                     else 2 if in0 and in1 and not in2 else 3)
+    return kinds
+
+
+def dww_geometry(call: KernelCall) -> DwwGeometry:
+    """The `DwwGeometry` of a td_dwconv2d_3x3_wide_s8_dsp call."""
+    sh, pad, d, n = (int(call.param(k)) for k in ("stride_h", "pad_h", "dilation_h", "in_h"))
+    b, out_w = int(call.param("batches")), int(call.param("out_w"))
+    rows = b * sum(1 for oy in range(int(call.param("out_h")))
+                   if oy * sh - pad >= 0 and oy * sh - pad + 2 * d < n)
+    kinds = dww_column_kinds(call)
+    runs = [k for i, k in enumerate(kinds) if i == 0 or kinds[i - 1] != k]
+    asm_runs = sum(1 for k in runs if k != 3)
+    asm_cols = sum(1 for k in kinds if k != 3)
+    return DwwGeometry(rows, rows * asm_runs, rows * asm_cols,
+                       output_pixels(call) - rows * asm_cols, out_w)
+
+
+# td_dwconv2d_3x3_wide_s8_dsp's cost, fitted on QEMU mps2-an386 (-icount, -O2) by least
+# squares to rows of 1x1 to 25x5 pixels over 4 to 64 channels, VALID and SAME, strides and
+# dilation: per call, per output column (the runs are found once per call), per asm row, per
+# asm run, per asm pixel, per asm pixel and group of four channels; per pixel of the C loop
+# and per such pixel and group (~6 times the asm's): within 3 % but on a 1x1x4 map (+17 %)
+DWW_COST = (146.7, 18.5, 44.7, 49.0, 14.0, 102.7, 36.5, 649.1)
 
 
 def dww_instructions(call: KernelCall) -> int:
     """td_dwconv2d_3x3_wide_s8_dsp's estimated instructions for ``call`` (`DWW_COST`)."""
-    fixed, per_row, px_in, group_in, clamp, px_pad, group_pad = DWW_COST
+    fixed, per_col, per_row, per_run, px_asm, group_asm, px_c, group_c = DWW_COST
     groups = int(call.param("in_c")) // 4
-    if (int(call.param("act_min")), int(call.param("act_max"))) != (-128, 127):
-        group_in += clamp
-    rows, n_in, n_pad = dww_geometry(call)
-    return int(round(fixed + per_row * rows + n_in * (px_in + group_in * groups)
-                     + n_pad * (px_pad + group_pad * groups)))
+    g = dww_geometry(call)
+    return int(round(fixed + per_col * g.columns + per_row * g.asm_rows + per_run * g.asm_runs
+                     + g.asm_pixels * (px_asm + group_asm * groups)
+                     + g.c_pixels * (px_c + group_c * groups)))
 
 
 def _dw3x3_wide_prepare(graph: Graph, op: Operator) -> KernelCall:
@@ -818,8 +844,8 @@ DWCONV2D_3X3_WIDE_S8_DSP = register(KernelVariant(
     sources=(f"{ARM_DIR}/td_dwconv2d_3x3_wide_s8_dsp.c", SIMD_HEADER),
     requires=DSP,
     accepts=_dw3x3_wide_accepts, prepare=_dw3x3_wide_prepare, priority=19,
-    access=dwconv_lanes_order(4),
-    code_bytes=1850))   # measured 1,673 B, + 10 %
+    access=dwconv_lanes_order(4), estimate=dww_instructions,
+    code_bytes=2800))   # measured 2,553 B, + 10 %
 
 
 def _dw_dsp_accepts(graph: Graph, op: Operator) -> str | None:

@@ -10,7 +10,7 @@
  * `bias`, `mult` and `shift` are not read):
  *   words  0..3   2 * (bias + input_offset * sum of the channel's nine taps): the input
  *                 offset folded into the bias, so the taps multiply the raw int8 inputs;
- *   words  4..19  four tap pairs (t, u) = TD_DWW_PAIRS, for channels c0..c3 one word each:
+ *   words  4..19  four tap pairs (t, u) of td_dww_taps, for channels c0..c3 one word each:
  *                 int16 (2 w_t, 2 w_u) (bottom, top);
  *   words 20, 21  tap 6 (row 2, column 0): int16 (2 w c0, 2 w c2), (2 w c1, 2 w c3);
  *   words 22..29  per channel (mult, r): r = (2 * output_zp + 1) * 2^(e - 1), e = -shift;
@@ -19,12 +19,16 @@
  * host proved the rounding form exact (|acc| < 2^30, every e >= 1).
  *
  * A tap outside the image reads the input zero point (what input_offset cancels: x + offset
- * = 0, the reference's skipped tap). Pixels whose nine taps are all inside the image run one
- * asm loop over the groups on the Cortex-M (per group and pixel: 2 loads of bias, 64
- * instructions for the 36 multiply-accumulates, 27 for the four requantizations, 4 for the
- * activation range when it is not all of int8, 5 for the store and the loop); the three row
- * pointers post-increment, the columns are register offsets (dilation_w * ch, twice that). Pixels with padded
- * taps (and builds without the asm) take the C loop below, on the same table.
+ * = 0, the reference's skipped tap). On the Cortex-M, the pixels of an output row whose three
+ * kernel rows are inside the image run in one asm loop per run of pixels with the same
+ * columns outside: none, the left one or the right one (a PAD folded into the layer: the
+ * border pixels of the feature axis), the latter two reading a word of zero points from the
+ * frame for those taps. Per group and pixel: 2 loads of bias, 64 instructions for the 36
+ * multiply-accumulates, 27 for the four requantizations, 5 for the activation range
+ * (bytewise; the identity when it is all of int8) and 5 for the store and the loop; the three
+ * row pointers post-increment on their last tap, the columns are register offsets
+ * (dilation_w * ch and twice that). Other pixels (padded kernel rows, two padded columns)
+ * and builds without the asm take the C loop, on the same table.
  *
  * Parameters: td_dwconv2d_params_t as for td_dwconv2d_s8_ref with filter_h = filter_w = 3,
  * depth_multiplier = 1, in_c % 4 == 0, requant_form = 1, filter the table above (16-byte
@@ -42,8 +46,8 @@
 #define TD_DWW_SHIFT 30
 #define TD_DWW_WORDS 31
 
-/* the tap pairs (tap = 3 * row + column), in table order, then the single tap 6: the order
- * in which the asm loads them (each row pointer's column 0 last, post-incremented) */
+/* the tap pairs (tap = 3 * row + column), in table order, then the single tap 6: a pairing
+ * in which each asm variant can load every row's post-incremented tap last */
 static const uint8_t td_dww_taps[9] = {1, 2, 0, 4, 5, 3, 7, 8, 6};
 
 int32_t td_dwconv2d_3x3_wide_s8_dsp_scratch_size(const td_dwconv2d_params_t *p)
@@ -84,11 +88,16 @@ static inline void td_dww_group_c(const int8_t *const tap[9], const int32_t *g, 
 }
 
 #if TD_SIMD_NATIVE && defined(__OPTIMIZE__) && !defined(TD_FRAME_POINTER)
-/* Taps t (at A) and u (at B) of the four channels against table words i .. i+3 (byte offsets
- * from w, which has already moved past the group: negative). */
-#define TD_DWW_PAIR_ASM(A, B, i)                                                           \
-    "ldr %[x], " A "\n\t"                                                                  \
-    "ldr %[y], " B "\n\t"                                                                  \
+/* tap t of a pair into x, tap u into y (in the order given: a row pointer's post-increment
+ * comes after its other taps) */
+#define TD_DWW_X(addr) "ldr %[x], " addr "\n\t"
+#define TD_DWW_Y(addr) "ldr %[y], " addr "\n\t"
+#define TD_DWW_ZP "%[zpw]"
+
+/* Taps t (x) and u (y) of the four channels, loaded by LOADS, against table words i .. i+3
+ * (byte offsets from w, which has already moved past the group: negative). */
+#define TD_DWW_PAIR_ASM(LOADS, i)                                                          \
+    LOADS                                                                                  \
     "pkhbt %[q], %[x], %[y], lsl #16\n\t"                                                  \
     "pkhtb %[y], %[y], %[x], asr #16\n\t"                                                  \
     "ldrd %[v], %[u], [%[w], #" #i " - 124]\n\t"                                           \
@@ -102,6 +111,42 @@ static inline void td_dww_group_c(const int8_t *const tap[9], const int32_t *g, 
     "sxtb16 %[x], %[y], ror #8\n\t"                                                        \
     "smlad %[a3], %[x], %[u], %[a3]\n\t"
 
+/* tap 6 (loaded into x from addr): SMLABB / SMLATT per channel */
+#define TD_DWW_TAP6_ASM(addr)                                                              \
+    TD_DWW_X(addr)                                                                         \
+    "ldrd %[v], %[u], [%[w], #80 - 124]\n\t"                                               \
+    "sxtb16 %[q], %[x]\n\t"                                                                \
+    "smlabb %[a0], %[q], %[v], %[a0]\n\t"                                                  \
+    "smlatt %[a2], %[q], %[v], %[a2]\n\t"                                                  \
+    "sxtb16 %[q], %[x], ror #8\n\t"                                                        \
+    "smlabb %[a1], %[q], %[u], %[a1]\n\t"                                                  \
+    "smlatt %[a3], %[q], %[u], %[a3]\n\t"
+
+/* the pairs {1, 2} (16), {0, 4} (32), {5, 3} (48), {7, 8} (64) and tap 6 of a pixel whose
+ * columns are all inside the image (p at column 0) */
+#define TD_DWW_TAPS_MID                                                                    \
+    TD_DWW_PAIR_ASM(TD_DWW_X("[%[p0], %[C]]") TD_DWW_Y("[%[p0], %[C], lsl #1]"), 16)       \
+    TD_DWW_PAIR_ASM(TD_DWW_X("[%[p0]], #4") TD_DWW_Y("[%[p1], %[C]]"), 32)                 \
+    TD_DWW_PAIR_ASM(TD_DWW_X("[%[p1], %[C], lsl #1]") TD_DWW_Y("[%[p1]], #4"), 48)         \
+    TD_DWW_PAIR_ASM(TD_DWW_X("[%[p2], %[C]]") TD_DWW_Y("[%[p2], %[C], lsl #1]"), 64)       \
+    TD_DWW_TAP6_ASM("[%[p2]], #4")
+
+/* column 0 outside (p at column 1): taps 0, 3, 6 read the zero points */
+#define TD_DWW_TAPS_LEFT                                                                   \
+    TD_DWW_PAIR_ASM(TD_DWW_Y("[%[p0], %[C]]") TD_DWW_X("[%[p0]], #4"), 16)                 \
+    TD_DWW_PAIR_ASM(TD_DWW_X("[%[p1], %[C]]") TD_DWW_Y(TD_DWW_ZP), 48)                     \
+    TD_DWW_PAIR_ASM(TD_DWW_X(TD_DWW_ZP) TD_DWW_Y("[%[p1]], #4"), 32)                       \
+    TD_DWW_PAIR_ASM(TD_DWW_Y("[%[p2], %[C]]") TD_DWW_X("[%[p2]], #4"), 64)                 \
+    TD_DWW_TAP6_ASM(TD_DWW_ZP)
+
+/* column 2 outside (p at column 0): taps 2, 5, 8 read the zero points */
+#define TD_DWW_TAPS_RIGHT                                                                  \
+    TD_DWW_PAIR_ASM(TD_DWW_X("[%[p0], %[C]]") TD_DWW_Y(TD_DWW_ZP), 16)                     \
+    TD_DWW_PAIR_ASM(TD_DWW_X("[%[p0]], #4") TD_DWW_Y("[%[p1], %[C]]"), 32)                 \
+    TD_DWW_PAIR_ASM(TD_DWW_X(TD_DWW_ZP) TD_DWW_Y("[%[p1]], #4"), 48)                       \
+    TD_DWW_PAIR_ASM(TD_DWW_X("[%[p2], %[C]]") TD_DWW_Y(TD_DWW_ZP), 64)                     \
+    TD_DWW_TAP6_ASM("[%[p2]], #4")
+
 /* output j of the group (accumulator a, 2 * acc) into byte j of a0: SMMLAR gives
  * SMMULR(2 acc, m) + r, plus the sign of acc, shifted by e - 1 and (in SSAT) by 1 */
 #define TD_DWW_REQ_ASM(j, a)                                                               \
@@ -111,22 +156,16 @@ static inline void td_dww_group_c(const int8_t *const tap[9], const int32_t *g, 
     "add %[x], %[x], %[" #a "], asr #31\n\t"                                               \
     "asr %[x], %[x], %[q]\n\t"
 
-#define TD_DWW_GROUP_ASM                                                                   \
+/* One pixel's groups and the runs's next pixels (TAPS: one of the three above): the bias,
+ * the taps, the four requantizations, the bytes clamped to [lo, hi] (SSUB8 sets GE where
+ * a0 >= lo), the store at p0 + (dst - p0 - 4) (p0 has moved past the group), the loop over
+ * the groups (until w reaches the table's end), then the next pixel: the table again, the row
+ * pointers moved by (stride_w - 1) * ch (they have moved by ch), doff by as much back. */
+#define TD_DWW_RUN_ASM(TAPS)                                                               \
     "1:\n\t"                                                                               \
     "ldrd %[a0], %[a1], [%[w]], #124\n\t"                                                  \
     "ldrd %[a2], %[a3], [%[w], #8 - 124]\n\t"                                              \
-    TD_DWW_PAIR_ASM("[%[p0], %[C]]", "[%[p0], %[C], lsl #1]", 16)                          \
-    TD_DWW_PAIR_ASM("[%[p0]], #4", "[%[p1], %[C]]", 32)                                    \
-    TD_DWW_PAIR_ASM("[%[p1], %[C], lsl #1]", "[%[p1]], #4", 48)                            \
-    TD_DWW_PAIR_ASM("[%[p2], %[C]]", "[%[p2], %[C], lsl #1]", 64)                          \
-    "ldr %[x], [%[p2]], #4\n\t"                                                            \
-    "ldrd %[v], %[u], [%[w], #80 - 124]\n\t"                                               \
-    "sxtb16 %[q], %[x]\n\t"                                                                \
-    "smlabb %[a0], %[q], %[v], %[a0]\n\t"                                                  \
-    "smlatt %[a2], %[q], %[v], %[a2]\n\t"                                                  \
-    "sxtb16 %[q], %[x], ror #8\n\t"                                                        \
-    "smlabb %[a1], %[q], %[u], %[a1]\n\t"                                                  \
-    "smlatt %[a3], %[q], %[u], %[a3]\n\t"                                                  \
+    TAPS                                                                                   \
     TD_DWW_REQ_ASM(0, a0)                                                                  \
     "ssat %[a0], #8, %[x], asr #1\n\t"                                                     \
     TD_DWW_REQ_ASM(1, a1)                                                                  \
@@ -137,20 +176,12 @@ static inline void td_dww_group_c(const int8_t *const tap[9], const int32_t *g, 
     "bfi %[a0], %[x], #16, #8\n\t"                                                         \
     TD_DWW_REQ_ASM(3, a3)                                                                  \
     "ssat %[x], #8, %[x], asr #1\n\t"                                                      \
-    "bfi %[a0], %[x], #24, #8\n\t"
-
-/* the group's four bytes clamped to [lo, hi] bytewise (SSUB8 sets GE where a0 >= lo) */
-#define TD_DWW_CLAMP_ASM                                                                   \
+    "bfi %[a0], %[x], #24, #8\n\t"                                                         \
     "ldrd %[v], %[u], %[lohi]\n\t"                                                         \
     "ssub8 %[x], %[a0], %[v]\n\t"                                                          \
     "sel %[a0], %[a0], %[v]\n\t"                                                           \
     "ssub8 %[x], %[u], %[a0]\n\t"                                                          \
-    "sel %[a0], %[a0], %[u]\n\t"
-
-/* the store at p0 + (dst - p0 - 4) (p0 has moved past the group), the loop over the groups
- * (until w reaches the table's end), then the next pixel: the table again, the row pointers
- * moved by (stride_w - 1) * ch (they have moved by ch), doff by as much back */
-#define TD_DWW_STORE_ASM                                                                   \
+    "sel %[a0], %[a0], %[u]\n\t"                                                           \
     "ldr %[x], %[doff]\n\t"                                                                \
     "str %[a0], [%[p0], %[x]]\n\t"                                                         \
     "ldr %[x], %[wend]\n\t"                                                                \
@@ -169,12 +200,13 @@ static inline void td_dww_group_c(const int8_t *const tap[9], const int32_t *g, 
     "str %[x], %[count]\n\t"                                                               \
     "bne 1b"
 
-/* Per-run values the asm reads from the frame (no register is left for them). */
+/* Per-call and per-run values the asm reads from the frame (no register is left). */
 typedef struct {
     uint32_t lohi[2];      /* act_min, act_max in four bytes each */
     int32_t doff;          /* dst - p0 - 4 */
     int32_t count;         /* pixels left */
     int32_t pstep;         /* (stride_w - 1) * ch */
+    uint32_t zpw;          /* four input zero points */
     const int32_t *table;  /* the first group's table */
     const int32_t *wend;   /* past the last group's */
 } td_dww_frame_t;
@@ -185,24 +217,28 @@ typedef struct {
       [q] "=&r"(q), [v] "=&r"(v), [u] "=&r"(u), [doff] "+m"(fr->doff),                   \
       [count] "+m"(fr->count)                                                              \
     : [C] "r"(cs), [lohi] "m"(fr->lohi), [pstep] "m"(fr->pstep), [table] "m"(fr->table),  \
-      [wend] "m"(fr->wend)                                                                 \
+      [wend] "m"(fr->wend), [zpw] "m"(fr->zpw)                                             \
     : "cc", "memory"
 
-/* n >= 1 consecutive output pixels whose taps are all inside the image, every group: p0 the
- * first one's top-left tap, rs / cs the steps between kernel rows / columns. */
-static inline __attribute__((always_inline)) void
-td_dww_run_asm(const int8_t *p0, int32_t rs, int32_t cs, int8_t *dst, int32_t n,
-               td_dww_frame_t *fr, const int clamp)
+/* The columns of a pixel the asm runs: all inside, the left one or the right one outside. */
+enum { TD_DWW_MID = 0, TD_DWW_LEFT = 1, TD_DWW_RIGHT = 2, TD_DWW_OTHER = 3 };
+
+/* n >= 1 consecutive output pixels of one kind (cols), every group: p0 the first one's
+ * top-left tap inside the image, rs / cs the steps between kernel rows / columns. */
+static void td_dww_run_asm(const int8_t *p0, int32_t rs, int32_t cs, int8_t *dst, int32_t n,
+                           td_dww_frame_t *fr, int32_t cols)
 {
     const int8_t *p1 = p0 + rs, *p2 = p1 + rs;
     const int32_t *w = fr->table;
     int32_t a0, a1, a2, a3, x, y, q, v, u;
     fr->doff = (int32_t)((uintptr_t)dst - (uintptr_t)p0 - 4u);
     fr->count = n;
-    if (clamp) {
-        __asm__ volatile(TD_DWW_GROUP_ASM TD_DWW_CLAMP_ASM TD_DWW_STORE_ASM TD_DWW_OPERANDS);
+    if (cols == TD_DWW_MID) {
+        __asm__ volatile(TD_DWW_RUN_ASM(TD_DWW_TAPS_MID) TD_DWW_OPERANDS);
+    } else if (cols == TD_DWW_LEFT) {
+        __asm__ volatile(TD_DWW_RUN_ASM(TD_DWW_TAPS_LEFT) TD_DWW_OPERANDS);
     } else {
-        __asm__ volatile(TD_DWW_GROUP_ASM TD_DWW_STORE_ASM TD_DWW_OPERANDS);
+        __asm__ volatile(TD_DWW_RUN_ASM(TD_DWW_TAPS_RIGHT) TD_DWW_OPERANDS);
     }
 }
 #define TD_DWW_HAVE_ASM 1
@@ -210,16 +246,21 @@ td_dww_run_asm(const int8_t *p0, int32_t rs, int32_t cs, int8_t *dst, int32_t n,
 #define TD_DWW_HAVE_ASM 0
 #endif
 
-/* The pixels ox in [x0, x1) of one output row whose columns are all inside the image. */
-static inline void td_dww_inside_cols(const td_dwconv2d_params_t *p, int32_t *x0, int32_t *x1)
+#define TD_DWW_RUNS 8
+
+/* The kind of output column ox (TD_DWW_MID, _LEFT, _RIGHT or _OTHER). */
+static inline int32_t td_dww_cols(const td_dwconv2d_params_t *p, int32_t ox)
 {
-    const int32_t sw = p->stride_w, pad = p->pad_w, reach = 2 * p->dilation_w;
-    int32_t a = (pad + sw - 1) / sw, b = p->out_w;
-    while (b > a && (b - 1) * sw - pad + reach >= p->in_w) {
-        --b;
+    const int32_t x = ox * p->stride_w - p->pad_w, d = p->dilation_w, n = p->in_w;
+    const int in0 = x >= 0 && x < n, in1 = x + d >= 0 && x + d < n;
+    const int in2 = x + 2 * d >= 0 && x + 2 * d < n;
+    if (in0 && in1 && in2) {
+        return 0;
     }
-    *x0 = a < b ? a : 0;
-    *x1 = a < b ? b : 0;
+    if (!in0 && in1 && in2) {
+        return 1;
+    }
+    return in0 && in1 && !in2 ? 2 : 3;
 }
 
 /* Pixels [ox0, ox1) of output row oy (input row iy0 of its top taps) in C, on the table. */
@@ -250,39 +291,48 @@ void td_dwconv2d_3x3_wide_s8_dsp(const td_dwconv2d_params_t *p, const int8_t *in
 {
     const int32_t ch = p->in_c, in_h = p->in_h, rs = p->in_w * ch, out_w = p->out_w;
     const uint32_t zpw = 0x01010101u * (uint8_t)(int8_t)(-p->input_offset);
-    int32_t x0, x1;
-    td_dww_inside_cols(p, &x0, &x1);
 #if TD_DWW_HAVE_ASM
-    const int32_t lo = p->act_min, hi = p->act_max;
-    const int clamp = !(lo == INT8_MIN && hi == INT8_MAX);
     td_dww_frame_t fr;
-    fr.lohi[0] = 0x01010101u * (uint8_t)(int8_t)lo;
-    fr.lohi[1] = 0x01010101u * (uint8_t)(int8_t)hi;
+    fr.lohi[0] = 0x01010101u * (uint8_t)(int8_t)p->act_min;
+    fr.lohi[1] = 0x01010101u * (uint8_t)(int8_t)p->act_max;
     fr.pstep = (p->stride_w - 1) * ch;
+    fr.zpw = zpw;
     fr.table = (const int32_t *)(const void *)p->filter;
     fr.wend = fr.table + (ch / 4) * TD_DWW_WORDS;
+    const int32_t drs = p->dilation_h * rs, dcs = p->dilation_w * ch;
+    /* the runs of output columns of one kind, the same in every row: the columns outside
+     * the image on either side change monotonically along the row, so at most 7 runs */
+    int32_t run_start[TD_DWW_RUNS + 1], run_kind[TD_DWW_RUNS], nruns = 0;
+    for (int32_t ox = 0; ox < out_w; ++ox) {
+        const int32_t kind = td_dww_cols(p, ox);
+        if (nruns == 0 || run_kind[nruns - 1] != kind) {
+            run_start[nruns] = ox;
+            run_kind[nruns++] = kind;
+        }
+    }
+    run_start[nruns] = out_w;
 #endif
     int8_t *dst = out0;
     for (int32_t b = 0; b < p->batches; ++b) {
         const int8_t *image = in0 + b * in_h * rs;
         for (int32_t oy = 0; oy < p->out_h; ++oy, dst += out_w * ch) {
             const int32_t iy0 = oy * p->stride_h - p->pad_h;
-            const int32_t inside = iy0 >= 0 && iy0 + 2 * p->dilation_h < in_h && x0 < x1;
 #if TD_DWW_HAVE_ASM
-            if (inside) {
-                const int8_t *q0 = image + iy0 * rs + (x0 * p->stride_w - p->pad_w) * ch;
-                const int32_t drs = p->dilation_h * rs, dcs = p->dilation_w * ch;
-                if (clamp) {
-                    td_dww_run_asm(q0, drs, dcs, dst + x0 * ch, x1 - x0, &fr, 1);
-                } else {
-                    td_dww_run_asm(q0, drs, dcs, dst + x0 * ch, x1 - x0, &fr, 0);
+            if (iy0 >= 0 && iy0 + 2 * p->dilation_h < in_h) {
+                for (int32_t r = 0; r < nruns; ++r) {
+                    const int32_t ox = run_start[r], end = run_start[r + 1];
+                    if (run_kind[r] == TD_DWW_OTHER) {
+                        td_dww_pixels_c(p, image, iy0, ox, end, dst, (const int8_t *)&zpw);
+                    } else {
+                        /* the first pixel's leftmost column inside the image */
+                        const int32_t ix = ox * p->stride_w - p->pad_w
+                                           + (run_kind[r] == TD_DWW_LEFT ? p->dilation_w : 0);
+                        td_dww_run_asm(image + iy0 * rs + ix * ch, drs, dcs, dst + ox * ch,
+                                       end - ox, &fr, run_kind[r]);
+                    }
                 }
-                td_dww_pixels_c(p, image, iy0, 0, x0, dst, (const int8_t *)&zpw);
-                td_dww_pixels_c(p, image, iy0, x1, out_w, dst, (const int8_t *)&zpw);
                 continue;
             }
-#else
-            (void)inside;
 #endif
             td_dww_pixels_c(p, image, iy0, 0, out_w, dst, (const int8_t *)&zpw);
         }
