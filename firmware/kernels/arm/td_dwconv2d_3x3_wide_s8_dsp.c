@@ -25,7 +25,7 @@
  * border pixels of the feature axis), the latter two reading a word of zero points from the
  * frame for those taps. Per group and pixel: 2 loads of bias, 64 instructions for the 36
  * multiply-accumulates, 27 for the four requantizations, 5 for the activation range
- * (bytewise; the identity when it is all of int8) and 5 for the store and the loop; the three
+ * (bytewise; none when it is all of int8) and 5 for the store and the loop; the three
  * row pointers post-increment on their last tap, the columns are register offsets
  * (dilation_w * ch and twice that). Other pixels (padded kernel rows, two padded columns)
  * and builds without the asm take the C loop, on the same table.
@@ -156,12 +156,21 @@ static inline void td_dww_group_c(const int8_t *const tap[9], const int32_t *g, 
     "add %[x], %[x], %[" #a "], asr #31\n\t"                                               \
     "asr %[x], %[x], %[q]\n\t"
 
-/* One pixel's groups and the runs's next pixels (TAPS: one of the three above): the bias,
- * the taps, the four requantizations, the bytes clamped to [lo, hi] (SSUB8 sets GE where
- * a0 >= lo), the store at p0 + (dst - p0 - 4) (p0 has moved past the group), the loop over
- * the groups (until w reaches the table's end), then the next pixel: the table again, the row
- * pointers moved by (stride_w - 1) * ch (they have moved by ch), doff by as much back. */
-#define TD_DWW_RUN_ASM(TAPS)                                                               \
+/* the group's four bytes clamped to [lo, hi] (SSUB8 sets GE where a0 >= lo) */
+#define TD_DWW_CLAMP_ASM                                                                   \
+    "ldrd %[v], %[u], %[lohi]\n\t"                                                         \
+    "ssub8 %[x], %[a0], %[v]\n\t"                                                          \
+    "sel %[a0], %[a0], %[v]\n\t"                                                           \
+    "ssub8 %[x], %[u], %[a0]\n\t"                                                          \
+    "sel %[a0], %[a0], %[u]\n\t"
+
+/* One pixel's groups and the run's next pixels (TAPS: one of the three above; CLAMP:
+ * TD_DWW_CLAMP_ASM or nothing when the activation range is all of int8): the bias, the
+ * taps, the four requantizations, the clamp, the store at p0 + (dst - p0 - 4) (p0 has moved
+ * past the group), the loop over the groups (until w reaches the table's end), then the next
+ * pixel: the table again, the row pointers moved by (stride_w - 1) * ch (they have moved by
+ * ch), doff by as much back. */
+#define TD_DWW_RUN_ASM(TAPS, CLAMP)                                                        \
     "1:\n\t"                                                                               \
     "ldrd %[a0], %[a1], [%[w]], #124\n\t"                                                  \
     "ldrd %[a2], %[a3], [%[w], #8 - 124]\n\t"                                              \
@@ -177,11 +186,7 @@ static inline void td_dww_group_c(const int8_t *const tap[9], const int32_t *g, 
     TD_DWW_REQ_ASM(3, a3)                                                                  \
     "ssat %[x], #8, %[x], asr #1\n\t"                                                      \
     "bfi %[a0], %[x], #24, #8\n\t"                                                         \
-    "ldrd %[v], %[u], %[lohi]\n\t"                                                         \
-    "ssub8 %[x], %[a0], %[v]\n\t"                                                          \
-    "sel %[a0], %[a0], %[v]\n\t"                                                           \
-    "ssub8 %[x], %[u], %[a0]\n\t"                                                          \
-    "sel %[a0], %[a0], %[u]\n\t"                                                           \
+    CLAMP                                                                                  \
     "ldr %[x], %[doff]\n\t"                                                                \
     "str %[a0], [%[p0], %[x]]\n\t"                                                         \
     "ldr %[x], %[wend]\n\t"                                                                \
@@ -226,19 +231,29 @@ enum { TD_DWW_MID = 0, TD_DWW_LEFT = 1, TD_DWW_RIGHT = 2, TD_DWW_OTHER = 3 };
 /* n >= 1 consecutive output pixels of one kind (cols), every group: p0 the first one's
  * top-left tap inside the image, rs / cs the steps between kernel rows / columns. */
 static void td_dww_run_asm(const int8_t *p0, int32_t rs, int32_t cs, int8_t *dst, int32_t n,
-                           td_dww_frame_t *fr, int32_t cols)
+                           td_dww_frame_t *fr, int32_t cols, int clamp)
 {
     const int8_t *p1 = p0 + rs, *p2 = p1 + rs;
     const int32_t *w = fr->table;
     int32_t a0, a1, a2, a3, x, y, q, v, u;
     fr->doff = (int32_t)((uintptr_t)dst - (uintptr_t)p0 - 4u);
     fr->count = n;
-    if (cols == TD_DWW_MID) {
-        __asm__ volatile(TD_DWW_RUN_ASM(TD_DWW_TAPS_MID) TD_DWW_OPERANDS);
+    if (clamp) {
+        if (cols == TD_DWW_MID) {
+            __asm__ volatile(TD_DWW_RUN_ASM(TD_DWW_TAPS_MID, TD_DWW_CLAMP_ASM) TD_DWW_OPERANDS);
+        } else if (cols == TD_DWW_LEFT) {
+            __asm__ volatile(TD_DWW_RUN_ASM(TD_DWW_TAPS_LEFT, TD_DWW_CLAMP_ASM)
+                             TD_DWW_OPERANDS);
+        } else {
+            __asm__ volatile(TD_DWW_RUN_ASM(TD_DWW_TAPS_RIGHT, TD_DWW_CLAMP_ASM)
+                             TD_DWW_OPERANDS);
+        }
+    } else if (cols == TD_DWW_MID) {
+        __asm__ volatile(TD_DWW_RUN_ASM(TD_DWW_TAPS_MID, ) TD_DWW_OPERANDS);
     } else if (cols == TD_DWW_LEFT) {
-        __asm__ volatile(TD_DWW_RUN_ASM(TD_DWW_TAPS_LEFT) TD_DWW_OPERANDS);
+        __asm__ volatile(TD_DWW_RUN_ASM(TD_DWW_TAPS_LEFT, ) TD_DWW_OPERANDS);
     } else {
-        __asm__ volatile(TD_DWW_RUN_ASM(TD_DWW_TAPS_RIGHT) TD_DWW_OPERANDS);
+        __asm__ volatile(TD_DWW_RUN_ASM(TD_DWW_TAPS_RIGHT, ) TD_DWW_OPERANDS);
     }
 }
 #define TD_DWW_HAVE_ASM 1
@@ -300,6 +315,7 @@ void td_dwconv2d_3x3_wide_s8_dsp(const td_dwconv2d_params_t *p, const int8_t *in
     fr.table = (const int32_t *)(const void *)p->filter;
     fr.wend = fr.table + (ch / 4) * TD_DWW_WORDS;
     const int32_t drs = p->dilation_h * rs, dcs = p->dilation_w * ch;
+    const int clamp = !(p->act_min == INT8_MIN && p->act_max == INT8_MAX);
     /* the runs of output columns of one kind, the same in every row: the columns outside
      * the image on either side change monotonically along the row, so at most 7 runs */
     int32_t run_start[TD_DWW_RUNS + 1], run_kind[TD_DWW_RUNS], nruns = 0;
@@ -328,7 +344,7 @@ void td_dwconv2d_3x3_wide_s8_dsp(const td_dwconv2d_params_t *p, const int8_t *in
                         const int32_t ix = ox * p->stride_w - p->pad_w
                                            + (run_kind[r] == TD_DWW_LEFT ? p->dilation_w : 0);
                         td_dww_run_asm(image + iy0 * rs + ix * ch, drs, dcs, dst + ox * ch,
-                                       end - ox, &fr, run_kind[r]);
+                                       end - ox, &fr, run_kind[r], clamp);
                     }
                 }
                 continue;
