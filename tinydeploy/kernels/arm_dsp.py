@@ -23,9 +23,12 @@ model fitted to QEMU icount runs, weight flash bytes, scratch bytes) for selecti
 board's budget.
 
 Invariants: every variant here has ``impl="dsp"``, requires the board feature ``"dsp"``,
-outranks the reference (``priority`` > 0), stores exactly the reference's weight bytes and
-returns a reason from ``accepts`` for any shape it does not handle, so that selection falls
-back to the reference kernel.
+outranks the reference (``priority`` > 0), stores exactly the reference's weight bytes
+(except ``td_dwconv2d_3x3_wide_s8_dsp``, whose widened weights are a speed-for-flash trade
+that only ``--optimize speed`` makes: its constants exceed the reference's, and its priority
+is below the unrolled kernel's, so priority selection never takes it) and returns a reason
+from ``accepts`` for any shape it does not handle, so that selection falls back to the
+reference kernel.
 """
 
 from __future__ import annotations
