@@ -230,8 +230,9 @@ enum { TD_DWW_MID = 0, TD_DWW_LEFT = 1, TD_DWW_RIGHT = 2, TD_DWW_OTHER = 3 };
 
 /* n >= 1 consecutive output pixels of one kind (cols), every group: p0 the first one's
  * top-left tap inside the image, rs / cs the steps between kernel rows / columns. */
-static void td_dww_run_asm(const int8_t *p0, int32_t rs, int32_t cs, int8_t *dst, int32_t n,
-                           td_dww_frame_t *fr, int32_t cols, int clamp)
+static inline __attribute__((always_inline)) void
+td_dww_run_asm(const int8_t *p0, int32_t rs, int32_t cs, int8_t *dst, int32_t n,
+               td_dww_frame_t *fr, int32_t cols, int clamp)
 {
     const int8_t *p1 = p0 + rs, *p2 = p1 + rs;
     const int32_t *w = fr->table;
