@@ -831,18 +831,19 @@ def test_wide_kernel_table_layout() -> None:
 
 
 def test_wide_kernel_where_speed_takes_it() -> None:
-    """Under --optimize speed the wide kernel takes the short maps it is estimated fastest
-    on (a streamed row: 3x7x64 VALID, 12,600 instructions measured on the unrolled kernel,
-    8,640 on it), and not the DS-CNN's full 25x5x64 SAME layer (the lines kernel: 161,760
-    measured, about 300,000 on it, whose C loop takes the padded rows); balanced never takes
+    """Under --optimize speed the wide kernel takes the maps it is estimated fastest on: a
+    streamed row (3x7x64 VALID, 12,200 instructions measured on the unrolled kernel, 8,640
+    on it) and a 25x5x64 SAME layer whose ReLU clamps (output zero point 0: 240,920 on it,
+    255,640 on the lines kernel), not the DS-CNN's 25x5x64 layer, whose ReLU is all of int8
+    (output zero point -128: the lines kernel 161,720, 231,720 on it); balanced never takes
     it (its constants exceed the reference's); and it refuses with a reason what it cannot
     run."""
     from tinydeploy.plan.choose import choose_kernels
 
-    cases = (((1, 3, 7, 64), Padding.VALID, DWW), ((1, 5, 7, 32), Padding.VALID, DWW),
-             ((1, 25, 5, 64), Padding.SAME, DWL))
-    for shape, pad, want in cases:
-        s = Spec("dww_cost", "dw", shape, shape[3], k=(3, 3), padding=pad, zp=(-128, 0),
+    cases = (((1, 3, 7, 64), Padding.VALID, 0, DWW), ((1, 5, 7, 32), Padding.VALID, 0, DWW),
+             ((1, 25, 5, 64), Padding.SAME, 0, DWW), ((1, 25, 5, 64), Padding.SAME, -128, DWL))
+    for shape, pad, zp_out, want in cases:
+        s = Spec("dww_cost", "dw", shape, shape[3], k=(3, 3), padding=pad, zp=(-128, zp_out),
                  act=Activation.RELU)
         g = load_tflite(build_model(s))
         speed = choose_kernels(g, DSP_BOARD, "speed").selection.choices[0].variant.symbol
