@@ -189,6 +189,32 @@ def test_streamed_equals_full_window_on_emulated_boards(board_id: str, pad: str,
     assert rep.steps == STEPS and rep.mismatches == 0, rep
 
 
+@pytest.mark.parametrize("pad", ["same", "valid"])
+def test_streamed_speed_kernels_equal_full_window_on_the_m4(pad: str, models: dict[str, Path],
+                                                            tmp_path: Path) -> None:
+    """--optimize speed streams the depthwise layers on the kernel with widened weights
+    (td_dwconv2d_3x3_wide_s8_dsp: its asm runs for the border columns of the folded PAD and
+    the inner ones), bit-exact step after step on the emulated M4."""
+    if shutil.which("qemu-system-arm") is None or shutil.which("arm-none-eabi-gcc") is None:
+        pytest.skip("no QEMU or ARM toolchain")
+    from tinydeploy.flash.runner import Firmware
+    from tinydeploy.link.connect import connect
+
+    model = models[pad].read_bytes()
+    g = load_tflite(model)
+    built = build_firmware(models[pad], get_board("mps2-an386"), "validate", tmp_path,
+                           emulate=True, streaming=True, optimize="speed")
+    dw = {k.symbol for k in built.kernels if "dwconv" in k.symbol}
+    if pad == "valid":
+        assert dw == {"td_dwconv2d_3x3_wide_s8_dsp"}, dw
+    fw = Firmware.from_build_dir(tmp_path)
+    frames = random_frames(g, (24 + STEPS) * HOP, seed=13)
+    with connect(fw) as conn:
+        rep = validate_stream(lambda x: conn.session.run([x]), model, frames, HOP, WINDOW,
+                              STEPS)
+    assert rep.steps == STEPS and rep.mismatches == 0, rep
+
+
 # --- contract: random time-convolutional chains ---------------------------------------------
 
 

@@ -362,6 +362,11 @@ int32_t td_dwconv2d_3x3_s8_dsp_scratch_size(const td_dwconv2d_params_t *p);
 void td_dwconv2d_3x3_lines_s8_dsp(const td_dwconv2d_params_t *p, const int8_t *in0,
                                   int8_t *out0);
 int32_t td_dwconv2d_3x3_lines_s8_dsp_scratch_size(const td_dwconv2d_params_t *p);
+/* 3x3 on the host-widened per-group tables of arm_dsp.wide_dw_table (filter; bias, mult and
+ * shift unused), the rounding form only: short maps such as a streamed step's row */
+void td_dwconv2d_3x3_wide_s8_dsp(const td_dwconv2d_params_t *p, const int8_t *in0,
+                                 int8_t *out0);
+int32_t td_dwconv2d_3x3_wide_s8_dsp_scratch_size(const td_dwconv2d_params_t *p);
 /* ---- portable optimised kernels (kernels/opt/: cores without the DSP extension) ---- */
 void td_conv2d_s8_opt(const td_conv2d_params_t *p, const int8_t *in0, int8_t *out0);
 int32_t td_conv2d_s8_opt_scratch_size(const td_conv2d_params_t *p);

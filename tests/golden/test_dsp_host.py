@@ -737,6 +737,130 @@ def test_lines_kernel_where_its_cost_model_is_lower() -> None:
             assert "the unrolled kernel's" in why, why
 
 
+# ---- the 3x3 kernel on widened weights (td_dwconv2d_3x3_wide_s8_dsp) ----------------------
+
+DWW = "td_dwconv2d_3x3_wide_s8_dsp"
+# Chosen by cost alone, under --optimize speed (its constants exceed the reference's), so put
+# in place of the selected kernel: 1 to 3 output rows, widths 1 to 7, 4 to 128 channels,
+# VALID and SAME (the asm's left and right border columns; the C loop for padded rows and
+# maps too narrow for both), batches with stride 2, dilation, a clamped activation (ReLU6,
+# ReLU), zero points at both ends, the largest shifts with large biases, saturation,
+# multipliers over 10 octaves
+WIDE_SPECS: tuple[Spec, ...] = (
+    Spec("dww_row5_c64", "dw", (1, 3, 7, 64), 64, k=(3, 3), padding=Padding.VALID,
+         zp=(-128, 0), act=Activation.RELU),
+    Spec("dww_row1_c4", "dw", (1, 3, 3, 4), 4, k=(3, 3), padding=Padding.VALID,
+         zp=(127, -128)),
+    Spec("dww_rows2_w7_c128", "dw", (1, 4, 9, 128), 128, k=(3, 3), padding=Padding.VALID,
+         zp=(-3, 5), act=Activation.RELU6),
+    Spec("dww_rows3_w6_c8", "dw", (1, 5, 8, 8), 8, k=(3, 3), padding=Padding.VALID,
+         zp=(60, -60)),
+    Spec("dww_row3_c12", "dw", (1, 3, 5, 12), 12, k=(3, 3), padding=Padding.VALID,
+         zp=(0, 0)),
+    Spec("dww_same_3x5_c64", "dw", (1, 3, 5, 64), 64, k=(3, 3), zp=(-128, -128),
+         act=Activation.RELU),
+    Spec("dww_same_w1", "dw", (1, 3, 1, 12), 12, k=(3, 3), zp=(9, 0)),
+    Spec("dww_same_w2_c16", "dw", (1, 2, 2, 16), 16, k=(3, 3), zp=(-1, 1)),
+    Spec("dww_same_s2_b2", "dw", (2, 5, 7, 12), 12, k=(3, 3), stride=(2, 2), zp=(-9, 9),
+         act=Activation.RELU6),
+    Spec("dww_dilated", "dw", (1, 7, 7, 8), 8, k=(3, 3), dilation=(2, 2), zp=(40, -3)),
+    Spec("dww_shift_big", "dw", (1, 3, 6, 8), 8, k=(3, 3), padding=Padding.VALID,
+         zp=(-128, 3), out_scale=3000.0, octaves=3, bias_scale=1 << 28),
+    Spec("dww_saturating", "dw", (1, 3, 7, 16), 16, k=(3, 3), padding=Padding.VALID,
+         zp=(-128, 0), out_scale=0.004),
+    Spec("dww_octaves", "dw", (1, 4, 5, 20), 20, k=(3, 3), zp=(127, -128), octaves=10),
+)
+# without a bias (the tflite-micro oracle crashes on a bias-less depthwise): compared with
+# the reference kernel instead
+WIDE_NOBIAS_SPECS: tuple[Spec, ...] = (
+    Spec("dww_nobias_row5", "dw", (1, 3, 7, 32), 32, k=(3, 3), padding=Padding.VALID,
+         zp=(-128, 0), bias=False),
+    Spec("dww_nobias_same", "dw", (1, 4, 5, 8), 8, k=(3, 3), zp=(17, -2), bias=False,
+         act=Activation.RELU),
+)
+wide_selection = selection_with(DWW)
+
+
+def test_wide_kernel_in_place_matches_oracle(harness_cache: Path) -> None:
+    for s in WIDE_SPECS + WIDE_NOBIAS_SPECS:
+        g = load_tflite(build_model(s))
+        assert arm_dsp.DWCONV2D_3X3_WIDE_S8_DSP.accepts(g, g.operators[0]) is None, s.id
+    widths = {load_tflite(build_model(s)).outputs[0].shape[2] for s in WIDE_SPECS}
+    assert widths >= {1, 2, 3, 4, 5, 6, 7}, widths
+    check_specs(list(WIDE_SPECS), wide_selection)
+
+
+def test_wide_kernel_without_bias_matches_reference(harness_cache: Path) -> None:
+    cases = []
+    for s in WIDE_NOBIAS_SPECS:
+        g = load_tflite(build_model(s))
+        for _, arr in input_sets(g, s.seed):
+            ref = select_kernels(g)      # no board: the reference kernels
+            cases += [HostCase(g, (arr,), host_selection(ref)),
+                      HostCase(g, (arr,), host_selection(wide_selection(g)))]
+    outs = run_host(cases)
+    for k in range(0, len(outs), 2):
+        assert np.array_equal(outs[k + 1][0], outs[k][0]), mismatch(outs[k + 1][0], outs[k][0])
+
+
+def test_wide_kernel_table_layout() -> None:
+    """The host's table (`arm_dsp.wide_dw_table`), decoded as td_dwconv2d_3x3_wide_s8_dsp.c
+    reads it, gives the model's weights doubled, the folded bias and the requantization."""
+    rng = np.random.default_rng(3)
+    c = 8
+    taps = rng.integers(-128, 128, size=(9, c)).astype(np.int8)
+    bias = rng.integers(-1000, 1000, size=c).astype(np.int32)
+    mult = rng.integers(1 << 30, (1 << 31) - 1, size=c).astype(np.int32)
+    shift = -rng.integers(1, 24, size=c).astype(np.int8)
+    raw = arm_dsp.wide_dw_table(taps, bias, 37, mult, shift, -5)
+    taps = taps.astype(np.int64)
+    words = raw.view("<i4").reshape(c // 4, arm_dsp.DWW_GROUP_WORDS)
+    lanes = raw.view("<i2").reshape(c // 4, 2 * arm_dsp.DWW_GROUP_WORDS)
+    order = arm_dsp.DWW_TAPS
+    for g in range(c // 4):
+        for j in range(4):
+            ch = 4 * g + j
+            assert words[g, j] == 2 * (int(bias[ch]) + 37 * int(taps[:, ch].astype(int).sum()))
+            for i in range(4):
+                assert lanes[g, 2 * (4 + 4 * i + j)] == 2 * taps[order[2 * i], ch]
+                assert lanes[g, 2 * (4 + 4 * i + j) + 1] == 2 * taps[order[2 * i + 1], ch]
+            assert lanes[g, 2 * (20 + (j & 1)) + (j >> 1)] == 2 * taps[order[8], ch]
+            e = -int(shift[ch])
+            assert words[g, 22 + 2 * j] == mult[ch]
+            assert words[g, 23 + 2 * j] == (2 * -5 + 1) * (1 << (e - 1))
+            assert raw[g * 4 * arm_dsp.DWW_GROUP_WORDS + 120 + j] == e - 1
+
+
+def test_wide_kernel_where_speed_takes_it() -> None:
+    """Under --optimize speed the wide kernel takes the maps it is estimated fastest on: a
+    streamed row (3x7x64 VALID, 12,200 instructions measured on the unrolled kernel, 8,640
+    on it) and a 25x5x64 SAME layer whose ReLU clamps (output zero point 0: 240,920 on it,
+    255,640 on the lines kernel), not the DS-CNN's 25x5x64 layer, whose ReLU is all of int8
+    (output zero point -128: the lines kernel 161,720, 231,720 on it); balanced never takes
+    it (its constants exceed the reference's); and it refuses with a reason what it cannot
+    run."""
+    from tinydeploy.plan.choose import choose_kernels
+
+    cases = (((1, 3, 7, 64), Padding.VALID, 0, DWW), ((1, 5, 7, 32), Padding.VALID, 0, DWW),
+             ((1, 25, 5, 64), Padding.SAME, 0, DWW), ((1, 25, 5, 64), Padding.SAME, -128, DWL))
+    for shape, pad, zp_out, want in cases:
+        s = Spec("dww_cost", "dw", shape, shape[3], k=(3, 3), padding=pad, zp=(-128, zp_out),
+                 act=Activation.RELU)
+        g = load_tflite(build_model(s))
+        speed = choose_kernels(g, DSP_BOARD, "speed").selection.choices[0].variant.symbol
+        assert speed == want, (shape, speed)
+        balanced = choose_kernels(g, DSP_BOARD, "balanced").selection.choices[0].variant
+        assert balanced.symbol != DWW, shape
+    refused = ((Spec("dww_c6", "dw", (1, 3, 7, 6), 6, k=(3, 3)), "multiple of 4"),
+               (Spec("dww_5x5", "dw", (1, 5, 7, 8), 8, k=(5, 5)), "3x3 required"),
+               (Spec("dww_shift_pos", "dw", (1, 3, 7, 8), 8, k=(3, 3), out_scale=0.00001,
+                     octaves=1), "rounding form"))
+    for s, why in refused:
+        g = load_tflite(build_model(s))
+        reason = arm_dsp.DWCONV2D_3X3_WIDE_S8_DSP.accepts(g, g.operators[0])
+        assert reason is not None and why in reason, (s.id, reason)
+
+
 # ---- the one-channel kernel on the shapes the window kernel now takes -----------------------
 
 # the declared one-input-channel, four-taps-wide specs (and the DS-CNN's first layer), run with

@@ -27,6 +27,8 @@ from test_dsp_host import (
     LINES_EDGE_SPECS,
     PARTIAL_SPECS,
     SPECS,
+    WIDE_NOBIAS_SPECS,
+    WIDE_SPECS,
     build_model,
     c1_selection,
     frame_selection,
@@ -34,6 +36,7 @@ from test_dsp_host import (
     mismatch,
     random_specs,
     selection_with,
+    wide_selection,
 )
 
 from tinydeploy.model.loader import load_tflite
@@ -367,3 +370,46 @@ def test_frame_kernel_with_overlapping_buffers(tmp_path: Path) -> None:
     assert {c.call.symbol for c in cases} == {"td_conv2d_frame_s8_dsp"}
     assert any(not c.safe for c in cases)
     check_overlapped(cases, tmp_path, ("fr_pw128_square",), target=lambda _: _bench().M4_TARGET)
+
+
+def test_wide_kernel_on_cortex_m4() -> None:
+    """The kernel on widened weights (its asm: inner and border columns) on the host tier's
+    WIDE_SPECS, put in place of the selected kernel: the reference kernel's bytes, which are
+    the oracle's; the bias-less cases against the reference kernel alone; the same at the
+    other optimisation levels (the asm's operands in other registers and frames)."""
+    from dataclasses import replace
+
+    bad = _forced_on_device(list(WIDE_SPECS), wide_selection)
+    assert not bad, f"wide kernel differs on the device for {bad}"
+    bench = _bench()
+    cases = []
+    for s in WIDE_NOBIAS_SPECS + WIDE_SPECS[:5]:
+        g = load_tflite(build_model(s))
+        (case,) = bench.device_cases(g, s.id, seed=s.seed)
+        choice = wide_selection(g).choices[0]
+        cases.append(replace(case, dsp=choice.call, dsp_sources=tuple(
+            f for f in choice.variant.sources if f.endswith(".c"))))
+    for opt in ("-O2", "-Os", "-O3"):
+        results = bench.run_on_device(cases, opt=opt)
+        differ = [c.name for c, r in zip(cases, results, strict=True) if not r.equal]
+        assert not differ, f"{opt}: wide kernel differs from the reference for {differ}"
+
+
+def test_wide_kernel_with_overlapping_buffers(tmp_path: Path) -> None:
+    """In-place execution of the kernel on widened weights on the Cortex-M4: its output over
+    its input at the tightest lead and trail its access order (dwconv_lanes_order(4): a
+    group's nine taps are read before its four outputs are written) tolerates, on the
+    planner's grid and at a random safe shift, gives the oracle's bytes; the unsafe shift 16
+    bytes inside the lead changes the streamed row's result."""
+    from test_mve_target import check_overlapped, overlap_cases
+
+    from tinydeploy.boards import get_board
+    from tinydeploy.kernels import arm_dsp
+
+    rng = np.random.default_rng(29)
+    ids = ("dww_row5_c64", "dww_rows2_w7_c128", "dww_same_3x5_c64", "dww_same_s2_b2")
+    specs = [s for s in WIDE_SPECS if s.id in ids]
+    cases = [c for s in specs for c in overlap_cases(s, rng, get_board("mps2-an386"),
+                                                     arm_dsp.DWCONV2D_3X3_WIDE_S8_DSP)]
+    assert any(not c.safe for c in cases)
+    check_overlapped(cases, tmp_path, ("dww_row5_c64",), target=lambda _: _bench().M4_TARGET)

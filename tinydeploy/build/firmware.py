@@ -208,7 +208,8 @@ def build_firmware(model: Path | bytes, board: Board, app: App | str, out_dir: P
         from tinydeploy.plan.stream import choose_stream
 
         splan = choose_stream(g, selection, board, str(app), stack_bytes=stack_bytes,
-                              axis=stream_axis, keep=stream_keep, algorithm=algorithm)
+                              axis=stream_axis, keep=stream_keep, algorithm=algorithm,
+                              speed=choice.optimize.value == "speed" and not choice.fallback)
         selection = splan.selection     # the streamed ops' kernels, chosen on row windows
     arena_bytes = plan.arena_bytes if splan is None else splan.arena_bytes
     input_bytes = sum(t.nbytes for t in g.inputs)

@@ -124,7 +124,8 @@ def plan_model(model: Path, board_name: str, app: str = "bench", algorithm: str 
             or 0) for la in report["selection"]["layers"]}
         streamed = compare_schedules(
             graph, selection, per_op, gplan.arena_bytes, board=board, app=app,
-            stack_bytes=stack or 0, algorithm=algorithm, **streaming)
+            stack_bytes=stack or 0, algorithm=algorithm,
+            speed=choice.optimize.value == "speed" and not choice.fallback, **streaming)
         # the firmware built --streaming has the streamed arena (state included, none of it
         # idle between steps) and a step's input rows: the budget is that one's, as the
         # build computes it; the tensor layout above stays the full window's

@@ -163,9 +163,9 @@ def dwconv_ref_order(call: KernelCall) -> AccessOrder:
 
 
 def dwconv_lanes_order(lanes: int) -> Callable[[KernelCall], AccessOrder]:
-    """The 3x3 DSP and MVE depthwise kernels (depth multiplier 1): one step per (pixel,
-    group of ``lanes`` channels): the nine taps of the group are read, then its outputs are
-    written."""
+    """The 3x3 DSP (unrolled and wide) and MVE depthwise kernels (depth multiplier 1): one
+    step per (pixel, group of ``lanes`` channels): the nine taps of the group are read, then
+    its outputs are written."""
     def order(call: KernelCall) -> AccessOrder:
         c = _p(call, "in_c")
         groups = -(-c // lanes)

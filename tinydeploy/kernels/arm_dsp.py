@@ -23,14 +23,17 @@ model fitted to QEMU icount runs, weight flash bytes, scratch bytes) for selecti
 board's budget.
 
 Invariants: every variant here has ``impl="dsp"``, requires the board feature ``"dsp"``,
-outranks the reference (``priority`` > 0), stores exactly the reference's weight bytes and
-returns a reason from ``accepts`` for any shape it does not handle, so that selection falls
-back to the reference kernel.
+outranks the reference (``priority`` > 0), stores exactly the reference's weight bytes
+(except ``td_dwconv2d_3x3_wide_s8_dsp``, whose widened weights are a speed-for-flash trade
+that only ``--optimize speed`` makes: its constants exceed the reference's, and its priority
+is below the unrolled kernel's, so priority selection never takes it) and returns a reason
+from ``accepts`` for any shape it does not handle, so that selection falls back to the
+reference kernel.
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -729,6 +732,155 @@ DWCONV2D_3X3_LINES_S8_DSP = register(KernelVariant(
     accepts=_dw3x3_lines_accepts, prepare=_dw3x3_lines_prepare, priority=22,
     access=dwconv_lines_order,
     code_bytes=1970))   # measured 1,796 B, + 10 %
+
+
+# --- the 3x3 depthwise kernel on widened weights (short maps: a streamed step's row) -------
+
+DWW_SYMBOL = "td_dwconv2d_3x3_wide_s8_dsp"
+DWW_GROUP_WORDS = 31   # twin of TD_DWW_WORDS: one group of four channels' table
+# the tap pairs in the kernel's load order, then the single tap (twin of td_dww_taps)
+DWW_TAPS = (1, 2, 0, 4, 5, 3, 7, 8, 6)
+
+
+def _dw3x3_wide_accepts(graph: Graph, op: Operator) -> str | None:
+    why = _dw3x3_dsp_accepts(graph, op)
+    if why is not None:
+        return why
+    call = DWCONV2D_S8_REF.prepare(graph, op)
+    c = int(call.param("in_c"))
+    if not rounding_form(call.const("filter").values.astype(np.int8).reshape(9, c).T, call):
+        return "the rounding form of the requantization is not exact for every channel"
+    return None
+
+
+def wide_dw_table(taps: np.ndarray, bias: np.ndarray | None, input_offset: int,
+                  mult: np.ndarray, shift: np.ndarray, output_zp: int) -> np.ndarray:
+    """The per-group tables td_dwconv2d_3x3_wide_s8_dsp.c reads, as int8 bytes (``taps``
+    [9, C] int8, C % 4 == 0; the rounding form proven for every channel): per group of four
+    channels 31 little-endian words: 2 * (bias + input_offset * sum of taps); the four tap
+    pairs of `DWW_TAPS` per channel as int16 (2 w_t, 2 w_u); the single tap as int16
+    (2 w c0, 2 w c2), (2 w c1, 2 w c3); per channel (mult, r) with the rounding constant
+    r = (2 zp + 1) 2^(e-1); the bytes e - 1 (e = -shift >= 1)."""
+    taps = np.asarray(taps, dtype=np.int64)
+    ntaps, c = taps.shape
+    assert ntaps == 9 and c % 4 == 0, (ntaps, c)
+    b = np.zeros(c, np.int64) if bias is None else np.asarray(bias, np.int64)
+    folded = 2 * (b + int(input_offset) * taps.sum(axis=0))
+    assert np.all(np.abs(folded) < (1 << 31)), "the rounding form bounds the folded bias"
+    e = -np.asarray(shift, np.int64)
+    assert np.all(e >= 1), "the rounding form shifts right"
+    rnd = (2 * int(output_zp) + 1) * (np.int64(1) << (e - 1))
+    w2 = (2 * taps).astype(np.int16).view(np.uint16).astype(np.uint32)   # [9, C]
+    groups = []
+    for g in range(c // 4):
+        ch = slice(4 * g, 4 * g + 4)
+        words: list[np.ndarray] = [folded[ch].astype(np.int64) & 0xFFFFFFFF]
+        for i in range(4):
+            t, u = DWW_TAPS[2 * i], DWW_TAPS[2 * i + 1]
+            words.append(w2[t, ch] | (w2[u, ch] << 16))
+        s = w2[DWW_TAPS[8], ch]
+        words.append(np.array([s[0] | (s[2] << 16), s[1] | (s[3] << 16)], np.uint32))
+        req = np.stack([np.asarray(mult, np.int64)[ch], rnd[ch]], axis=1).reshape(-1)
+        words.append(req & 0xFFFFFFFF)
+        sh = (e[ch] - 1).astype(np.uint32)
+        words.append(np.array([sh[0] | sh[1] << 8 | sh[2] << 16 | sh[3] << 24], np.uint32))
+        groups.append(np.concatenate([np.asarray(w, np.uint64) for w in words]))
+    table = np.concatenate(groups).astype(np.uint32)
+    assert table.size == DWW_GROUP_WORDS * (c // 4)
+    return table.astype("<u4").view(np.int8).copy()
+
+
+@dataclass(frozen=True)
+class DwwGeometry:
+    """What td_dwconv2d_3x3_wide_s8_dsp runs for a call: output rows whose three kernel rows
+    are inside the image (``asm_rows``), the runs of pixels of one kind of columns in such a
+    row (all inside, the left or the right one outside: one asm loop each, ``asm_runs`` over
+    all rows) and their pixels (``asm_pixels``); every other pixel takes the C loop
+    (``c_pixels``); ``columns`` is the row's width (the runs are found once per call)."""
+
+    asm_rows: int
+    asm_runs: int
+    asm_pixels: int
+    c_pixels: int
+    columns: int
+
+
+def dww_column_kinds(call: KernelCall) -> list[int]:
+    """Per output column: 0 all three kernel columns inside the image, 1 the left one outside,
+    2 the right one outside, 3 any other (twin of td_dww_cols)."""
+    sw, pad, d, n = (int(call.param(k)) for k in ("stride_w", "pad_w", "dilation_w", "in_w"))
+    kinds = []
+    for ox in range(int(call.param("out_w"))):
+        x = ox * sw - pad
+        in0, in1, in2 = (0 <= x + k * d < n for k in range(3))
+        kinds.append(0 if in0 and in1 and in2 else 1 if not in0 and in1 and in2
+                     else 2 if in0 and in1 and not in2 else 3)
+    return kinds
+
+
+def dww_geometry(call: KernelCall) -> DwwGeometry:
+    """The `DwwGeometry` of a td_dwconv2d_3x3_wide_s8_dsp call."""
+    sh, pad, d, n = (int(call.param(k)) for k in ("stride_h", "pad_h", "dilation_h", "in_h"))
+    b, out_w = int(call.param("batches")), int(call.param("out_w"))
+    rows = b * sum(1 for oy in range(int(call.param("out_h")))
+                   if oy * sh - pad >= 0 and oy * sh - pad + 2 * d < n)
+    kinds = dww_column_kinds(call)
+    runs = [k for i, k in enumerate(kinds) if i == 0 or kinds[i - 1] != k]
+    asm_runs = sum(1 for k in runs if k != 3)
+    asm_cols = sum(1 for k in kinds if k != 3)
+    return DwwGeometry(rows, rows * asm_runs, rows * asm_cols,
+                       output_pixels(call) - rows * asm_cols, out_w)
+
+
+# td_dwconv2d_3x3_wide_s8_dsp's cost, fitted on QEMU mps2-an386 (-icount, -O2) by least
+# squares to 25 maps of 1x1 to 25x5 pixels over 4 to 128 channels, VALID and SAME, strides
+# and dilation (within 2.5 %): per call, per output column (the runs are found once per
+# call), per asm row, per asm run, per asm pixel, per asm pixel and group of four channels
+# (and per such group when the activation clamps inside int8); per pixel of the C loop and
+# per such pixel and group (~2.7 times the asm's)
+DWW_COST = (27.9, 34.2, 114.6, 45.8, 1.6, 99.1, 3.6, 296.5, 267.5)
+
+
+def dww_instructions(call: KernelCall) -> int:
+    """td_dwconv2d_3x3_wide_s8_dsp's estimated instructions for ``call`` (`DWW_COST`)."""
+    fixed, per_col, per_row, per_run, px_asm, group_asm, clamp, px_c, group_c = DWW_COST
+    groups = int(call.param("in_c")) // 4
+    if (int(call.param("act_min")), int(call.param("act_max"))) != (-128, 127):
+        group_asm += clamp
+    g = dww_geometry(call)
+    return int(round(fixed + per_col * g.columns + per_row * g.asm_rows + per_run * g.asm_runs
+                     + g.asm_pixels * (px_asm + group_asm * groups)
+                     + g.c_pixels * (px_c + group_c * groups)))
+
+
+def _dw3x3_wide_prepare(graph: Graph, op: Operator) -> KernelCall:
+    call = DWCONV2D_S8_REF.prepare(graph, op)
+    c = int(call.param("in_c"))
+    taps = call.const("filter").values.astype(np.int8).reshape(9, c)
+    bias = next((k.values for k in call.consts if k.name == "bias"), None)
+    table = wide_dw_table(taps, bias, int(call.param("input_offset")),
+                          call.const("mult").values, call.const("shift").values,
+                          int(call.param("output_offset")))
+    dsp = as_dsp_call(call, DWW_SYMBOL, taps.T, 0, table)
+    consts = tuple(k for k in dsp.consts if k.name == "filter")
+    params = tuple((k, "NULL" if k in ("bias", "mult", "shift") else v)
+                   for k, v in dsp.params)
+    dsp = replace(dsp, consts=consts, params=params)
+    return replace(dsp, instructions=dww_instructions(dsp))
+
+
+# 3x3 on multiples of four channels with the weights widened and the input offset folded into
+# the bias on the host: 124 B of constants per four channels where the reference stores 72
+# (a speed-for-flash trade, so only ``--optimize speed`` and the streamed selection under it
+# take it), about 100 instructions per pixel and four channels where the unrolled kernel
+# takes 136. Below the unrolled kernel's priority: selection by priority never takes it.
+DWCONV2D_3X3_WIDE_S8_DSP = register(KernelVariant(
+    op="DEPTHWISE_CONV_2D", impl="dsp", symbol=DWW_SYMBOL,
+    sources=(f"{ARM_DIR}/td_dwconv2d_3x3_wide_s8_dsp.c", SIMD_HEADER),
+    requires=DSP,
+    accepts=_dw3x3_wide_accepts, prepare=_dw3x3_wide_prepare, priority=19,
+    access=dwconv_lanes_order(4), estimate=dww_instructions,
+    code_bytes=4540))   # measured 4,125 B, + 10 %
 
 
 def _dw_dsp_accepts(graph: Graph, op: Operator) -> str | None:

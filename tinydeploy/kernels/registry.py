@@ -98,6 +98,9 @@ class KernelVariant:
     ``twins``: symbols of variants of the same op that accept the same operators and compute
     the same bytes at the same cost in another access order (front to back, back to front);
     the planner may put one in this variant's place to overlap buffers better.
+    ``estimate``: the estimated instructions of one of this variant's calls with its rows
+    changed (a streamed row window, which no op on those rows has: the kernel reads
+    ``in_h`` rows with ``pad_h`` padded above); None: the call's own estimate stands for it.
     """
 
     op: str
@@ -113,6 +116,7 @@ class KernelVariant:
     access: Callable[[KernelCall], Any] | None = field(default=None, compare=False)
     code_bytes: int = 0   # measured .text of the kernel (-O2, its core) + ~10 %; 0: unknown
     twins: tuple[str, ...] = ()
+    estimate: Callable[[KernelCall], int] | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)

@@ -160,17 +160,18 @@ def plan_stream(graph: Graph, selection: Selection, schedule: StreamSchedule, *,
 
 def choose_stream(graph: Graph, selection: Selection, board: Any, app: str, *,
                   stack_bytes: int, axis: int | None = None, keep: str | None = None,
-                  algorithm: str = "auto") -> StreamPlan:
+                  algorithm: str = "auto", speed: bool = False) -> StreamPlan:
     """The streamed schedule for ``board``: keeping every layer's rows (least work) when its
     RAM budget fits the board, else keeping only the input window (least RAM); ``keep``
-    forces one. A board where neither fits is a `BudgetError` with the figures."""
+    forces one. A board where neither fits is a `BudgetError` with the figures. ``speed``:
+    the streamed ops' kernels may store more constants (`select_streamed`)."""
     from tinydeploy.plan.budget import check_budget, compute_budget
     from tinydeploy.stream.schedule import KEEP, schedule_stream
 
     last: StreamPlan | None = None
     for k in ((keep,) if keep else KEEP):
         sched = schedule_stream(graph, axis, keep=k)
-        streamed, costs = select_streamed(graph, selection, sched, board)
+        streamed, costs = select_streamed(graph, selection, sched, board, speed=speed)
         splan = plan_stream(graph, streamed, sched, algorithm=algorithm, costs=costs)
         if getattr(board, "is_host", True):
             return splan
@@ -213,11 +214,11 @@ def step_instructions(splan: StreamPlan, per_op: dict[int, int]) -> int:
 def compare_schedules(graph: Graph, selection: Selection, per_op: dict[int, int],
                       full_arena: int, *, frame_ms: float, board: Any, app: str,
                       stack_bytes: int, axis: int | None = None, keep: str | None = None,
-                      algorithm: str = "auto") -> dict[str, Any]:
+                      algorithm: str = "auto", speed: bool = False) -> dict[str, Any]:
     """Full window (an inference every hop) against the streamed schedule: instructions per
     step and per second of audio, arena and state bytes (JSON-ready)."""
     splan = choose_stream(graph, selection, board, app, stack_bytes=stack_bytes, axis=axis,
-                          keep=keep, algorithm=algorithm)
+                          keep=keep, algorithm=algorithm, speed=speed)
     sched = splan.schedule
     steps_per_s = 1000.0 / (frame_ms * sched.hop)
     full = sum(per_op.values())
@@ -293,15 +294,19 @@ def _window_is_an_op(graph: Graph, schedule: StreamSchedule, call_index: int) ->
 
 
 def select_streamed(graph: Graph, selection: Selection, schedule: StreamSchedule,
-                    board: Any) -> tuple[Selection, dict[int, int]]:
+                    board: Any, speed: bool = False) -> tuple[Selection, dict[int, int]]:
     """Kernel variants for the streamed ops, chosen on their row windows.
 
     A kernel's speed on a full map says little about one row (set-up per call, lines
     along a row of five outputs): every variant the board has that accepts the op, takes a
     row-window parameter struct and accepts each of the op's row windows (as an op on those
     rows) is costed on its windows; the cheapest wins among those whose constants take no
-    more flash than the full window's choice. Returns the selection and the estimated
-    instructions per step of each streamed op."""
+    more flash than the full window's choice (under ``speed``, ``--optimize speed``, among
+    all of them: flash is traded for speed, and the build's budget check counts the streamed
+    selection's constants). Returns the selection and the estimated instructions per step of
+    each streamed op."""
+    from dataclasses import replace
+
     from tinydeploy.kernels.registry import KernelChoice
     from tinydeploy.plan.choose import _candidates, variant_cost
     from tinydeploy.stream.analysis import ROW_WINDOW_PARAMS
@@ -340,9 +345,19 @@ def select_streamed(graph: Graph, selection: Selection, schedule: StreamSchedule
                                         + cost * rc.out_rows // max(lay.out_rows, 1))
                 continue
             g2 = row_window_graph(graph, schedule, k)
-            ok = {v.symbol: cost.instructions
-                  for v, call, cost in _candidates(g2, g2.operators[op_index], features)
-                  if call is not None}
+            ok: dict[str, int] = {}
+            for v, call, vc in _candidates(g2, g2.operators[op_index], features):
+                if call is None:
+                    continue
+                ok[v.symbol] = vc.instructions
+                if v.estimate is not None and "in_h" in dict(call.params):
+                    # the rows the step's call really reads (a folded PAD's window: the
+                    # kernel rows inside, where the op above pads them)
+                    rc = schedule.calls[k]
+                    window = replace(call, params=tuple(
+                        (n, {"in_h": rc.in_rows, "out_h": rc.out_rows,
+                             "pad_h": rc.pad_top}.get(n, x)) for n, x in call.params))
+                    ok[v.symbol] += v.estimate(window) - call.instructions
             for sym in list(full):
                 if sym not in ok:
                     del full[sym]
@@ -350,7 +365,7 @@ def select_streamed(graph: Graph, selection: Selection, schedule: StreamSchedule
                     per_variant[sym] = per_variant.get(sym, 0) + ok[sym]
         for sym, (_v, call) in full.items():
             consts = sum(int(c.values.nbytes) for c in call.consts)
-            if consts > base_consts:
+            if consts > base_consts and not speed:
                 continue
             key = (per_variant[sym], sym)
             if best is None or key < best:
