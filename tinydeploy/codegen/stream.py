@@ -177,15 +177,22 @@ def stream_context(graph: Graph, selection: Selection, plan: StreamPlan,
                          call=cemit.emit_call(call, entry["prefix"], args).replace(
                              "\n", "\n    "))
         ops.append(entry)
-    # state: reset to the zero point (tails), 0 (ring)
+    # state: reset to the zero point (tails), 0 (ring). Not the input's newest hop rows: they
+    # are the step input, which the application may have written before the first step (the
+    # first td_model_step() resets the state): clearing them lost that step's frames, and
+    # the first window all of real frames differed from the full window's (the frames of
+    # step 0 are in it)
     state = []
     for rows in tensors:
         if rows.persistent:
             zp = graph.tensor(rows.tensor).zero_point
+            n = rows.tail_bytes - (rows.hop * rows.row_bytes if rows.position == 0 else 0)
+            if n <= 0:
+                continue
             state.append({"name": f"{tail_name(rows.position)} "
                                   f"({graph.tensor(rows.tensor).name})",
                           "offset": plan.offset(tail_name(rows.position)),
-                          "bytes": rows.tail_bytes, "byte": zp & 0xFF})
+                          "bytes": n, "byte": zp & 0xFF})
     if sched.reduction.ring:
         state.append({"name": "ring (row sums)", "offset": plan.offset("ring"),
                       "bytes": sched.reduction.ring_bytes, "byte": 0})
