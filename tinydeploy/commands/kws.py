@@ -108,6 +108,10 @@ def configure(p: argparse.ArgumentParser) -> None:
                       help="run the model on the whole window every N frames (default: "
                            "whichever of the two keeps the core least busy)")
     _detector_args(li, LISTEN_MODEL)
+    li.add_argument("--optimize", choices=("balanced", "speed", "size"), default="balanced",
+                    help="the kernel trade-off, as for build (speed: the fastest kernels the "
+                         "board's flash and RAM hold, e.g. a streamed depthwise row on "
+                         "host-widened weights)")
 
     c = sub.add_parser("score", help="a long stream of test clips: hits, misses, FA/hour; or "
                                      "a folder of labelled WAV clips: top-1, confusion matrix")
@@ -409,10 +413,11 @@ def _listen(args: argparse.Namespace) -> int:
         log(f"measuring the front end and the model on {board.id}'s emulated core ...")
     loads = []
     if not args.streaming:
-        loads.append(measure_kws_load(args.model, board, choice, out / "measure"))
+        loads.append(measure_kws_load(args.model, board, choice, out / "measure",
+                                      optimize=args.optimize))
     if hop is not None and not (args.streaming is None and args.infer_every is not None):
         loads.append(measure_kws_load(args.model, board, choice, out / "measure-streamed",
-                                      streaming=True))
+                                      streaming=True, optimize=args.optimize))
     sched = pick_schedule(board, loads, choice.config, args.infer_every)
     det = dataclasses.replace(_detector(argparse.Namespace(**{**vars(args), "infer_every": 1})),
                               infer_every=sched.infer_every)
@@ -438,7 +443,8 @@ def _listen(args: argparse.Namespace) -> int:
                 f"the virtual microphone of {board.id}")
         res = listen_emulated(args.model, board, audio, det, choice, out,
                               audio_blocks=sched.audio_blocks, on_detection=show,
-                              on_status=status, streaming=sched.streamed)
+                              on_status=status, streaming=sched.streamed,
+                              optimize=args.optimize)
     else:
         if args.wav is not None:
             raise InputDataError("--wav feeds the virtual microphone of an emulated board",
@@ -446,7 +452,7 @@ def _listen(args: argparse.Namespace) -> int:
         res = listen_board(args.model, board, det, choice, out,
                            audio_blocks=sched.audio_blocks, seconds=args.seconds or 30.0,
                            port=args.port, on_detection=show, on_status=status,
-                           streaming=sched.streamed)
+                           streaming=sched.streamed, optimize=args.optimize)
     d = res.as_dict(names)
     d["schedule"] = sched.as_dict()
     if args.json:

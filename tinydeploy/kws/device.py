@@ -154,12 +154,14 @@ def build_kws_firmware(model: Path, board: Board, out_dir: Path, det: DetectorCo
                        fcfg: Any, *, emulate: bool = False,
                        sanitize: bool = False,
                        listen: ListenSettings | None = None,
-                       streaming: bool = False, chip: bool = False) -> BuildResult:
+                       streaming: bool = False, chip: bool = False,
+                       optimize: str = "balanced") -> BuildResult:
     """``fcfg``: a `FrontendChoice` or any preset's config. ``sanitize``: address and
     undefined-behaviour sanitizers (host board only). ``listen``: the listening firmware
     (its microphone, continuous) instead of the serial one (AUDIO frames). ``streaming``:
     the model streamed (docs/streaming.md): a step every hop, ``det.infer_every`` must be
-    the hop. ``chip``: for the real chip, not the emulator (`build_firmware`)."""
+    the hop. ``chip``: for the real chip, not the emulator (`build_firmware`). ``optimize``:
+    the kernel trade-off (--optimize)."""
     from tinydeploy.plan.budget import kws_app_buffers
 
     choice = _choice(fcfg)
@@ -172,4 +174,4 @@ def build_kws_firmware(model: Path, board: Board, out_dir: Path, det: DetectorCo
                           sanitize=sanitize, chip=chip,
                           generated_headers=kws_headers(model, det, choice, listen),
                           part_files=kws_part_files(choice, listen),
-                          app_buffers=buffers, streaming=streaming)
+                          app_buffers=buffers, streaming=streaming, optimize=optimize)

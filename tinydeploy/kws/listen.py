@@ -91,7 +91,7 @@ def listen_emulated(model: Path, board: Board, audio: np.ndarray, det: DetectorC
                     choice: Any, out_dir: Path, *, audio_blocks: int,
                     on_detection: Callable[[Detection], None] | None = None,
                     on_status: Callable[[Any], None] | None = None,
-                    streaming: bool = False) -> ListenResult:
+                    streaming: bool = False, optimize: str = "balanced") -> ListenResult:
     """Build the listening firmware for ``board`` (on its emulated stand-in when it is real
     hardware), let it hear ``audio`` through the virtual microphone at the board's clock, and
     collect what it reports."""
@@ -108,7 +108,8 @@ def listen_emulated(model: Path, board: Board, audio: np.ndarray, det: DetectorC
         raise InputDataError(f"{pcm.size} samples are too few to listen to",
                              hint="give at least a second of audio")
     build_kws_firmware(model, board, out_dir, det, choice, emulate=emulate,
-                       listen=ListenSettings("virtual", audio_blocks), streaming=streaming)
+                       listen=ListenSettings("virtual", audio_blocks), streaming=streaming,
+                       optimize=optimize)
     fw = Firmware.from_build_dir(out_dir)
     shift = icount_shift_for(board.clock_hz)
     seconds = pcm.size / 16000.0
@@ -212,7 +213,7 @@ def listen_board(model: Path, board: Board, det: DetectorConfig, choice: Any,
                  port: str | None = None,
                  on_detection: Callable[[Detection], None] | None = None,
                  on_status: Callable[[Any], None] | None = None,
-                 streaming: bool = False) -> ListenResult:
+                 streaming: bool = False, optimize: str = "balanced") -> ListenResult:
     """A real board with a microphone: build the listening firmware for its ``[audio]``
     source, flash it with the board's runner, and listen for ``seconds`` of audio."""
     from tinydeploy.flash import runner_for
@@ -222,7 +223,8 @@ def listen_board(model: Path, board: Board, det: DetectorConfig, choice: Any,
 
     source = audio_source_for(board)
     build_kws_firmware(model, board, out_dir, det, choice,
-                       listen=ListenSettings(source, audio_blocks), streaming=streaming)
+                       listen=ListenSettings(source, audio_blocks), streaming=streaming,
+                       optimize=optimize)
     fw = Firmware.from_build_dir(out_dir)
     device = runner_for(board, None, port=port).start(fw)
     detections: list[Detection] = []

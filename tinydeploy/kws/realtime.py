@@ -285,7 +285,8 @@ def stream_hop(model: Path) -> int | None:
 
 
 def measure_kws_load(model: Path, board: Any, choice: Any, out_dir: Path,
-                     seconds: float = 1.5, streaming: bool = False) -> KwsLoad:
+                     seconds: float = 1.5, streaming: bool = False,
+                     optimize: str = "balanced") -> KwsLoad:
     """Run the kws app on ``board``'s emulated stand-in, streaming ``seconds`` of noise with an
     inference every frame (``streaming``: the model streamed, a step every hop); the counts it
     reports per window give the two figures."""
@@ -311,7 +312,7 @@ def measure_kws_load(model: Path, board: Any, choice: Any, out_dir: Path,
         hop = found
         seconds = max(seconds, (cfg.frames + 4 * hop) * cfg.stride / cfg.sample_rate + 0.1)
     build_kws_firmware(Path(model), board, out_dir, DetectorConfig(infer_every=hop), choice,
-                       emulate=emulate, streaming=streaming)
+                       emulate=emulate, streaming=streaming, optimize=optimize)
     n = int(seconds * cfg.sample_rate)
     audio = (np.random.default_rng(0).standard_normal(n) * 2000).astype(np.int16)
     with connect(Firmware.from_build_dir(out_dir)) as conn:
