@@ -412,3 +412,28 @@ def test_cli_plan_streaming_json(models: dict[str, Path],
     assert main(["plan", str(models["valid"]), "--board", "mps2-an386", "--streaming",
                  "--optimize", "size", "--json"]) == 0
     assert "streaming" not in json.loads(capsys.readouterr().out)
+
+
+@pytest.mark.target
+def test_cli_bench_and_validate_streaming_json(models: dict[str, Path], tmp_path: Path) -> None:
+    """`bench --streaming --json` carries the step's instructions (the run's count, not its
+    milliseconds), the state bytes and the hop; `validate --streaming --json` the steps
+    compared and the mismatches."""
+    import json
+    import subprocess
+    import sys
+
+    def tool(*argv: str) -> dict:
+        r = subprocess.run([sys.executable, "-m", "tinydeploy", *argv, "--json"],
+                           capture_output=True, text=True, timeout=600, cwd=tmp_path)
+        assert r.returncode == 0, r.stderr
+        return json.loads(r.stdout)
+
+    b = tool("bench", str(models["valid"]), "--board", "mps2-an386", "--streaming")
+    assert b["per_step_instructions"] == b["per_inference"] == b["instructions_per_inference"]
+    assert isinstance(b["per_step_instructions"], int)
+    assert 100_000 < b["per_step_instructions"] < 250_000
+    assert b["hop_frames"] == HOP and 0 < b["state_bytes"] < b["arena_bytes"]
+    v = tool("validate", str(models["valid"]), "--board", "mps2-an386", "--streaming",
+             "--steps", "30")
+    assert v["steps"] == 30 and v["mismatches"] == 0

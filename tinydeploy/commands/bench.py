@@ -180,8 +180,10 @@ def run(args: argparse.Namespace) -> int:
     stream = json.loads((out / "manifest.json").read_text()).get("stream")
     if stream is not None:
         # each timed run is one step of the streamed model (td_model_invoke = td_model_step)
-        per = next(v for k, v in r.items() if k.endswith("_per_inference"))
-        r.update(per_step_instructions=per, state_bytes=stream["state_bytes"],
+        # (per_inference is in the run's unit: instructions under QEMU, cycles on hardware;
+        # not ms_per_inference)
+        per = r["per_inference"]
+        r.update(per_step_instructions=per, per_step=per, state_bytes=stream["state_bytes"],
                  hop_frames=stream["hop_frames"], warmup_steps=stream["warmup_steps"],
                  keep=stream["keep"])
     record_bench(out, r, args)
