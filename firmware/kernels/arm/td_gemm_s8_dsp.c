@@ -150,38 +150,35 @@ int8_t td_gemm_out_general(int32_t acc, int32_t m, int32_t shift, int32_t out_of
     "r0", "r1", "r2", "r3", "r4", "r6", "r7", "r8", "r9", "r10", "r11", "r12", "lr", "cc", \
         "memory"
 
-static __attribute__((noinline)) void td_pw_channels6(td_pw_state_t *s)
-{
-    register td_pw_state_t *st __asm__("r5") = s;
-    __asm__ volatile(
-        TD_PW_LOOP("mov    r7, r6\n\t"
-                   "mov    r8, r6\n\t"
-                   "mov    r9, r6\n\t"
-                   "mov    r10, r6\n\t"
-                   "mov    r11, r6\n\t",
-                   TD_PW_BLOCK6,
-                   TD_PW_OUT("r6", 0) TD_PW_OUT("r7", 4) TD_PW_OUT("r8", 8)
-                   TD_PW_OUT("r9", 12) TD_PW_OUT("r10", 16) TD_PW_OUT("r11", 20))
-        : "+r"(st)
-        :
-        : TD_PW_CLOBBERS);
-}
+/* The channel loop function `name` (its state pointer in r5, as TD_PW_LOOP expects). */
+#define TD_PW_CHANNELS(name, init, block, outs)                                    \
+    static __attribute__((noinline)) void name(td_pw_state_t *s)                  \
+    {                                                                              \
+        register td_pw_state_t *st __asm__("r5") = s;                              \
+        __asm__ volatile(TD_PW_LOOP(init, block, outs)                             \
+                         : "+r"(st)                                                \
+                         :                                                         \
+                         : TD_PW_CLOBBERS);                                        \
+    }
 
-static __attribute__((noinline)) void td_pw_channels5(td_pw_state_t *s)
-{
-    register td_pw_state_t *st __asm__("r5") = s;
-    __asm__ volatile(
-        TD_PW_LOOP("mov    r7, r6\n\t"
-                   "mov    r8, r6\n\t"
-                   "mov    r9, r6\n\t"
-                   "mov    r10, r6\n\t",
-                   TD_PW_BLOCK5,
-                   TD_PW_OUT("r6", 0) TD_PW_OUT("r7", 4) TD_PW_OUT("r8", 8)
-                   TD_PW_OUT("r9", 12) TD_PW_OUT("r10", 16))
-        : "+r"(st)
-        :
-        : TD_PW_CLOBBERS);
-}
+TD_PW_CHANNELS(td_pw_channels6,
+               "mov    r7, r6\n\t"
+               "mov    r8, r6\n\t"
+               "mov    r9, r6\n\t"
+               "mov    r10, r6\n\t"
+               "mov    r11, r6\n\t",
+               TD_PW_BLOCK6,
+               TD_PW_OUT("r6", 0) TD_PW_OUT("r7", 4) TD_PW_OUT("r8", 8)
+               TD_PW_OUT("r9", 12) TD_PW_OUT("r10", 16) TD_PW_OUT("r11", 20))
+
+TD_PW_CHANNELS(td_pw_channels5,
+               "mov    r7, r6\n\t"
+               "mov    r8, r6\n\t"
+               "mov    r9, r6\n\t"
+               "mov    r10, r6\n\t",
+               TD_PW_BLOCK5,
+               TD_PW_OUT("r6", 0) TD_PW_OUT("r7", 4) TD_PW_OUT("r8", 8)
+               TD_PW_OUT("r9", 12) TD_PW_OUT("r10", 16))
 
 /* the channel loop of `rows` (TD_GEMM_ROWS or TD_PW_SHORT_ROWS) rows */
 static void td_pw_channels(td_pw_state_t *s, int32_t rows)
@@ -199,6 +196,7 @@ static void td_pw_channels(td_pw_state_t *s, int32_t rows)
 #undef TD_PW_ENTRIES
 #undef TD_PW_LOOP
 #undef TD_PW_CLOBBERS
+#undef TD_PW_CHANNELS
 
 #else /* the same loops in C (the host, and builds without optimisation) */
 
