@@ -26,7 +26,14 @@ INT32_MAX = (1 << 31) - 1
 
 
 def round_half_away(x: float) -> int:
-    """``std::round``: the nearest integer, halves away from zero."""
+    """``std::round``: the nearest integer, halves away from zero. A value that is not finite
+    (a quantization parameter divided by a scale too small for float32) is the model's
+    fault: a ModelError, not an OverflowError from deep inside a kernel's checks."""
+    if not math.isfinite(x):
+        from tinydeploy.errors import ModelError
+
+        raise ModelError(f"a quantization parameter is {x} in float32 (a scale too small or "
+                         "too large for its tensor's values)")
     r = math.floor(abs(x) + 0.5)
     return int(r) if x >= 0 else -int(r)
 

@@ -14,6 +14,7 @@ computed here.
 from __future__ import annotations
 
 import functools
+import math
 import re
 from collections.abc import Callable, Sequence
 from typing import TypeVar
@@ -94,7 +95,13 @@ def activation_range(act: Activation, out: Tensor, limits: tuple[int, int] = (IN
     lo, hi = limits
 
     def q(v: float) -> int:
-        return zp + round_half_away(float(np.float32(v) / scale))
+        with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+            x = float(np.float32(v) / scale)
+        if not math.isfinite(x):
+            # a scale so small (or 0) that the bound is beyond any integer: it clamps
+            # nothing (0 / 0: the zero point)
+            return zp if v == 0.0 else (1 << 40) if v > 0 else -(1 << 40)
+        return zp + round_half_away(x)
 
     if act == Activation.NONE:
         return lo, hi
