@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
+
 from tinydeploy.boards import get_board
 from tinydeploy.build.stack import worst_stack
 from tinydeploy.codegen.cnames import c_comment, c_identifier, c_string
@@ -67,3 +69,35 @@ def test_worst_stack_path(tmp_path: Path) -> None:
     f.write_text(CI.format(main=16, a=8, b=400))
     r = worst_stack([f], "main", [], fpu=True)
     assert r.path == ("main", "b") and r.bytes == 416
+
+
+def test_kernel_switches_follow_the_calls() -> None:
+    """The pointwise product's build switches (td_gemm_s8_dsp.h) come from the model's calls:
+    the DS-CNN on the M4 (every pointwise call fast and whole, none under six pixels) leaves
+    out both the five-row loop and the general C product; a clamped pointwise layer keeps
+    the general product; a streamed build keeps both."""
+    from tinydeploy.boards import get_board
+    from tinydeploy.codegen.project import _kernel_defines
+    from tinydeploy.kernels.registry import select_kernels
+    from tinydeploy.model import ir
+    from tinydeploy.model.loader import load_tflite
+    from tinydeploy.resources import models_dir
+    from tinydeploy.testing.builder import ModelBuilder
+
+    board = get_board("mps2-an386")
+    g = load_tflite(models_dir() / "kws" / "dscnn_int8.tflite")
+    sel = select_kernels(g, board)
+    assert _kernel_defines(sel, None) == ["TD_PW_SHORT_GROUPS=0", "TD_PW_GENERAL=0"]
+    assert _kernel_defines(sel, object()) == []
+    b = ModelBuilder("clamped pointwise")
+    x = b.tensor("x", (1, 4, 4, 8), scale=0.05, zero_point=-3)
+    w = b.tensor("w", (8, 1, 1, 8), scale=[0.01] * 8, axis=0,
+                 data=np.arange(64, dtype=np.int8).reshape(8, 1, 1, 8) - 32)
+    bias = b.tensor("b", (8,), "int32", scale=[0.0005] * 8, data=np.arange(8, dtype=np.int32))
+    y = b.tensor("y", (1, 4, 4, 8), scale=0.03, zero_point=-128)
+    b.op("CONV_2D", [x, w, bias], [y], ir.Conv2DOptions(ir.Padding.VALID, 1, 1,
+                                                        ir.Activation.RELU6))
+    g2 = load_tflite(b.build(inputs=[x], outputs=[y]))
+    sel2 = select_kernels(g2, board)
+    assert sel2.choices[0].variant.symbol == "td_conv2d_1x1_s8_dsp"
+    assert "TD_PW_GENERAL=0" not in _kernel_defines(sel2, None)

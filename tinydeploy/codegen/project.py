@@ -184,17 +184,29 @@ _PW_PRODUCT = frozenset({"td_conv2d_1x1_s8_dsp", "td_conv2d_1x1_back_s8_dsp",
                          "td_conv2d_window_s8_dsp"})
 
 
+def _pw_fast_whole(call: Any) -> bool:
+    """A pointwise-product call that the assembly loop takes whole (td_pw_product): the
+    rounding form over all of int8, a bias, filter rows of whole words."""
+    depth = int(call.param("filter_h")) * int(call.param("filter_w")) * int(call.param("in_c"))
+    return (bool(call.param("requant_form")) and int(call.param("act_min")) == -128
+            and int(call.param("act_max")) == 127 and depth % 4 == 0
+            and any(c.name == "bias" for c in call.consts))
+
+
 def _kernel_defines(selection: Selection, stream: Any) -> list[str]:
-    """Build-wide switches of the kernels, from the calls of this model: TD_PW_SHORT_GROUPS=0
-    when no pointwise-product call has fewer than six output pixels (a streamed step's rows
-    have five: it keeps the default)."""
-    if stream is not None:
-        return []
-    short = any(c.variant.symbol in _PW_PRODUCT and c.call is not None
-                and int(c.call.param("batches")) * int(c.call.param("out_h"))
-                * int(c.call.param("out_w")) < 6
-                for c in selection.choices)
-    return [] if short else ["TD_PW_SHORT_GROUPS=0"]
+    """Build-wide switches of the kernels, from the calls of this model (td_gemm_s8_dsp.h):
+    TD_PW_SHORT_GROUPS=0 when no pointwise-product call has fewer than six output pixels (a
+    streamed step's rows have five: it keeps the default); TD_PW_GENERAL=0 when every such
+    call runs the assembly loop whole."""
+    calls = [c.call for c in selection.choices
+             if c.variant.symbol in _PW_PRODUCT and c.call is not None]
+    out = []
+    if stream is None and not any(int(c.param("batches")) * int(c.param("out_h"))
+                                  * int(c.param("out_w")) < 6 for c in calls):
+        out.append("TD_PW_SHORT_GROUPS=0")
+    if stream is None and calls and all(_pw_fast_whole(c) for c in calls):
+        out.append("TD_PW_GENERAL=0")
+    return out
 
 
 def render_project(graph: Graph, selection: Selection, plan: GraphPlan, board: Board,

@@ -250,8 +250,8 @@ void td_pw_product(const td_conv2d_params_t *p, int32_t k, td_pw_frame_t *f, int
      * (six rows only: td_pw_rows_for gives five rows only under the fast requantization, and
      * a copy always fits before five rows of at most TD_GEMM_STACK_DEPTH values). */
     const int32_t whole = (k & 3) == 0 && ((uintptr_t)p->filter & 3) == 0 && p->bias != 0;
-    if (!td_fast_requant(p->requant_form, p->act_min, p->act_max)
-        || (!whole && (2 * rows + 1) * blocks > TD_GEMM_STACK_BYTES / 4)) {
+    if (TD_PW_GENERAL && (!td_fast_requant(p->requant_form, p->act_min, p->act_max)
+                          || (!whole && (2 * rows + 1) * blocks > TD_GEMM_STACK_BYTES / 4))) {
         td_rows_times_filter_body(buf, p->filter, k, oc, p->bias, p->mult, p->shift,
                                   p->output_offset, p->act_min, p->act_max, d,
                                   p->requant_form, 0, TD_GEMM_ROWS);

@@ -394,6 +394,14 @@ static inline td_word_t *td_pw_rows(td_pw_frame_t *f, int32_t k, int32_t rows)
 #ifndef TD_PW_SHORT_GROUPS
 #define TD_PW_SHORT_GROUPS 1
 #endif
+/* TD_PW_GENERAL 0 leaves td_pw_product's C product with the general requantization out (and
+ * with it, unless another kernel calls it, td_gemm_out_general): the build defines it so
+ * when every call of the pointwise product has the branch-free requantization over all of
+ * int8, a bias and whole words of filter (tinydeploy/codegen/project.py), as every layer of
+ * the DS-CNN does. */
+#ifndef TD_PW_GENERAL
+#define TD_PW_GENERAL 1
+#endif
 static inline int32_t td_pw_rows_for(const td_conv2d_params_t *p, int32_t n)
 {
     return TD_PW_SHORT_GROUPS && n < TD_GEMM_ROWS
