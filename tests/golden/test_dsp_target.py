@@ -263,8 +263,10 @@ def test_dscnn_end_to_end_with_dsp_kernels(tmp_path: Path) -> None:
     graph = load_tflite(model)
     result = build_firmware(model, get_board("mps2-an386"), "validate", tmp_path / "fw")
     symbols = {k.symbol for k in result.kernels}
+    # (the 64 -> 12 classifier: balanced leaves it to the reference kernel, the DSP one's
+    # 2 KB more code saving only ~10,000 instructions; tinydeploy/plan/choose.py)
     assert {"td_conv2d_window_s8_dsp", "td_dwconv2d_3x3_lines_s8_dsp",
-            "td_fully_connected_s8_dsp"} <= symbols, symbols
+            "td_fully_connected_s8_ref"} <= symbols, symbols
     # the pointwise layers: the forward kernel or its back-to-front twin (the planner's pick)
     assert {"td_conv2d_1x1_s8_dsp", "td_conv2d_1x1_back_s8_dsp"} & symbols, symbols
     assert not {"td_conv2d_s8_ref", "td_dwconv2d_s8_ref"} & symbols
