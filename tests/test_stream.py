@@ -403,9 +403,13 @@ def test_cli_plan_streaming_json(models: dict[str, Path],
 
     assert main(["plan", str(models["valid"]), "--board", "mps2-an386", "--streaming",
                  "--json"]) == 0
-    s = json.loads(capsys.readouterr().out)["streaming"]
+    doc = json.loads(capsys.readouterr().out)
+    s = doc["streaming"]
     assert s["hop_frames"] == 2 and s["keep"] == "rows"
     full, streamed = s["full_window"], s["streamed"]
+    # the budget is the streamed build's (its arena), the layout the full window's
+    assert doc["arena_bytes"] == doc["ram"]["arena"] == streamed["arena_bytes"]
+    assert doc["layout_arena_bytes"] == full["arena_bytes"]
     assert streamed["per_step_instructions"] * 5 < full["instructions_per_inference"]
     assert streamed["arena_bytes"] < full["arena_bytes"] and streamed["state_bytes"] > 0
     # --optimize size keeps the full window

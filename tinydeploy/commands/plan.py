@@ -140,6 +140,7 @@ def plan_model(model: Path, board_name: str, app: str = "bench", algorithm: str 
                                      stack_bound=budget.stack_need,
                                      stack_reserved=budget.stack_reserved))
         report["fits"] = budget.fits
+        report["layout_arena_bytes"] = gplan.arena_bytes   # "tensors", "trials": full window
         report["ram"] = {"arena": r.arena, "stack": r.stack, "buffers": r.buffers,
                          "static": r.static, "total": r.total, "available": r.available,
                          "over": r.over}
@@ -344,15 +345,20 @@ def _print(report: dict[str, Any], verbose: bool = False) -> None:
     tried = ", ".join(f"{x['algorithm']} {x['arena_bytes']:,}"
                       + ("" if x["complete"] else " (search cut off)")
                       for x in report["trials"])
-    stdout.print(f"arena {report['arena_bytes']:,} B {bound}; algorithm {report['algorithm']}"
-                 f" (tried: {tried})")
+    # streamed: the budget above has the step function's arena; this layout is the full
+    # window's (the streaming lines below compare the two)
+    layout = report.get("streaming", {}).get("full_window", {}).get("arena_bytes")
+    what = (f"full-window arena {layout:,} B" if layout is not None
+            else f"arena {report['arena_bytes']:,} B")
+    stdout.print(f"{what} {bound}; algorithm {report['algorithm']} (tried: {tried})")
     peak = report["peak_op"]
     if peak is not None:
         live = [x for x in report["tensors"]
                 if x["first_op"] <= peak["index"] <= x["last_op"]]
         live.sort(key=lambda x: -x["bytes"])
         names = ", ".join(f"{x['buffer']} {x['bytes']:,}" for x in live[:4])
-        stdout.print(f"peak at op {peak['index']} ({peak['type']}): {peak['live_bytes']:,} B "
+        stdout.print(f"{'full-window ' if layout is not None else ''}peak at op "
+                     f"{peak['index']} ({peak['type']}): {peak['live_bytes']:,} B "
                      f"live ({names})")
     stdout.print("[green]fits[/]" if report["fits"] else "[red]does not fit[/]")
 
