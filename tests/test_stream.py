@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -167,6 +168,21 @@ def test_a_corrupted_state_row_changes_a_later_step(name: str, models: dict[str,
 # --- emulated boards: one firmware run streams all steps ---------------------------------
 
 
+def _streamed_on_device(model: Path, board_id: str, out: Path, frames: np.ndarray,
+                        **build: Any) -> tuple[Any, Any]:
+    """Build ``model`` streamed for ``board_id``'s emulated stand-in (``build``: more
+    build_firmware options) and compare its steps over ``frames`` with tflite-micro on each
+    full window: the build's result and validate_stream's report."""
+    from tinydeploy.flash.runner import Firmware
+    from tinydeploy.link.connect import connect
+
+    built = build_firmware(model, get_board(board_id), "validate", out, emulate=True,
+                           streaming=True, **build)
+    with connect(Firmware.from_build_dir(out)) as conn:
+        return built, validate_stream(lambda x: conn.session.run([x]), model.read_bytes(),
+                                      frames, HOP, WINDOW, STEPS)
+
+
 @pytest.mark.parametrize("board_id", ["mps2-an386", "microbit-v1"])
 @pytest.mark.parametrize("pad", ["same", "valid"])
 def test_streamed_equals_full_window_on_emulated_boards(board_id: str, pad: str,
@@ -174,20 +190,10 @@ def test_streamed_equals_full_window_on_emulated_boards(board_id: str, pad: str,
                                                         tmp_path: Path) -> None:
     if shutil.which("qemu-system-arm") is None or shutil.which("arm-none-eabi-gcc") is None:
         pytest.skip("no QEMU or ARM toolchain")
-    from tinydeploy.flash.runner import Firmware
-    from tinydeploy.link.connect import connect
-
-    model = models[pad].read_bytes()
-    g = load_tflite(model)
-    build_firmware(models[pad], get_board(board_id), "validate", tmp_path, emulate=True,
-                   streaming=True)
-    fw = Firmware.from_build_dir(tmp_path)
     # seed 17: its first all-real window holds frames the first step wrote (a reset that
     # cleared them made that window differ on the device, seed 13 hid it)
-    frames = random_frames(g, (24 + STEPS) * HOP, seed=17)
-    with connect(fw) as conn:
-        rep = validate_stream(lambda x: conn.session.run([x]), model, frames, HOP, WINDOW,
-                              STEPS)
+    frames = random_frames(load_tflite(models[pad]), (24 + STEPS) * HOP, seed=17)
+    _, rep = _streamed_on_device(models[pad], board_id, tmp_path, frames)
     assert rep.steps == STEPS and rep.mismatches == 0, rep
 
 
@@ -222,21 +228,12 @@ def test_streamed_speed_kernels_equal_full_window_on_the_m4(pad: str, models: di
     the inner ones), bit-exact step after step on the emulated M4."""
     if shutil.which("qemu-system-arm") is None or shutil.which("arm-none-eabi-gcc") is None:
         pytest.skip("no QEMU or ARM toolchain")
-    from tinydeploy.flash.runner import Firmware
-    from tinydeploy.link.connect import connect
-
-    model = models[pad].read_bytes()
-    g = load_tflite(model)
-    built = build_firmware(models[pad], get_board("mps2-an386"), "validate", tmp_path,
-                           emulate=True, streaming=True, optimize="speed")
+    frames = random_frames(load_tflite(models[pad]), (24 + STEPS) * HOP, seed=13)
+    built, rep = _streamed_on_device(models[pad], "mps2-an386", tmp_path, frames,
+                                     optimize="speed")
     dw = {k.symbol for k in built.kernels if "dwconv" in k.symbol}
     if pad == "valid":
         assert dw == {"td_dwconv2d_3x3_wide_s8_dsp"}, dw
-    fw = Firmware.from_build_dir(tmp_path)
-    frames = random_frames(g, (24 + STEPS) * HOP, seed=13)
-    with connect(fw) as conn:
-        rep = validate_stream(lambda x: conn.session.run([x]), model, frames, HOP, WINDOW,
-                              STEPS)
     assert rep.steps == STEPS and rep.mismatches == 0, rep
 
 
@@ -344,17 +341,11 @@ def test_shipped_model_streamed_on_speech_features_on_the_m4(rel: str, tmp_path:
                                                              ) -> None:
     if shutil.which("qemu-system-arm") is None or shutil.which("arm-none-eabi-gcc") is None:
         pytest.skip("no QEMU or ARM toolchain")
-    from tinydeploy.flash.runner import Firmware
-    from tinydeploy.link.connect import connect
     from tinydeploy.resources import models_dir
 
     model = models_dir() / rel
-    build_firmware(model, get_board("mps2-an386"), "validate", tmp_path, emulate=True,
-                   streaming=True)
-    frames = _speech_frames(model, (24 + STEPS) * HOP)
-    with connect(Firmware.from_build_dir(tmp_path)) as conn:
-        rep = validate_stream(lambda x: conn.session.run([x]), model.read_bytes(), frames,
-                              HOP, WINDOW, STEPS)
+    _, rep = _streamed_on_device(model, "mps2-an386", tmp_path,
+                                 _speech_frames(model, (24 + STEPS) * HOP))
     assert rep.steps == STEPS and rep.mismatches == 0, rep
 
 

@@ -115,7 +115,8 @@ def bench_build(build_dir: Path, runs: int, port: str | None = None,
 BENCH_RECORD = "bench.json"
 
 
-def record_bench(out: Path, r: dict[str, Any], args: argparse.Namespace) -> None:
+def record_bench(out: Path, r: dict[str, Any], args: argparse.Namespace, streamed: bool
+                 ) -> None:
     """``bench.json`` in the build folder: the figures and what they were measured for (the
     model's sha256, the --optimize mode, streamed or not), so that `plan` can print the
     measured total beside its estimate. Best effort: a folder that cannot be written loses
@@ -124,8 +125,7 @@ def record_bench(out: Path, r: dict[str, Any], args: argparse.Namespace) -> None
     import json
 
     doc = {"sha256": hashlib.sha256(Path(args.model).read_bytes()).hexdigest(),
-           "optimize": args.optimize,
-           "streaming": bool(getattr(args, "streaming", False)) and args.optimize != "size",
+           "optimize": args.optimize, "streaming": streamed,
            "per_inference": r["per_inference"], "unit": r["unit"], "board": r["board"],
            "per_op": [{"index": o["index"], "count": o["count"]} for o in r["per_op"]]}
     try:
@@ -165,12 +165,13 @@ def run(args: argparse.Namespace) -> int:
 
     if args.runs < 1:
         raise InputDataError(f"--runs must be at least 1, got {args.runs}")
+    streamed = streaming_wanted(args)
     board, out = resolve_target(args, "bench", reachable=True)
     if not args.json:
         stderr.print(f"building the bench app for {board.id} -> {out}")
     build_firmware(args.model, board, "bench", out, emulate=args.emulate, opt=args.opt,
                    cflags_extra=(f"-DTD_BENCH_RUNS={args.runs}u",), optimize=args.optimize,
-                   streaming=streaming_wanted(args), stream_axis=args.stream_axis,
+                   streaming=streamed, stream_axis=args.stream_axis,
                    stream_keep=args.stream_keep,
                    chip=args.port is not None,
                    arena_limit=args.arena_limit)   # a flashed board; else it runs here
@@ -186,7 +187,7 @@ def run(args: argparse.Namespace) -> int:
         r.update(per_step_instructions=per, per_step=per, state_bytes=stream["state_bytes"],
                  hop_frames=stream["hop_frames"], warmup_steps=stream["warmup_steps"],
                  keep=stream["keep"])
-    record_bench(out, r, args)
+    record_bench(out, r, args, streamed)
     if args.json:
         emit_json(r)
         return 0

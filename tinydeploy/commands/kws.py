@@ -108,10 +108,9 @@ def configure(p: argparse.ArgumentParser) -> None:
                       help="run the model on the whole window every N frames (default: "
                            "whichever of the two keeps the core least busy)")
     _detector_args(li, LISTEN_MODEL)
-    li.add_argument("--optimize", choices=("balanced", "speed", "size"), default="balanced",
-                    help="the kernel trade-off, as for build (speed: the fastest kernels the "
-                         "board's flash and RAM hold, e.g. a streamed depthwise row on "
-                         "host-widened weights)")
+    from tinydeploy.commands.target import add_optimize_argument
+
+    add_optimize_argument(li)
 
     c = sub.add_parser("score", help="a long stream of test clips: hits, misses, FA/hour; or "
                                      "a folder of labelled WAV clips: top-1, confusion matrix")

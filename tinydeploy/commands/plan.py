@@ -117,7 +117,6 @@ def plan_model(model: Path, board_name: str, app: str = "bench", algorithm: str 
                               else budget.stack_reserved - budget.stack_need)
     if streaming is not None:
         from tinydeploy.plan.stream import compare_schedules
-        from tinydeploy.report.figures import memory_figures
 
         per_op = {int(la["op_index"]): int(next(
             (a["instructions"] for a in la["alternatives"] if a["symbol"] == la["chosen"]), 0)
@@ -134,16 +133,8 @@ def plan_model(model: Path, board_name: str, app: str = "bench", algorithm: str 
         budget = compute_budget(selection, arena, board, app, input_bytes=rows,
                                 stack_reserved=stack,
                                 app_buffers=app_buffers(rows, 0) if app_buffers else None)
-        r, f = budget.ram, budget.flash
-        report.update(memory_figures(flash=f.total, flash_available=f.available, ram=r.total,
-                                     ram_available=r.available, arena=arena,
-                                     stack_bound=budget.stack_need,
-                                     stack_reserved=budget.stack_reserved))
-        report["fits"] = budget.fits
+        report.update(budget_report(budget, arena))
         report["layout_arena_bytes"] = gplan.arena_bytes   # "tensors", "trials": full window
-        report["ram"] = {"arena": r.arena, "stack": r.stack, "buffers": r.buffers,
-                         "static": r.static, "total": r.total, "available": r.available,
-                         "over": r.over}
         report["streaming"] = streamed
     return report, budget
 
@@ -169,6 +160,27 @@ def _other_modes(graph: Any, board: Any, choice: Any, algorithm: str, align: int
                      "arena_bytes": c.plan.arena_bytes,
                      "weights_bytes": weights_bytes(c.selection), "fallback": c.fallback}
     return out
+
+
+def budget_report(budget: Any, arena: int) -> dict[str, Any]:
+    """The report's keys that follow from the budget (and the arena it was made with)."""
+    from tinydeploy.report.figures import memory_figures
+
+    r, f = budget.ram, budget.flash
+    return {
+        **memory_figures(flash=f.total, flash_available=f.available, ram=r.total,
+                         ram_available=r.available, arena=arena,
+                         stack_bound=budget.stack_need, stack_reserved=budget.stack_reserved),
+        "fits": budget.fits,
+        "ram": {"arena": r.arena, "stack": r.stack, "buffers": r.buffers, "static": r.static,
+                "total": r.total, "available": r.available, "over": r.over},
+        "flash": {"weights": f.weights, "code": f.code, "total": f.total,
+                  "available": f.available, "over": f.over},
+        "estimated": sorted(budget.estimated),
+        "stack_need": budget.stack_need,
+        "stack_reserved": budget.stack_reserved,
+        "app_buffers": [{"name": n, "bytes": b} for n, b in budget.app_buffers],
+    }
 
 
 def plan_report(model: Path, graph: Any, gplan: Any, budget: Any) -> dict[str, Any]:
@@ -198,32 +210,18 @@ def plan_report(model: Path, graph: Any, gplan: Any, budget: Any) -> dict[str, A
                       "inplace_shift": shifts.get(p.name, 0)})
         tensors.append(entry)
     peak = gplan.peak_op
-    r, f = budget.ram, budget.flash
-    from tinydeploy.report.figures import memory_figures
-
     return {
         "model": str(model),
         "sha256": graph.sha256,
         "board": budget.board,
         "app": budget.app,
-        **memory_figures(flash=f.total, flash_available=f.available, ram=r.total,
-                         ram_available=r.available, arena=plan.arena_bytes,
-                         stack_bound=budget.stack_need, stack_reserved=budget.stack_reserved),
+        **budget_report(budget, plan.arena_bytes),
         "lower_bound_bytes": plan.lower_bound_bytes,
         "optimal": plan.optimal,
         "algorithm": plan.algorithm,
         "requested_algorithm": plan.requested,
         "trials": [{"algorithm": t.algorithm, "arena_bytes": t.arena_bytes,
                     "complete": t.complete} for t in plan.trials],
-        "fits": budget.fits,
-        "ram": {"arena": r.arena, "stack": r.stack, "buffers": r.buffers, "static": r.static,
-                "total": r.total, "available": r.available, "over": r.over},
-        "flash": {"weights": f.weights, "code": f.code, "total": f.total,
-                  "available": f.available, "over": f.over},
-        "estimated": sorted(budget.estimated),
-        "stack_need": budget.stack_need,
-        "stack_reserved": budget.stack_reserved,
-        "app_buffers": [{"name": n, "bytes": b} for n, b in budget.app_buffers],
         "peak_op": ({"index": peak, "type": ops[peak].type_name, "live_bytes": live[peak]}
                     if ops else None),
         "ops": [{"index": op.index, "type": op.type_name, "live_bytes": live[op.index]}
@@ -384,7 +382,7 @@ def run(args: argparse.Namespace) -> int:
     report["app_reason"] = args.app_reason
     verdict = sched = None
     if args.app == "kws" and budget.fits:
-        verdict, sched = _realtime(args)
+        verdict, sched = _realtime(args, stream is not None)
         report["realtime"] = verdict.as_dict()
         if sched is not None:
             # the listening firmware's own buffers: the budget a doorbell pays
@@ -466,9 +464,10 @@ def _print_streaming(s: dict[str, Any]) -> None:
                  f"(estimates from the kernels' cost models)")
 
 
-def _realtime(args: argparse.Namespace) -> tuple[Any, Any]:
+def _realtime(args: argparse.Namespace, streamed: bool) -> tuple[Any, Any]:
     """The kws app's real-time verdict and, where the board can listen (a microphone, or an
-    emulated one), the listening schedule (tinydeploy/kws/realtime.py)."""
+    emulated one), the listening schedule (tinydeploy/kws/realtime.py); ``streamed``: of the
+    model streamed, a step every hop (plan --streaming)."""
     import tempfile
 
     from tinydeploy.boards import get_board
@@ -495,10 +494,9 @@ def _realtime(args: argparse.Namespace) -> tuple[Any, Any]:
         load = KwsLoad(fe, model, "given: --kws-instructions")
     else:
         # --streaming: the listening schedule of the streamed model (a step every hop)
-        streamed = getattr(args, "streaming", False) and args.optimize != "size"
         with tempfile.TemporaryDirectory(prefix="td-kws-rt-") as tmp:
             load = measure_kws_load(args.model, board, choice, Path(tmp) / "fw",
-                                    streaming=bool(streamed))
+                                    streaming=streamed)
     from tinydeploy.kws.stream import model_detector
 
     sched = None

@@ -17,16 +17,21 @@ if TYPE_CHECKING:
 BOARD_HELP = "board id or alias (see 'tinydeploy boards')"
 
 
-def add_target_arguments(p: argparse.ArgumentParser) -> None:
-    """The positional model and ``--board`` (required) and ``--optimize``."""
+def add_optimize_argument(p: argparse.ArgumentParser) -> None:
+    """``--optimize``: the kernel trade-off of the build."""
     from tinydeploy.plan.choose import OPTIMIZE_CHOICES
 
-    p.add_argument("model", type=Path, help="a full-INT8 .tflite file")
-    p.add_argument("--board", required=True, help=BOARD_HELP)
     p.add_argument("--optimize", choices=OPTIMIZE_CHOICES, default="balanced",
                    help="kernel trade-off: balanced (default: fastest within the reference "
                         "kernels' arena and weight bytes), speed (fastest whose whole RAM and "
                         "flash fit the board, stack reserve included), size (least flash)")
+
+
+def add_target_arguments(p: argparse.ArgumentParser) -> None:
+    """The positional model and ``--board`` (required) and ``--optimize``."""
+    p.add_argument("model", type=Path, help="a full-INT8 .tflite file")
+    p.add_argument("--board", required=True, help=BOARD_HELP)
+    add_optimize_argument(p)
     p.add_argument("--arena-limit", type=_arena_limit, default=None, metavar="BYTES",
                    help="the largest arena the selection may plan, in place of the mode's "
                         "(balanced/size: the reference kernels' plan; speed: the board's "
