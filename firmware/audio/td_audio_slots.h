@@ -49,4 +49,41 @@ int32_t td_audio_slots_oldest_ready(const td_audio_slots_t *s);
 const int16_t *td_audio_slots_take(td_audio_slots_t *s, uint32_t *block);
 void td_audio_slots_release(td_audio_slots_t *s, uint32_t upto);
 
+/* Interrupts masked (PRIMASK) around what a source's interrupt also touches: the previous
+ * mask, for td_audio_irq_restore. A source built against fake registers on the host
+ * (TD_AUDIO_FAKE_REGS) has no interrupt to mask. */
+#if defined(TD_AUDIO_FAKE_REGS)
+static inline uint32_t td_audio_irq_off(void) { return 0u; }
+static inline void td_audio_irq_restore(uint32_t primask) { (void)primask; }
+#else
+static inline uint32_t td_audio_irq_off(void)
+{
+    uint32_t primask;
+    __asm volatile("mrs %0, primask\n cpsid i" : "=r"(primask)::"memory");
+    return primask;
+}
+
+static inline void td_audio_irq_restore(uint32_t primask)
+{
+    __asm volatile("msr primask, %0" ::"r"(primask) : "memory");
+}
+#endif
+
+/* td_audio_take and td_audio_release of a source whose interrupt fills s: the table
+ * functions above with that interrupt masked. */
+static inline const int16_t *td_audio_slots_take_masked(td_audio_slots_t *s, uint32_t *block)
+{
+    const uint32_t m = td_audio_irq_off();
+    const int16_t *p = td_audio_slots_take(s, block);
+    td_audio_irq_restore(m);
+    return p;
+}
+
+static inline void td_audio_slots_release_masked(td_audio_slots_t *s, uint32_t upto)
+{
+    const uint32_t m = td_audio_irq_off();
+    td_audio_slots_release(s, upto);
+    td_audio_irq_restore(m);
+}
+
 #endif /* TD_AUDIO_SLOTS_H */

@@ -94,20 +94,10 @@ void td_fake_write(uint32_t addr, uint32_t value);
 void td_fake_wfi(void);
 #define RD(a) td_fake_read(a)
 #define WR(a, v) td_fake_write((a), (v))
-#define IRQ_OFF() 0u
-#define IRQ_RESTORE(m) ((void)(m))
 #define WFI() td_fake_wfi()
 #else
 #define RD(a) TD_REG32(a)
 #define WR(a, v) (TD_REG32(a) = (v))
-static uint32_t irq_off(void)
-{
-    uint32_t primask;
-    __asm volatile("mrs %0, primask\n cpsid i" : "=r"(primask)::"memory");
-    return primask;
-}
-#define IRQ_OFF() irq_off()
-#define IRQ_RESTORE(m) __asm volatile("msr primask, %0" ::"r"(m) : "memory")
 #define WFI() __asm volatile("wfi" ::: "memory")
 #endif
 
@@ -248,20 +238,9 @@ int td_audio_start(const td_audio_config_t *c)
     return 0;
 }
 
-const int16_t *td_audio_take(uint32_t *block)
-{
-    uint32_t m = IRQ_OFF();
-    const int16_t *p = td_audio_slots_take(&slots, block);
-    IRQ_RESTORE(m);
-    return p;
-}
+const int16_t *td_audio_take(uint32_t *block) { return td_audio_slots_take_masked(&slots, block); }
 
-void td_audio_release(uint32_t upto)
-{
-    uint32_t m = IRQ_OFF();
-    td_audio_slots_release(&slots, upto);
-    IRQ_RESTORE(m);
-}
+void td_audio_release(uint32_t upto) { td_audio_slots_release_masked(&slots, upto); }
 
 uint32_t td_audio_overruns(void) { return slots.lost_samples; }
 
@@ -269,10 +248,10 @@ int td_audio_ended(void) { return 0; /* a microphone never ends */ }
 
 void td_audio_wait(void)
 {
-    uint32_t m = IRQ_OFF();
+    uint32_t m = td_audio_irq_off();
     if (td_audio_slots_oldest_ready(&slots) < 0)
         WFI(); /* wakes on the pending PDM interrupt even with PRIMASK set */
-    IRQ_RESTORE(m);
+    td_audio_irq_restore(m);
 }
 
 void td_audio_stop(void)

@@ -105,56 +105,33 @@ int td_audio_start(const td_audio_config_t *c)
     return 0;
 }
 
-static uint32_t irq_off(void)
-{
-    uint32_t primask;
-    __asm volatile("mrs %0, primask\n cpsid i" : "=r"(primask)::"memory");
-    return primask;
-}
+const int16_t *td_audio_take(uint32_t *block) { return td_audio_slots_take_masked(&slots, block); }
 
-static void irq_restore(uint32_t primask)
-{
-    __asm volatile("msr primask, %0" ::"r"(primask) : "memory");
-}
-
-const int16_t *td_audio_take(uint32_t *block)
-{
-    uint32_t m = irq_off();
-    const int16_t *p = td_audio_slots_take(&slots, block);
-    irq_restore(m);
-    return p;
-}
-
-void td_audio_release(uint32_t upto)
-{
-    uint32_t m = irq_off();
-    td_audio_slots_release(&slots, upto);
-    irq_restore(m);
-}
+void td_audio_release(uint32_t upto) { td_audio_slots_release_masked(&slots, upto); }
 
 uint32_t td_audio_overruns(void) { return slots.lost_samples; }
 
 int td_audio_ended(void)
 {
-    uint32_t m = irq_off();
+    uint32_t m = td_audio_irq_off();
     int e = at_end && td_audio_slots_oldest_ready(&slots) < 0;
-    irq_restore(m);
+    td_audio_irq_restore(m);
     return e;
 }
 
 void td_audio_wait(void)
 {
-    uint32_t m = irq_off();
+    uint32_t m = td_audio_irq_off();
     if (!at_end && td_audio_slots_oldest_ready(&slots) < 0)
         __asm volatile("wfi" ::: "memory"); /* wakes on the pending tick even with PRIMASK */
-    irq_restore(m);
+    td_audio_irq_restore(m);
 }
 
 void td_audio_stop(void)
 {
-    uint32_t m = irq_off();
+    uint32_t m = td_audio_irq_off();
     at_end = 1u;
-    irq_restore(m);
+    td_audio_irq_restore(m);
 }
 
 #endif /* TD_QEMU */
