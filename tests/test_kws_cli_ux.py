@@ -95,6 +95,7 @@ def test_a_models_detector_json_sets_the_defaults(tmp_path: Path) -> None:
     replaces the defaults it names, the command line overrides it, and a damaged file is a
     clear error."""
     from tinydeploy.errors import InputDataError
+    from tinydeploy.kws.device import render_kws_header
     from tinydeploy.kws.stream import DetectorConfig, model_detector
 
     listen = models_dir() / "kws-stream" / "dscnn_stream_int8.tflite"
@@ -109,6 +110,19 @@ def test_a_models_detector_json_sets_the_defaults(tmp_path: Path) -> None:
                      ('{"avg_windows": 1.5}', "avg_windows must be a whole number"),
                      ('{"window": 3}', "expected an object with some of"),
                      ("[1]", "expected an object"), ("{", "not a JSON detector file")):
+        (tmp_path / "detector.json").write_text(bad)
+        with pytest.raises(InputDataError, match=re.escape(why)):
+            model_detector(m)
+    (tmp_path / "detector.json").write_text(
+        '{"threshold": 0.9, "class_thresholds": {"off": 0.7, "go": 0.8}}')
+    d = model_detector(m)
+    names = (MODEL.parent / "labels.txt").read_text().split()
+    assert d.class_thresholds == tuple({"off": 0.7, "go": 0.8}.get(n, 0.9) for n in names)
+    assert 'TD_KWS_CLASS_THRESHOLDS {' in render_kws_header(d)
+    assert "CLASS_THRESHOLDS" not in render_kws_header(DetectorConfig())
+    for bad, why in (('{"class_thresholds": {"dog": 0.5}}', "does not have: dog"),
+                     ('{"class_thresholds": {"on": 1.5}}', "thresholds in (0, 1]"),
+                     ('{"class_thresholds": [0.5]}', "must map label names")):
         (tmp_path / "detector.json").write_text(bad)
         with pytest.raises(InputDataError, match=re.escape(why)):
             model_detector(m)

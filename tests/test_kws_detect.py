@@ -35,6 +35,9 @@ class CDetector:
         if cfg.keyword_end and lib.td_kws_detect_set_keywords(self.mem, cfg.first_keyword,
                                                               cfg.keyword_end) != 0:
             raise ValueError("keywords rejected")
+        for k, t in enumerate(cfg.class_thresholds):     # as the app does from the header
+            if lib.td_kws_detect_set_threshold(self.mem, k, t) != 0:
+                raise ValueError("threshold rejected")
 
     def push(self, probs: np.ndarray, t: int) -> Detection | None:
         p = np.ascontiguousarray(probs, dtype=np.float32)
@@ -137,15 +140,44 @@ def test_bad_parameters_are_rejected(lib: ctypes.CDLL) -> None:
         Detector(12, DetectorConfig(first_keyword=12))
 
 
+def test_each_keyword_against_its_own_threshold(make) -> None:
+    """Class thresholds: a word the model hears less surely fires at its lower threshold,
+    another at the same score does not, and a repeat needs the average below half of the
+    word's own threshold."""
+    th = [0.9] * 12
+    th[5] = 0.6
+    cfg = DetectorConfig(avg_windows=1, threshold=0.9, suppress_ms=0,
+                         class_thresholds=tuple(th))
+    det = make(cfg)
+    got = _run(det, [_probs(4, 0.7), _probs(5, 0.7), _probs(5, 0.35), _probs(5, 0.7),
+                     _probs(5, 0.25), _probs(5, 0.7), _probs(4, 0.95)], step_ms=100)
+    assert [(d.label, d.time_ms) for d in got] == [(5, 1100), (5, 1500), (4, 1600)]
+
+
+def test_class_thresholds_checked(lib: ctypes.CDLL) -> None:
+    mem = ctypes.create_string_buffer(8192)
+    assert lib.td_kws_detect_init(mem, 12, 4, 2, 0.5, 1000) == 0
+    assert lib.td_kws_detect_set_threshold(mem, 11, 0.7) == 0
+    for label, t in ((12, 0.5), (3, -0.1), (3, 1.5), (3, float("nan"))):
+        assert lib.td_kws_detect_set_threshold(mem, label, t) == -1
+    with pytest.raises(InputDataError, match="class thresholds must be in"):
+        DetectorConfig(class_thresholds=(0.5, 1.5))
+    with pytest.raises(InputDataError, match="3 class thresholds for a model of 12"):
+        Detector(12, DetectorConfig(class_thresholds=(0.5, 0.5, 0.5)))
+
+
 @settings(max_examples=60, deadline=None)
 @given(st.integers(1, 16), st.floats(0.05, 0.95), st.integers(0, 2000), st.integers(2, 12),
-       st.integers(0, 2**31))
+       st.integers(0, 2**31), st.booleans())
 def test_twin_matches_c_on_random_sequences(avg: int, thr: float, suppress: int, n: int,
-                                            seed: int) -> None:
+                                            seed: int, per_class: bool) -> None:
     lib = _lib()
-    cfg = DetectorConfig(avg_windows=avg, threshold=thr, suppress_ms=suppress,
-                         first_keyword=min(2, n - 1))
     rng = np.random.default_rng(seed)
+    cfg = DetectorConfig(avg_windows=avg, threshold=thr, suppress_ms=suppress,
+                         first_keyword=min(2, n - 1),
+                         class_thresholds=tuple(float(np.float32(t)) for t in
+                                                rng.uniform(0.05, 0.95, n)) if per_class
+                         else ())
     # bursts of confident windows on random labels between noisy stretches
     seq = []
     for _ in range(40):
@@ -181,6 +213,8 @@ def _lib() -> ctypes.CDLL:
                                            ctypes.POINTER(ctypes.c_float)]
         lib.td_kws_detect_set_keywords.argtypes = [ctypes.c_void_p, ctypes.c_uint32,
                                                    ctypes.c_uint32]
+        lib.td_kws_detect_set_threshold.argtypes = [ctypes.c_void_p, ctypes.c_uint32,
+                                                    ctypes.c_float]
         _CACHE["lib"] = lib
     return _CACHE["lib"]
 

@@ -50,8 +50,9 @@ def _kws_sources(model: Path, kws: KwsOptions | None = None) -> AppSources:
     from tinydeploy.kws.labels import keyword_range, load_labels
     from tinydeploy.kws.stream import model_detector
 
-    first, end = keyword_range(load_labels(model, kws.labels))
-    base = model_detector(model)    # its detector.json, if it has one
+    names = load_labels(model, kws.labels)
+    first, end = keyword_range(names)
+    base = model_detector(model, names)    # its detector.json, if it has one
     det = replace(base, infer_every=kws.infer_every or base.infer_every,
                   first_keyword=first, keyword_end=end)
     return AppSources(kws_headers(model, det, choice), kws_part_files(choice))

@@ -157,15 +157,16 @@ def fast_detect(avg: np.ndarray, times: np.ndarray, w: int, cfg: DetectorConfig
     averages instead of the device's float32 sums, so a window exactly at the threshold may
     differ; the chosen setting is re-checked with the exact twin."""
     k0 = cfg.first_keyword
+    thr = cfg.thresholds(avg.shape[1]).astype(np.float64)
     best = k0 + np.argmax(avg[:, k0:], axis=1)
     score = avg[np.arange(len(avg)), best]
-    cand = np.nonzero((score >= cfg.threshold) & (np.arange(len(avg)) >= w - 1))[0]
+    cand = np.nonzero((score >= thr[best]) & (np.arange(len(avg)) >= w - 1))[0]
     out: list[Detection] = []
     last_i = last_t = None
     last_l = 0
     for j in cand:
         if last_i is not None:
-            released = bool((avg[last_i + 1:j + 1, last_l] < 0.5 * cfg.threshold).any())
+            released = bool((avg[last_i + 1:j + 1, last_l] < 0.5 * thr[last_l]).any())
             if (int(times[j]) - last_t) < cfg.suppress_ms or (best[j] == last_l
                                                               and not released):
                 continue

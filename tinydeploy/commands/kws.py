@@ -238,10 +238,13 @@ def _detector(args: argparse.Namespace) -> Any:
     from tinydeploy.kws.labels import keyword_range
     from tinydeploy.kws.stream import model_detector
 
-    first, end = keyword_range(_label_names(args.model, args.labels))
-    base = model_detector(args.model)
+    names = _label_names(args.model, args.labels)
+    first, end = keyword_range(names)
+    base = model_detector(args.model, names)
     given = {k: getattr(args, k) for k in ("avg_windows", "threshold", "suppress_ms",
                                            "infer_every") if getattr(args, k) is not None}
+    if "threshold" in given:            # --threshold is every keyword's
+        given["class_thresholds"] = ()
     return dataclasses.replace(base, **given, first_keyword=first, keyword_end=end)
 
 

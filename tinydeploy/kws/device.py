@@ -66,6 +66,9 @@ def render_kws_header(cfg: DetectorConfig, listen: ListenSettings | None = None,
         f"#define TD_KWS_FIRST_KEYWORD {cfg.first_keyword}u",
         f"#define TD_KWS_KEYWORD_END {cfg.keyword_end}u",
     ]
+    if cfg.class_thresholds:
+        lines.append("#define TD_KWS_CLASS_THRESHOLDS {" + ", ".join(
+            f"{float(t).hex()}f" for t in cfg.class_thresholds) + "}")
     if listen is not None:
         assert choice is not None
         lines += [

@@ -191,8 +191,9 @@ def build_listening(model: Path, board: Board, out_dir: Path, *,
 
     source = audio_source_for(board)
     choice = choice or frontend_for(model)
-    first, end = keyword_range(load_labels(model, labels))
-    det = replace(model_detector(model), first_keyword=first, keyword_end=end)
+    names = load_labels(model, labels)
+    first, end = keyword_range(names)
+    det = replace(model_detector(model, names), first_keyword=first, keyword_end=end)
     with tempfile.TemporaryDirectory(prefix="td-kws-load-") as tmp:
         loads = [measure_kws_load(model, board, choice, Path(tmp) / "full")]
         if stream_hop(model) is not None and infer_every is None:

@@ -45,6 +45,7 @@ class DetectorConfig:
     first_keyword: int = 2
     infer_every: int = 4          # frames (strides) between inferences
     keyword_end: int = 0          # keywords are [first_keyword, keyword_end); 0: to the last
+    class_thresholds: tuple[float, ...] = ()   # one per label in place of threshold; (): none
 
     def __post_init__(self) -> None:
         if self.keyword_end and self.keyword_end <= self.first_keyword:
@@ -54,16 +55,31 @@ class DetectorConfig:
             raise InputDataError(f"avg_windows={self.avg_windows} must be in [1, {MAX_AVG}]")
         if self.infer_every < 1:
             raise InputDataError(f"infer_every={self.infer_every} must be >= 1")
+        if any(not 0.0 <= t <= 1.0 for t in self.class_thresholds):
+            raise InputDataError(f"class thresholds must be in [0, 1], got "
+                                 f"{self.class_thresholds}")
+
+    def thresholds(self, n_labels: int) -> np.ndarray:
+        """The threshold of every label (float32, as the device keeps them)."""
+        if not self.class_thresholds:
+            return np.full(n_labels, self.threshold, dtype=np.float32)
+        if len(self.class_thresholds) != n_labels:
+            raise InputDataError(f"detector: {len(self.class_thresholds)} class thresholds "
+                                 f"for a model of {n_labels} labels")
+        return np.asarray(self.class_thresholds, dtype=np.float32)
 
 
 DETECTOR_FILE = "detector.json"
-_DETECTOR_KEYS = ("threshold", "avg_windows", "suppress_ms", "infer_every")
+_DETECTOR_KEYS = ("threshold", "avg_windows", "suppress_ms", "infer_every", "class_thresholds")
 
 
-def model_detector(model: Path | None) -> DetectorConfig:
+def model_detector(model: Path | None, labels: Sequence[str] | None = None) -> DetectorConfig:
     """The detector defaults of ``model``: `DetectorConfig`'s, with the settings of a
     ``detector.json`` beside the model (any of threshold, avg_windows, suppress_ms,
-    infer_every) in their place: the detector a model was tuned with travels with it."""
+    infer_every, and class_thresholds: an object of label name -> threshold for the labels
+    that differ from threshold) in their place: the detector a model was tuned with travels
+    with it. ``labels``: the model's label names (default: its labels.txt), needed only for
+    class_thresholds."""
     base = DetectorConfig()
     path = None if model is None else Path(model).parent / DETECTOR_FILE
     if path is None or not path.is_file():
@@ -79,6 +95,7 @@ def model_detector(model: Path | None) -> DetectorConfig:
                              f"{', '.join(_DETECTOR_KEYS)}",
                              hint=f"unknown: {', '.join(sorted(set(doc) - set(_DETECTOR_KEYS)))}"
                              if isinstance(doc, dict) else None)
+    per_label = doc.pop("class_thresholds", None)
     for k, v in doc.items():
         whole = isinstance(v, int) and not isinstance(v, bool)
         if not (whole or (k == "threshold" and isinstance(v, float))):
@@ -91,7 +108,31 @@ def model_detector(model: Path | None) -> DetectorConfig:
     return replace(base, threshold=threshold,
                    avg_windows=int(doc.get("avg_windows", base.avg_windows)),
                    suppress_ms=int(doc.get("suppress_ms", base.suppress_ms)),
-                   infer_every=int(doc.get("infer_every", base.infer_every)))
+                   infer_every=int(doc.get("infer_every", base.infer_every)),
+                   class_thresholds=_class_thresholds(path, per_label, threshold, model,
+                                                      labels))
+
+
+def _class_thresholds(path: Path, per_label: Any, threshold: float, model: Path | None,
+                      labels: Sequence[str] | None) -> tuple[float, ...]:
+    """detector.json's class_thresholds as one threshold per label (() when absent)."""
+    if per_label is None:
+        return ()
+    if not isinstance(per_label, dict) or not all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) and 0.0 < v <= 1.0
+            for v in per_label.values()):
+        raise InputDataError(f"{path}: class_thresholds must map label names to "
+                             f"thresholds in (0, 1]", hint=f"got {per_label!r}")
+    if labels is None:
+        from tinydeploy.kws.labels import load_labels
+
+        labels = load_labels(Path(model)) if model is not None else []
+    unknown = sorted(set(per_label) - set(labels))
+    if unknown:
+        raise InputDataError(f"{path}: class_thresholds names labels the model does not "
+                             f"have: {', '.join(unknown)}",
+                             hint=f"its labels: {' '.join(labels)}")
+    return tuple(float(per_label.get(name, threshold)) for name in labels)
 
 
 @dataclass(frozen=True)
@@ -103,8 +144,8 @@ class Detection:
 
 class Detector:
     """Moving average of the last ``avg_windows`` probability vectors (oldest first, float32),
-    threshold on the best keyword; after an event ``suppress_ms`` of quiet for every label,
-    and the same label again only once its average fell below threshold / 2."""
+    the best keyword against its threshold; after an event ``suppress_ms`` of quiet for every
+    label, and the same label again only once its average fell below its threshold / 2."""
 
     def __init__(self, n_labels: int, cfg: DetectorConfig) -> None:
         if not 0 < n_labels <= MAX_LABELS or cfg.first_keyword >= n_labels or \
@@ -114,7 +155,7 @@ class Detector:
         self.n = n_labels
         self.end = cfg.keyword_end or n_labels
         self.cfg = cfg
-        self.threshold = np.float32(cfg.threshold)
+        self.thr = cfg.thresholds(n_labels)
         self.reset()
 
     def reset(self) -> None:
@@ -141,9 +182,10 @@ class Detector:
         kw = self.avg[self.cfg.first_keyword:self.end]
         best = self.cfg.first_keyword + int(np.argmax(kw))     # first maximum, as in the C
         if self.last_event_ms is not None and \
-                self.avg[self.last_label] < np.float32(np.float32(0.5) * self.threshold):
+                self.avg[self.last_label] < np.float32(np.float32(0.5) *
+                                                       self.thr[self.last_label]):
             self.released = True
-        if self.seen < w or self.avg[best] < self.threshold:
+        if self.seen < w or self.avg[best] < self.thr[best]:
             return None
         if self.last_event_ms is not None and (
                 (time_ms - self.last_event_ms) % (1 << 32) < self.cfg.suppress_ms

@@ -8,6 +8,7 @@
 int td_kws_detect_init(td_kws_detector_t *d, uint32_t n_labels, uint32_t avg_windows,
                        uint32_t first_keyword, float threshold, uint32_t suppress_ms)
 {
+    uint32_t k;
     if (n_labels == 0u || n_labels > TD_KWS_MAX_LABELS || avg_windows == 0u ||
         avg_windows > TD_KWS_MAX_AVG || first_keyword >= n_labels) {
         return -1;
@@ -16,7 +17,9 @@ int td_kws_detect_init(td_kws_detector_t *d, uint32_t n_labels, uint32_t avg_win
     d->avg_windows = avg_windows;
     d->first_keyword = first_keyword;
     d->keyword_end = n_labels;
-    d->threshold = threshold;
+    for (k = 0; k < TD_KWS_MAX_LABELS; k++) {
+        d->threshold[k] = threshold;
+    }
     d->suppress_ms = suppress_ms;
     td_kws_detect_reset(d);
     return 0;
@@ -51,6 +54,15 @@ int td_kws_detect_set_keywords(td_kws_detector_t *d, uint32_t first, uint32_t en
     return 0;
 }
 
+int td_kws_detect_set_threshold(td_kws_detector_t *d, uint32_t label, float threshold)
+{
+    if (label >= d->n_labels || !(threshold > 0.0f && threshold <= 1.0f)) {
+        return -1;
+    }
+    d->threshold[label] = threshold;
+    return 0;
+}
+
 int td_kws_detect_push(td_kws_detector_t *d, const float *probs, uint32_t time_ms,
                        uint16_t *label, float *score)
 {
@@ -78,10 +90,10 @@ int td_kws_detect_push(td_kws_detector_t *d, const float *probs, uint32_t time_m
             best = k;
         }
     }
-    if (d->have_event && d->avg[d->last_label] < 0.5f * d->threshold) {
+    if (d->have_event && d->avg[d->last_label] < 0.5f * d->threshold[d->last_label]) {
         d->released = 1u;
     }
-    if (d->seen < d->avg_windows || d->avg[best] < d->threshold) {
+    if (d->seen < d->avg_windows || d->avg[best] < d->threshold[best]) {
         return 0;
     }
     if (d->have_event && ((uint32_t)(time_ms - d->last_event_ms) < d->suppress_ms ||

@@ -73,6 +73,19 @@ int td_kws_init(void)
         td_link_log(TD_LOG_ERROR, "kws: model I/O does not match the front end");
         return 0;
     }
+#ifdef TD_KWS_CLASS_THRESHOLDS
+    {
+        static const float thresholds[] = TD_KWS_CLASS_THRESHOLDS;
+        uint32_t k;
+        if (sizeof thresholds / sizeof thresholds[0] != td_model_outputs[0].bytes) {
+            td_link_log(TD_LOG_ERROR, "kws: one threshold per label expected");
+            return 0;
+        }
+        for (k = 0; k < td_model_outputs[0].bytes; k++) {
+            (void)td_kws_detect_set_threshold(&detector, k, thresholds[k]);
+        }
+    }
+#endif
     td_kws_reset();
     return 1;
 }

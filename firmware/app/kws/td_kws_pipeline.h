@@ -40,6 +40,8 @@
 #ifndef TD_KWS_THRESHOLD
 #define TD_KWS_THRESHOLD 0.93f
 #endif
+/* TD_KWS_CLASS_THRESHOLDS, when defined: an initializer of one threshold per model label
+ * (a detector.json's class_thresholds) that replaces TD_KWS_THRESHOLD label by label */
 #ifndef TD_KWS_SUPPRESS_MS
 #define TD_KWS_SUPPRESS_MS 750u
 #endif
