@@ -88,6 +88,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="write the real training clips here (word/file<TAB>source a line)")
     ap.add_argument("--synth-keep", type=float, default=1.0,
                     help="share of the synthetic training clips used")
+    ap.add_argument("--synth-keep-scarce", type=float, default=None,
+                    help="share of the synthetic training clips kept for keywords with fewer "
+                         "than --scarce-target real clips (default: --synth-keep)")
     ap.add_argument("--silence", type=int, default=1200, help="silence clips from real noise")
     ap.add_argument("--other-words", type=Path, default=None,
                     help="word list (one a line): synthetic 'unknown' clips are rendered from "
@@ -110,6 +113,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cache-dir", type=Path, default=None,
                     help="feature cache (default: DATA_DIR/features-<name of OUT>)")
     ap.add_argument("--out", type=Path, default=ROOT / "models" / "kws")
+    ap.add_argument("--shift-ms", type=int, default=AugmentConfig.shift_ms,
+                    help="time shift of augmented clips, uniform in +-this many ms")
     ap.add_argument("--json-out", type=Path, default=None, help="also write the figures here")
     args = ap.parse_args(argv)
 
@@ -141,11 +146,12 @@ def main(argv: list[str] | None = None) -> int:
             f"{corpus.listed_test} more on the testing list left out)")
         if args.clip_list:
             args.clip_list.write_text(corpus.clip_list())
-    aug = AugmentConfig().without(*sorted(without & {"speed", "shift", "reverb", "noise",
-                                                     "gain", "specaug"}))
+    aug = replace(AugmentConfig(), shift_ms=args.shift_ms).without(
+        *sorted(without & {"speed", "shift", "reverb", "noise", "gain", "specaug"}))
     mix = MixConfig(real_copies=args.real_copies, scarce_target=args.scarce_target,
                     unknown_real_max=args.unknown_max, silence_real=args.silence,
-                    synth_keep=args.synth_keep, augment_first=args.augment_first,
+                    synth_keep=args.synth_keep,
+                    synth_keep_scarce=args.synth_keep_scarce, augment_first=args.augment_first,
                     use_real="real" not in without,
                     exclude_real=tuple(args.exclude_real), augment=aug, seed=args.seed)
     tcfg = TrainConfig(epochs=args.epochs, seed=args.seed, time_padding=args.time_padding)

@@ -12,6 +12,7 @@ import hashlib
 import os
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -367,6 +368,7 @@ class MixConfig:
     unknown_real_max: int = 2500
     silence_real: int = 1200
     synth_keep: float = 1.0     # share of the synthetic training clips used (seeded choice)
+    synth_keep_scarce: float | None = None   # the share for keywords with few real clips
     augment_first: float = 0.0  # chance that the first copy of a real keyword is augmented
     use_real: bool = True
     exclude_real: tuple[str, ...] = ()
@@ -469,8 +471,15 @@ def mix_jobs(synth: Dataset | None, corpus: RealCorpus | None, mix: MixConfig
     if synth is not None:
         pick = np.nonzero(synth.split == int(Split.TRAIN))[0]
         if mix.synth_keep < 1.0:
-            keep = np.random.default_rng([mix.seed, 7]).random(pick.size) < mix.synth_keep
-            pick = pick[keep]
+            share = np.full(len(LABELS), mix.synth_keep)
+            if corpus is not None and mix.use_real and mix.synth_keep_scarce is not None:
+                # where real clips are scarce, synthetic voices are most of what there is
+                real = Counter(c.word for c in corpus.clips if c.split is Split.TRAIN)
+                for k in KEYWORDS:
+                    if real[k] < mix.scarce_target or k in mix.exclude_real:
+                        share[LABELS.index(k)] = mix.synth_keep_scarce
+            draw = np.random.default_rng([mix.seed, 7]).random(pick.size)
+            pick = pick[draw < share[synth.labels[pick]]]
         for i in pick:
             jobs.append(_Job("synth", int(i), int(synth.labels[i]), True))
     if corpus is not None and mix.use_real:
@@ -899,13 +908,16 @@ is dominated by the many real "unknown" clips. Words with 3-5 validation clips m
             f" of the training clips spoken by flite/festival voices" if synth else
             "no synthetic set")
     a = mix.augment
+    scarce = ("" if mix.synth_keep_scarce is None or mix.synth_keep >= 1.0 else
+              f", {mix.synth_keep_scarce:.0%} of those of keywords with fewer than "
+              f"{mix.scarce_target} real clips")
     return _readme_head(res, command) + f"""
 Data: {data}. Real clips: each training clip of a keyword with at least
 {mix.scarce_target} clips {mix.real_copies} times, rarer keywords repeated up to about
 {mix.scarce_target} clips (first copy augmented with chance {mix.augment_first}, the rest
 freshly augmented); at most {mix.unknown_real_max} real "unknown" clips, taken from every word
 alike; {mix.silence_real} silence clips from the background recordings; {mix.synth_keep:.0%}
-of the synthetic training clips (seeded choice).
+of the synthetic training clips (seeded choice){scarce}.
 
 Augmentation (`tinydeploy/train/augment.py`): speed/pitch x{a.speed[0]}-{a.speed[1]}
 (p {a.p_speed}), time shift +-{a.shift_ms} ms, simulated room RT60 {a.rt60_s[0]}-{a.rt60_s[1]}
