@@ -98,10 +98,15 @@ def test_a_models_detector_json_sets_the_defaults(tmp_path: Path) -> None:
     from tinydeploy.kws.device import render_kws_header
     from tinydeploy.kws.stream import DetectorConfig, model_detector
 
-    listen = models_dir() / "kws-stream" / "dscnn_stream_int8.tflite"
-    d = model_detector(listen)
-    assert (d.threshold, d.avg_windows, d.suppress_ms, d.infer_every) == (0.8, 16, 750, 2)
-    assert model_detector(MODEL) == DetectorConfig()          # no file: the defaults
+    for shipped in (MODEL, models_dir() / "kws-stream" / "dscnn_stream_int8.tflite"):
+        doc = json.loads((shipped.parent / "detector.json").read_text())
+        d = model_detector(shipped)
+        assert (d.threshold, d.avg_windows, d.suppress_ms, d.infer_every) == tuple(
+            doc[k] for k in ("threshold", "avg_windows", "suppress_ms", "infer_every"))
+        names = (shipped.parent / "labels.txt").read_text().split()
+        per = doc.get("class_thresholds", {})
+        assert d.class_thresholds == (tuple(per.get(n, d.threshold) for n in names)
+                                      if per else ())
     m = tmp_path / "m.tflite"
     m.write_bytes(MODEL.read_bytes())
     (tmp_path / "labels.txt").write_text((MODEL.parent / "labels.txt").read_text())
@@ -113,6 +118,7 @@ def test_a_models_detector_json_sets_the_defaults(tmp_path: Path) -> None:
         (tmp_path / "detector.json").write_text(bad)
         with pytest.raises(InputDataError, match=re.escape(why)):
             model_detector(m)
+    assert model_detector(m) == DetectorConfig()          # no file: the defaults
     (tmp_path / "detector.json").write_text(
         '{"threshold": 0.9, "class_thresholds": {"off": 0.7, "go": 0.8}}')
     d = model_detector(m)

@@ -51,7 +51,8 @@ def _detector_args(p: argparse.ArgumentParser, model: Path = DEFAULT_MODEL) -> N
     p.add_argument("-o", "--output", type=Path, default=None, help="build folder")
     d = "(default: detector.json beside the model, else {})"
     p.add_argument("--threshold", type=float, default=None,
-                   help="on the averaged probability of a keyword " + d.format("0.93"))
+                   help="on the averaged probability, every keyword's (in place of a "
+                        "detector.json's class_thresholds) " + d.format("0.93"))
     p.add_argument("--avg-windows", type=int, default=None, help="windows averaged "
                    + d.format("6"))
     p.add_argument("--suppress-ms", type=int, default=None, help=d.format("750"))
