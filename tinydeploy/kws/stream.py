@@ -28,16 +28,14 @@ AUDIO_CHUNK = 126      # samples per AUDIO frame: 4 + 2 * 126 = 256 bytes, the p
 
 @dataclass(frozen=True)
 class DetectorConfig:
-    """Mirrors the kws app's TD_KWS_* macros (firmware/app/kws/main.c).
+    """Mirrors the kws app's TD_KWS_* macros (firmware/app/kws/td_kws_pipeline.h).
 
-    The defaults are the ones `tinydeploy kws stream/score` and the firmware use. They were
-    tuned for the committed model on a continuous validation stream of validation-split
-    speakers over held-out background noise (examples/kws/validate.py; figures in
-    models/kws/README.md): of threshold 0.5-0.97, 1-8 windows, 750-1500 ms suppression and
-    an inference every 1-4 frames, 0.93 / 6 / 750 ms / every 4th frame detects the most
-    keywords with at most 9 false alarms per hour (0.85 / 8 / 1000 ms / every frame: 25 %
-    more keywords, 2.7 times the false alarms); every 4th frame is also what lets the
-    nRF52840 keep up in real time."""
+    A model's own settings come from the ``detector.json`` beside it (`model_detector`):
+    each model in ``models/`` carries the detector it was tuned with on the continuous
+    validation stream (examples/kws/validate.py; figures in its README), per-keyword
+    thresholds included. These defaults are the fallback for a model without one:
+    threshold 0.93 on the average of 6 windows, 750 ms suppression, an inference every 4th
+    frame (80 ms), which also lets the nRF52840 keep up with a full-window DS-CNN."""
 
     avg_windows: int = 6
     threshold: float = 0.93
