@@ -118,6 +118,7 @@ def test_a_models_detector_json_sets_the_defaults(tmp_path: Path) -> None:
         (tmp_path / "detector.json").write_text(bad)
         with pytest.raises(InputDataError, match=re.escape(why)):
             model_detector(m)
+    (tmp_path / "detector.json").unlink()
     assert model_detector(m) == DetectorConfig()          # no file: the defaults
     (tmp_path / "detector.json").write_text(
         '{"threshold": 0.9, "class_thresholds": {"off": 0.7, "go": 0.8}}')
