@@ -53,8 +53,8 @@ class DetectorConfig:
             raise InputDataError(f"avg_windows={self.avg_windows} must be in [1, {MAX_AVG}]")
         if self.infer_every < 1:
             raise InputDataError(f"infer_every={self.infer_every} must be >= 1")
-        if any(not 0.0 <= t <= 1.0 for t in self.class_thresholds):
-            raise InputDataError(f"class thresholds must be in [0, 1], got "
+        if any(not 0.0 < t <= 1.0 for t in self.class_thresholds):   # as the C checks
+            raise InputDataError(f"class thresholds must be in (0, 1], got "
                                  f"{self.class_thresholds}")
 
     def thresholds(self, n_labels: int) -> np.ndarray:

@@ -82,7 +82,10 @@ int td_kws_init(void)
             return 0;
         }
         for (k = 0; k < td_model_outputs[0].bytes; k++) {
-            (void)td_kws_detect_set_threshold(&detector, k, thresholds[k]);
+            if (td_kws_detect_set_threshold(&detector, k, thresholds[k]) != 0) {
+                td_link_log(TD_LOG_ERROR, "kws: a class threshold outside (0, 1]");
+                return 0;
+            }
         }
     }
 #endif
