@@ -3,7 +3,8 @@ clips, and keywords detected / false alarms per hour on a continuous validation 
 a detector grid (threshold, averaging, suppression, inference interval) tuned on that stream.
 
     nice -n 10 .venv/bin/python examples/kws/validate.py $DATA/speech/* \\
-        --testing-list $DATA/testing_list.txt [--model M] [--minutes 60] [--json OUT]
+        --testing-list $DATA/testing_list.txt [--model M] [--minutes 120] [--check-minutes 60]
+        [--detector-out DETECTOR_JSON] [--json OUT]
 
 Clips: every real validation-split clip (the dataset's speaker-hash rule; clips of test-split
 speakers or named in the testing list are never read) plus 1 s slices of the held-out part of
