@@ -34,28 +34,8 @@ from validate import tune, validation_stream  # noqa: E402
 
 from tinydeploy.frontend.native import input_quant_of  # noqa: E402
 from tinydeploy.frontend.presets import resolve_frontend  # noqa: E402
-from tinydeploy.tfenv import quiet_tensorflow  # noqa: E402
 from tinydeploy.train.data import LABELS, scan_speech_commands  # noqa: E402
-
-
-def posteriors(model: bytes, windows: np.ndarray, order: list[int]) -> np.ndarray:
-    """Dequantized outputs of every window, columns in this project's label order."""
-    quiet_tensorflow()
-    import tensorflow as tf
-
-    it = tf.lite.Interpreter(model_content=model, num_threads=1,
-                             experimental_op_resolver_type=tf.lite.experimental
-                             .OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES)
-    it.allocate_tensors()
-    i_in, out = it.get_input_details()[0], it.get_output_details()[0]
-    scale, zp = out["quantization"]
-    p = np.empty((len(windows), len(order)), np.float32)
-    for j, x in enumerate(windows):
-        it.set_tensor(i_in["index"], x.reshape(i_in["shape"]).astype(np.int8))
-        it.invoke()
-        q = it.get_tensor(out["index"]).reshape(-1).astype(np.float32)
-        p[j] = ((q - zp) * scale)[order]
-    return p
+from tinydeploy.train.teacher import tflite_posteriors  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -91,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
     times = ((steps - 1) * cfg.stride + cfg.window) // (cfg.sample_rate // 1000)
     order = [names.index(lab) for lab in LABELS]
     for name, wins in (("per-window peak", own), ("running peak", running)):
-        p = posteriors(model, wins, order)
+        p = tflite_posteriors(model, wins, order)
         for max_fa in args.max_fa:
             best, _ = tune(p, times, words, hours, max_fa)
             print(f"{name}: at most {max_fa:g} false alarms/h: {best['hits']}/{len(words)} "

@@ -100,44 +100,32 @@ def fast_posteriors(audio: np.ndarray, model: bytes, fcfg: FrontendConfig,
     compared with tflite-micro; the count of differing windows and the largest difference
     (in output steps of 1/256) go into `CHECKED` and the report. Only the grid search uses
     these; false alarms on the background recordings are counted with tflite-micro."""
-    import os
-
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-    import tensorflow as tf
     from tflite_micro.python.tflite_micro import runtime
 
     from tinydeploy.frontend.native import HostFrontend
     from tinydeploy.kws.stream import stream_features
     from tinydeploy.model.loader import load_tflite
     from tinydeploy.train.kws import input_quant_of
+    from tinydeploy.train.teacher import tflite_posteriors
 
     out_t = load_tflite(model).outputs[0]
-    scale, zp = np.float32(out_t.quant.scale[0]), int(out_t.quant.zero_point[0])
+    scale, zp = float(out_t.quant.scale[0]), int(out_t.quant.zero_point[0])
     feats = stream_features(audio, HostFrontend(fcfg), input_quant_of(model))
-    it = tf.lite.Interpreter(model_content=model, num_threads=1,
-                             experimental_op_resolver_type=tf.lite.experimental
-                             .OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES)
-    it.allocate_tensors()
-    i_in, i_out = it.get_input_details()[0]["index"], it.get_output_details()[0]["index"]
+    ends = np.arange(fcfg.frames, feats.shape[0] + 1)
+    windows = np.stack([feats[f - fcfg.frames:f] for f in ends])
+    probs = tflite_posteriors(model, windows)
     micro = runtime.Interpreter.from_bytes(model)
-    steps = range(fcfg.frames, feats.shape[0] + 1)
-    q = np.empty((len(steps), int(np.prod(out_t.shape))), np.int32)
-    times = np.empty(len(steps), np.int64)
-    for j, f in enumerate(steps):
-        x = feats[f - fcfg.frames:f][None, :, :, None]
-        it.set_tensor(i_in, x)
-        it.invoke()
-        q[j] = it.get_tensor(i_out).reshape(-1)
-        if j < check:
-            micro.set_input(x, 0)
-            micro.invoke()
-            ref = micro.get_output(0).reshape(-1).astype(np.int32)
-            CHECKED["windows"] += 1
-            if not np.array_equal(ref, q[j]):
-                CHECKED["differ"] += 1
-                CHECKED["max_lsb"] = max(CHECKED["max_lsb"], int(np.abs(ref - q[j]).max()))
-        times[j] = ((f - 1) * fcfg.stride + fcfg.window) // (fcfg.sample_rate // 1000)
-    return (q - zp).astype(np.float32) * scale, times
+    for j in range(min(check, len(windows))):
+        micro.set_input(windows[j][None, :, :, None], 0)
+        micro.invoke()
+        ref = micro.get_output(0).reshape(-1).astype(np.int32) - zp
+        lsb = np.abs(ref - np.round(probs[j] / scale).astype(np.int32))
+        CHECKED["windows"] += 1
+        if lsb.any():
+            CHECKED["differ"] += 1
+            CHECKED["max_lsb"] = max(CHECKED["max_lsb"], int(lsb.max()))
+    times = ((ends - 1) * fcfg.stride + fcfg.window) // (fcfg.sample_rate // 1000)
+    return probs, times.astype(np.int64)
 
 
 def moving_average(probs: np.ndarray, w: int) -> np.ndarray:
