@@ -128,7 +128,7 @@ def test_feature_cache_streams_what_it_holds(tmp_path: Path) -> None:
     rng = np.random.default_rng(0)
     feats = rng.normal(3, 5, (37, 49, 10)).astype(np.float32)
     labels = rng.integers(0, 12, 37)
-    chunks = ((feats[i:i + 10], labels[i:i + 10], np.zeros(len(labels[i:i + 10])))
+    chunks = ((feats[i:i + 10], labels[i:i + 10], np.zeros(len(labels[i:i + 10])), None)
               for i in range(0, 37, 10))
     cache = FeatureCache.write(tmp_path / "c", chunks, 37, (49, 10))
     mean, std = cache.mean_std(chunk=8)

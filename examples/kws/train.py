@@ -25,6 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
+from tinydeploy.errors import InputDataError
 from tinydeploy.frontend.config import render_frontend_header
 from tinydeploy.train.augment import AugmentConfig
 from tinydeploy.train.data import (
@@ -45,6 +46,11 @@ from tinydeploy.train.kws import (
     synthetic_dataset,
     train_kws_mix,
 )
+from tinydeploy.train.teacher import Teacher
+
+# MLPerf Tiny's reference DS-CNN (kws_ref_model.tflite) orders its outputs so
+TEACHER_LABELS = ("down", "go", "left", "no", "off", "on", "right", "stop", "up", "yes",
+                  "_silence_", "_unknown_")
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 ABLATIONS = ("real", "synth", "extra-voices", "speed", "shift", "reverb", "noise", "gain",
@@ -115,12 +121,31 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=ROOT / "models" / "kws")
     ap.add_argument("--shift-ms", type=int, default=AugmentConfig.shift_ms,
                     help="time shift of augmented clips, uniform in +-this many ms")
+    ap.add_argument("--teacher", type=Path, default=None, metavar="MODEL",
+                    help="distil from this INT8 keyword model: its posteriors of every real "
+                         "training clip become part of the clip's target")
+    ap.add_argument("--teacher-frontend", default="mlperf-kws",
+                    help="the teacher's front end: a preset or a front-end JSON file")
+    ap.add_argument("--teacher-labels", default=" ".join(TEACHER_LABELS),
+                    help="the teacher's output labels in order (default: MLPerf Tiny's "
+                         "reference DS-CNN's)")
+    ap.add_argument("--teacher-weight", type=float, default=0.5,
+                    help="the teacher's share of a real clip's target")
+    ap.add_argument("--splices", type=int, default=0,
+                    help="clips spliced from the start of one real clip and the end of "
+                         "another, labelled by the teacher alone")
     ap.add_argument("--json-out", type=Path, default=None, help="also write the figures here")
     args = ap.parse_args(argv)
 
     def log(msg: str) -> None:
         print(msg, file=sys.stderr, flush=True)
 
+    try:
+        teacher = (Teacher.load(args.teacher, args.teacher_frontend, args.teacher_labels,
+                                args.teacher_weight) if args.teacher else None)
+    except InputDataError as err:
+        print(f"error: {err}" + (f"\nhint: {err.hint}" if err.hint else ""), file=sys.stderr)
+        return 2
     without = set(args.without)
     synth_cfg = SynthConfig(per_class=args.per_class, seed=args.seed, workers=args.workers,
                             extra_fraction=0.0 if "extra-voices" in without
@@ -152,11 +177,12 @@ def main(argv: list[str] | None = None) -> int:
                     unknown_real_max=args.unknown_max, silence_real=args.silence,
                     synth_keep=args.synth_keep,
                     synth_keep_scarce=args.synth_keep_scarce, augment_first=args.augment_first,
+                    splices=args.splices,
                     use_real="real" not in without,
                     exclude_real=tuple(args.exclude_real), augment=aug, seed=args.seed)
     tcfg = TrainConfig(epochs=args.epochs, seed=args.seed, time_padding=args.time_padding)
     cache = args.cache_dir or args.data_dir / f"features-{args.out.name}"
-    res = train_kws_mix(synth, corpus, args.out, cache, tcfg, mix, log)
+    res = train_kws_mix(synth, corpus, args.out, cache, tcfg, mix, log, teacher=teacher)
     argv_shown = sys.argv[1:] if argv is None else argv
     cmd = "nice -n 10 .venv/bin/python examples/kws/train.py " + shlex.join(
         str(a) for a in argv_shown)

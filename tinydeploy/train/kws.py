@@ -41,6 +41,7 @@ from tinydeploy.train.data import (
     read_clip,
     split_noise,
 )
+from tinydeploy.train.teacher import Teacher
 
 Log = Callable[[str], None]
 
@@ -192,11 +193,16 @@ def _tensorflow(tc: TrainConfig, log: Log) -> Any:
     tf.config.experimental.enable_op_determinism()
     return tf
 
-def _compile(tf: Any, model: Any, tc: TrainConfig, steps: int) -> None:
-    """Adam on a cosine-decayed learning rate over ``steps`` batches, sparse cross-entropy."""
+def _compile(tf: Any, model: Any, tc: TrainConfig, steps: int, soft: bool = False) -> None:
+    """Adam on a cosine-decayed learning rate over ``steps`` batches, cross-entropy on
+    labels (sparse) or on ``soft`` targets (a distribution per clip); the metric is logged
+    as ``accuracy`` either way."""
     sched = tf.keras.optimizers.schedules.CosineDecay(tc.learning_rate, steps, alpha=0.02)
+    acc = (tf.keras.metrics.CategoricalAccuracy(name="accuracy") if soft
+           else tf.keras.metrics.SparseCategoricalAccuracy(name="accuracy"))
     model.compile(optimizer=tf.keras.optimizers.Adam(sched),
-                  loss="sparse_categorical_crossentropy", metrics=["accuracy"])
+                  loss="categorical_crossentropy" if soft else "sparse_categorical_crossentropy",
+                  metrics=[acc])
 
 
 def _progress(tf: Any, tc: TrainConfig, log: Log, t0: float, val_name: str,
@@ -361,7 +367,9 @@ class MixConfig:
     ``unknown_real_max`` clips, once each, taken from every word alike (seeded). Silence:
     ``silence_real`` 1 s slices of the training part of the background recordings at a random
     gain. ``exclude_real`` names keywords whose real clips are left out of training (an
-    ablation: how do words fare that only synthetic voices speak)."""
+    ablation: how do words fare that only synthetic voices speak). ``splices``: clips made of
+    the start of one real training clip and the end of another (partial keywords, word
+    pairs, near words), augmented; only a teacher can label them (`Teacher`)."""
 
     real_copies: int = 3
     scarce_target: int = 400
@@ -370,6 +378,7 @@ class MixConfig:
     synth_keep: float = 1.0     # share of the synthetic training clips used (seeded choice)
     synth_keep_scarce: float | None = None   # the share for keywords with few real clips
     augment_first: float = 0.0  # chance that the first copy of a real keyword is augmented
+    splices: int = 0            # clips spliced from two real clips (targets: the teacher's)
     use_real: bool = True
     exclude_real: tuple[str, ...] = ()
     augment: AugmentConfig = field(default_factory=AugmentConfig)
@@ -378,19 +387,22 @@ class MixConfig:
 
 @dataclass(frozen=True)
 class _Job:
-    kind: str          # "real", "synth" or "noise"
+    kind: str          # "real", "synth", "noise" or "splice"
     ref: int           # index into corpus clips, the synthetic set or the noise list
     label: int
     augment: bool
+    ref2: int = -1     # "splice": the corpus clip its end comes from
 
 
 class FeatureCache:
     """Raw (unnormalised) front-end features of the training set on disk: ``x.npy``
     float16 ``[n, frames, channels]`` (memory-mapped), ``y.npy`` int8 labels, ``real.npy``
-    (1 for real recordings). Written once, then read in shuffled batches, so a training set
-    far larger than memory (the full Speech Commands set is ~3.4 GB as float audio, ~0.1 GB
-    as float16 features) streams from disk. Invariant: row i of every file is the same
-    clip; `batches` yields exactly the rows of `load` (normalised), in a seeded order."""
+    (1 for real recordings, 2 for clips spliced from two), and with a teacher ``soft.npy``
+    float16 ``[n, labels]``, each row's training target. Written once, then read in
+    shuffled batches, so a training set far larger than memory (the full Speech Commands set
+    is ~3.4 GB as float audio, ~0.1 GB as float16 features) streams from disk. Invariant:
+    row i of every file is the same clip; `batches` yields exactly the rows of `load`
+    (normalised), in a seeded order."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
@@ -398,6 +410,8 @@ class FeatureCache:
             self.x = np.load(root / "x.npy", mmap_mode="r")
             self.y = np.load(root / "y.npy")
             self.real = np.load(root / "real.npy")
+            soft = root / "soft.npy"
+            self.soft = np.load(soft) if soft.exists() else None
         except (OSError, ValueError) as err:
             raise InputDataError(f"{root}: not a feature cache ({err})") from err
 
@@ -405,19 +419,27 @@ class FeatureCache:
         return int(self.y.shape[0])
 
     @classmethod
-    def write(cls, root: Path, chunks: Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]],
+    def write(cls, root: Path, chunks: Iterator[tuple[np.ndarray, np.ndarray, np.ndarray,
+                                                      np.ndarray | None]],
               n: int, shape: tuple[int, int]) -> FeatureCache:
-        """Write ``n`` rows from ``chunks`` of (features [k, *shape], labels [k], real [k])."""
+        """Write ``n`` rows from ``chunks`` of (features [k, *shape], labels [k], real [k],
+        soft targets [k, labels] or None)."""
         root.mkdir(parents=True, exist_ok=True)
+        (root / "soft.npy").unlink(missing_ok=True)
         x = np.lib.format.open_memmap(root / "x.tmp.npy", mode="w+", dtype=np.float16,
                                       shape=(n, *shape))
         y = np.empty(n, np.int8)
         real = np.empty(n, np.int8)
+        soft: np.ndarray | None = None
         i = 0
-        for f, lab, r in chunks:
+        for f, lab, r, t in chunks:
             x[i:i + len(f)] = f.astype(np.float16)
             y[i:i + len(f)] = lab
             real[i:i + len(f)] = r
+            if t is not None:
+                if soft is None:
+                    soft = np.zeros((n, t.shape[1]), np.float16)
+                soft[i:i + len(f)] = t
             i += len(f)
         if i != n:
             raise InputDataError(f"feature cache: {i} rows written, {n} expected")
@@ -425,6 +447,8 @@ class FeatureCache:
         del x
         np.save(root / "y.npy", y)
         np.save(root / "real.npy", real)
+        if soft is not None:
+            np.save(root / "soft.npy", soft)
         os.replace(root / "x.tmp.npy", root / "x.npy")
         return cls(root)
 
@@ -452,12 +476,19 @@ class FeatureCache:
         rows = rows[np.searchsorted(srt, idx)]
         return ((rows - mean.astype(np.float32)) / std.astype(np.float32)).astype(np.float32)
 
+    def targets(self, idx: np.ndarray) -> np.ndarray:
+        """Training targets of rows ``idx``: soft float32 [k, labels] when the cache has
+        them, else the int64 labels."""
+        if self.soft is not None:
+            return np.asarray(self.soft[idx], np.float32)
+        return self.y[idx].astype(np.int64)
+
     def batches(self, size: int, epoch: int, seed: int, mean: np.ndarray, std: np.ndarray
                 ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
         order = self.order(epoch, seed)
         for i in range(0, len(order), size):
             idx = order[i:i + size]
-            yield self.batch(idx, mean, std), self.y[idx].astype(np.int64)
+            yield self.batch(idx, mean, std), self.targets(idx)
 
     def load(self, mean: np.ndarray, std: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Everything in memory, normalised (for tests and small sets)."""
@@ -517,43 +548,80 @@ def mix_jobs(synth: Dataset | None, corpus: RealCorpus | None, mix: MixConfig
         if corpus.noise:
             jobs.extend(_Job("noise", j, LABELS.index(SILENCE), True)
                         for j in range(mix.silence_real))
+        if mix.splices and len(train) >= 2:
+            pairs: list[list[int]] = np.random.default_rng([mix.seed, 19]).integers(
+                0, len(train), (mix.splices, 2)).tolist()
+            for first, second in pairs:
+                second = second if second != first else (first + 1) % len(train)
+                jobs.append(_Job("splice", train[first][0], LABELS.index(UNKNOWN), True,
+                                 train[second][0]))
     return jobs
 
 
 def _job_audio(job: _Job, n: int, synth: Dataset | None, corpus: RealCorpus | None,
-               noises: Sequence[np.ndarray], mix: MixConfig) -> np.ndarray:
+               noises: Sequence[np.ndarray], mix: MixConfig) -> tuple[np.ndarray, np.ndarray]:
+    """Job ``n``'s clip as (source, trained on): the source is the clip before
+    augmentation (what a teacher judges: the word, not the noise put over it)."""
     rng = np.random.default_rng([mix.seed, 3, n])
     if job.kind == "noise":
         src = noises[int(rng.integers(len(noises)))]
         start = int(rng.integers(0, max(1, src.size - CLIP + 1)))
         x = src[start:start + CLIP].astype(np.float64)
         x = fit_clip(x) * 10 ** (rng.uniform(-40, 0) / 20)
-        return np.clip(np.round(x), -32768, 32767).astype(np.int16)
+        clip = np.clip(np.round(x), -32768, 32767).astype(np.int16)
+        return clip, clip
     if job.kind == "synth":
         assert synth is not None
         clip = synth.audio[job.ref]
+    elif job.kind == "splice":
+        assert corpus is not None
+        # the start of one clip, then the end of another, crossfaded over 10 ms
+        cut = int(rng.integers(CLIP // 4, 3 * CLIP // 4))
+        w = np.clip((np.arange(CLIP) - cut) / 160 + 0.5, 0.0, 1.0)
+        mixed = (read_clip(corpus.clips[job.ref].path) * (1 - w)
+                 + read_clip(corpus.clips[job.ref2].path) * w)
+        clip = np.clip(np.round(mixed), -32768, 32767).astype(np.int16)
     else:
         assert corpus is not None
         clip = read_clip(corpus.clips[job.ref].path)
     if not job.augment:
-        return clip
-    return augment_clip(clip, rng, mix.augment, noises, speech=job.label != 0)
+        return clip, clip
+    return clip, augment_clip(clip, rng, mix.augment, noises, speech=job.label != 0)
+
+
+def _targets(part: list[_Job], t: np.ndarray, weight: float) -> np.ndarray:
+    """Soft targets of a chunk: a real clip's (or real noise's) label mixed with the
+    teacher's posteriors ``t`` at ``weight``; a synthetic clip keeps its own label (synthetic
+    voices are not what the teacher was trained to judge); a splice has only the
+    teacher's."""
+    hard = np.eye(len(LABELS), dtype=np.float32)[[j.label for j in part]]
+    w = np.asarray([1.0 if j.kind == "splice" else 0.0 if j.kind == "synth" else weight
+                    for j in part], np.float32)[:, None]
+    return (1 - w) * hard + w * t
 
 
 def build_feature_cache(root: Path, synth: Dataset | None, corpus: RealCorpus | None,
                         mix: MixConfig, base: FrontendConfig, log: Log,
-                        chunk: int = 512) -> FeatureCache:
+                        chunk: int = 512, teacher: Teacher | None = None) -> FeatureCache:
     """Augment every job's clip (each from its own seeded stream, so the result does not
     depend on ``chunk``) and write its raw features to a `FeatureCache` at ``root``; a cache
-    already there for the same inputs is reused (the key is in ``root/key.txt``)."""
+    already there for the same inputs is reused (the key is in ``root/key.txt``). With a
+    ``teacher`` every row also gets a soft target (`_targets`) from the teacher's posteriors
+    of the clip before augmentation: augmentation here is harsher than the teacher's own
+    training (it calls a quarter of the augmented real "up" clips silence), and its job is
+    robustness, which the label already asks for."""
     jobs = mix_jobs(synth, corpus, mix)
     if not jobs:
         raise InputDataError("no training clips: neither synthetic nor real data")
+    if teacher is None and any(j.kind == "splice" for j in jobs):
+        raise InputDataError(f"{mix.splices} spliced clips need a teacher to label them",
+                             hint="give --teacher, or --splices 0")
     key = hashlib.sha256(repr((mix, base.to_json(), [(j.kind, j.ref, j.label, j.augment)
                                                       for j in jobs],
                                corpus.file_list_sha256() if corpus else None,
                                None if synth is None else hashlib.sha256(
-                                   synth.audio.tobytes()).hexdigest())).encode()).hexdigest()
+                                   synth.audio.tobytes()).hexdigest(),
+                               None if teacher is None else teacher.key)).encode()).hexdigest()
     if (root / "key.txt").exists() and (root / "key.txt").read_text() == key:
         log(f"features: {root} (cached, {len(jobs)} clips)")
         return FeatureCache(root)
@@ -561,13 +629,22 @@ def build_feature_cache(root: Path, synth: Dataset | None, corpus: RealCorpus | 
     fe = HostFrontend(base)
     t0 = time.time()
 
-    def chunks() -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    def chunks() -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]]:
         for s in range(0, len(jobs), chunk):
             part = jobs[s:s + chunk]
-            audio = np.stack([_job_audio(j, s + k, synth, corpus, noises, mix)
-                              for k, j in enumerate(part)])
-            yield (fe.features(audio), np.asarray([j.label for j in part]),
-                   np.asarray([j.kind != "synth" for j in part]))
+            source, audio = (np.stack(a) for a in zip(
+                *(_job_audio(j, s + k, synth, corpus, noises, mix)
+                  for k, j in enumerate(part)), strict=True))
+            labels = np.asarray([j.label for j in part])
+            soft = None
+            if teacher is not None:
+                t = teacher.probs(source)
+                soft = _targets(part, t, teacher.weight)
+                spliced = np.asarray([j.kind == "splice" for j in part])
+                labels = np.where(spliced, t.argmax(axis=1), labels)
+            yield (fe.features(audio), labels,
+                   np.asarray([{"synth": 0, "splice": 2}.get(j.kind, 1) for j in part]),
+                   soft)
             if s // chunk % 10 == 0:
                 log(f"features: {min(s + chunk, len(jobs))}/{len(jobs)} clips "
                     f"({time.time() - t0:.0f} s)")
@@ -669,7 +746,7 @@ class _Batches:
                 idx = self.order[b * size:(b + 1) * size]
                 x = cache.batch(idx, mean, std)
                 x = spec_augment(x, np.random.default_rng([seed, 13, self.epoch, b]), aug)
-                return x[..., None], cache.y[idx].astype(np.int64)
+                return x[..., None], cache.targets(idx)
 
             def on_epoch_end(self) -> None:
                 self.epoch += 1
@@ -681,18 +758,19 @@ class _Batches:
 def train_kws_mix(synth: Dataset | None, corpus: RealCorpus | None, out_dir: Path,
                   cache_dir: Path, cfg: TrainConfig | None = None,
                   mix: MixConfig | None = None, log: Log = print,
-                  dropout: float = 0.1) -> MixResult:
+                  dropout: float = 0.1, teacher: Teacher | None = None) -> MixResult:
     """Train on synthetic and/or real clips (features cached on disk under ``cache_dir``
     and streamed), quantize, and measure: real validation split per class (float in
     Keras, INT8 on tflite-micro with the device's int8 features) and unseen synthetic
-    speakers. Writes ``dscnn_int8.tflite``, ``labels.txt`` and ``frontend.json``."""
+    speakers. Writes ``dscnn_int8.tflite``, ``labels.txt`` and ``frontend.json``. With a
+    ``teacher``, targets are soft (`build_feature_cache`)."""
     tc = cfg or TrainConfig()
     mx = mix or MixConfig(seed=tc.seed)
     secs: dict[str, float] = {}
     base = FrontendConfig()
     t0 = time.time()
     cache = build_feature_cache(cache_dir, synth, corpus if mx.use_real else None, mx, base,
-                                log)
+                                log, teacher=teacher)
     if corpus is not None and not mx.use_real:
         log("data: real clips used for validation only")
     secs["features"] = time.time() - t0
@@ -701,8 +779,10 @@ def train_kws_mix(synth: Dataset | None, corpus: RealCorpus | None, out_dir: Pat
     tc_counts = {lab: {"real": int(((cache.y == i) & (cache.real == 1)).sum()),
                        "synthetic": int(((cache.y == i) & (cache.real == 0)).sum())}
                  for i, lab in enumerate(LABELS)}
-    log(f"training set: {len(cache)} clips, {int(cache.real.sum())} from real recordings "
-        f"(incl. augmented copies and noise), {int((cache.real == 0).sum())} synthetic")
+    log(f"training set: {len(cache)} clips, {int((cache.real == 1).sum())} from real "
+        f"recordings (incl. augmented copies and noise), {int((cache.real == 2).sum())} "
+        f"spliced from two, {int((cache.real == 0).sum())} synthetic"
+        + ("" if cache.soft is None else "; soft targets from the teacher"))
     tf = _tensorflow(tc, log)
 
     host_raw = HostFrontend(base)
@@ -711,7 +791,8 @@ def train_kws_mix(synth: Dataset | None, corpus: RealCorpus | None, out_dir: Pat
     if corpus is not None:
         val_audio, val_y = real_validation_audio(corpus, tc.seed)
         xv = ((host_raw.features(val_audio) - mean) / std).astype(np.float32)[..., None]
-        val_data = (xv, val_y)
+        val_data = (xv, val_y if cache.soft is None
+                    else np.eye(len(LABELS), dtype=np.float32)[val_y])
     model = build_dscnn(tf, fcfg.shape, len(LABELS), tc)
     if dropout > 0:           # a dropout before the classifier: nothing on the device
         k = tf.keras
@@ -721,7 +802,7 @@ def train_kws_mix(synth: Dataset | None, corpus: RealCorpus | None, out_dir: Pat
         model = k.Model(model.input, model.layers[-1](x), name="dscnn")
     batches = _Batches(tf, cache, tc.batch, tc.seed, mean, std, mx.augment)
     steps = len(batches) * tc.epochs
-    _compile(tf, model, tc, steps)
+    _compile(tf, model, tc, steps, soft=cache.soft is not None)
     t0 = time.time()
     model.fit(batches, epochs=tc.epochs, validation_data=val_data, verbose=0,
               callbacks=[_progress(tf, tc, log, t0, "real-val acc", float("nan"))])

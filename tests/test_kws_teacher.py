@@ -1,0 +1,146 @@
+"""Distillation: a teacher model's posteriors as soft training targets, and clips spliced
+from two real clips that only the teacher labels."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from test_kws_real import TEST_SPK, TRAIN_SPK, VAL_SPK, make_folder
+
+from tinydeploy.errors import InputDataError
+from tinydeploy.train.data import LABELS, UNKNOWN, Split, scan_speech_commands
+from tinydeploy.train.kws import (
+    FeatureCache,
+    MixConfig,
+    _Job,
+    _targets,
+    build_feature_cache,
+    mix_jobs,
+)
+from tinydeploy.train.teacher import Teacher
+
+ROOT = Path(__file__).resolve().parent.parent
+SHIPPED = ROOT / "models" / "kws"
+
+
+def test_targets_mix_label_and_teacher_by_kind() -> None:
+    t = np.full((4, len(LABELS)), 1 / len(LABELS), np.float32)
+    jobs = [_Job("real", 0, 2, True), _Job("synth", 0, 3, True), _Job("noise", 0, 0, True),
+            _Job("splice", 0, 1, True, 1)]
+    soft = _targets(jobs, t, 0.25)
+    assert np.allclose(soft.sum(axis=1), 1.0)
+    assert soft[0, 2] == pytest.approx(0.75 + 0.25 / len(LABELS))     # real: mixed
+    assert soft[1, 3] == 1.0 and soft[1].sum() == 1.0                  # synthetic: its label
+    assert soft[2, 0] == pytest.approx(0.75 + 0.25 / len(LABELS))     # real noise: mixed
+    assert np.allclose(soft[3], t[3])                                  # splice: teacher only
+
+
+def test_soft_targets_round_trip_and_a_rewrite_without_them_drops_them(tmp_path: Path
+                                                                          ) -> None:
+    rng = np.random.default_rng(1)
+    feats = rng.normal(0, 1, (12, 49, 10)).astype(np.float32)
+    labels = rng.integers(0, len(LABELS), 12)
+    soft = rng.dirichlet(np.ones(len(LABELS)), 12).astype(np.float32)
+    cache = FeatureCache.write(tmp_path, iter([(feats[:5], labels[:5], np.ones(5), soft[:5]),
+                                               (feats[5:], labels[5:], np.ones(7), soft[5:])]),
+                               12, (49, 10))
+    idx = np.array([7, 0, 11])
+    got = cache.targets(idx)
+    assert got.dtype == np.float32 and got.shape == (3, len(LABELS))
+    assert np.allclose(got, soft[idx], atol=1e-3)
+    assert np.array_equal(FeatureCache(tmp_path).targets(idx), got)     # reopened
+    cache = FeatureCache.write(tmp_path, iter([(feats, labels, np.ones(12), None)]), 12,
+                               (49, 10))
+    assert cache.soft is None and not (tmp_path / "soft.npy").exists()
+    assert np.array_equal(cache.targets(idx), labels[idx])
+
+
+def _corpus(tmp_path: Path):   # noqa: ANN202 - a RealCorpus
+    words = {w: TRAIN_SPK + VAL_SPK + TEST_SPK for w in ("yes", "up", "bed")}
+    return scan_speech_commands([make_folder(tmp_path / "real", words)])
+
+
+def test_splices_pair_two_training_clips(tmp_path: Path) -> None:
+    corpus = _corpus(tmp_path)
+    jobs = mix_jobs(None, corpus, MixConfig(splices=25, silence_real=0))
+    splices = [j for j in jobs if j.kind == "splice"]
+    assert len(splices) == 25
+    for j in splices:
+        assert j.ref != j.ref2 and j.label == LABELS.index(UNKNOWN) and j.augment
+        assert corpus.clips[j.ref].split is Split.TRAIN
+        assert corpus.clips[j.ref2].split is Split.TRAIN
+    assert len({(j.ref, j.ref2) for j in splices}) > 5                 # not one pair
+    assert not any(j.kind == "splice" for j in mix_jobs(None, corpus, MixConfig()))
+
+
+def test_splices_without_a_teacher_are_refused(tmp_path: Path) -> None:
+    from tinydeploy.frontend.config import FrontendConfig
+
+    with pytest.raises(InputDataError, match="need a teacher") as err:
+        build_feature_cache(tmp_path / "c", None, _corpus(tmp_path), MixConfig(splices=3),
+                            FrontendConfig(), log=lambda _m: None)
+    assert err.value.hint is not None and "--teacher" in err.value.hint
+
+
+def test_teacher_checks_its_labels_weight_and_front_end(tmp_path: Path) -> None:
+    model = SHIPPED / "dscnn_int8.tflite"
+    with pytest.raises(InputDataError, match="not this project's"):
+        Teacher.load(model, "tinydeploy", " ".join(LABELS[:-1]), 0.5)
+    with pytest.raises(InputDataError, match="outside"):
+        Teacher.load(model, "tinydeploy", " ".join(LABELS), 1.5)
+    with pytest.raises(InputDataError):
+        Teacher.load(model, "no-such-preset", " ".join(LABELS), 0.5)
+    with pytest.raises(InputDataError, match="cannot read"):
+        Teacher.load(tmp_path / "missing.tflite", "tinydeploy", " ".join(LABELS), 0.5)
+
+
+@pytest.mark.tf
+def test_teacher_posteriors_follow_its_label_order(tmp_path: Path) -> None:
+    """The shipped model as a teacher: its posteriors agree with tflite-micro's argmax,
+    and naming its outputs in another order moves the columns, not the judgement."""
+    from tinydeploy.frontend.config import FrontendConfig
+    from tinydeploy.frontend.native import HostFrontend, input_quant_of
+    from tinydeploy.train.data import read_clip
+    from tinydeploy.train.kws import int8_predict
+
+    corpus = _corpus(tmp_path)
+    audio = np.stack([read_clip(c.path) for c in corpus.clips])
+    model = (SHIPPED / "dscnn_int8.tflite").read_bytes()
+    fe = str(SHIPPED / "frontend.json")
+    p = Teacher(model, fe, LABELS).probs(audio)
+    assert p.shape == (len(audio), len(LABELS)) and np.allclose(p.sum(axis=1), 1.0)
+    host = HostFrontend(FrontendConfig.load(SHIPPED / "frontend.json"))
+    micro = int8_predict(model, host.features_s8(audio, input_quant_of(model)))
+    assert np.array_equal(p.argmax(axis=1), micro)
+    # a teacher whose outputs are named in reverse: column i of its output is LABELS[-1-i]
+    rev = Teacher(model, fe, tuple(reversed(LABELS))).probs(audio)
+    assert np.allclose(rev, p[:, ::-1])
+
+
+@pytest.mark.tf
+def test_training_with_a_teacher_end_to_end(tmp_path: Path) -> None:
+    """Soft targets and splices through the whole pipeline: the cache keeps a target per
+    row (a distribution), splices are labelled by the teacher, and training runs on them."""
+    from tinydeploy.train.kws import TrainConfig, train_kws_mix
+
+    corpus = _corpus(tmp_path)
+    teacher = Teacher((SHIPPED / "dscnn_int8.tflite").read_bytes(),
+                      str(SHIPPED / "frontend.json"), LABELS, weight=0.5)
+    mix = MixConfig(real_copies=2, scarce_target=4, unknown_real_max=2, silence_real=3,
+                    splices=6)
+    logs: list[str] = []
+    res = train_kws_mix(None, corpus, tmp_path / "out", tmp_path / "cache",
+                        TrainConfig(epochs=1, calibration_samples=10, batch=8), mix,
+                        log=logs.append, teacher=teacher)
+    cache = FeatureCache(tmp_path / "cache")
+    assert cache.soft is not None and cache.soft.shape == (len(cache), len(LABELS))
+    assert np.allclose(cache.soft.astype(np.float32).sum(axis=1), 1.0, atol=1e-2)
+    spliced = cache.real == 2
+    assert int(spliced.sum()) == 6
+    assert np.array_equal(cache.y[spliced], cache.soft[spliced].argmax(axis=1))
+    real = cache.real == 1        # a real clip's own label keeps at least half its target
+    assert (cache.soft[real, cache.y[real]] >= 0.5 - 1e-3).all()
+    assert any("6 spliced from two" in m and "soft targets" in m for m in logs), logs
+    assert res.real is not None and res.model_path.exists()
