@@ -3,6 +3,7 @@ from two real clips that only the teacher labels."""
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 import numpy as np
@@ -144,3 +145,8 @@ def test_training_with_a_teacher_end_to_end(tmp_path: Path) -> None:
     assert (cache.soft[real, cache.y[real]] >= 0.5 - 1e-3).all()
     assert any("6 spliced from two" in m and "soft targets" in m for m in logs), logs
     assert res.real is not None and res.model_path.exists()
+    from tinydeploy.train.kws import mix_readme_text
+
+    text = mix_readme_text(res, "cmd", None, TrainConfig(epochs=1), mix, corpus, teacher)
+    assert "Distillation" in text and "at 50%" in text and "6 more clips" in text
+    assert hashlib.sha256(teacher.model).hexdigest() in text

@@ -188,7 +188,7 @@ def main(argv: list[str] | None = None) -> int:
         str(a) for a in argv_shown)
     (args.out / "README.md").write_text(
         mix_readme_text(res, cmd.strip(), synth_cfg if synth is not None else None, tcfg,
-                        mix, corpus))
+                        mix, corpus, teacher))
     if args.out.resolve() == (ROOT / "models" / "kws").resolve():
         (ROOT / "firmware" / "frontend" / "td_frontend_config.h").write_text(
             render_frontend_header(res.frontend))

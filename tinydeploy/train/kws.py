@@ -901,7 +901,8 @@ def _provenance(root: Path) -> tuple[str, str]:
 
 
 def mix_readme_text(res: MixResult, command: str, synth: SynthConfig | None,
-                    tcfg: TrainConfig, mix: MixConfig, corpus: RealCorpus | None) -> str:
+                    tcfg: TrainConfig, mix: MixConfig, corpus: RealCorpus | None,
+                    teacher: Teacher | None = None) -> str:
     """models/kws/README.md: how the model was made, from what, and what it reaches."""
     sources = ""
     if corpus is not None:
@@ -999,7 +1000,7 @@ Data: {data}. Real clips: each training clip of a keyword with at least
 freshly augmented); at most {mix.unknown_real_max} real "unknown" clips, taken from every word
 alike; {mix.silence_real} silence clips from the background recordings; {mix.synth_keep:.0%}
 of the synthetic training clips (seeded choice){scarce}.
-
+{"" if teacher is None else chr(10) + teacher.describe(mix.splices) + chr(10)}
 Augmentation (`tinydeploy/train/augment.py`): speed/pitch x{a.speed[0]}-{a.speed[1]}
 (p {a.p_speed}), time shift +-{a.shift_ms} ms, simulated room RT60 {a.rt60_s[0]}-{a.rt60_s[1]}
 s (p {a.p_reverb}), noise at {a.snr_db[0]:.0f}-{a.snr_db[1]:.0f} dB SNR (p {a.p_noise}; real

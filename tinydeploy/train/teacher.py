@@ -66,6 +66,7 @@ class Teacher:
     frontend: str
     labels: tuple[str, ...]
     weight: float = 0.5
+    source: str = "teacher.tflite"      # its file name, for the model's README
 
     def __post_init__(self) -> None:
         if sorted(self.labels) != sorted(LABELS):
@@ -83,7 +84,18 @@ class Teacher:
         except OSError as err:
             raise InputDataError(f"{path}: cannot read the teacher model ({err})") from err
         resolve_frontend(frontend)          # a bad name or file fails here, not mid-build
-        return cls(model, frontend, tuple(labels.split()), weight)
+        return cls(model, frontend, tuple(labels.split()), weight, path.name)
+
+    def describe(self, splices: int) -> str:
+        """A paragraph for the model's README."""
+        return (f"Distillation: every real clip's training target is its label mixed with "
+                f"the posteriors of the teacher `{self.source}` (sha256 "
+                f"`{hashlib.sha256(self.model).hexdigest()}`, front end `{self.frontend}`, "
+                f"outputs {' '.join(self.labels)}) at {self.weight:.0%}; synthetic clips keep "
+                f"their own label. The teacher judges each clip before augmentation. "
+                f"{splices} more clips, each the start of one real training clip and the end "
+                f"of another (`--splices`), take the teacher's posteriors alone; they are "
+                f"not counted in the table below.")
 
     @property
     def key(self) -> str:
