@@ -150,3 +150,23 @@ def test_training_with_a_teacher_end_to_end(tmp_path: Path) -> None:
     text = mix_readme_text(res, "cmd", None, TrainConfig(epochs=1), mix, corpus, teacher)
     assert "Distillation" in text and "at 50%" in text and "6 more clips" in text
     assert hashlib.sha256(teacher.model).hexdigest() in text
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--splices", "5"], "--splices 5 needs a teacher"),
+    (["--splices", "-1", "--teacher", "t.tflite"], "a count of clips"),
+    (["--teacher", "no-such.tflite"], "cannot read the teacher model"),
+    (["--teacher", str(SHIPPED / "dscnn_int8.tflite"), "--teacher-labels", "yes no"],
+     "are not this project's 12 labels"),
+])
+def test_cli_train_refuses_a_bad_teacher_in_one_line(tmp_path: Path, extra: list[str],
+                                                     message: str) -> None:
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-m", "tinydeploy", "kws", "train", "-o",
+                          str(tmp_path / "m"), *extra], capture_output=True, text=True,
+                         timeout=120, cwd=tmp_path)
+    assert out.returncode == 1 and "Traceback" not in out.stderr, out.stderr
+    assert message in out.stderr
+    assert not (tmp_path / "m").exists()

@@ -46,11 +46,7 @@ from tinydeploy.train.kws import (
     synthetic_dataset,
     train_kws_mix,
 )
-from tinydeploy.train.teacher import Teacher
-
-# MLPerf Tiny's reference DS-CNN (kws_ref_model.tflite) orders its outputs so
-TEACHER_LABELS = ("down", "go", "left", "no", "off", "on", "right", "stop", "up", "yes",
-                  "_silence_", "_unknown_")
+from tinydeploy.train.teacher import add_teacher_args, teacher_from_args
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 ABLATIONS = ("real", "synth", "extra-voices", "speed", "shift", "reverb", "noise", "gain",
@@ -121,19 +117,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=ROOT / "models" / "kws")
     ap.add_argument("--shift-ms", type=int, default=AugmentConfig.shift_ms,
                     help="time shift of augmented clips, uniform in +-this many ms")
-    ap.add_argument("--teacher", type=Path, default=None, metavar="MODEL",
-                    help="distil from this INT8 keyword model: its posteriors of every real "
-                         "training clip become part of the clip's target")
-    ap.add_argument("--teacher-frontend", default="mlperf-kws",
-                    help="the teacher's front end: a preset or a front-end JSON file")
-    ap.add_argument("--teacher-labels", default=" ".join(TEACHER_LABELS),
-                    help="the teacher's output labels in order (default: MLPerf Tiny's "
-                         "reference DS-CNN's)")
-    ap.add_argument("--teacher-weight", type=float, default=0.5,
-                    help="the teacher's share of a real clip's target")
-    ap.add_argument("--splices", type=int, default=0,
-                    help="clips spliced from the start of one real clip and the end of "
-                         "another, labelled by the teacher alone")
+    add_teacher_args(ap)
     ap.add_argument("--json-out", type=Path, default=None, help="also write the figures here")
     args = ap.parse_args(argv)
 
@@ -141,8 +125,7 @@ def main(argv: list[str] | None = None) -> int:
         print(msg, file=sys.stderr, flush=True)
 
     try:
-        teacher = (Teacher.load(args.teacher, args.teacher_frontend, args.teacher_labels,
-                                args.teacher_weight) if args.teacher else None)
+        teacher = teacher_from_args(args)
     except InputDataError as err:
         print(f"error: {err}" + (f"\nhint: {err.hint}" if err.hint else ""), file=sys.stderr)
         return 2

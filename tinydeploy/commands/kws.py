@@ -71,6 +71,8 @@ def configure(p: argparse.ArgumentParser) -> None:
     d.add_argument("-o", "--output", type=Path, required=True, help="dataset .npz")
     d.add_argument("--json", action="store_true")
 
+    from tinydeploy.train.teacher import add_teacher_args
+
     t = sub.add_parser("train", help="train and quantize the DS-CNN")
     t.add_argument("--data", type=Path, help="dataset .npz (instead of the synthetic set and "
                    "--speech-commands)")
@@ -86,6 +88,7 @@ def configure(p: argparse.ArgumentParser) -> None:
     t.add_argument("--cache-dir", type=Path, default=None,
                    help="on-disk feature cache (default: OUTPUT/.features)")
     t.add_argument("-o", "--output", type=Path, required=True, help="output folder")
+    add_teacher_args(t)
     t.add_argument("--json", action="store_true")
 
     s = sub.add_parser("stream", help="send WAV files to a device, print detections")
@@ -177,16 +180,21 @@ def _train(args: argparse.Namespace) -> int:
         train_kws,
         train_kws_mix,
     )
+    from tinydeploy.train.teacher import teacher_from_args
 
     cmd = "tinydeploy kws " + " ".join(sys.argv[2:]) if len(sys.argv) > 2 else \
         "tinydeploy kws train"
     tcfg = TrainConfig(epochs=args.epochs, seed=args.seed)
+    teacher = teacher_from_args(args)
     if args.data:
-        if args.speech_commands:
-            from tinydeploy.errors import InputDataError
+        from tinydeploy.errors import InputDataError
 
+        if args.speech_commands:
             raise InputDataError("--data and --speech-commands cannot be combined",
                                  hint="a dataset .npz already holds its clips")
+        if teacher is not None:
+            raise InputDataError("--teacher needs real recordings (--speech-commands), "
+                                 "not --data", hint="the teacher judges real clips only")
         res = train_kws(Dataset.load(args.data), args.output, tcfg, _log(args))
         (args.output / "README.md").write_text(readme_text(res, cmd, None, tcfg))
         summary = {"model": str(res.model_path), "sha256": res.sha256,
@@ -210,11 +218,11 @@ def _train(args: argparse.Namespace) -> int:
     synth_cfg = SynthConfig(per_class=args.per_class, seed=args.seed,
                             extra_fraction=args.extra_fraction)
     synth = synthetic_dataset(synth_cfg, None, log)
-    mix = MixConfig(seed=args.seed)
+    mix = MixConfig(seed=args.seed, splices=args.splices)
     res_m = train_kws_mix(synth, corpus, args.output, args.cache_dir or
-                          args.output / ".features", tcfg, mix, log)
+                          args.output / ".features", tcfg, mix, log, teacher=teacher)
     (args.output / "README.md").write_text(mix_readme_text(res_m, cmd, synth_cfg, tcfg, mix,
-                                                           corpus))
+                                                           corpus, teacher))
     real_train = sum(v["real"] for v in res_m.train_counts.values())
     synth_train = sum(v["synthetic"] for v in res_m.train_counts.values())
     if args.json:

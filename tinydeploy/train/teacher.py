@@ -17,6 +17,7 @@ judged by it.
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,9 +25,13 @@ from pathlib import Path
 import numpy as np
 
 from tinydeploy.errors import InputDataError
-from tinydeploy.frontend.native import input_quant_of
-from tinydeploy.frontend.presets import resolve_frontend
-from tinydeploy.train.data import LABELS
+
+# (the front end and the label set are imported where used: the CLI's parser imports this
+# module for `add_teacher_args`, and `tinydeploy --help` should not load them)
+
+# MLPerf Tiny's reference DS-CNN (kws_ref_model.tflite) orders its outputs so
+MLPERF_KWS_LABELS = ("down", "go", "left", "no", "off", "on", "right", "stop", "up", "yes",
+                     "_silence_", "_unknown_")
 
 
 def tflite_posteriors(model: bytes, windows: np.ndarray, order: list[int] | None = None
@@ -69,6 +74,8 @@ class Teacher:
     source: str = "teacher.tflite"      # its file name, for the model's README
 
     def __post_init__(self) -> None:
+        from tinydeploy.train.data import LABELS
+
         if sorted(self.labels) != sorted(LABELS):
             raise InputDataError(f"teacher labels {' '.join(self.labels)} are not this "
                                  f"project's {len(LABELS)} labels",
@@ -83,6 +90,8 @@ class Teacher:
             model = path.read_bytes()
         except OSError as err:
             raise InputDataError(f"{path}: cannot read the teacher model ({err})") from err
+        from tinydeploy.frontend.presets import resolve_frontend
+
         resolve_frontend(frontend)          # a bad name or file fails here, not mid-build
         return cls(model, frontend, tuple(labels.split()), weight, path.name)
 
@@ -105,8 +114,43 @@ class Teacher:
 
     def probs(self, audio: np.ndarray) -> np.ndarray:
         """Posteriors [n, len(LABELS)] of int16 clips [n, samples], in `LABELS` order."""
+        from tinydeploy.frontend.native import input_quant_of
+        from tinydeploy.frontend.presets import resolve_frontend
+        from tinydeploy.train.data import LABELS
+
         choice = resolve_frontend(self.frontend)
         fe = choice.spec.host(choice.config)
         windows = fe.features_s8(audio, input_quant_of(self.model))
         p = tflite_posteriors(self.model, windows, [self.labels.index(lab) for lab in LABELS])
         return p / np.maximum(p.sum(axis=1, keepdims=True), 1e-6)
+
+
+def add_teacher_args(ap: argparse.ArgumentParser) -> None:
+    """``--teacher`` and its options, for every command that trains."""
+    ap.add_argument("--teacher", type=Path, default=None, metavar="MODEL",
+                    help="distil from this INT8 keyword model: its posteriors of every real "
+                         "training clip become part of the clip's target")
+    ap.add_argument("--teacher-frontend", default="mlperf-kws",
+                    help="the teacher's front end: a preset or a front-end JSON file")
+    ap.add_argument("--teacher-labels", default=" ".join(MLPERF_KWS_LABELS),
+                    help="the teacher's output labels in order (default: MLPerf Tiny's "
+                         "reference DS-CNN's)")
+    ap.add_argument("--teacher-weight", type=float, default=0.5,
+                    help="the teacher's share of a real clip's target")
+    ap.add_argument("--splices", type=int, default=0,
+                    help="clips spliced from the start of one real clip and the end of "
+                         "another, labelled by the teacher alone")
+
+
+def teacher_from_args(args: argparse.Namespace) -> Teacher | None:
+    """The `Teacher` the options of `add_teacher_args` name (None without ``--teacher``);
+    raises `InputDataError` for a bad one, or for splices without a teacher."""
+    if args.splices < 0:
+        raise InputDataError(f"--splices {args.splices}: a count of clips, at least 0")
+    if args.teacher is None:
+        if args.splices:
+            raise InputDataError(f"--splices {args.splices} needs a teacher to label them",
+                                 hint="give --teacher MODEL, or leave --splices out")
+        return None
+    return Teacher.load(args.teacher, args.teacher_frontend, args.teacher_labels,
+                        args.teacher_weight)
