@@ -69,9 +69,7 @@ def _dispatch(args: argparse.Namespace) -> int:
     except TinydeployError as err:
         if args.debug:
             raise
-        print(f"error: {err.message}", file=sys.stderr)
-        if err.hint:
-            print(f"hint: {err.hint}", file=sys.stderr)
+        print(err.report(), file=sys.stderr)
         return err.exit_code
     except KeyboardInterrupt as e:
         sig = e.signum if isinstance(e, Terminated) else signal.SIGINT

@@ -15,6 +15,11 @@ class TinydeployError(Exception):
         self.message = message
         self.hint = hint
 
+    def report(self) -> str:
+        """What a command prints for it: ``error: MESSAGE`` and, when there is one,
+        ``hint: HINT`` on a second line."""
+        return f"error: {self.message}" + (f"\nhint: {self.hint}" if self.hint else "")
+
 
 class ModelError(TinydeployError):
     """A model file that cannot be read, or is not a valid TFLite model."""

@@ -127,7 +127,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         teacher = teacher_from_args(args)
     except InputDataError as err:
-        print(f"error: {err}" + (f"\nhint: {err.hint}" if err.hint else ""), file=sys.stderr)
+        print(err.report(), file=sys.stderr)
         return 2
     without = set(args.without)
     synth_cfg = SynthConfig(per_class=args.per_class, seed=args.seed, workers=args.workers,

@@ -76,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         doc = check_features(args.wavs, args.model, args.frontend, args.machine)
     except TinydeployError as e:
-        print(f"error: {e.message}" + (f"\nhint: {e.hint}" if e.hint else ""), file=sys.stderr)
+        print(e.report(), file=sys.stderr)
         return 1
     if args.json:
         print(json.dumps(doc, indent=2))
