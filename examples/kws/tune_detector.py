@@ -112,7 +112,7 @@ def fast_posteriors(audio: np.ndarray, model: bytes, fcfg: FrontendConfig,
     scale, zp = float(out_t.quant.scale[0]), int(out_t.quant.zero_point[0])
     feats = stream_features(audio, HostFrontend(fcfg), input_quant_of(model))
     ends = np.arange(fcfg.frames, feats.shape[0] + 1)
-    windows = np.stack([feats[f - fcfg.frames:f] for f in ends])
+    windows = [feats[f - fcfg.frames:f] for f in ends]      # views: no copy of the stream
     probs = tflite_posteriors(model, windows)
     micro = runtime.Interpreter.from_bytes(model)
     for j in range(min(check, len(windows))):

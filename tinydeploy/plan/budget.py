@@ -77,6 +77,8 @@ INVOKE_STACK = 32            # td_model_invoke itself
 LINK_STATE_BYTES = 276       # td_link_t: rx block (TD_LINK_ENCODED_MAX = 264) + counters
 LINK_STACK = 600             # a reply on its way out (td_link_sendf: fields COBS-encoded as packed)
 KWS_FRONTEND_BYTES = 4 * (1_024 + 40)          # td_frontend_scratch_t: FFT + mel bands
+
+
 def kws_detector_bytes(avg_windows: int = 16, labels: int = 16) -> int:
     """sizeof(td_kws_detector_t) with its history sized TD_KWS_MAX_AVG x TD_KWS_MAX_LABELS:
     configuration (a threshold per label), score history, counters, last event, averages

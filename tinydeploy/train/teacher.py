@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -34,8 +35,8 @@ MLPERF_KWS_LABELS = ("down", "go", "left", "no", "off", "on", "right", "stop", "
                      "_silence_", "_unknown_")
 
 
-def tflite_posteriors(model: bytes, windows: np.ndarray, order: list[int] | None = None
-                      ) -> np.ndarray:
+def tflite_posteriors(model: bytes, windows: np.ndarray | Sequence[np.ndarray],
+                      order: list[int] | None = None) -> np.ndarray:
     """Dequantized outputs of an INT8 model for every input window (int8, the model's
     input shape without the batch), on TF Lite's builtin kernels; ``order`` picks and
     orders the output columns."""
