@@ -15,8 +15,8 @@ test: setup
 	@$(PY) -m pytest -q -p no:cacheprovider $(PYTEST_ARGS)
 
 lint: setup
-	@.venv/bin/ruff check tinydeploy tests
-	@.venv/bin/mypy tinydeploy
+	@.venv/bin/ruff check tinydeploy tests examples
+	@.venv/bin/mypy tinydeploy examples
 
 fixtures: setup
 	@$(PY) tests/fixtures/make_fixtures.py

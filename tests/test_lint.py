@@ -1,5 +1,6 @@
-"""The package and its tests pass the linter (ruff) and the type checker (mypy), as `make lint`
-runs them; both are in the dev extra that `make test` installs."""
+"""The package, its tests and the example scripts (which produce the published kws figures)
+pass the linter (ruff) and the type checker (mypy), as `make lint` runs them; both are in
+the dev extra that `make test` installs."""
 
 from __future__ import annotations
 
@@ -16,10 +17,10 @@ def _run(args: list[str]) -> subprocess.CompletedProcess[str]:
 
 
 def test_ruff_finds_nothing() -> None:
-    proc = _run(["ruff", "check", "tinydeploy", "tests"])
+    proc = _run(["ruff", "check", "tinydeploy", "tests", "examples"])
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
 def test_mypy_finds_nothing(tmp_path: Path) -> None:
-    proc = _run(["mypy", "--cache-dir", str(tmp_path / "mypy"), "tinydeploy"])
+    proc = _run(["mypy", "--cache-dir", str(tmp_path / "mypy"), "tinydeploy", "examples"])
     assert proc.returncode == 0, proc.stdout + proc.stderr

@@ -34,6 +34,7 @@ from validate import tune, validation_stream  # noqa: E402
 
 from tinydeploy.frontend.native import input_quant_of  # noqa: E402
 from tinydeploy.frontend.presets import resolve_frontend  # noqa: E402
+from tinydeploy.kws.stream import stream_windows_of  # noqa: E402
 from tinydeploy.train.data import LABELS, scan_speech_commands  # noqa: E402
 from tinydeploy.train.teacher import tflite_posteriors  # noqa: E402
 
@@ -65,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
     audio, words, hours, info = validation_stream(corpus, args.minutes, args.seed)
     print(f"stream: {info['seconds']:.0f} s, {info['keywords']} keywords, "
           f"{info['other_words']} other words", file=sys.stderr)
-    own, steps = fe.stream_windows_s8(audio, quant, 1)
+    own, steps = stream_windows_of(fe, audio, quant, 1)
     rows = fe.stream_s8(audio, quant)
     running = np.stack([rows[f - cfg.frames:f] for f in steps])
     times = ((steps - 1) * cfg.stride + cfg.window) // (cfg.sample_rate // 1000)

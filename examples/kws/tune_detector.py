@@ -23,6 +23,7 @@ import itertools
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -108,8 +109,9 @@ def fast_posteriors(audio: np.ndarray, model: bytes, fcfg: FrontendConfig,
     from tinydeploy.train.kws import input_quant_of
     from tinydeploy.train.teacher import tflite_posteriors
 
-    out_t = load_tflite(model).outputs[0]
-    scale, zp = float(out_t.quant.scale[0]), int(out_t.quant.zero_point[0])
+    quant = load_tflite(model).outputs[0].quant
+    assert quant is not None, "an INT8 model's output is quantized"
+    scale, zp = float(quant.scale[0]), int(quant.zero_point[0])
     feats = stream_features(audio, HostFrontend(fcfg), input_quant_of(model))
     ends = np.arange(fcfg.frames, feats.shape[0] + 1)
     windows = [feats[f - fcfg.frames:f] for f in ends]      # views: no copy of the stream
@@ -150,8 +152,8 @@ def fast_detect(avg: np.ndarray, times: np.ndarray, w: int, cfg: DetectorConfig
     score = avg[np.arange(len(avg)), best]
     cand = np.nonzero((score >= thr[best]) & (np.arange(len(avg)) >= w - 1))[0]
     out: list[Detection] = []
-    last_i = last_t = None
-    last_l = 0
+    last_i: int | None = None
+    last_t = last_l = 0
     for j in cand:
         if last_i is not None:
             released = bool((avg[last_i + 1:j + 1, last_l] < 0.5 * thr[last_l]).any())
@@ -177,7 +179,7 @@ def main(argv: list[str] | None = None) -> int:
     audio, words, hours = real_stream(args.folders, args.seed)
     print(f"tuning stream: {audio.size / 16000:.0f} s, {len(words)} keywords", file=sys.stderr)
     probs, times = fast_posteriors(audio, model, fcfg)
-    results = []
+    results: list[dict[str, Any]] = []
     avgs = {w: moving_average(probs, w) for w in AVG}
     for th, avg, sup in itertools.product(THRESHOLDS, AVG, SUPPRESS):
         dc = DetectorConfig(avg_windows=avg, threshold=th, suppress_ms=sup)

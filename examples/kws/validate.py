@@ -129,8 +129,8 @@ def validation_stream(corpus: RealCorpus, minutes: float, seed: int
     n_other = 0
     while t + CLIP < n:
         if rng.random() < 2 / 3:
-            k = KEYWORDS[int(rng.integers(len(KEYWORDS)))]
-            clip = kw[k][int(rng.integers(len(kw[k])))]
+            word = KEYWORDS[int(rng.integers(len(KEYWORDS)))]
+            clip = kw[word][int(rng.integers(len(kw[word])))]
         else:
             clip = other[int(rng.integers(len(other)))]
             n_other += 1
