@@ -49,6 +49,15 @@ def test_fa_rate_bound_without_confidence_is_the_counted_rate() -> None:
         validate.fa_rate_bound(3, 1.0, 1.0)
 
 
+@pytest.mark.parametrize(("hours", "confidence"), [(4.0, 0.8), (1.0, 0.9), (2.0, None)])
+def test_the_count_limit_is_where_the_bound_crosses(hours: float,
+                                                    confidence: float | None) -> None:
+    k = validate.fa_count_limit(10.0, hours, confidence)
+    assert validate.fa_rate_bound(k, hours, confidence) <= 10.0
+    assert validate.fa_rate_bound(k + 1, hours, confidence) > 10.0
+    assert validate.fa_count_limit(0.5, 1.0, 0.9) == -1     # not even 0 bounds it (2.3/h)
+
+
 def _stream(seed: int) -> tuple[np.ndarray, np.ndarray, list[Word], float]:
     """Outputs every 20 ms for 20 minutes: a keyword every 3 s whose own output rises to a
     random peak, and a random keyword bump between words (a would-be false alarm)."""

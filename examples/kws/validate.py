@@ -183,6 +183,15 @@ def fa_rate_bound(false_alarms: int, hours: float, confidence: float | None) -> 
     return hi / hours
 
 
+def fa_count_limit(max_fa: float, hours: float, confidence: float | None) -> int:
+    """The most false alarms a setting may count in ``hours`` for its rate to be within
+    ``max_fa`` per hour (`fa_rate_bound` grows with the count); -1 when even none is."""
+    k = -1
+    while fa_rate_bound(k + 1, hours, confidence) <= max_fa:
+        k += 1
+    return k
+
+
 def tune(probs: np.ndarray, times: np.ndarray, words: list[Word], hours: float,
          max_fa: float, intervals: tuple[int, ...] = INFER_EVERY,
          confidence: float | None = None) -> tuple[dict, list[dict]]:
@@ -201,8 +210,8 @@ def tune(probs: np.ndarray, times: np.ndarray, words: list[Word], hours: float,
                                 "infer_every": every, "hits": s.hits,
                                 "hit_rate": s.hit_rate, "false_alarms": s.false_alarms,
                                 "fa_per_hour": s.false_alarms_per_hour})
-    ok = [r for r in results
-          if fa_rate_bound(int(r["false_alarms"]), hours, confidence) <= max_fa]
+    limit = fa_count_limit(max_fa, hours, confidence)
+    ok = [r for r in results if r["false_alarms"] <= limit]
     # ties: the higher threshold, the fewer windows averaged, the longer inference interval
     best = (max(ok, key=lambda r: (r["hits"], -r["false_alarms"], r["threshold"],
                                    -r["avg_windows"], r["infer_every"])) if ok else
@@ -231,12 +240,13 @@ def refine_classes(probs: np.ndarray, times: np.ndarray, words: list[Word], hour
         return dc, score_stream(fast_detect(a, t, avg, dc), words, hours)
 
     dc, cur = run(th)
+    limit = fa_count_limit(max_fa, hours, confidence)
     for _ in range(rounds):
         for k in range(base.first_keyword, probs.shape[1]):
             for g in CLASS_GRID:
                 trial = th[:k] + [g] + th[k + 1:]
                 dct, s = run(trial)
-                if fa_rate_bound(s.false_alarms, hours, confidence) <= max_fa and \
+                if s.false_alarms <= limit and \
                         (s.hits, -s.false_alarms) > (cur.hits, -cur.false_alarms):
                     th, dc, cur = trial, dct, s
     return dc, {"hits": cur.hits, "hit_rate": cur.hit_rate, "false_alarms": cur.false_alarms,
