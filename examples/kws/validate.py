@@ -57,11 +57,13 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from tune_detector import fast_detect, fast_posteriors, moving_average  # noqa: E402
+from replay import CHECKED, fast_detect, fast_posteriors, moving_average  # noqa: E402
 
+from tinydeploy.errors import InputDataError, TinydeployError  # noqa: E402
 from tinydeploy.frontend.config import FrontendConfig  # noqa: E402
 from tinydeploy.frontend.native import HostFrontend, input_quant_of  # noqa: E402
 from tinydeploy.kws.stream import (  # noqa: E402
+    Detection,
     DetectorConfig,
     StreamScore,
     Word,
@@ -116,6 +118,12 @@ def validation_stream(corpus: RealCorpus, minutes: float, seed: int
     val = corpus.select(Split.VALIDATION)
     kw = {k: [c for c in val if c.word == k] for k in KEYWORDS}
     other = [c for c in val if LABELS[c.label] == UNKNOWN]
+    missing = [k for k in KEYWORDS if not kw[k]] + (["any other word"] if not other else [])
+    if missing:
+        raise InputDataError(f"no validation-split clips of {', '.join(missing)} in "
+                             f"{len(corpus.roots)} folder(s): the stream needs every keyword "
+                             "and other words", hint="give the folders of a Speech Commands "
+                             "collection with validation-split speakers of every keyword")
     noises = [split_noise(read_wav(p), Split.VALIDATION).astype(np.float64)
               for p in corpus.noise]
     noises = [n / max(1.0, float(np.sqrt(np.mean(n ** 2)))) for n in noises if n.size > CLIP]
@@ -194,7 +202,8 @@ def fa_count_limit(max_fa: float, hours: float, confidence: float | None) -> int
 
 def tune(probs: np.ndarray, times: np.ndarray, words: list[Word], hours: float,
          max_fa: float, intervals: tuple[int, ...] = INFER_EVERY,
-         confidence: float | None = None) -> tuple[dict, list[dict]]:
+         confidence: float | None = None,
+         thresholds: tuple[float, ...] = THRESHOLDS) -> tuple[dict, list[dict]]:
     """The grid replayed on every-window outputs; the best setting whose false-alarm rate
     is within ``max_fa`` per hour (`fa_rate_bound` at ``confidence``) and the whole grid."""
     results = []
@@ -202,7 +211,7 @@ def tune(probs: np.ndarray, times: np.ndarray, words: list[Word], hours: float,
         p, t = probs[::every], times[::every]
         for avg in AVG:
             a = moving_average(p, avg)
-            for th, sup in itertools.product(THRESHOLDS, SUPPRESS):
+            for th, sup in itertools.product(thresholds, SUPPRESS):
                 dc = DetectorConfig(avg_windows=avg, threshold=th, suppress_ms=sup,
                                     infer_every=every)
                 s = score_stream(fast_detect(a, t, avg, dc), words, hours)
@@ -210,13 +219,17 @@ def tune(probs: np.ndarray, times: np.ndarray, words: list[Word], hours: float,
                                 "infer_every": every, "hits": s.hits,
                                 "hit_rate": s.hit_rate, "false_alarms": s.false_alarms,
                                 "fa_per_hour": s.false_alarms_per_hour})
-    limit = fa_count_limit(max_fa, hours, confidence)
+    return best_within(results, fa_count_limit(max_fa, hours, confidence)), results
+
+
+def best_within(results: list[dict], limit: int) -> dict:
+    """The grid's setting that detects the most keywords with at most ``limit`` false alarms
+    (else the one with the fewest)."""
     ok = [r for r in results if r["false_alarms"] <= limit]
     # ties: the higher threshold, the fewer windows averaged, the longer inference interval
-    best = (max(ok, key=lambda r: (r["hits"], -r["false_alarms"], r["threshold"],
+    return (max(ok, key=lambda r: (r["hits"], -r["false_alarms"], r["threshold"],
                                    -r["avg_windows"], r["infer_every"])) if ok else
             min(results, key=lambda r: (r["false_alarms"], -r["hits"])))
-    return best, results
 
 
 CLASS_GRID = tuple(float(x) for x in np.round(np.arange(0.5, 0.995, 0.01), 2))
@@ -254,15 +267,20 @@ def refine_classes(probs: np.ndarray, times: np.ndarray, words: list[Word], hour
                 "class_thresholds": dict(zip(LABELS, th, strict=True))}
 
 
-def fast_score(probs: np.ndarray, times: np.ndarray, words: list[Word], hours: float,
-               dc: DetectorConfig) -> StreamScore:
+def fast_detections(probs: np.ndarray, times: np.ndarray, dc: DetectorConfig
+                    ) -> list[Detection]:
     """A detector setting replayed on every-window outputs (as the grid does)."""
     p, t = probs[::dc.infer_every], times[::dc.infer_every]
-    return score_stream(fast_detect(moving_average(p, dc.avg_windows), t, dc.avg_windows, dc),
-                        words, hours)
+    return fast_detect(moving_average(p, dc.avg_windows), t, dc.avg_windows, dc)
 
 
-def per_keyword(dets: list, words: list[Word], hours: float) -> dict[str, dict[str, int]]:
+def fast_score(probs: np.ndarray, times: np.ndarray, words: list[Word], hours: float,
+               dc: DetectorConfig) -> StreamScore:
+    return score_stream(fast_detections(probs, times, dc), words, hours)
+
+
+def per_keyword(dets: list[Detection], words: list[Word], hours: float
+                ) -> dict[str, dict[str, int]]:
     """Keywords detected per label (a detection only ever matches a word of its label)."""
     out = {}
     for k in sorted({w.label for w in words}):
@@ -270,6 +288,14 @@ def per_keyword(dets: list, words: list[Word], hours: float) -> dict[str, dict[s
                          hours)
         out[LABELS[k]] = {"words": s.words, "hits": s.hits}
     return out
+
+
+def model_files(path: Path) -> tuple[bytes, FrontendConfig]:
+    """An INT8 keyword model and the front end beside it (``frontend.json``)."""
+    if not path.is_file() or not path.with_name("frontend.json").is_file():
+        raise InputDataError(f"{path}: no such model, or no frontend.json beside it",
+                             hint="a model trained by examples/kws/train.py, as in models/kws/")
+    return path.read_bytes(), FrontendConfig.load(path.with_name("frontend.json"))
 
 
 def detector_json(dc: DetectorConfig) -> dict:
@@ -307,6 +333,14 @@ def test_split_audio(folders: list[Path], testing_list: Path | None
 
 
 def main(argv: list[str] | None = None) -> int:
+    try:
+        return run(argv)
+    except TinydeployError as e:
+        print(e.report(), file=sys.stderr)
+        return 2
+
+
+def run(argv: list[str] | None) -> int:
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("folders", type=Path, nargs="+", help="Speech Commands-layout folders")
@@ -342,8 +376,7 @@ def main(argv: list[str] | None = None) -> int:
     if not 0.0 <= args.fa_confidence < 1.0:
         ap.error(f"--fa-confidence {args.fa_confidence} is outside [0, 1)")
     conf = args.fa_confidence or None
-    model = args.model.read_bytes()
-    fcfg = FrontendConfig.load(args.model.with_name("frontend.json"))
+    model, fcfg = model_files(args.model)
     corpus = scan_speech_commands(args.folders, args.testing_list)
     doc: dict = {"model": str(args.model), "max_fa": args.max_fa,
                  "fa_confidence": args.fa_confidence}
@@ -417,6 +450,11 @@ def main(argv: list[str] | None = None) -> int:
         if part in doc:
             log(part + ": " + ", ".join(f"{k} {100 * v['top1']:.1f} ({v['clips']})"
                                         for k, v in doc[part]["per_class"].items()))
+    if CHECKED["windows"]:
+        doc["tflite_vs_micro"] = dict(CHECKED)
+        log(f"TF Lite vs tflite-micro (the grid's outputs): {CHECKED['differ']} of "
+            f"{CHECKED['windows']} checked windows differ, by at most {CHECKED['max_lsb']} "
+            "output steps")
     text = json.dumps(doc, indent=1) + "\n"
     if args.json:
         args.json.write_text(text)
