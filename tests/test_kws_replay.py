@@ -61,6 +61,8 @@ def test_curve_on_a_tiny_corpus(tmp_path: Path) -> None:
     assert hits == sorted(hits)                         # a looser bound never detects fewer
     for k, bound in (("0", 0), ("60", 1), ("600", 10)):  # 1 minute: 60/h is one alarm
         assert m["curve"][k]["false_alarms"] <= bound
+    own = [m["curve_at_shipped_interval"][k]["hits"] for k in ("0", "60", "600")]
+    assert all(o <= h for o, h in zip(own, hits, strict=True))    # a subset of the grid
     shipped = m["shipped"]
     assert sum(v["hits"] for v in shipped["per_keyword"].values()) == shipped["hits"]
     assert sum(v["words"] for v in shipped["per_keyword"].values()) == shipped["words"]
