@@ -108,7 +108,7 @@ def test_listening_to_a_streamed_model_equals_the_full_window_twin(tmp_path: Pat
     choice = frontend_for(MODEL)
     audio = block_audio(read_wav(DEMO), choice.config.stride)
     # a threshold low enough that the synthetic demo voices give several events to compare
-    det = DetectorConfig(infer_every=2, first_keyword=2, threshold=0.85)
+    det = DetectorConfig(infer_every=2, first_keyword=2, threshold=0.8)
     res = listen_emulated(MODEL, get_board("nrf52840"), audio, det, choice, tmp_path / "b",
                           audio_blocks=6, streaming=True)
     twin = simulate_stream(audio, MODEL.read_bytes(), choice, det)

@@ -15,7 +15,13 @@ import pytest
 
 from tinydeploy.frontend.config import FrontendConfig
 from tinydeploy.frontend.native import HostFrontend
-from tinydeploy.kws.stream import DetectorConfig, build_stream, score_stream, simulate_stream
+from tinydeploy.kws.stream import (
+    DetectorConfig,
+    build_stream,
+    model_detector,
+    score_stream,
+    simulate_stream,
+)
 from tinydeploy.kws.wav import write_wav
 from tinydeploy.resources import models_dir
 from tinydeploy.train.data import (
@@ -63,19 +69,24 @@ def test_simulated_stream_finds_most_keywords() -> None:
 
 
 def test_cli_stream_simulated_json(tmp_path: Path) -> None:
-    # the first clip of each word that the model gets right on its own (accuracy is the
+    # the first clip of each word that the model gets right on its own and that the host
+    # twin, with the detector the model ships, detects alone in its file (accuracy is the
     # business of the tests above; this one checks what the CLI reports and where)
-    audio, labels = render_unseen_clips(per_class=4, seed=99)
+    audio, labels = render_unseen_clips(per_class=8, seed=99)
     model = MODEL.read_bytes()
-    fe = HostFrontend(FrontendConfig.load(MODELS / "frontend.json"))
-    pred = int8_predict(model, fe.features_s8(audio, input_quant_of(model)))
-    keep = [next(i for i, lab in enumerate(labels) if LABELS[lab] == w and pred[i] == lab)
-            for w in ("yes", "stop")]
+    fcfg = FrontendConfig.load(MODELS / "frontend.json")
+    pred = int8_predict(model, HostFrontend(fcfg).features_s8(audio, input_quant_of(model)))
+    shipped = model_detector(MODEL)
     paths = []
-    for i in keep:
-        p = tmp_path / f"{LABELS[labels[i]]}.wav"
-        write_wav(p, np.concatenate([np.zeros(8000, np.int16), audio[i],
-                                     np.zeros(8000, np.int16)]))
+    for w in ("yes", "stop"):
+        for i in (i for i, lab in enumerate(labels) if LABELS[lab] == w and pred[i] == lab):
+            x = np.concatenate([np.zeros(8000, np.int16), audio[i], np.zeros(8000, np.int16)])
+            if [d.label for d in simulate_stream(x, model, fcfg, shipped)] == [labels[i]]:
+                break
+        else:
+            pytest.fail(f"no unseen synthetic '{w}' clip that the shipped detector detects")
+        p = tmp_path / f"{w}.wav"
+        write_wav(p, x)
         paths.append(str(p))
     # the detector the model ships (its detector.json): a short average over few windows
     # also fires on a word's tail (the end of "stop" heard alone), which the shipped
