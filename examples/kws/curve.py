@@ -19,7 +19,6 @@ there (the shipped detector's line shows that). Nothing is chosen from these fig
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from pathlib import Path
@@ -30,15 +29,16 @@ from replay import fast_posteriors  # noqa: E402
 from validate import (  # noqa: E402
     INFER_EVERY,
     best_within,
+    corpus_parser,
     fa_count_limit,
     fast_detections,
+    guarded,
     model_files,
     per_keyword,
     tune,
     validation_stream,
 )
 
-from tinydeploy.errors import TinydeployError  # noqa: E402
 from tinydeploy.kws.stream import model_detector, score_stream  # noqa: E402
 from tinydeploy.train.data import scan_speech_commands  # noqa: E402
 
@@ -47,18 +47,11 @@ FINE = tuple(round(0.5 + 0.01 * i, 2) for i in range(50))     # thresholds 0.50 
 
 
 def main(argv: list[str] | None = None) -> int:
-    try:
-        return run(argv)
-    except TinydeployError as e:
-        print(e.report(), file=sys.stderr)
-        return 2
+    return guarded(run, argv)
 
 
 def run(argv: list[str] | None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("folders", type=Path, nargs="+", help="Speech Commands-layout folders")
-    ap.add_argument("--testing-list", type=Path, default=None)
+    ap = corpus_parser(__doc__)
     ap.add_argument("--model", type=Path, action="append", default=None,
                     help="an INT8 keyword model with frontend.json (and detector.json) beside "
                          "it; repeat for several (default: models/kws/dscnn_int8.tflite)")

@@ -50,6 +50,7 @@ import itertools
 import json
 import math
 import sys
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -332,7 +333,17 @@ def test_split_audio(folders: list[Path], testing_list: Path | None
     return np.stack(audio), np.asarray(labels, np.int64)
 
 
-def main(argv: list[str] | None = None) -> int:
+def corpus_parser(doc: str | None) -> argparse.ArgumentParser:
+    """The command line of a script that reads Speech Commands-layout folders."""
+    ap = argparse.ArgumentParser(description=doc,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("folders", type=Path, nargs="+", help="Speech Commands-layout folders")
+    ap.add_argument("--testing-list", type=Path, default=None)
+    return ap
+
+
+def guarded(run: Callable[[list[str] | None], int], argv: list[str] | None) -> int:
+    """``run(argv)``, with a user-facing error printed as one line (and a hint) and exit 2."""
     try:
         return run(argv)
     except TinydeployError as e:
@@ -340,11 +351,12 @@ def main(argv: list[str] | None = None) -> int:
         return 2
 
 
+def main(argv: list[str] | None = None) -> int:
+    return guarded(run, argv)
+
+
 def run(argv: list[str] | None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("folders", type=Path, nargs="+", help="Speech Commands-layout folders")
-    ap.add_argument("--testing-list", type=Path, default=None)
+    ap = corpus_parser(__doc__)
     ap.add_argument("--model", type=Path, default=ROOT / "models" / "kws" / "dscnn_int8.tflite")
     ap.add_argument("--minutes", type=float, default=240.0,
                     help="length of the stream the detector is tuned on")
