@@ -35,7 +35,7 @@ from validate import (  # noqa: E402
     guarded,
     model_files,
     per_keyword,
-    tune,
+    replay_grid,
     validation_stream,
 )
 
@@ -70,13 +70,12 @@ def run(argv: list[str] | None) -> int:
     print(f"stream: seed {args.seed}, {info['seconds'] / 60:.0f} min, {info['keywords']} "
           f"keywords, {info['other_words']} other words", file=sys.stderr)
     doc: dict = {"stream": {"seed": args.seed, **info}, "models": {}}
+    limits = {f"{fa:g}": fa_count_limit(fa, hours, None) for fa in args.fa}
     for m in models:
         probs, times = fast_posteriors(audio, *model_files(m))
-        _, grid = tune(probs, times, words, hours, 0.0, tuple(args.infer_every),
-                       thresholds=FINE)
+        grid = replay_grid(probs, times, words, hours, tuple(args.infer_every), FINE)
         shipped = model_detector(m)
         own = [r for r in grid if r["infer_every"] == shipped.infer_every]
-        limits = {f"{fa:g}": fa_count_limit(fa, hours, None) for fa in args.fa}
         points = {k: best_within(grid, n) for k, n in limits.items()}
         at_own = {k: best_within(own, n) for k, n in limits.items()} if own else {}
         dets = fast_detections(probs, times, shipped)

@@ -24,8 +24,8 @@ def fast_posteriors(audio: np.ndarray, model: bytes, fcfg: FrontendConfig,
     (no delegate) instead of the tflite-micro interpreter: ~20x faster here, but not
     bit-exact (its optimised kernels round differently). The first ``check`` windows are
     compared with tflite-micro; the count of differing windows and the largest difference
-    (in output steps of 1/256) go into `CHECKED` and the report. Only the grid search uses
-    these; false alarms on the background recordings are counted with tflite-micro."""
+    (in output steps of 1/256) go into `CHECKED` and the report. Only grid searches use
+    these; a chosen setting is re-run with the exact twin."""
     from tflite_micro.python.tflite_micro import runtime
 
     from tinydeploy.frontend.native import HostFrontend

@@ -203,10 +203,17 @@ def fa_count_limit(max_fa: float, hours: float, confidence: float | None) -> int
 
 def tune(probs: np.ndarray, times: np.ndarray, words: list[Word], hours: float,
          max_fa: float, intervals: tuple[int, ...] = INFER_EVERY,
-         confidence: float | None = None,
-         thresholds: tuple[float, ...] = THRESHOLDS) -> tuple[dict, list[dict]]:
+         confidence: float | None = None) -> tuple[dict, list[dict]]:
     """The grid replayed on every-window outputs; the best setting whose false-alarm rate
     is within ``max_fa`` per hour (`fa_rate_bound` at ``confidence``) and the whole grid."""
+    results = replay_grid(probs, times, words, hours, intervals)
+    return best_within(results, fa_count_limit(max_fa, hours, confidence)), results
+
+
+def replay_grid(probs: np.ndarray, times: np.ndarray, words: list[Word], hours: float,
+                intervals: tuple[int, ...] = INFER_EVERY,
+                thresholds: tuple[float, ...] = THRESHOLDS) -> list[dict]:
+    """Every detector setting of the grid replayed on every-window outputs, scored."""
     results = []
     for every in intervals:
         p, t = probs[::every], times[::every]
@@ -220,7 +227,7 @@ def tune(probs: np.ndarray, times: np.ndarray, words: list[Word], hours: float,
                                 "infer_every": every, "hits": s.hits,
                                 "hit_rate": s.hit_rate, "false_alarms": s.false_alarms,
                                 "fa_per_hour": s.false_alarms_per_hour})
-    return best_within(results, fa_count_limit(max_fa, hours, confidence)), results
+    return results
 
 
 def best_within(results: list[dict], limit: int) -> dict:
