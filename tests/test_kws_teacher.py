@@ -19,6 +19,7 @@ from tinydeploy.train.kws import (
     _targets,
     build_feature_cache,
     mix_jobs,
+    real_training_clips,
 )
 from tinydeploy.train.teacher import Teacher
 
@@ -170,3 +171,25 @@ def test_cli_train_refuses_a_bad_teacher_in_one_line(tmp_path: Path, extra: list
     assert out.returncode == 1 and "Traceback" not in out.stderr, out.stderr
     assert message in out.stderr
     assert not (tmp_path / "m").exists()
+
+
+@pytest.mark.parametrize("mix", [MixConfig(real_limit=(("up", 1),), splices=60, silence_real=0,
+                                           scarce_target=6),
+                                 MixConfig(exclude_real=("up",), splices=60, silence_real=0)])
+def test_a_limited_word_keeps_only_its_chosen_clips_everywhere(tmp_path: Path,
+                                                               mix: MixConfig) -> None:
+    corpus = _corpus(tmp_path)
+    up = {i for i, c in enumerate(corpus.clips) if c.word == "up" and c.split is Split.TRAIN}
+    assert len(up) == len(TRAIN_SPK)
+    jobs = mix_jobs(None, corpus, mix)
+    used = {j.ref for j in jobs if j.kind in ("real", "splice")} | {
+        j.ref2 for j in jobs if j.kind == "splice"}
+    kept = used & up
+    assert len(kept) == mix.limits()["up"]
+    real_up = [j for j in jobs if j.kind == "real" and j.label == LABELS.index("up")]
+    assert len(real_up) == (6 if kept else 0)        # the one clip, repeated to the target
+    yes = [j for j in jobs if j.kind == "real" and j.label == LABELS.index("yes")]
+    assert len({j.ref for j in yes}) == len(TRAIN_SPK)              # other words untouched
+    assert jobs == mix_jobs(None, corpus, mix)                      # the same seeded choice
+    assert corpus.clip_list(clips=[c for _, c in real_training_clips(corpus, mix)]).count(
+        "up/") == len(kept)

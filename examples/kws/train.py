@@ -43,6 +43,7 @@ from tinydeploy.train.kws import (
     TrainConfig,
     mix_readme_text,
     mix_summary,
+    real_training_clips,
     synthetic_dataset,
     train_kws_mix,
 )
@@ -110,6 +111,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="leave an ingredient out (ablation)")
     ap.add_argument("--exclude-real", nargs="+", default=[], metavar="WORD",
                     help="keywords whose real clips are not trained on")
+    ap.add_argument("--real-limit", nargs="+", default=[], metavar="WORD=N",
+                    help="keep only N real training clips of WORD (seeded choice): an "
+                         "ablation of how a word fares with as few recordings as on/off")
     ap.add_argument("--data-dir", type=Path, default=ROOT / "data" / "kws",
                     help="cache of rendered synthetic sets")
     ap.add_argument("--cache-dir", type=Path, default=None,
@@ -129,6 +133,12 @@ def main(argv: list[str] | None = None) -> int:
     except InputDataError as err:
         print(err.report(), file=sys.stderr)
         return 2
+    limits: list[tuple[str, int]] = []
+    for item in args.real_limit:
+        word, _, n = item.partition("=")
+        if not word or not n.isdigit():
+            ap.error(f"--real-limit {item!r}: expected WORD=N, e.g. up=15")
+        limits.append((word, int(n)))
     without = set(args.without)
     synth_cfg = SynthConfig(per_class=args.per_class, seed=args.seed, workers=args.workers,
                             extra_fraction=0.0 if "extra-voices" in without
@@ -152,8 +162,6 @@ def main(argv: list[str] | None = None) -> int:
         log(f"real clips: {len(corpus.clips)} ({corpus.duplicates} duplicates, "
             f"{sum(corpus.excluded.values())} of test-split speakers and "
             f"{corpus.listed_test} more on the testing list left out)")
-        if args.clip_list:
-            args.clip_list.write_text(corpus.clip_list())
     aug = replace(AugmentConfig(), shift_ms=args.shift_ms).without(
         *sorted(without & {"speed", "shift", "reverb", "noise", "gain", "specaug"}))
     mix = MixConfig(real_copies=args.real_copies, scarce_target=args.scarce_target,
@@ -162,7 +170,11 @@ def main(argv: list[str] | None = None) -> int:
                     synth_keep_scarce=args.synth_keep_scarce, augment_first=args.augment_first,
                     splices=args.splices,
                     use_real="real" not in without,
-                    exclude_real=tuple(args.exclude_real), augment=aug, seed=args.seed)
+                    exclude_real=tuple(args.exclude_real), real_limit=tuple(limits),
+                    augment=aug, seed=args.seed)
+    if corpus is not None and args.clip_list:
+        args.clip_list.write_text(corpus.clip_list(
+            clips=[c for _, c in real_training_clips(corpus, mix)]))
     tcfg = TrainConfig(epochs=args.epochs, seed=args.seed, time_padding=args.time_padding)
     cache = args.cache_dir or args.data_dir / f"features-{args.out.name}"
     res = train_kws_mix(synth, corpus, args.out, cache, tcfg, mix, log, teacher=teacher)

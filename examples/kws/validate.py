@@ -39,8 +39,10 @@ run exactly on the check stream with the host twin of the device
 (`tinydeploy.kws.stream.simulate_stream`: C front end, tflite-micro, detector), with the
 keywords detected per word.
 
-``--test-report`` also measures real clips of test-split speakers, for reporting only: it
-prints the figures and chooses nothing.
+``--test-report`` also measures real clips of test-split speakers, and ``--canonical-test DIR``
+the dataset's published test set (a folder per label), for reporting only: they print the
+figures and choose nothing. Every set of clips also reports, per word of its "unknown" clips,
+how many are called a keyword and which: the words that would ring the doorbell.
 """
 
 from __future__ import annotations
@@ -50,7 +52,8 @@ import itertools
 import json
 import math
 import sys
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -101,16 +104,44 @@ def per_class(pred: np.ndarray, y: np.ndarray) -> dict[str, dict[str, float]]:
             for i, lab in enumerate(LABELS) if (y == i).any()}
 
 
-def clip_figures(audio: np.ndarray, y: np.ndarray, model: bytes, fcfg: FrontendConfig
-                 ) -> dict:
+def other_words(pred: np.ndarray, y: np.ndarray, words: Sequence[str]
+                ) -> dict[str, dict]:
+    """Per word of the "unknown" clips: how many clips, the share called a keyword and which
+    keywords, the words called a keyword most often first."""
+    out = {}
+    unk = y == LABELS.index(UNKNOWN)
+    word = np.asarray(words)
+    for w in sorted(set(word[unk].tolist())):
+        p = pred[unk & (word == w)]
+        as_kw = Counter(LABELS[i] for i in p if LABELS[i] in KEYWORDS)
+        out[w] = {"clips": int(p.size), "called_keyword": sum(as_kw.values()) / p.size,
+                  "as": dict(as_kw.most_common())}
+    return dict(sorted(out.items(), key=lambda kv: (-kv[1]["called_keyword"], kv[0])))
+
+
+def clip_figures(audio: np.ndarray, y: np.ndarray, model: bytes, fcfg: FrontendConfig,
+                 words: Sequence[str] | None = None) -> dict:
+    """Top-1 per label on clips; with each clip's word, also per word of the "unknown"
+    clips (`other_words`)."""
     pred = int8_predict(model, HostFrontend(fcfg).features_s8(audio, input_quant_of(model)))
     pc = per_class(pred, y)
     unk = y == LABELS.index(UNKNOWN)
-    return {"per_class": pc,
-            "labels_weighted_equally": float(np.mean([v["top1"] for v in pc.values()])),
-            "per_clip": float(np.mean(pred == y)),
-            "non_keywords_called_keyword": float(np.mean(pred[unk] >= 2)) if unk.any()
-            else None}
+    doc = {"per_class": pc,
+           "labels_weighted_equally": float(np.mean([v["top1"] for v in pc.values()])),
+           "per_clip": float(np.mean(pred == y)),
+           "non_keywords_called_keyword": float(np.mean(pred[unk] >= 2)) if unk.any()
+           else None}
+    if words is not None and unk.any():
+        doc["other_words"] = other_words(pred, y, words)
+    return doc
+
+
+def other_words_line(figures: dict, most: int = 8) -> str:
+    """The words called a keyword most often, for the log."""
+    worst = [(w, v) for w, v in figures.get("other_words", {}).items() if v["as"]][:most]
+    return ", ".join(f"{w} {sum(v['as'].values())}/{v['clips']} ("
+                     + ", ".join(f"{k} {n}" for k, n in v["as"].items()) + ")"
+                     for w, v in worst) or "none"
 
 
 def validation_stream(corpus: RealCorpus, minutes: float, seed: int
@@ -317,14 +348,14 @@ def detector_json(dc: DetectorConfig) -> dict:
 
 
 def test_split_audio(folders: list[Path], testing_list: Path | None
-                     ) -> tuple[np.ndarray, np.ndarray]:
+                     ) -> tuple[np.ndarray, np.ndarray, list[str]]:
     """Real clips of test-split speakers (by the rule or named in the testing list), each
-    content once, plus silence from the held-out background (reporting only)."""
+    content once, with their labels and words (reporting only)."""
     import hashlib
 
     listed = read_name_list(testing_list) if testing_list else frozenset()
     seen: set[str] = set()
-    audio, labels = [], []
+    audio, labels, words = [], [], []
     for root in folders:
         for d in sorted(q for q in root.iterdir() if q.is_dir() and q.name[0] not in "._"):
             lab = LABELS.index(d.name) if d.name in KEYWORDS else LABELS.index(UNKNOWN)
@@ -337,7 +368,30 @@ def test_split_audio(folders: list[Path], testing_list: Path | None
                 seen.add(h)
                 audio.append(read_clip(f))
                 labels.append(lab)
-    return np.stack(audio), np.asarray(labels, np.int64)
+                words.append(d.name)
+    return np.stack(audio), np.asarray(labels, np.int64), words
+
+
+def canonical_test_audio(root: Path) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """The Speech Commands test set as the dataset publishes it (v0.02's test-set archive):
+    one folder per label (``_silence_``, ``_unknown_`` and the ten keywords), the "unknown"
+    clips named ``<word>_<speaker>_nohash_<n>.wav``. Clips, labels and each clip's word
+    (reporting only: every speaker in it is a test-split speaker)."""
+    if not root.is_dir():
+        raise InputDataError(f"{root}: no such folder", hint="the folder of the Speech "
+                             "Commands test set: _silence_, _unknown_ and one per keyword")
+    missing = [lab for lab in LABELS if not (root / lab).is_dir()]
+    if missing:
+        raise InputDataError(f"{root}: no folder for {', '.join(missing)}",
+                             hint="the Speech Commands test set has one folder per label, "
+                                  "_silence_ and _unknown_ included")
+    audio, labels, words = [], [], []
+    for i, lab in enumerate(LABELS):
+        for f in sorted((root / lab).glob("*.wav")):
+            audio.append(read_clip(f))
+            labels.append(i)
+            words.append(f.name.split("_", 1)[0] if lab == UNKNOWN else lab)
+    return np.stack(audio), np.asarray(labels, np.int64), words
 
 
 def corpus_parser(doc: str | None) -> argparse.ArgumentParser:
@@ -386,6 +440,9 @@ def run(argv: list[str] | None) -> int:
                     help="write the chosen detector here (a detector.json beside the model)")
     ap.add_argument("--test-report", action="store_true",
                     help="also measure test-split clips (reporting only)")
+    ap.add_argument("--canonical-test", type=Path, default=None, metavar="DIR",
+                    help="also measure the Speech Commands test set in its published layout "
+                         "(a folder per label; reporting only)")
     ap.add_argument("--json", type=Path, default=None)
     args = ap.parse_args(argv)
 
@@ -396,11 +453,14 @@ def run(argv: list[str] | None) -> int:
         ap.error(f"--fa-confidence {args.fa_confidence} is outside [0, 1)")
     conf = args.fa_confidence or None
     model, fcfg = model_files(args.model)
+    canonical = canonical_test_audio(args.canonical_test) if args.canonical_test else None
     corpus = scan_speech_commands(args.folders, args.testing_list)
     doc: dict = {"model": str(args.model), "max_fa": args.max_fa,
                  "fa_confidence": args.fa_confidence}
     va, vy = real_validation_audio(corpus, args.seed)
-    doc["validation_clips"] = clip_figures(va, vy, model, fcfg)
+    vwords = [c.word for c in corpus.select(Split.VALIDATION)]   # then silence, in order
+    doc["validation_clips"] = clip_figures(va, vy, model, fcfg,
+                                           vwords + [SILENCE] * (len(vy) - len(vwords)))
     log(f"validation clips: {len(vy)}, labels weighted equally "
         f"{100 * doc['validation_clips']['labels_weighted_equally']:.1f} %")
 
@@ -457,18 +517,24 @@ def run(argv: list[str] | None) -> int:
             f"({100 * s.hit_rate:.1f} %) detected, {s.false_alarms} false alarms "
             f"({s.substitutions} wrong word) = {s.false_alarms_per_hour:.1f}/h; per keyword: "
             + ", ".join(f"{k} {v['hits']}/{v['words']}" for k, v in per.items()))
+    reports = []
     if args.test_report:
-        ta, ty = test_split_audio(list(args.folders), args.testing_list)
-        doc["test_split_clips"] = clip_figures(ta, ty, model, fcfg)
-        t = doc["test_split_clips"]
-        log(f"test-split clips (reporting only): {len(ty)}, per clip "
+        reports.append(("test_split_clips", "test-split clips",
+                        test_split_audio(list(args.folders), args.testing_list)))
+    if canonical is not None:
+        reports.append(("canonical_test", "the canonical test set", canonical))
+    for part, name, (ta, ty, tw) in reports:
+        doc[part] = t = clip_figures(ta, ty, model, fcfg, tw)
+        log(f"{name} (reporting only): {len(ty)}, per clip "
             f"{100 * t['per_clip']:.1f} %, labels weighted equally "
             f"{100 * t['labels_weighted_equally']:.1f} %, non-keywords called a keyword "
-            f"{100 * t['non_keywords_called_keyword']:.1f} %")
-    for part in ("validation_clips", "test_split_clips"):
+            f"{100 * (t['non_keywords_called_keyword'] or 0.0):.1f} %")
+    for part in ("validation_clips", "test_split_clips", "canonical_test"):
         if part in doc:
             log(part + ": " + ", ".join(f"{k} {100 * v['top1']:.1f} ({v['clips']})"
                                         for k, v in doc[part]["per_class"].items()))
+            log(f"{part}, other words most often called a keyword: "
+                + other_words_line(doc[part]))
     if CHECKED["windows"]:
         doc["tflite_vs_micro"] = dict(CHECKED)
         log(f"TF Lite vs tflite-micro (the grid's outputs): {CHECKED['differ']} of "

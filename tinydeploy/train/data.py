@@ -257,10 +257,13 @@ class RealCorpus:
     def select(self, split: Split) -> tuple[RealClip, ...]:
         return tuple(c for c in self.clips if c.split is split)
 
-    def clip_list(self, split: Split = Split.TRAIN) -> str:
-        """One line per clip of ``split``: ``word/file<TAB>source``, sorted."""
+    def clip_list(self, split: Split = Split.TRAIN,
+                  clips: Sequence[RealClip] | None = None) -> str:
+        """One line per clip of ``split`` (or of ``clips``, those trained on when some are
+        left out): ``word/file<TAB>source``, sorted."""
+        chosen = self.select(split) if clips is None else clips
         return "".join(f"{c.word}/{c.path.name}\t{c.source}\n" for c in
-                       sorted(self.select(split), key=lambda c: (c.word, c.path.name)))
+                       sorted(chosen, key=lambda c: (c.word, c.path.name)))
 
 
 def read_name_list(path: str | Path) -> frozenset[str]:

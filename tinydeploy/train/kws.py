@@ -32,6 +32,7 @@ from tinydeploy.train.data import (
     SILENCE,
     UNKNOWN,
     Dataset,
+    RealClip,
     RealCorpus,
     Split,
     SynthConfig,
@@ -366,9 +367,11 @@ class MixConfig:
     ``augment_first``, the others always). Real "unknown" words: at most
     ``unknown_real_max`` clips, once each, taken from every word alike (seeded). Silence:
     ``silence_real`` 1 s slices of the training part of the background recordings at a random
-    gain. ``exclude_real`` names keywords whose real clips are left out of training (an
-    ablation: how do words fare that only synthetic voices speak). ``splices``: clips made of
-    the start of one real training clip and the end of another (partial keywords, word
+    gain. ``real_limit`` keeps only so many real training clips of the keywords it names
+    (a seeded choice; 0 leaves them all out) for every use of them, splices included: an
+    ablation of how a word fares with as few real recordings as on/off have, or none, when
+    only synthetic voices speak it (``exclude_real`` names words limited to 0). ``splices``:
+    clips made of the start of one real training clip and the end of another (partial keywords, word
     pairs, near words), augmented; only a teacher can label them (`Teacher`)."""
 
     real_copies: int = 3
@@ -381,8 +384,30 @@ class MixConfig:
     splices: int = 0            # clips spliced from two real clips (targets: the teacher's)
     use_real: bool = True
     exclude_real: tuple[str, ...] = ()
+    real_limit: tuple[tuple[str, int], ...] = ()   # (word, real training clips kept)
     augment: AugmentConfig = field(default_factory=AugmentConfig)
     seed: int = 0
+
+    def limits(self) -> dict[str, int]:
+        """Real training clips kept per limited keyword (``exclude_real``: 0)."""
+        out = dict(self.real_limit)
+        out.update((k, 0) for k in self.exclude_real)
+        return out
+
+
+def real_training_clips(corpus: RealCorpus, mix: MixConfig) -> list[tuple[int, RealClip]]:
+    """The corpus's training-split clips as (index, clip), with every limited keyword cut
+    to its limit (`MixConfig.limits`): a seeded choice, the same for every run of a seed."""
+    train = [(i, c) for i, c in enumerate(corpus.clips) if c.split is Split.TRAIN]
+    limits = mix.limits()
+    if not limits:
+        return train
+    rng = np.random.default_rng([mix.seed, 29])
+    keep: set[int] = set()
+    for k in sorted(limits):
+        idx = [i for i, c in train if c.word == k]
+        keep.update(int(i) for i in rng.permutation(idx)[:limits[k]])
+    return [(i, c) for i, c in train if c.word not in limits or i in keep]
 
 
 @dataclass(frozen=True)
@@ -505,9 +530,9 @@ def mix_jobs(synth: Dataset | None, corpus: RealCorpus | None, mix: MixConfig
             share = np.full(len(LABELS), mix.synth_keep)
             if corpus is not None and mix.use_real and mix.synth_keep_scarce is not None:
                 # where real clips are scarce, synthetic voices are most of what there is
-                real = Counter(c.word for c in corpus.clips if c.split is Split.TRAIN)
+                real = Counter(c.word for _, c in real_training_clips(corpus, mix))
                 for k in KEYWORDS:
-                    if real[k] < mix.scarce_target or k in mix.exclude_real:
+                    if real[k] < mix.scarce_target:
                         share[LABELS.index(k)] = mix.synth_keep_scarce
             draw = np.random.default_rng([mix.seed, 7]).random(pick.size)
             pick = pick[draw < share[synth.labels[pick]]]
@@ -515,7 +540,7 @@ def mix_jobs(synth: Dataset | None, corpus: RealCorpus | None, mix: MixConfig
             jobs.append(_Job("synth", int(i), int(synth.labels[i]), True))
     if corpus is not None and mix.use_real:
         rng = np.random.default_rng([mix.seed, 5])
-        train = [(i, c) for i, c in enumerate(corpus.clips) if c.split is Split.TRAIN]
+        train = real_training_clips(corpus, mix)
         unknown = [i for i, c in train if LABELS[c.label] == UNKNOWN]
         if len(unknown) > mix.unknown_real_max:
             # every word alike: round-robin over the words (each in a seeded order), so
@@ -533,8 +558,6 @@ def mix_jobs(synth: Dataset | None, corpus: RealCorpus | None, mix: MixConfig
         for u in unknown:
             jobs.append(_Job("real", u, LABELS.index(UNKNOWN), True))
         for k in KEYWORDS:
-            if k in mix.exclude_real:
-                continue
             idx = [i for i, c in train if c.word == k]
             if not idx:
                 continue
@@ -990,16 +1013,25 @@ is dominated by the many real "unknown" clips. Words with 3-5 validation clips m
             f" of the training clips spoken by flite/festival voices" if synth else
             "no synthetic set")
     a = mix.augment
+    limits = mix.limits()
+    limited = ("" if not limits else "\n\n**Ablation:** real training clips cut to "
+               + ", ".join(f"{w} {n}" for w, n in sorted(limits.items()))
+               + " (a seeded choice; splices and the training-clip list too), as if these "
+               "words had no more real recordings than that.")
     scarce = ("" if mix.synth_keep_scarce is None or mix.synth_keep >= 1.0 else
               f", {mix.synth_keep_scarce:.0%} of those of keywords with fewer than "
               f"{mix.scarce_target} real clips")
+    limits = mix.limits()
+    limited = ("" if not limits else "\n\n**Ablation:** real training clips cut to " + ", ".join(
+        f"{w} {n}" for w, n in sorted(limits.items())) + " (a seeded choice; splices and the "
+        "training-clip list too), as if these words had no more real recordings than that.")
     return _readme_head(res, command) + f"""
 Data: {data}. Real clips: each training clip of a keyword with at least
 {mix.scarce_target} clips {mix.real_copies} times, rarer keywords repeated up to about
 {mix.scarce_target} clips (first copy augmented with chance {mix.augment_first}, the rest
 freshly augmented); at most {mix.unknown_real_max} real "unknown" clips, taken from every word
 alike; {mix.silence_real} silence clips from the background recordings; {mix.synth_keep:.0%}
-of the synthetic training clips (seeded choice){scarce}.
+of the synthetic training clips (seeded choice){scarce}.{limited}
 {"" if teacher is None else chr(10) + teacher.describe(mix.splices) + chr(10)}
 Augmentation (`tinydeploy/train/augment.py`): speed/pitch x{a.speed[0]}-{a.speed[1]}
 (p {a.p_speed}), time shift +-{a.shift_ms} ms, simulated room RT60 {a.rt60_s[0]}-{a.rt60_s[1]}
