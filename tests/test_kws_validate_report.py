@@ -91,4 +91,8 @@ def test_validate_reports_every_set_of_clips_end_to_end(tmp_path: Path) -> None:
     canon = doc["canonical_test"]
     assert set(canon["other_words"]) == {"dog", "house"}
     assert sum(v["clips"] for v in canon["per_class"].values()) == len(LABELS) + 1
-    assert doc["stream_shipped"]["words"] == doc["stream"]["keywords"]
+    shipped = doc["stream_shipped"]
+    assert shipped["words"] == doc["stream"]["keywords"]
+    for part in ("per_keyword", "per_snr_db"):          # every keyword in one row of each
+        assert sum(v["words"] for v in shipped[part].values()) == shipped["words"]
+        assert sum(v["hits"] for v in shipped[part].values()) == shipped["hits"]

@@ -63,7 +63,7 @@ def main(argv: list[str] | None = None) -> int:
     fe = choice.spec.host(cfg)
     quant = input_quant_of(model)
     corpus = scan_speech_commands(args.folders, args.testing_list)
-    audio, words, hours, info = validation_stream(corpus, args.minutes, args.seed)
+    audio, words, hours, info, _ = validation_stream(corpus, args.minutes, args.seed)
     print(f"stream: {info['seconds']:.0f} s, {info['keywords']} keywords, "
           f"{info['other_words']} other words", file=sys.stderr)
     own, steps = stream_windows_of(fe, audio, quant, 1)

@@ -66,7 +66,7 @@ def run(argv: list[str] | None) -> int:
     if args.minutes <= 0 or any(f < 0 for f in args.fa):
         ap.error("--minutes must be positive and --fa not negative")
     corpus = scan_speech_commands(args.folders, args.testing_list)
-    audio, words, hours, info = validation_stream(corpus, args.minutes, args.seed)
+    audio, words, hours, info, _ = validation_stream(corpus, args.minutes, args.seed)
     print(f"stream: seed {args.seed}, {info['seconds'] / 60:.0f} min, {info['keywords']} "
           f"keywords, {info['other_words']} other words", file=sys.stderr)
     doc: dict = {"stream": {"seed": args.seed, **info}, "models": {}}

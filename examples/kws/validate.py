@@ -37,7 +37,7 @@ the check stream's single-threshold frontier, not only above the tuned setting).
 (``--detector-out``: a ``detector.json`` for the model) and the model's shipped one are then
 run exactly on the check stream with the host twin of the device
 (`tinydeploy.kws.stream.simulate_stream`: C front end, tflite-micro, detector), with the
-keywords detected per word.
+keywords detected per word and per 5 dB band of their SNR.
 
 ``--test-report`` also measures real clips of test-split speakers, and ``--canonical-test DIR``
 the dataset's published test set (a folder per label), for reporting only: they print the
@@ -56,6 +56,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
@@ -144,8 +145,18 @@ def other_words_line(figures: dict, most: int = 8) -> str:
                      for w, v in worst) or "none"
 
 
-def validation_stream(corpus: RealCorpus, minutes: float, seed: int
-                      ) -> tuple[np.ndarray, list[Word], float, dict]:
+class ValidationStream(NamedTuple):
+    audio: np.ndarray           # int16
+    words: list[Word]           # the keywords in it
+    hours: float
+    info: dict                  # what is reported of it
+    snr_db: np.ndarray          # each keyword's SNR over the bed beneath it
+
+
+SNR_BANDS = ((10.0, 15.0), (15.0, 20.0), (20.0, 25.0), (25.0, 30.0), (30.0, 35.0))
+
+
+def validation_stream(corpus: RealCorpus, minutes: float, seed: int) -> ValidationStream:
     rng = np.random.default_rng([seed, 23])
     val = corpus.select(Split.VALIDATION)
     kw = {k: [c for c in val if c.word == k] for k in KEYWORDS}
@@ -171,6 +182,7 @@ def validation_stream(corpus: RealCorpus, minutes: float, seed: int
     speech = np.zeros(n)
     words: list[Word] = []
     snrs: list[float] = []
+    kw_snrs: list[float] = []
     t = int(rng.uniform(1, 2) * 16000)
     n_other = 0
     while t + CLIP < n:
@@ -190,13 +202,25 @@ def validation_stream(corpus: RealCorpus, minutes: float, seed: int
         snrs.append(snr)
         if LABELS[clip.label] not in (SILENCE, UNKNOWN):
             words.append(Word(clip.label, t // 16, (t + CLIP) // 16))
+            kw_snrs.append(snr)
         t += CLIP + int(rng.uniform(1, 3) * 16000)
     audio = np.clip(np.round(speech + bed), -32768, 32767).astype(np.int16)
     info = {"seconds": n / 16000, "keywords": len(words), "other_words": n_other,
             "median_snr_db": float(np.median(snrs)) if snrs else None,
             "keywords_per_label": {LABELS[i]: sum(1 for w in words if w.label == i)
                                    for i in range(2, len(LABELS))}}
-    return audio, words, n / 16000 / 3600, info
+    return ValidationStream(audio, words, n / 16000 / 3600, info, np.asarray(kw_snrs))
+
+
+def per_snr_band(dets: list[Detection], words: list[Word], snr_db: np.ndarray, hours: float
+                 ) -> dict[str, dict[str, int]]:
+    """Keywords detected per band of their SNR over the bed (`SNR_BANDS`, dB)."""
+    out = {}
+    for lo, hi in SNR_BANDS:
+        band = [w for w, s in zip(words, snr_db, strict=True) if lo <= s < hi]
+        sc = score_stream(dets, band, hours)
+        out[f"{lo:g}-{hi:g}"] = {"words": sc.words, "hits": sc.hits}
+    return out
 
 
 def fa_rate_bound(false_alarms: int, hours: float, confidence: float | None) -> float:
@@ -465,12 +489,14 @@ def run(argv: list[str] | None) -> int:
         f"{100 * doc['validation_clips']['labels_weighted_equally']:.1f} %")
 
     # the check stream: the same speakers mixed anew; it only decides on class thresholds
-    audio, words, hours, info = validation_stream(corpus, args.check_minutes, args.seed + 1)
+    audio, words, hours, info, snr_db = validation_stream(corpus, args.check_minutes,
+                                                          args.seed + 1)
     doc["stream"] = {"seed": args.seed + 1, **info}
     log(f"check stream: {info}")
     runs = {"shipped": model_detector(args.model)}
     if not args.no_tune:
-        t_audio, t_words, t_hours, t_info = validation_stream(corpus, args.minutes, args.seed)
+        t_audio, t_words, t_hours, t_info, _ = validation_stream(corpus, args.minutes,
+                                                                 args.seed)
         doc["tuning_stream"] = {"seed": args.seed, **t_info}
         log(f"tuning stream: {t_info}")
         probs, times = fast_posteriors(t_audio, model, fcfg)
@@ -512,11 +538,15 @@ def run(argv: list[str] | None) -> int:
         s = score_stream(dets, words, hours)
         per = per_keyword(dets, words, hours)
         doc[f"stream_{name}"] = {"detector": detector_json(dc), **s.as_dict(),
-                                 "per_keyword": per}
+                                 "per_keyword": per,
+                                 "per_snr_db": per_snr_band(dets, words, snr_db, hours)}
         log(f"stream, {name} {doc[f'stream_{name}']['detector']}: {s.hits}/{s.words} "
             f"({100 * s.hit_rate:.1f} %) detected, {s.false_alarms} false alarms "
             f"({s.substitutions} wrong word) = {s.false_alarms_per_hour:.1f}/h; per keyword: "
-            + ", ".join(f"{k} {v['hits']}/{v['words']}" for k, v in per.items()))
+            + ", ".join(f"{k} {v['hits']}/{v['words']}" for k, v in per.items())
+            + "; per SNR band (dB): " + ", ".join(
+                f"{k} {v['hits']}/{v['words']}"
+                for k, v in doc[f"stream_{name}"]["per_snr_db"].items()))
     reports = []
     if args.test_report:
         reports.append(("test_split_clips", "test-split clips",
