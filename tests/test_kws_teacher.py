@@ -193,3 +193,22 @@ def test_a_limited_word_keeps_only_its_chosen_clips_everywhere(tmp_path: Path,
     assert jobs == mix_jobs(None, corpus, mix)                      # the same seeded choice
     assert corpus.clip_list(clips=[c for _, c in real_training_clips(corpus, mix)]).count(
         "up/") == len(kept)
+
+
+@pytest.mark.parametrize("limit, message", [
+    ("upp=15", "no real clips of upp in the --speech-commands folders"),
+    ("up=x", "expected WORD=N, e.g. up=15"),
+])
+def test_a_bad_real_limit_is_a_usage_error(tmp_path: Path, limit: str, message: str,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    import sys
+
+    sys.path.insert(0, str(ROOT / "examples" / "kws"))
+    import train as train_script
+
+    folder = make_folder(tmp_path / "real", {"up": TRAIN_SPK})
+    with pytest.raises(SystemExit) as ex:
+        train_script.main(["--speech-commands", str(folder), "--without", "synth",
+                           "--real-limit", limit, "--out", str(tmp_path / "m")])
+    assert ex.value.code == 2 and message in capsys.readouterr().err
+    assert not (tmp_path / "m").exists()

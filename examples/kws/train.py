@@ -139,6 +139,8 @@ def main(argv: list[str] | None = None) -> int:
         if not word or not n.isdigit():
             ap.error(f"--real-limit {item!r}: expected WORD=N, e.g. up=15")
         limits.append((word, int(n)))
+    if limits and not args.speech_commands:
+        ap.error("--real-limit needs --speech-commands (it limits real clips)")
     without = set(args.without)
     synth_cfg = SynthConfig(per_class=args.per_class, seed=args.seed, workers=args.workers,
                             extra_fraction=0.0 if "extra-voices" in without
@@ -159,6 +161,10 @@ def main(argv: list[str] | None = None) -> int:
     corpus = (scan_speech_commands(args.speech_commands, args.testing_list)
               if args.speech_commands else None)
     if corpus is not None:
+        absent = sorted({w for w, _ in limits} - {c.word for c in corpus.clips})
+        if absent:
+            ap.error(f"--real-limit: no real clips of {', '.join(absent)} in the "
+                     "--speech-commands folders")
         log(f"real clips: {len(corpus.clips)} ({corpus.duplicates} duplicates, "
             f"{sum(corpus.excluded.values())} of test-split speakers and "
             f"{corpus.listed_test} more on the testing list left out)")
