@@ -232,3 +232,15 @@ def test_dataset_save_load(tiny: Dataset, tmp_path: Path) -> None:
     (tmp_path / "x.npz").write_bytes(b"junk")
     with pytest.raises(InputDataError, match="not a tinydeploy KWS dataset"):
         Dataset.load(tmp_path / "x.npz")
+
+
+def test_dataset_take_and_concat_keep_every_array_in_step() -> None:
+    n = 5
+    d = Dataset(np.arange(n * 4, dtype=np.int16).reshape(n, 4), np.arange(n, dtype=np.int32),
+                np.array([0, 1, 0, 2, 0], np.int8), np.array([f"s{i}" for i in range(n)]))
+    t = d.take(np.array([True, False, True, False, False]))
+    assert t.labels.tolist() == [0, 2] and t.speakers.tolist() == ["s0", "s2"]
+    assert np.array_equal(t.audio, d.audio[[0, 2]])
+    c = Dataset.concat([t, d.subset(Split.TEST)])
+    assert c.labels.tolist() == [0, 2, 3] and c.split.tolist() == [0, 0, 2]
+    assert c.audio.shape == (3, 4) and c.speakers.tolist() == ["s0", "s2", "s3"]

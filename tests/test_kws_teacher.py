@@ -212,3 +212,27 @@ def test_a_bad_real_limit_is_a_usage_error(tmp_path: Path, limit: str, message: 
                            "--real-limit", limit, "--out", str(tmp_path / "m")])
     assert ex.value.code == 2 and message in capsys.readouterr().err
     assert not (tmp_path / "m").exists()
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--other-extra", "words.txt"], "go together"),
+    (["--other-extra-count", "5"], "go together"),
+    (["--other-words", "words.txt", "--other-extra", "none.txt", "--other-extra-count", "5"],
+     "--other-extra none.txt: no such word list"),
+    (["--other-extra", "words.txt", "--other-extra-count", "5"], "give both"),
+])
+def test_a_bad_extra_word_list_is_a_usage_error(tmp_path: Path, extra: list[str],
+                                                message: str,
+                                                capsys: pytest.CaptureFixture[str],
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    sys.path.insert(0, str(ROOT / "examples" / "kws"))
+    import train as train_script
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "words.txt").write_text("dog\nhouse\n")
+    with pytest.raises(SystemExit) as ex:
+        train_script.main([*extra, "--out", str(tmp_path / "m")])
+    assert ex.value.code == 2 and message in capsys.readouterr().err
+    assert not (tmp_path / "m").exists()

@@ -23,8 +23,6 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
-import numpy as np
-
 from tinydeploy.errors import InputDataError
 from tinydeploy.frontend.config import render_frontend_header
 from tinydeploy.train.augment import AugmentConfig
@@ -99,6 +97,11 @@ def main(argv: list[str] | None = None) -> int:
                     help="word list (one a line): synthetic 'unknown' clips are rendered from "
                     "it and replace the synthetic set's own unknown clips")
     ap.add_argument("--other-count", type=int, default=3000)
+    ap.add_argument("--other-extra", type=Path, default=None, metavar="WORDS",
+                    help="a second word list (one a line) rendered as --other-extra-count more "
+                         "synthetic 'unknown' clips, by espeak-ng/flite voices: words that "
+                         "must be said often, such as the dataset's own other words")
+    ap.add_argument("--other-extra-count", type=int, default=0)
     ap.add_argument("--festival-words", type=int, default=160,
                     help="festival voices say the first this many words of --other-words")
     ap.add_argument("--augment-first", type=float, default=0.0,
@@ -139,6 +142,13 @@ def main(argv: list[str] | None = None) -> int:
         if not word or not n.isdigit():
             ap.error(f"--real-limit {item!r}: expected WORD=N, e.g. up=15")
         limits.append((word, int(n)))
+    for flag, path in (("--other-words", args.other_words), ("--other-extra", args.other_extra)):
+        if path is not None and not path.is_file():
+            ap.error(f"{flag} {path}: no such word list")
+    if (args.other_extra is None) != (args.other_extra_count <= 0):
+        ap.error("--other-extra WORDS and --other-extra-count N > 0 go together")
+    if args.other_extra is not None and args.other_words is None:
+        ap.error("--other-extra adds to --other-words: give both")
     if limits and not args.speech_commands:
         ap.error("--real-limit needs --speech-commands (it limits real clips)")
     without = set(args.without)
@@ -151,13 +161,16 @@ def main(argv: list[str] | None = None) -> int:
         other = other_words(replace(synth_cfg, seed=synth_cfg.seed + 1),
                             args.other_words.read_text().split(), args.other_count, extras,
                             args.festival_words, args.data_dir, log)
+        if args.other_extra is not None:
+            more = other_words(replace(synth_cfg, seed=synth_cfg.seed + 2),
+                               args.other_extra.read_text().split(), args.other_extra_count,
+                               extras, 0, args.data_dir, log)
+            other = Dataset.concat([other, more])
         keep = ~((synth.labels == LABELS.index(UNKNOWN)) & (synth.split == int(Split.TRAIN)))
-        synth = Dataset(np.concatenate([synth.audio[keep], other.audio]),
-                        np.concatenate([synth.labels[keep], other.labels]),
-                        np.concatenate([synth.split[keep], other.split]),
-                        np.concatenate([synth.speakers[keep], other.speakers]))
-        log(f"data: {args.other_count} synthetic other words from {args.other_words} "
-            f"replace the synthetic set's {int((~keep).sum())} unknown training clips")
+        synth = Dataset.concat([synth.take(keep), other])
+        log(f"data: {len(other)} synthetic other words from {args.other_words}"
+            + (f" and {args.other_extra}" if args.other_extra is not None else "")
+            + f" replace the synthetic set's {int((~keep).sum())} unknown training clips")
     corpus = (scan_speech_commands(args.speech_commands, args.testing_list)
               if args.speech_commands else None)
     if corpus is not None:

@@ -63,8 +63,18 @@ class Dataset:
         return int(self.audio.shape[0])
 
     def subset(self, split: Split) -> Dataset:
-        m = self.split == int(split)
-        return Dataset(self.audio[m], self.labels[m], self.split[m], self.speakers[m])
+        return self.take(self.split == int(split))
+
+    def take(self, mask: np.ndarray) -> Dataset:
+        """The clips where ``mask`` (bool [n]) is true, in order."""
+        return Dataset(self.audio[mask], self.labels[mask], self.split[mask],
+                       self.speakers[mask])
+
+    @classmethod
+    def concat(cls, parts: Sequence[Dataset]) -> Dataset:
+        """The clips of every part, one part after the other."""
+        return cls(*(np.concatenate([getattr(d, f) for d in parts])
+                     for f in ("audio", "labels", "split", "speakers")))
 
     def counts(self) -> dict[str, dict[str, int]]:
         """{split: {label: count}} for reports."""
