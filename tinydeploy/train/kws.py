@@ -367,12 +367,13 @@ class MixConfig:
     ``augment_first``, the others always). Real "unknown" words: at most
     ``unknown_real_max`` clips, once each, taken from every word alike (seeded). Silence:
     ``silence_real`` 1 s slices of the training part of the background recordings at a random
-    gain. ``real_limit`` keeps only so many real training clips of the keywords it names
-    (a seeded choice; 0 leaves them all out) for every use of them, splices included: an
+    gain. ``real_limit`` keeps only so many real training clips of the words it names (a
+    seeded choice; 0 leaves them all out) for every use of them, splices included: an
     ablation of how a word fares with as few real recordings as on/off have, or none, when
     only synthetic voices speak it (``exclude_real`` names words limited to 0). ``splices``:
-    clips made of the start of one real training clip and the end of another (partial keywords, word
-    pairs, near words), augmented; only a teacher can label them (`Teacher`)."""
+    clips made of the start of one real training clip and the end of another (partial
+    keywords, word pairs, near words), augmented; only a teacher can label them
+    (`Teacher`)."""
 
     real_copies: int = 3
     scarce_target: int = 400
@@ -389,14 +390,14 @@ class MixConfig:
     seed: int = 0
 
     def limits(self) -> dict[str, int]:
-        """Real training clips kept per limited keyword (``exclude_real``: 0)."""
+        """Real training clips kept per limited word (``exclude_real``: 0)."""
         out = dict(self.real_limit)
         out.update((k, 0) for k in self.exclude_real)
         return out
 
 
 def real_training_clips(corpus: RealCorpus, mix: MixConfig) -> list[tuple[int, RealClip]]:
-    """The corpus's training-split clips as (index, clip), with every limited keyword cut
+    """The corpus's training-split clips as (index, clip), with every limited word cut
     to its limit (`MixConfig.limits`): a seeded choice, the same for every run of a seed."""
     train = [(i, c) for i, c in enumerate(corpus.clips) if c.split is Split.TRAIN]
     limits = mix.limits()
@@ -1021,10 +1022,6 @@ is dominated by the many real "unknown" clips. Words with 3-5 validation clips m
     scarce = ("" if mix.synth_keep_scarce is None or mix.synth_keep >= 1.0 else
               f", {mix.synth_keep_scarce:.0%} of those of keywords with fewer than "
               f"{mix.scarce_target} real clips")
-    limits = mix.limits()
-    limited = ("" if not limits else "\n\n**Ablation:** real training clips cut to " + ", ".join(
-        f"{w} {n}" for w, n in sorted(limits.items())) + " (a seeded choice; splices and the "
-        "training-clip list too), as if these words had no more real recordings than that.")
     return _readme_head(res, command) + f"""
 Data: {data}. Real clips: each training clip of a keyword with at least
 {mix.scarce_target} clips {mix.real_copies} times, rarer keywords repeated up to about
