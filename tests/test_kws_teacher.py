@@ -195,20 +195,24 @@ def test_a_limited_word_keeps_only_its_chosen_clips_everywhere(tmp_path: Path,
         "up/") == len(kept)
 
 
+def _train_script():  # noqa: ANN202 - the examples/kws/train.py module
+    import sys
+
+    sys.path.insert(0, str(ROOT / "examples" / "kws"))
+    import train
+
+    return train
+
+
 @pytest.mark.parametrize("limit, message", [
     ("upp=15", "no real clips of upp in the --speech-commands folders"),
     ("up=x", "expected WORD=N, e.g. up=15"),
 ])
 def test_a_bad_real_limit_is_a_usage_error(tmp_path: Path, limit: str, message: str,
                                            capsys: pytest.CaptureFixture[str]) -> None:
-    import sys
-
-    sys.path.insert(0, str(ROOT / "examples" / "kws"))
-    import train as train_script
-
     folder = make_folder(tmp_path / "real", {"up": TRAIN_SPK})
     with pytest.raises(SystemExit) as ex:
-        train_script.main(["--speech-commands", str(folder), "--without", "synth",
+        _train_script().main(["--speech-commands", str(folder), "--without", "synth",
                            "--real-limit", limit, "--out", str(tmp_path / "m")])
     assert ex.value.code == 2 and message in capsys.readouterr().err
     assert not (tmp_path / "m").exists()
@@ -225,14 +229,9 @@ def test_a_bad_extra_word_list_is_a_usage_error(tmp_path: Path, extra: list[str]
                                                 message: str,
                                                 capsys: pytest.CaptureFixture[str],
                                                 monkeypatch: pytest.MonkeyPatch) -> None:
-    import sys
-
-    sys.path.insert(0, str(ROOT / "examples" / "kws"))
-    import train as train_script
-
     monkeypatch.chdir(tmp_path)
     (tmp_path / "words.txt").write_text("dog\nhouse\n")
     with pytest.raises(SystemExit) as ex:
-        train_script.main([*extra, "--out", str(tmp_path / "m")])
+        _train_script().main([*extra, "--out", str(tmp_path / "m")])
     assert ex.value.code == 2 and message in capsys.readouterr().err
     assert not (tmp_path / "m").exists()

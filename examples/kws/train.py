@@ -151,6 +151,17 @@ def main(argv: list[str] | None = None) -> int:
         ap.error("--other-extra adds to --other-words: give both")
     if limits and not args.speech_commands:
         ap.error("--real-limit needs --speech-commands (it limits real clips)")
+    # the real clips first: a bad --real-limit fails before the synthetic sets are rendered
+    corpus = (scan_speech_commands(args.speech_commands, args.testing_list)
+              if args.speech_commands else None)
+    if corpus is not None:
+        absent = sorted({w for w, _ in limits} - {c.word for c in corpus.clips})
+        if absent:
+            ap.error(f"--real-limit: no real clips of {', '.join(absent)} in the "
+                     "--speech-commands folders")
+        log(f"real clips: {len(corpus.clips)} ({corpus.duplicates} duplicates, "
+            f"{sum(corpus.excluded.values())} of test-split speakers and "
+            f"{corpus.listed_test} more on the testing list left out)")
     without = set(args.without)
     synth_cfg = SynthConfig(per_class=args.per_class, seed=args.seed, workers=args.workers,
                             extra_fraction=0.0 if "extra-voices" in without
@@ -171,16 +182,6 @@ def main(argv: list[str] | None = None) -> int:
         log(f"data: {len(other)} synthetic other words from {args.other_words}"
             + (f" and {args.other_extra}" if args.other_extra is not None else "")
             + f" replace the synthetic set's {int((~keep).sum())} unknown training clips")
-    corpus = (scan_speech_commands(args.speech_commands, args.testing_list)
-              if args.speech_commands else None)
-    if corpus is not None:
-        absent = sorted({w for w, _ in limits} - {c.word for c in corpus.clips})
-        if absent:
-            ap.error(f"--real-limit: no real clips of {', '.join(absent)} in the "
-                     "--speech-commands folders")
-        log(f"real clips: {len(corpus.clips)} ({corpus.duplicates} duplicates, "
-            f"{sum(corpus.excluded.values())} of test-split speakers and "
-            f"{corpus.listed_test} more on the testing list left out)")
     aug = replace(AugmentConfig(), shift_ms=args.shift_ms).without(
         *sorted(without & {"speed", "shift", "reverb", "noise", "gain", "specaug"}))
     mix = MixConfig(real_copies=args.real_copies, scarce_target=args.scarce_target,
