@@ -63,6 +63,11 @@ def test_a_test_set_without_a_label_folder_is_refused(tmp_path: Path) -> None:
         validate.canonical_test_audio(_test_set(tmp_path / "t", skip="off"))
     with pytest.raises(InputDataError, match="no such folder"):
         validate.canonical_test_audio(tmp_path / "none")
+    empty = tmp_path / "empty"
+    for lab in LABELS:
+        (empty / lab).mkdir(parents=True)
+    with pytest.raises(InputDataError, match="no .wav clips"):
+        validate.canonical_test_audio(empty)
 
 
 def test_a_bad_canonical_folder_fails_before_any_stream(tmp_path: Path,

@@ -396,26 +396,35 @@ def test_split_audio(folders: list[Path], testing_list: Path | None
     return np.stack(audio), np.asarray(labels, np.int64), words
 
 
-def canonical_test_audio(root: Path) -> tuple[np.ndarray, np.ndarray, list[str]]:
+def canonical_test_files(root: Path) -> list[tuple[Path, int, str]]:
     """The Speech Commands test set as the dataset publishes it (v0.02's test-set archive):
     one folder per label (``_silence_``, ``_unknown_`` and the ten keywords), the "unknown"
-    clips named ``<word>_<speaker>_nohash_<n>.wav``. Clips, labels and each clip's word
-    (reporting only: every speaker in it is a test-split speaker)."""
+    clips named ``<word>_<speaker>_nohash_<n>.wav``. Each clip's path, label and word, the
+    folder checked without reading any audio (reporting only: every speaker in it is a
+    test-split speaker)."""
+    hint = ("the folder of the Speech Commands test set: one per label, _silence_ and "
+            "_unknown_ included")
     if not root.is_dir():
-        raise InputDataError(f"{root}: no such folder", hint="the folder of the Speech "
-                             "Commands test set: _silence_, _unknown_ and one per keyword")
+        raise InputDataError(f"{root}: no such folder", hint=hint)
     missing = [lab for lab in LABELS if not (root / lab).is_dir()]
     if missing:
-        raise InputDataError(f"{root}: no folder for {', '.join(missing)}",
-                             hint="the Speech Commands test set has one folder per label, "
-                                  "_silence_ and _unknown_ included")
-    audio, labels, words = [], [], []
-    for i, lab in enumerate(LABELS):
-        for f in sorted((root / lab).glob("*.wav")):
-            audio.append(read_clip(f))
-            labels.append(i)
-            words.append(f.name.split("_", 1)[0] if lab == UNKNOWN else lab)
-    return np.stack(audio), np.asarray(labels, np.int64), words
+        raise InputDataError(f"{root}: no folder for {', '.join(missing)}", hint=hint)
+    files = [(f, i, f.name.split("_", 1)[0] if lab == UNKNOWN else lab)
+             for i, lab in enumerate(LABELS) for f in sorted((root / lab).glob("*.wav"))]
+    if not files:
+        raise InputDataError(f"{root}: no .wav clips in its label folders", hint=hint)
+    return files
+
+
+def read_files(files: list[tuple[Path, int, str]]) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """Clips, labels and words of `canonical_test_files`."""
+    return (np.stack([read_clip(f) for f, _, _ in files]),
+            np.asarray([lab for _, lab, _ in files], np.int64), [w for _, _, w in files])
+
+
+def canonical_test_audio(root: Path) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """`canonical_test_files`, read."""
+    return read_files(canonical_test_files(root))
 
 
 def corpus_parser(doc: str | None) -> argparse.ArgumentParser:
@@ -477,7 +486,8 @@ def run(argv: list[str] | None) -> int:
         ap.error(f"--fa-confidence {args.fa_confidence} is outside [0, 1)")
     conf = args.fa_confidence or None
     model, fcfg = model_files(args.model)
-    canonical = canonical_test_audio(args.canonical_test) if args.canonical_test else None
+    # checked now, read when measured: a bad folder fails before any stream is built
+    canonical = canonical_test_files(args.canonical_test) if args.canonical_test else None
     corpus = scan_speech_commands(args.folders, args.testing_list)
     doc: dict = {"model": str(args.model), "max_fa": args.max_fa,
                  "fa_confidence": args.fa_confidence}
@@ -552,7 +562,7 @@ def run(argv: list[str] | None) -> int:
         reports.append(("test_split_clips", "test-split clips",
                         test_split_audio(list(args.folders), args.testing_list)))
     if canonical is not None:
-        reports.append(("canonical_test", "the canonical test set", canonical))
+        reports.append(("canonical_test", "the canonical test set", read_files(canonical)))
     for part, name, (ta, ty, tw) in reports:
         doc[part] = t = clip_figures(ta, ty, model, fcfg, tw)
         log(f"{name} (reporting only): {len(ty)}, per clip "
