@@ -5,6 +5,7 @@ cache, and the mixed real + synthetic training pipeline end to end on a tiny fol
 from __future__ import annotations
 
 import hashlib
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -12,7 +13,14 @@ import pytest
 
 from tinydeploy.frontend.config import FrontendConfig
 from tinydeploy.kws.wav import write_wav
-from tinydeploy.train.augment import NONE, AugmentConfig, augment_clip, room_impulse, spec_augment
+from tinydeploy.train.augment import (
+    NONE,
+    AugmentConfig,
+    augment_clip,
+    room_impulse,
+    spec_augment,
+    word_extent,
+)
 from tinydeploy.train.data import (
     CLIP,
     LABELS,
@@ -120,6 +128,30 @@ def test_augmentation_is_seeded_and_switchable() -> None:
     assert np.array_equal(spec_augment(x, np.random.default_rng(0), NONE), x)
     with pytest.raises(ValueError, match="unknown augmentation"):
         cfg.without("echo")
+
+
+def test_a_shift_that_keeps_the_word_never_cuts_it() -> None:
+    """A 300 ms word near the start: a plain +-400 ms shift cuts it off in some copies; with
+    ``shift_keeps_word`` every copy holds the whole word (its energy), and the shifts still
+    spread over the room the clip has (100 ms before the word; after it 600 ms, of which the
+    bound of 400 ms allows all)."""
+    clip = np.zeros(CLIP, np.int16)
+    clip[1600:6400] = 6000 * np.sin(2 * np.pi * 440 * np.arange(4800) / 16000)  # 100-400 ms
+    assert word_extent(clip) == (1600, 6400)
+    assert word_extent(np.zeros(CLIP)) == (0, CLIP)
+    energy = float(np.sum(clip.astype(np.float64) ** 2))
+    plain = replace(NONE, shift_ms=400)
+    whole = replace(plain, shift_keeps_word=True)
+    rng = np.random.default_rng(3)
+    lost_plain = [energy - np.sum(augment_clip(clip, rng, plain).astype(np.float64) ** 2)
+                  for _ in range(200)]
+    starts = []
+    for _ in range(200):
+        y = augment_clip(clip, rng, whole)
+        assert np.sum(y.astype(np.float64) ** 2) == energy
+        starts.append(word_extent(y)[0])
+    assert max(lost_plain) > 0.5 * energy
+    assert min(starts) < 800 and max(starts) > 1600 + 5000 and max(starts) <= 1600 + 6400
 
 
 def test_feature_cache_streams_what_it_holds(tmp_path: Path) -> None:

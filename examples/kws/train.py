@@ -124,6 +124,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=ROOT / "models" / "kws")
     ap.add_argument("--shift-ms", type=int, default=AugmentConfig.shift_ms,
                     help="time shift of augmented clips, uniform in +-this many ms")
+    ap.add_argument("--shift-keeps-word", action="store_true",
+                    help="shift a clip only as far as keeps its word whole (frames within "
+                         "20 dB of the loudest), as a stream's windows see a word")
     add_teacher_args(ap)
     ap.add_argument("--json-out", type=Path, default=None, help="also write the figures here")
     args = ap.parse_args(argv)
@@ -182,7 +185,8 @@ def main(argv: list[str] | None = None) -> int:
         log(f"data: {len(other)} synthetic other words from {args.other_words}"
             + (f" and {args.other_extra}" if args.other_extra is not None else "")
             + f" replace the synthetic set's {int((~keep).sum())} unknown training clips")
-    aug = replace(AugmentConfig(), shift_ms=args.shift_ms).without(
+    aug = replace(AugmentConfig(), shift_ms=args.shift_ms,
+                  shift_keeps_word=args.shift_keeps_word).without(
         *sorted(without & {"speed", "shift", "reverb", "noise", "gain", "specaug"}))
     mix = MixConfig(real_copies=args.real_copies, scarce_target=args.scarce_target,
                     unknown_real_max=args.unknown_max, silence_real=args.silence,

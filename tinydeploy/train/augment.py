@@ -1,10 +1,11 @@
 """Training-time augmentation for keyword spotting: what a microphone in a room adds to a word.
 
 Waveform ingredients, applied in this order to a 1 s int16 clip: speed/pitch perturbation
-(resampling, so both change together, as a faster talker with a higher voice), time shift,
-simulated room (convolution with a synthetic room impulse response: a direct path, a few
-early reflections and an exponentially decaying diffuse tail for a random RT60), background
-noise at a random SNR (slices of real recordings, e.g. Speech Commands'
+(resampling, so both change together, as a faster talker with a higher voice), time shift
+(optionally only as far as keeps the word whole, as the windows of a stream see a word while
+it is inside them), simulated room (convolution with a synthetic room impulse response: a
+direct path, a few early reflections and an exponentially decaying diffuse tail for a random
+RT60), background noise at a random SNR (slices of real recordings, e.g. Speech Commands'
 ``_background_noise_``, or the procedural noises of `tinydeploy.train.data.make_noise`), and a
 random gain. Feature ingredient: SpecAugment-style masking of time frames and feature
 channels of a batch of normalised features.
@@ -31,6 +32,7 @@ class AugmentConfig:
     p_speed: float = 0.7
     speed: tuple[float, float] = (0.85, 1.15)    # >1: faster and higher
     shift_ms: int = 150                          # uniform shift in [-shift, +shift]
+    shift_keeps_word: bool = False               # only shifts that keep the word whole
     p_reverb: float = 0.4
     rt60_s: tuple[float, float] = (0.15, 0.8)
     p_noise: float = 0.8
@@ -103,6 +105,23 @@ def noise_slice(rng: np.random.Generator, noises: Sequence[np.ndarray], n: int =
     return y / max(1e-9, float(np.sqrt(np.mean(y ** 2))))
 
 
+WORD_FRAME = SAMPLE_RATE // 100                  # 10 ms
+WORD_FLOOR_DB = -20.0                            # below the loudest frame
+
+
+def word_extent(x: np.ndarray) -> tuple[int, int]:
+    """Where the word in a clip is: ``(start, end)`` samples of the run from the first to the
+    last 10 ms frame whose RMS is within 20 dB of the loudest frame's. A clip without any
+    sound spans the whole clip, so a shift that keeps it whole is no shift."""
+    n = x.size // WORD_FRAME
+    rms = np.sqrt(np.mean(np.square(x[:n * WORD_FRAME].astype(np.float64))
+                          .reshape(n, WORD_FRAME), axis=1)) if n else np.zeros(0)
+    if not n or rms.max() <= 0:
+        return 0, x.size
+    loud = np.flatnonzero(rms >= rms.max() * 10 ** (WORD_FLOOR_DB / 20))
+    return int(loud[0]) * WORD_FRAME, min(x.size, (int(loud[-1]) + 1) * WORD_FRAME)
+
+
 def augment_clip(clip: np.ndarray, rng: np.random.Generator, cfg: AugmentConfig,
                  noises: Sequence[np.ndarray] = (), speech: bool = True) -> np.ndarray:
     """One augmented copy of a 1 s int16 clip (``speech=False`` for silence clips: only the
@@ -113,7 +132,12 @@ def augment_clip(clip: np.ndarray, rng: np.random.Generator, cfg: AugmentConfig,
             f = rng.uniform(*cfg.speed)
             x = fit_clip(resample(x, SAMPLE_RATE, int(round(SAMPLE_RATE / f))))
         if cfg.shift_ms:
-            s = int(rng.integers(-cfg.shift_ms, cfg.shift_ms + 1)) * SAMPLE_RATE // 1000
+            back, ahead = cfg.shift_ms, cfg.shift_ms
+            if cfg.shift_keeps_word:
+                start, end = word_extent(x)
+                back = min(back, start * 1000 // SAMPLE_RATE)
+                ahead = min(ahead, (x.size - end) * 1000 // SAMPLE_RATE)
+            s = int(rng.integers(-back, ahead + 1)) * SAMPLE_RATE // 1000
             x = np.roll(x, s)
             if s > 0:
                 x[:s] = 0.0

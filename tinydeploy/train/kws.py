@@ -1014,6 +1014,8 @@ is dominated by the many real "unknown" clips. Words with 3-5 validation clips m
             f" of the training clips spoken by flite/festival voices" if synth else
             "no synthetic set")
     a = mix.augment
+    shift_whole = (" and no further than keeps the word (its 10 ms frames within 20 dB of the "
+                   "loudest) whole" if a.shift_keeps_word else "")
     limits = mix.limits()
     limited = ("" if not limits else "\n\n**Ablation:** real training clips cut to "
                + ", ".join(f"{w} {n}" for w, n in sorted(limits.items()))
@@ -1031,9 +1033,9 @@ alike; {mix.silence_real} silence clips from the background recordings; {mix.syn
 of the synthetic training clips (seeded choice){scarce}.{limited}
 {"" if teacher is None else chr(10) + teacher.describe(mix.splices) + chr(10)}
 Augmentation (`tinydeploy/train/augment.py`): speed/pitch x{a.speed[0]}-{a.speed[1]}
-(p {a.p_speed}), time shift +-{a.shift_ms} ms, simulated room RT60 {a.rt60_s[0]}-{a.rt60_s[1]}
-s (p {a.p_reverb}), noise at {a.snr_db[0]:.0f}-{a.snr_db[1]:.0f} dB SNR (p {a.p_noise}; real
-recordings {100 * a.p_real_noise:.0f} % of the time, else procedural), gain
+(p {a.p_speed}), time shift +-{a.shift_ms} ms{shift_whole}, simulated room RT60
+{a.rt60_s[0]}-{a.rt60_s[1]} s (p {a.p_reverb}), noise at {a.snr_db[0]:.0f}-{a.snr_db[1]:.0f} dB
+SNR (p {a.p_noise}; real recordings {100 * a.p_real_noise:.0f} % of the time, else procedural), gain
 {a.gain_db[0]:.0f}..{a.gain_db[1]:.0f} dB, SpecAugment (p {a.p_specaug}: {a.time_masks} time
 masks <= {a.time_mask_frames} frames, {a.freq_masks} channel mask <= {a.freq_mask_channels}).
 Features are computed once by the C front end and cached on disk as float16, then streamed
