@@ -37,6 +37,18 @@ def test_other_words_counts_which_keywords_each_word_is_called() -> None:
     assert validate.other_words_line({"other_words": {"cat": {"clips": 4, "as": {}}}}) == "none"
 
 
+def test_word_outside_moves_the_named_share_of_the_word_out_of_the_window() -> None:
+    x = np.zeros(CLIP, np.int16)
+    x[3200:9600] = 8000                                    # the word: 200-600 ms
+    assert validate.word_extent(validate.word_outside(x, 0.0, "start")) == (4800, 11200)
+    first = validate.word_outside(x, 0.25, "start")        # a quarter before the window
+    assert validate.word_extent(first) == (0, 4800) and first.sum() == 0.75 * x.sum()
+    last = validate.word_outside(x, 0.5, "end")            # half after it
+    assert validate.word_extent(last) == (CLIP - 3200, CLIP) and last.sum() == 0.5 * x.sum()
+    with pytest.raises(ValueError, match="side"):
+        validate.word_outside(x, 0.5, "middle")
+
+
 def _test_set(root: Path, skip: str = "") -> Path:
     rng = np.random.default_rng(0)
     for lab in LABELS:
@@ -89,12 +101,15 @@ def test_validate_reports_every_set_of_clips_end_to_end(tmp_path: Path) -> None:
     out = tmp_path / "v.json"
     assert validate.main([str(folder), "--no-tune", "--check-minutes", "0.5", "--test-report",
                           "--canonical-test", str(_test_set(tmp_path / "t")),
-                          "--json", str(out)]) == 0
+                          "--partial-words", "--json", str(out)]) == 0
     doc = json.loads(out.read_text())
     assert doc["validation_clips"]["other_words"]["bed"]["clips"] == 1
     assert doc["test_split_clips"]["other_words"]["bed"]["clips"] == 1
     canon = doc["canonical_test"]
     assert set(canon["other_words"]) == {"dog", "house"}
+    partial = doc["partial_words"]
+    assert len(partial) == 1 + 2 * len(validate.PARTIAL) and "first 40 % outside" in partial
+    assert all(0 <= v["right_keyword"] <= v["any_keyword"] <= 1 for v in partial.values())
     assert sum(v["clips"] for v in canon["per_class"].values()) == len(LABELS) + 1
     shipped = doc["stream_shipped"]
     assert shipped["words"] == doc["stream"]["keywords"]

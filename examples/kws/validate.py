@@ -43,6 +43,8 @@ keywords detected per word and per 5 dB band of their SNR.
 the dataset's published test set (a folder per label), for reporting only: they print the
 figures and choose nothing. Every set of clips also reports, per word of its "unknown" clips,
 how many are called a keyword and which: the words that would ring the doorbell.
+``--partial-words`` measures the validation keyword clips with part of the word outside the
+window, as a stream's windows see it arrive and leave.
 """
 
 from __future__ import annotations
@@ -77,6 +79,7 @@ from tinydeploy.kws.stream import (  # noqa: E402
     simulate_stream,
 )
 from tinydeploy.kws.wav import read_wav  # noqa: E402
+from tinydeploy.train.augment import word_extent  # noqa: E402
 from tinydeploy.train.data import (  # noqa: E402
     CLIP,
     KEYWORDS,
@@ -135,6 +138,53 @@ def clip_figures(audio: np.ndarray, y: np.ndarray, model: bytes, fcfg: FrontendC
     if words is not None and unk.any():
         doc["other_words"] = other_words(pred, y, words)
     return doc
+
+
+PARTIAL = (0.2, 0.4, 0.6)       # shares of a word outside the window that --partial-words tries
+
+
+def word_outside(x: np.ndarray, fraction: float, side: str) -> np.ndarray:
+    """``x`` moved so that ``fraction`` of its word (`word_extent`) lies before the window
+    (``side`` "start": the window sees the word's end) or after it ("end": the word's start);
+    fraction 0: the word centred. As the windows of a stream see a word coming and going."""
+    start, end = word_extent(x)
+    size = end - start
+    if fraction <= 0:
+        shift = (x.size - size) // 2 - start
+    elif side == "start":
+        shift = -(start + int(fraction * size))
+    elif side == "end":
+        shift = x.size - (end - int(fraction * size))
+    else:
+        raise ValueError(f"side must be 'start' or 'end', not {side!r}")
+    out = np.zeros_like(x)
+    lo, hi = max(0, shift), min(x.size, x.size + shift)
+    if lo < hi:
+        out[lo:hi] = x[lo - shift:hi - shift]
+    return out
+
+
+def partial_word_figures(audio: np.ndarray, y: np.ndarray, model: bytes,
+                         fcfg: FrontendConfig) -> dict[str, dict[str, float]]:
+    """On the keyword clips: the share named as their keyword and the share called any
+    keyword, with the word whole (centred) and with 20/40/60 % of it outside the window at
+    its start or its end. How long a keyword stays named while a stream moves past it is what
+    a detector that averages windows needs; naming a keyword from its start alone is what
+    makes a partial word ring."""
+    kw = y >= 2
+    audio, y = audio[kw], y[kw]
+    front, quant = HostFrontend(fcfg), input_quant_of(model)
+    out = {}
+    for name, fraction, side in (("whole", 0.0, "start"),
+                                 *((f"first {round(100 * f)} % outside", f, "start")
+                                   for f in PARTIAL),
+                                 *((f"last {round(100 * f)} % outside", f, "end")
+                                   for f in PARTIAL)):
+        moved = np.stack([word_outside(x, fraction, side) for x in audio])
+        pred = int8_predict(model, front.features_s8(moved, quant))
+        out[name] = {"right_keyword": float(np.mean(pred == y)),
+                     "any_keyword": float(np.mean(pred >= 2))}
+    return out
 
 
 def other_words_line(figures: dict, most: int = 8) -> str:
@@ -476,6 +526,9 @@ def run(argv: list[str] | None) -> int:
     ap.add_argument("--canonical-test", type=Path, default=None, metavar="DIR",
                     help="also measure the Speech Commands test set in its published layout "
                          "(a folder per label; reporting only)")
+    ap.add_argument("--partial-words", action="store_true",
+                    help="also measure the validation keyword clips with 20-60 %% of the "
+                         "word outside the window, at its start or end")
     ap.add_argument("--json", type=Path, default=None)
     args = ap.parse_args(argv)
 
@@ -497,6 +550,12 @@ def run(argv: list[str] | None) -> int:
                                            vwords + [SILENCE] * (len(vy) - len(vwords)))
     log(f"validation clips: {len(vy)}, labels weighted equally "
         f"{100 * doc['validation_clips']['labels_weighted_equally']:.1f} %")
+    if args.partial_words:
+        doc["partial_words"] = pw = partial_word_figures(va, vy, model, fcfg)
+        log("validation keyword clips, part of the word outside the window (named as their "
+            "keyword / called any keyword): " + ", ".join(
+                f"{k} {100 * v['right_keyword']:.0f}/{100 * v['any_keyword']:.0f} %"
+                for k, v in pw.items()))
 
     # the check stream: the same speakers mixed anew; it only decides on class thresholds
     audio, words, hours, info, snr_db = validation_stream(corpus, args.check_minutes,
