@@ -126,7 +126,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="time shift of augmented clips, uniform in +-this many ms")
     ap.add_argument("--shift-keeps-word", action="store_true",
                     help="shift a clip only as far as keeps its word whole (frames within "
-                         "20 dB of the loudest), as a stream's windows see a word")
+                         "20 dB of the loudest); measured worse on the validation streams "
+                         "(models/kws/README.md)")
     add_teacher_args(ap)
     ap.add_argument("--json-out", type=Path, default=None, help="also write the figures here")
     args = ap.parse_args(argv)
