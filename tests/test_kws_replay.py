@@ -43,6 +43,9 @@ def test_best_within_takes_the_most_keywords_under_the_limit() -> None:
     assert validate.best_within(grid, 5)["hits"] == 45
     assert validate.best_within(grid, 9)["hits"] == 50
     assert validate.best_within(grid, 2)["false_alarms"] == 3      # none within: fewest
+    # the curve over 2 hours: 1/h allows 2 false alarms (no setting), 2.5/h 5, 5/h 10
+    c = validate.curve(grid, 2.0, (1.0, 2.5, 5.0))
+    assert c["1"] is None and c["2.5"]["hits"] == 45 and c["5"]["hits"] == 50
 
 
 def _corpus(root: Path, words: tuple[str, ...]) -> Path:
