@@ -81,7 +81,7 @@ from tinydeploy.kws.stream import (  # noqa: E402
     simulate_stream,
 )
 from tinydeploy.kws.wav import read_wav  # noqa: E402
-from tinydeploy.train.augment import word_extent  # noqa: E402
+from tinydeploy.train.augment import shift_clip, word_extent  # noqa: E402
 from tinydeploy.train.data import (  # noqa: E402
     CLIP,
     KEYWORDS,
@@ -159,11 +159,7 @@ def word_outside(x: np.ndarray, fraction: float, side: str) -> np.ndarray:
         shift = x.size - (end - int(fraction * size))
     else:
         raise ValueError(f"side must be 'start' or 'end', not {side!r}")
-    out = np.zeros_like(x)
-    lo, hi = max(0, shift), min(x.size, x.size + shift)
-    if lo < hi:
-        out[lo:hi] = x[lo - shift:hi - shift]
-    return out
+    return shift_clip(x, shift)
 
 
 def partial_word_figures(audio: np.ndarray, y: np.ndarray, model: bytes,

@@ -114,12 +114,24 @@ def word_extent(x: np.ndarray) -> tuple[int, int]:
     last 10 ms frame whose RMS is within 20 dB of the loudest frame's. A clip without any
     sound spans the whole clip, so a shift that keeps it whole is no shift."""
     n = x.size // WORD_FRAME
+    if n == 0:
+        return 0, x.size
     rms = np.sqrt(np.mean(np.square(x[:n * WORD_FRAME].astype(np.float64))
-                          .reshape(n, WORD_FRAME), axis=1)) if n else np.zeros(0)
-    if not n or rms.max() <= 0:
+                          .reshape(n, WORD_FRAME), axis=1))
+    if rms.max() <= 0:
         return 0, x.size
     loud = np.flatnonzero(rms >= rms.max() * 10 ** (WORD_FLOOR_DB / 20))
     return int(loud[0]) * WORD_FRAME, min(x.size, (int(loud[-1]) + 1) * WORD_FRAME)
+
+
+def shift_clip(x: np.ndarray, samples: int) -> np.ndarray:
+    """``x`` moved later by ``samples`` (earlier if negative), the same length: what moves
+    out of the clip is lost and the gap it leaves is silence."""
+    out = np.zeros_like(x)
+    lo, hi = max(0, samples), min(x.size, x.size + samples)
+    if lo < hi:
+        out[lo:hi] = x[lo - samples:hi - samples]
+    return out
 
 
 def augment_clip(clip: np.ndarray, rng: np.random.Generator, cfg: AugmentConfig,
@@ -137,12 +149,7 @@ def augment_clip(clip: np.ndarray, rng: np.random.Generator, cfg: AugmentConfig,
                 start, end = word_extent(x)
                 back = min(back, start * 1000 // SAMPLE_RATE)
                 ahead = min(ahead, (x.size - end) * 1000 // SAMPLE_RATE)
-            s = int(rng.integers(-back, ahead + 1)) * SAMPLE_RATE // 1000
-            x = np.roll(x, s)
-            if s > 0:
-                x[:s] = 0.0
-            elif s < 0:
-                x[s:] = 0.0
+            x = shift_clip(x, int(rng.integers(-back, ahead + 1)) * SAMPLE_RATE // 1000)
         if rng.random() < cfg.p_reverb:
             x = _fft_convolve(x, room_impulse(rng, rng.uniform(*cfg.rt60_s)))
         if rng.random() < cfg.p_noise:
