@@ -63,7 +63,7 @@ def _test_set(root: Path, skip: str = "") -> Path:
 
 
 def test_the_canonical_test_set_is_read_with_each_clips_word(tmp_path: Path) -> None:
-    audio, y, words = validate.canonical_test_audio(_test_set(tmp_path / "t"))
+    audio, y, words = validate.read_files(validate.canonical_test_files(_test_set(tmp_path / "t")))
     assert audio.shape == (len(LABELS) + 1, CLIP)
     assert sorted(y.tolist()) == sorted(list(range(len(LABELS))) + [UNK])
     assert sorted(w for w, lab in zip(words, y, strict=True) if lab == UNK) == ["dog", "house"]
@@ -72,14 +72,14 @@ def test_the_canonical_test_set_is_read_with_each_clips_word(tmp_path: Path) -> 
 
 def test_a_test_set_without_a_label_folder_is_refused(tmp_path: Path) -> None:
     with pytest.raises(InputDataError, match="no folder for off"):
-        validate.canonical_test_audio(_test_set(tmp_path / "t", skip="off"))
+        validate.canonical_test_files(_test_set(tmp_path / "t", skip="off"))
     with pytest.raises(InputDataError, match="no such folder"):
-        validate.canonical_test_audio(tmp_path / "none")
+        validate.canonical_test_files(tmp_path / "none")
     empty = tmp_path / "empty"
     for lab in LABELS:
         (empty / lab).mkdir(parents=True)
     with pytest.raises(InputDataError, match="no .wav clips"):
-        validate.canonical_test_audio(empty)
+        validate.canonical_test_files(empty)
 
 
 def test_a_bad_canonical_folder_fails_before_any_stream(tmp_path: Path,

@@ -487,11 +487,6 @@ def read_files(files: list[tuple[Path, int, str]]) -> tuple[np.ndarray, np.ndarr
             np.asarray([lab for _, lab, _ in files], np.int64), [w for _, _, w in files])
 
 
-def canonical_test_audio(root: Path) -> tuple[np.ndarray, np.ndarray, list[str]]:
-    """`canonical_test_files`, read."""
-    return read_files(canonical_test_files(root))
-
-
 def corpus_parser(doc: str | None) -> argparse.ArgumentParser:
     """The command line of a script that reads Speech Commands-layout folders."""
     ap = argparse.ArgumentParser(description=doc,
@@ -592,8 +587,8 @@ def run(argv: list[str] | None) -> int:
         doc["grid"] = grid
         doc["tuning_curve"] = tc = curve(grid, t_hours)
         log("tuning stream, the most keywords at a false-alarm rate: " + ", ".join(
-            f"<= {k}/h {'-' if v is None else format(100 * v['hits'] / t_info['keywords'], '.1f')}"
-            + ("" if v is None else " %") for k, v in tc.items()))
+            f"<= {k}/h " + ("-" if v is None else f"{100 * v['hit_rate']:.1f} %")
+            for k, v in tc.items()))
         single = DetectorConfig(avg_windows=best["avg_windows"], threshold=best["threshold"],
                                 suppress_ms=best["suppress_ms"],
                                 infer_every=best["infer_every"])
