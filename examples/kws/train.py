@@ -35,6 +35,7 @@ from tinydeploy.train.data import (
     extra_speakers,
     generate_other_words,
     scan_speech_commands,
+    scan_speech_windows,
 )
 from tinydeploy.train.kws import (
     MixConfig,
@@ -102,6 +103,11 @@ def main(argv: list[str] | None = None) -> int:
                          "synthetic 'unknown' clips, by espeak-ng/flite voices: words that "
                          "must be said often, such as the dataset's own other words")
     ap.add_argument("--other-extra-count", type=int, default=0)
+    ap.add_argument("--other-speech", type=Path, nargs="+", default=[], metavar="DIR",
+                    help="folders of 1 s windows of other real speech, whose transcripts "
+                         "name no keyword (examples/kws/collect_speech.py writes them): "
+                         "--other-speech-count of them are trained as 'unknown'")
+    ap.add_argument("--other-speech-count", type=int, default=0)
     ap.add_argument("--festival-words", type=int, default=160,
                     help="festival voices say the first this many words of --other-words")
     ap.add_argument("--augment-first", type=float, default=0.0,
@@ -153,6 +159,10 @@ def main(argv: list[str] | None = None) -> int:
         ap.error("--other-extra WORDS and --other-extra-count N > 0 go together")
     if args.other_extra is not None and args.other_words is None:
         ap.error("--other-extra adds to --other-words: give both")
+    if bool(args.other_speech) != (args.other_speech_count > 0):
+        ap.error("--other-speech DIR and --other-speech-count N > 0 go together")
+    if args.other_speech and not args.speech_commands:
+        ap.error("--other-speech needs --speech-commands (its windows join the real clips)")
     if limits and not args.speech_commands:
         ap.error("--real-limit needs --speech-commands (it limits real clips)")
     # the real clips first: a bad --real-limit fails before the synthetic sets are rendered
@@ -163,6 +173,14 @@ def main(argv: list[str] | None = None) -> int:
         if absent:
             ap.error(f"--real-limit: no real clips of {', '.join(absent)} in the "
                      "--speech-commands folders")
+        if args.other_speech:
+            try:
+                corpus = replace(corpus, speech=scan_speech_windows(args.other_speech))
+            except InputDataError as err:
+                print(err.report(), file=sys.stderr)
+                return 2
+            log(f"other speech: {len(corpus.speech)} windows, "
+                f"{min(args.other_speech_count, len(corpus.speech))} used")
         log(f"real clips: {len(corpus.clips)} ({corpus.duplicates} duplicates, "
             f"{sum(corpus.excluded.values())} of test-split speakers and "
             f"{corpus.listed_test} more on the testing list left out)")
@@ -193,7 +211,7 @@ def main(argv: list[str] | None = None) -> int:
                     unknown_real_max=args.unknown_max, silence_real=args.silence,
                     synth_keep=args.synth_keep,
                     synth_keep_scarce=args.synth_keep_scarce, augment_first=args.augment_first,
-                    splices=args.splices,
+                    splices=args.splices, other_speech=args.other_speech_count,
                     use_real="real" not in without,
                     exclude_real=tuple(args.exclude_real), real_limit=tuple(limits),
                     augment=aug, seed=args.seed)

@@ -234,7 +234,9 @@ class RealCorpus:
     found in two folders, or under two names, is kept once (the first folder wins). Clips
     named in the dataset's ``testing_list.txt`` (when given) are left out as well, whatever
     their speaker. ``noise`` holds the ``_background_noise_`` recordings, sorted
-    by name, deduplicated the same way."""
+    by name, deduplicated the same way. ``speech`` holds 1 s windows of other real speech
+    (`scan_speech_windows`): continuous speech whose transcript names no keyword, for the
+    "unknown" class; its speakers are not the dataset's, so it has no split."""
 
     roots: tuple[Path, ...]
     clips: tuple[RealClip, ...]
@@ -242,6 +244,7 @@ class RealCorpus:
     duplicates: int
     noise: tuple[Path, ...]
     listed_test: int = 0                  # clips left out because testing_list.txt names them
+    speech: tuple[Path, ...] = ()         # 1 s windows of other speech (no keyword in them)
 
     def counts(self) -> dict[str, dict[str, int]]:
         """{word: {"train": n, "validation": n, "test_excluded": n}}, words sorted."""
@@ -260,8 +263,10 @@ class RealCorpus:
                 for lab in LABELS}
 
     def file_list_sha256(self) -> str:
-        """sha256 of the sorted 'word/file' names of the clips used (one per line)."""
+        """sha256 of the sorted 'word/file' names of the clips used (one per line), then of
+        the speech windows' 'speech/<folder>/<file>' names when there are any."""
         names = sorted(f"{c.word}/{c.path.name}" for c in self.clips)
+        names += sorted(f"speech/{p.parent.name}/{p.name}" for p in self.speech)
         return hashlib.sha256("".join(f"{n}\n" for n in names).encode()).hexdigest()
 
     def select(self, split: Split) -> tuple[RealClip, ...]:
@@ -344,6 +349,22 @@ def scan_speech_commands(roots: Sequence[str | Path], testing_list: str | Path |
                              hint="each folder holds one sub-folder per word")
     return RealCorpus(tuple(paths), tuple(clips), excluded, dup,
                       tuple(noise[k] for k in sorted(noise)), n_listed)
+
+
+def scan_speech_windows(roots: Sequence[str | Path]) -> tuple[Path, ...]:
+    """The 1 s windows of other speech under ``roots`` (``*.wav`` at any depth, as
+    ``examples/kws/collect_speech.py`` writes them), sorted, each content once."""
+    out: dict[str, Path] = {}
+    for r in map(Path, roots):
+        if not r.is_dir():
+            raise InputDataError(f"{r}: not a directory", hint="point at a folder written by "
+                                 "examples/kws/collect_speech.py")
+        for f in sorted(r.rglob("*.wav")):
+            out.setdefault(hashlib.sha256(f.read_bytes()).hexdigest(), f)
+    if not out:
+        raise InputDataError(f"no speech windows (*.wav) in {', '.join(map(str, roots))}",
+                             hint="examples/kws/collect_speech.py writes them")
+    return tuple(sorted(out.values()))
 
 
 def read_clip(path: Path) -> np.ndarray:

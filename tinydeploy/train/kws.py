@@ -373,7 +373,9 @@ class MixConfig:
     only synthetic voices speak it (``exclude_real`` names words limited to 0). ``splices``:
     clips made of the start of one real training clip and the end of another (partial
     keywords, word pairs, near words), augmented; only a teacher can label them
-    (`Teacher`)."""
+    (`Teacher`). ``other_speech``: that many of the corpus's windows of other real speech
+    (`RealCorpus.speech`, a seeded choice), trained as "unknown" with their own label: their
+    transcripts name no keyword, so nothing is left for a teacher to judge."""
 
     real_copies: int = 3
     scarce_target: int = 400
@@ -383,6 +385,7 @@ class MixConfig:
     synth_keep_scarce: float | None = None   # the share for keywords with few real clips
     augment_first: float = 0.0  # chance that the first copy of a real keyword is augmented
     splices: int = 0            # clips spliced from two real clips (targets: the teacher's)
+    other_speech: int = 0       # windows of other real speech, as "unknown"
     use_real: bool = True
     exclude_real: tuple[str, ...] = ()
     real_limit: tuple[tuple[str, int], ...] = ()   # (word, real training clips kept)
@@ -413,8 +416,8 @@ def real_training_clips(corpus: RealCorpus, mix: MixConfig) -> list[tuple[int, R
 
 @dataclass(frozen=True)
 class _Job:
-    kind: str          # "real", "synth", "noise" or "splice"
-    ref: int           # index into corpus clips, the synthetic set or the noise list
+    kind: str          # "real", "synth", "noise", "splice" or "speech"
+    ref: int           # index into corpus clips, the synthetic set, the noise or speech list
     label: int
     augment: bool
     ref2: int = -1     # "splice": the corpus clip its end comes from
@@ -423,7 +426,8 @@ class _Job:
 class FeatureCache:
     """Raw (unnormalised) front-end features of the training set on disk: ``x.npy``
     float16 ``[n, frames, channels]`` (memory-mapped), ``y.npy`` int8 labels, ``real.npy``
-    (1 for real recordings, 2 for clips spliced from two), and with a teacher ``soft.npy``
+    (1 for real recordings, 2 for clips spliced from two, 3 for windows of other real
+    speech), and with a teacher ``soft.npy``
     float16 ``[n, labels]``, each row's training target. Written once, then read in
     shuffled batches, so a training set far larger than memory (the full Speech Commands set
     is ~3.4 GB as float audio, ~0.1 GB as float16 features) streams from disk. Invariant:
@@ -579,6 +583,10 @@ def mix_jobs(synth: Dataset | None, corpus: RealCorpus | None, mix: MixConfig
                 second = second if second != first else (first + 1) % len(train)
                 jobs.append(_Job("splice", train[first][0], LABELS.index(UNKNOWN), True,
                                  train[second][0]))
+        if mix.other_speech and corpus.speech:
+            pick = np.random.default_rng([mix.seed, 31]).permutation(len(corpus.speech))
+            jobs.extend(_Job("speech", int(j), LABELS.index(UNKNOWN), True)
+                        for j in sorted(pick[:mix.other_speech].tolist()))
     return jobs
 
 
@@ -605,6 +613,9 @@ def _job_audio(job: _Job, n: int, synth: Dataset | None, corpus: RealCorpus | No
         mixed = (read_clip(corpus.clips[job.ref].path) * (1 - w)
                  + read_clip(corpus.clips[job.ref2].path) * w)
         clip = np.clip(np.round(mixed), -32768, 32767).astype(np.int16)
+    elif job.kind == "speech":
+        assert corpus is not None
+        clip = read_clip(corpus.speech[job.ref])
     else:
         assert corpus is not None
         clip = read_clip(corpus.clips[job.ref].path)
@@ -613,13 +624,18 @@ def _job_audio(job: _Job, n: int, synth: Dataset | None, corpus: RealCorpus | No
     return clip, augment_clip(clip, rng, mix.augment, noises, speech=job.label != 0)
 
 
+# FeatureCache.real: where a row's clip came from
+_ORIGIN = {"synth": 0, "real": 1, "noise": 1, "splice": 2, "speech": 3}
+
+
 def _targets(part: list[_Job], t: np.ndarray, weight: float) -> np.ndarray:
     """Soft targets of a chunk: a real clip's (or real noise's) label mixed with the
     teacher's posteriors ``t`` at ``weight``; a synthetic clip keeps its own label (synthetic
-    voices are not what the teacher was trained to judge); a splice has only the
-    teacher's."""
+    voices are not what the teacher was trained to judge), and so does a window of other
+    speech (its transcript says it holds no keyword); a splice has only the teacher's."""
     hard = np.eye(len(LABELS), dtype=np.float32)[[j.label for j in part]]
-    w = np.asarray([1.0 if j.kind == "splice" else 0.0 if j.kind == "synth" else weight
+    w = np.asarray([1.0 if j.kind == "splice" else 0.0 if j.kind in ("synth", "speech")
+                    else weight
                     for j in part], np.float32)[:, None]
     return (1 - w) * hard + w * t
 
@@ -667,7 +683,7 @@ def build_feature_cache(root: Path, synth: Dataset | None, corpus: RealCorpus | 
                 spliced = np.asarray([j.kind == "splice" for j in part])
                 labels = np.where(spliced, t.argmax(axis=1), labels)
             yield (fe.features(audio), labels,
-                   np.asarray([{"synth": 0, "splice": 2}.get(j.kind, 1) for j in part]),
+                   np.asarray([_ORIGIN[j.kind] for j in part]),
                    soft)
             if s // chunk % 10 == 0:
                 log(f"features: {min(s + chunk, len(jobs))}/{len(jobs)} clips "
@@ -800,11 +816,13 @@ def train_kws_mix(synth: Dataset | None, corpus: RealCorpus | None, out_dir: Pat
     secs["features"] = time.time() - t0
     mean, std = cache.mean_std()
     fcfg = base.with_normalisation(mean, std)
-    tc_counts = {lab: {"real": int(((cache.y == i) & (cache.real == 1)).sum()),
+    recorded = (cache.real == 1) | (cache.real == 3)
+    tc_counts = {lab: {"real": int(((cache.y == i) & recorded).sum()),
                        "synthetic": int(((cache.y == i) & (cache.real == 0)).sum())}
                  for i, lab in enumerate(LABELS)}
     log(f"training set: {len(cache)} clips, {int((cache.real == 1).sum())} from real "
-        f"recordings (incl. augmented copies and noise), {int((cache.real == 2).sum())} "
+        f"recordings (incl. augmented copies and noise), {int((cache.real == 3).sum())} "
+        f"windows of other speech, {int((cache.real == 2).sum())} "
         f"spliced from two, {int((cache.real == 0).sum())} synthetic"
         + ("" if cache.soft is None else "; soft targets from the teacher"))
     tf = _tensorflow(tc, log)
@@ -1024,13 +1042,18 @@ is dominated by the many real "unknown" clips. Words with 3-5 validation clips m
     scarce = ("" if mix.synth_keep_scarce is None or mix.synth_keep >= 1.0 else
               f", {mix.synth_keep_scarce:.0%} of those of keywords with fewer than "
               f"{mix.scarce_target} real clips")
+    windows = corpus.speech if corpus is not None else ()
+    speech = ("" if not (mix.other_speech and windows) else
+              f" {min(mix.other_speech, len(windows))} 1 s windows of other real speech (a "
+              f"seeded choice of {len(windows)}; nothing in them said like a keyword), as "
+              "\"unknown\", augmented once each.")
     return _readme_head(res, command) + f"""
 Data: {data}. Real clips: each training clip of a keyword with at least
 {mix.scarce_target} clips {mix.real_copies} times, rarer keywords repeated up to about
 {mix.scarce_target} clips (first copy augmented with chance {mix.augment_first}, the rest
 freshly augmented); at most {mix.unknown_real_max} real "unknown" clips, taken from every word
 alike; {mix.silence_real} silence clips from the background recordings; {mix.synth_keep:.0%}
-of the synthetic training clips (seeded choice){scarce}.{limited}
+of the synthetic training clips (seeded choice){scarce}.{speech}{limited}
 {"" if teacher is None else chr(10) + teacher.describe(mix.splices) + chr(10)}
 Augmentation (`tinydeploy/train/augment.py`): speed/pitch x{a.speed[0]}-{a.speed[1]}
 (p {a.p_speed}), time shift +-{a.shift_ms} ms{shift_whole}, simulated room RT60
