@@ -1,6 +1,7 @@
-"""Other real speech as the "unknown" class: 1 s windows of continuous speech whose
-transcripts name no keyword (examples/kws/collect_speech.py cuts them; the trainer mixes a
-seeded share of them in, with their own label)."""
+"""The "unknown" class beyond the dataset's clips taken once each: rarer other words
+repeated, and other real speech, 1 s windows of recordings whose transcripts name no keyword
+(examples/kws/collect_speech.py cuts them; the trainer mixes a seeded share of them in, with
+their own label)."""
 
 from __future__ import annotations
 
@@ -100,6 +101,29 @@ def test_other_windows_change_the_cache_key(tmp_path: Path) -> None:
     assert (tmp_path / "cache" / "key.txt").read_text() != key
     assert not any("cached" in m for m in logs)
     assert corpus.file_list_sha256() != dataclasses.replace(corpus, speech=()).file_list_sha256()
+
+
+def test_rarer_other_words_are_repeated_up_to_the_target(tmp_path: Path) -> None:
+    corpus = scan_speech_commands([make_folder(tmp_path / "real", {
+        "bed": TRAIN_SPK + VAL_SPK, "dog": TRAIN_SPK[:1] + VAL_SPK, "yes": TRAIN_SPK})])
+    unknown = LABELS.index(UNKNOWN)
+
+    def uses(mix: MixConfig) -> dict[str, list[bool]]:
+        out: dict[str, list[bool]] = {}
+        for j in mix_jobs(None, corpus, mix):
+            if j.kind == "real" and j.label == unknown:
+                out.setdefault(corpus.clips[j.ref].word, []).append(j.augment)
+        return out
+
+    once = uses(MixConfig(silence_real=0))
+    assert {w: len(v) for w, v in once.items()} == {"bed": 3, "dog": 1}
+    more = uses(MixConfig(silence_real=0, unknown_word_target=5))
+    assert {w: len(v) for w, v in more.items()} == {"bed": 6, "dog": 5}   # 3 x 2, 1 x 5
+    assert all(more["dog"]) and all(more["bed"])                          # freshly augmented
+    yes = [j for j in mix_jobs(None, corpus, MixConfig(silence_real=0, unknown_word_target=5))
+           if j.label == LABELS.index("yes")]
+    assert len(yes) == len([j for j in mix_jobs(None, corpus, MixConfig(silence_real=0))
+                            if j.label == LABELS.index("yes")])            # keywords untouched
 
 
 @pytest.mark.parametrize("extra, message", [

@@ -113,6 +113,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--augment-first", type=float, default=0.0,
                     help="chance that the first copy of a real keyword clip is augmented")
     ap.add_argument("--real-copies", type=int, default=3)
+    ap.add_argument("--unknown-word-target", type=int, default=0,
+                    help="real 'unknown' words with fewer clips than this are repeated, "
+                         "freshly augmented, up to about this many (0: each clip once)")
     ap.add_argument("--scarce-target", type=int, default=400,
                     help="rarer real keywords are repeated up to about this many clips")
     ap.add_argument("--unknown-max", type=int, default=2500, help="real unknown clips")
@@ -212,6 +215,7 @@ def main(argv: list[str] | None = None) -> int:
                     synth_keep=args.synth_keep,
                     synth_keep_scarce=args.synth_keep_scarce, augment_first=args.augment_first,
                     splices=args.splices, other_speech=args.other_speech_count,
+                    unknown_word_target=args.unknown_word_target,
                     use_real="real" not in without,
                     exclude_real=tuple(args.exclude_real), real_limit=tuple(limits),
                     augment=aug, seed=args.seed)

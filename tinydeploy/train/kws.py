@@ -373,7 +373,9 @@ class MixConfig:
     only synthetic voices speak it (``exclude_real`` names words limited to 0). ``splices``:
     clips made of the start of one real training clip and the end of another (partial
     keywords, word pairs, near words), augmented; only a teacher can label them
-    (`Teacher`). ``other_speech``: that many of the corpus's windows of other real speech
+    (`Teacher`). ``unknown_word_target``: an other word with fewer real "unknown" clips
+    than this is repeated, freshly augmented, up to about this many (0: every clip once).
+    ``other_speech``: that many of the corpus's windows of other real speech
     (`RealCorpus.speech`, a seeded choice), trained as "unknown" with their own label: their
     transcripts name no keyword, so nothing is left for a teacher to judge."""
 
@@ -386,6 +388,7 @@ class MixConfig:
     augment_first: float = 0.0  # chance that the first copy of a real keyword is augmented
     splices: int = 0            # clips spliced from two real clips (targets: the teacher's)
     other_speech: int = 0       # windows of other real speech, as "unknown"
+    unknown_word_target: int = 0   # rarer other words repeated up to about this many clips
     use_real: bool = True
     exclude_real: tuple[str, ...] = ()
     real_limit: tuple[tuple[str, int], ...] = ()   # (word, real training clips kept)
@@ -562,6 +565,13 @@ def mix_jobs(synth: Dataset | None, corpus: RealCorpus | None, mix: MixConfig
             unknown = sorted(picked)
         for u in unknown:
             jobs.append(_Job("real", u, LABELS.index(UNKNOWN), True))
+        if mix.unknown_word_target:
+            per_word = Counter(corpus.clips[u].word for u in unknown)
+            for w in sorted(per_word):
+                extra = -(-mix.unknown_word_target // per_word[w]) - 1
+                same = [u for u in unknown if corpus.clips[u].word == w]
+                jobs.extend(_Job("real", u, LABELS.index(UNKNOWN), True)
+                            for _ in range(extra) for u in same)
         for k in KEYWORDS:
             idx = [i for i, c in train if c.word == k]
             if not idx:
@@ -1042,6 +1052,9 @@ is dominated by the many real "unknown" clips. Words with 3-5 validation clips m
     scarce = ("" if mix.synth_keep_scarce is None or mix.synth_keep >= 1.0 else
               f", {mix.synth_keep_scarce:.0%} of those of keywords with fewer than "
               f"{mix.scarce_target} real clips")
+    rare_other = ("" if not mix.unknown_word_target else
+                  f" (words with fewer clips than {mix.unknown_word_target} repeated, freshly "
+                  "augmented, up to about that many)")
     windows = corpus.speech if corpus is not None else ()
     speech = ("" if not (mix.other_speech and windows) else
               f" {min(mix.other_speech, len(windows))} 1 s windows of other real speech (a "
@@ -1052,8 +1065,8 @@ Data: {data}. Real clips: each training clip of a keyword with at least
 {mix.scarce_target} clips {mix.real_copies} times, rarer keywords repeated up to about
 {mix.scarce_target} clips (first copy augmented with chance {mix.augment_first}, the rest
 freshly augmented); at most {mix.unknown_real_max} real "unknown" clips, taken from every word
-alike; {mix.silence_real} silence clips from the background recordings; {mix.synth_keep:.0%}
-of the synthetic training clips (seeded choice){scarce}.{speech}{limited}
+alike{rare_other}; {mix.silence_real} silence clips from the background recordings;
+{mix.synth_keep:.0%} of the synthetic training clips (seeded choice){scarce}.{speech}{limited}
 {"" if teacher is None else chr(10) + teacher.describe(mix.splices) + chr(10)}
 Augmentation (`tinydeploy/train/augment.py`): speed/pitch x{a.speed[0]}-{a.speed[1]}
 (p {a.p_speed}), time shift +-{a.shift_ms} ms{shift_whole}, simulated room RT60
