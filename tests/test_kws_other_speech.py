@@ -193,7 +193,7 @@ def test_transcripts_are_read_from_every_layout() -> None:
     assert not c.keyword_free(got["84-121123-0000"]) and c.keyword_free(got["84-121123-0001"])
 
 
-def test_windows_hold_speech_and_never_overlap() -> None:
+def test_windows_hold_speech_not_its_edge_and_never_overlap() -> None:
     c = _collector()
     rng = np.random.default_rng(0)
     x = np.round(rng.normal(0, 3, 16000 * 6)).astype(np.int16)        # 6 s of near silence
@@ -204,8 +204,9 @@ def test_windows_hold_speech_and_never_overlap() -> None:
         assert 1 <= len(starts) <= 3 and starts == sorted(starts)
         assert all(b - a >= 16000 for a, b in zip(starts, starts[1:], strict=False))
         for s in starts:
-            w = x[s:s + 16000].astype(np.float64)
-            assert w.size == 16000 and np.abs(w).max() > 1000          # some speech in it
+            assert s + 16000 <= x.size
+            covered = max(min(s + 16000, b + 8000) - max(s, b) for b in (16000, 64000))
+            assert covered >= 0.8 * 8000                                 # a burst, not its edge
     assert c.speech_windows(x[:15000], 2, rng) == []                   # shorter than 1 s
 
 

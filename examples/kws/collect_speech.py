@@ -19,11 +19,12 @@ An utterance is used only if no word of its transcript is a keyword or sounds li
 (`sounds_like_a_keyword`): a window of it then holds no keyword, whatever part of it the
 window takes, and can be trained as "unknown" without a model to judge it. From each such
 utterance (decoded to 16 kHz mono; FLAC through the ``flac`` tool) up to ``--per-utterance``
-windows are cut at seeded places, each holding speech (its loudest 10 ms within 20 dB of the
-utterance's loudest), none overlapping. They are written as
-``OUT_DIR/<folder of the audio>/<stem>_<k>.wav``; ``OUT_DIR/PROVENANCE`` names the
-repository, commit and licence, and ``OUT_DIR/windows.tsv`` lists every window with the
-utterance and sample it was cut from. Nothing in the repository is modified.
+windows are cut at seeded places, none overlapping, each mostly speech rather than the pause
+around it (`speech_windows`): a window of mostly background noise is silence, not
+"unknown". They are written as ``OUT_DIR/<folder of the audio>/<stem>_<k>.wav``;
+``OUT_DIR/PROVENANCE`` names the repository, commit and licence, and ``OUT_DIR/windows.tsv``
+lists every window with the utterance and sample it was cut from. Nothing in the repository
+is modified.
 """
 
 from __future__ import annotations
@@ -105,10 +106,12 @@ def decode(data: bytes, name: str) -> np.ndarray:
 
 
 def speech_windows(x: np.ndarray, k: int, rng: np.random.Generator,
-                   floor_db: float = 20.0) -> list[int]:
-    """Start samples of up to ``k`` non-overlapping 1 s windows of ``x`` that hold speech:
-    each window's loudest 10 ms frame is within ``floor_db`` of the utterance's loudest.
-    The places are a seeded shuffle of every 10 ms offset, taken greedily."""
+                   floor_db: float = 20.0, enough_s: float = 0.5) -> list[int]:
+    """Start samples of up to ``k`` non-overlapping 1 s windows of ``x`` that are mostly
+    speech, not the pause around it: a 10 ms frame is speech if it is within ``floor_db`` of
+    the utterance's loudest, and a window must hold ``enough_s`` of speech frames, or 80 %
+    of them all when the utterance has fewer (a single word). The places are a seeded
+    shuffle of the qualifying 10 ms offsets, taken greedily."""
     hop = SAMPLE_RATE // 100
     n = x.size // hop
     per = SAMPLE_RATE // hop
@@ -116,9 +119,10 @@ def speech_windows(x: np.ndarray, k: int, rng: np.random.Generator,
         return []
     frames = x[:n * hop].astype(np.float64).reshape(n, hop)
     db = 10 * np.log10(np.mean(frames ** 2, axis=1) + 1.0)
+    loud = np.concatenate([[0], np.cumsum(db >= db.max() - floor_db)])
+    need = min(enough_s * 100, 0.8 * loud[-1])
     starts = np.arange(n - per + 1)
-    loudest = np.array([db[s:s + per].max() for s in starts])
-    ok = starts[loudest >= db.max() - floor_db]
+    ok = starts[loud[starts + per] - loud[starts] >= need]
     taken: list[int] = []
     for s in rng.permutation(ok):
         if len(taken) == k:
