@@ -126,22 +126,6 @@ def test_rarer_other_words_are_repeated_up_to_the_target(tmp_path: Path) -> None
                             if j.label == LABELS.index("yes")])            # keywords untouched
 
 
-@pytest.mark.parametrize("extra, message", [
-    (["--other-speech", "sp"], "go together"),
-    (["--other-speech-count", "5"], "go together"),
-    (["--other-speech", "sp", "--other-speech-count", "5"], "needs --speech-commands"),
-])
-def test_bad_other_speech_options_are_usage_errors(tmp_path: Path, extra: list[str],
-                                                   message: str,
-                                                   capsys: pytest.CaptureFixture[str],
-                                                   monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.chdir(tmp_path)
-    with pytest.raises(SystemExit) as ex:
-        _train_script().main([*extra, "--out", str(tmp_path / "m")])
-    assert ex.value.code == 2 and message in capsys.readouterr().err
-    assert not (tmp_path / "m").exists()
-
-
 def test_an_empty_speech_folder_fails_in_one_line(tmp_path: Path,
                                                   capsys: pytest.CaptureFixture[str]) -> None:
     folder = make_folder(tmp_path / "real", {"up": TRAIN_SPK})

@@ -224,8 +224,11 @@ def test_a_bad_real_limit_is_a_usage_error(tmp_path: Path, limit: str, message: 
     (["--other-words", "words.txt", "--other-extra", "none.txt", "--other-extra-count", "5"],
      "--other-extra none.txt: no such word list"),
     (["--other-extra", "words.txt", "--other-extra-count", "5"], "give both"),
+    (["--other-speech", "sp"], "go together"),
+    (["--other-speech-count", "5"], "go together"),
+    (["--other-speech", "sp", "--other-speech-count", "5"], "needs --speech-commands"),
 ])
-def test_a_bad_extra_word_list_is_a_usage_error(tmp_path: Path, extra: list[str],
+def test_a_bad_other_word_option_is_a_usage_error(tmp_path: Path, extra: list[str],
                                                 message: str,
                                                 capsys: pytest.CaptureFixture[str],
                                                 monkeypatch: pytest.MonkeyPatch) -> None:
