@@ -227,6 +227,7 @@ def test_a_bad_real_limit_is_a_usage_error(tmp_path: Path, limit: str, message: 
     (["--other-speech", "sp"], "go together"),
     (["--other-speech-count", "5"], "go together"),
     (["--other-speech", "sp", "--other-speech-count", "5"], "needs --speech-commands"),
+    (["--unknown-word-target", "-3"], "are counts (0 or more)"),
 ])
 def test_a_bad_other_word_option_is_a_usage_error(tmp_path: Path, extra: list[str],
                                                 message: str,

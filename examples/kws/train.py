@@ -106,7 +106,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--other-speech", type=Path, nargs="+", default=[], metavar="DIR",
                     help="folders of 1 s windows of other real speech, whose transcripts "
                          "name no keyword (examples/kws/collect_speech.py writes them): "
-                         "--other-speech-count of them are trained as 'unknown'")
+                         "--other-speech-count of them are trained as 'unknown'; measured "
+                         "worse on the validation streams (models/kws/README.md)")
     ap.add_argument("--other-speech-count", type=int, default=0)
     ap.add_argument("--festival-words", type=int, default=160,
                     help="festival voices say the first this many words of --other-words")
@@ -115,7 +116,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--real-copies", type=int, default=3)
     ap.add_argument("--unknown-word-target", type=int, default=0,
                     help="real 'unknown' words with fewer clips than this are repeated, "
-                         "freshly augmented, up to about this many (0: each clip once)")
+                         "freshly augmented, up to about this many (0: each clip once); "
+                         "measured worse on the validation streams (models/kws/README.md)")
     ap.add_argument("--scarce-target", type=int, default=400,
                     help="rarer real keywords are repeated up to about this many clips")
     ap.add_argument("--unknown-max", type=int, default=2500, help="real unknown clips")
@@ -162,6 +164,8 @@ def main(argv: list[str] | None = None) -> int:
         ap.error("--other-extra WORDS and --other-extra-count N > 0 go together")
     if args.other_extra is not None and args.other_words is None:
         ap.error("--other-extra adds to --other-words: give both")
+    if args.unknown_word_target < 0 or args.other_speech_count < 0:
+        ap.error("--unknown-word-target and --other-speech-count are counts (0 or more)")
     if bool(args.other_speech) != (args.other_speech_count > 0):
         ap.error("--other-speech DIR and --other-speech-count N > 0 go together")
     if args.other_speech and not args.speech_commands:
