@@ -194,16 +194,17 @@ def test_windows_hold_speech_not_its_edge_and_never_overlap() -> None:
     assert c.speech_windows(x[:15000], 2, rng) == []                   # shorter than 1 s
 
 
-def _git_repo(root: Path) -> Path:
+def _git_repo(root: Path, files: dict[str, bytes] | None = None) -> Path:
     import subprocess
 
-    rng = np.random.default_rng(3)
-    files = {
-        "corpus/84/84-1.trans.txt": b"84-1-0000 A LONG WAY HOME\n84-1-0001 STOP THERE\n",
-    }
-    for stem in ("84-1-0000", "84-1-0001"):
-        x = np.round(rng.normal(0, 2000, 16000 * 3)).astype(np.int16)
-        files[f"corpus/84/{stem}.wav"] = encode_wav(x)
+    if files is None:
+        rng = np.random.default_rng(3)
+        files = {
+            "corpus/84/84-1.trans.txt": b"84-1-0000 A LONG WAY HOME\n84-1-0001 STOP THERE\n",
+        }
+        for stem in ("84-1-0000", "84-1-0001"):
+            x = np.round(rng.normal(0, 2000, 16000 * 3)).astype(np.int16)
+            files[f"corpus/84/{stem}.wav"] = encode_wav(x)
     for rel, data in files.items():
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_bytes(data)
@@ -239,9 +240,16 @@ def test_collect_cuts_windows_only_from_keyword_free_utterances(
     assert "Traceback" not in err
 
 
-def test_flac_without_the_flac_tool_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_flac_without_the_flac_tool_is_a_clear_error(tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture[str],
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     c = _collector()
     monkeypatch.setattr(c.shutil, "which", lambda _name: None)
     with pytest.raises(InputDataError, match="no 'flac' tool") as err:
         c.decode(b"fLaC", "a/b.flac")
     assert err.value.hint == "apt-get install flac"
+    git = _git_repo(tmp_path / "repo", {"a/u1.flac": b"fLaC", "a/u1.txt": b"hello there"})
+    assert c.main([str(git), str(tmp_path / "out")]) == 2
+    out = capsys.readouterr().err
+    assert "no 'flac' tool" in out and "apt-get install flac" in out and "Traceback" not in out
+    assert not (tmp_path / "out").exists()

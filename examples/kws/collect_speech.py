@@ -179,6 +179,10 @@ def main(argv: list[str] | None = None) -> int:
               f"{a.under or ''}".rstrip() + "\n  hint: the layouts read are in --help",
               file=sys.stderr)
         return 2
+    if any(stems[u].lower().endswith(".flac") for u in usable) and shutil.which("flac") is None:
+        print("error: FLAC recordings and no 'flac' tool to decode them\n"
+              "  hint: apt-get install flac", file=sys.stderr)
+        return 2
     rng = np.random.default_rng(a.seed)
     order = [usable[i] for i in rng.permutation(len(usable))]
     a.out.mkdir(parents=True, exist_ok=True)
@@ -192,10 +196,7 @@ def main(argv: list[str] | None = None) -> int:
             raw = data.get(audio[path], b"")
             try:
                 x = decode(raw, path)
-            except InputDataError as err:
-                if "no 'flac' tool" in err.message:
-                    print(err.report(), file=sys.stderr)
-                    return 2
+            except InputDataError:
                 skipped += 1              # a Git LFS pointer, an absent large file, bad audio
                 continue
             folder = path.rsplit("/", 2)[-2] if "/" in path else "."
