@@ -36,6 +36,8 @@ import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
+from itertools import islice
 from pathlib import Path
 
 import numpy as np
@@ -186,43 +188,45 @@ def main(argv: list[str] | None = None) -> int:
     rng = np.random.default_rng(a.seed)
     order = [usable[i] for i in rng.permutation(len(usable))]
     a.out.mkdir(parents=True, exist_ok=True)
-    rows, speakers, skipped = [], set(), 0
-    batch = 64
-    for b in range(0, len(order), batch):
-        part = order[b:b + batch]
-        data = _read_blobs(git, [audio[stems[s]] for s in part])
-        for s in part:
-            path = stems[s]
-            raw = data.get(audio[path], b"")
-            try:
-                x = decode(raw, path)
-            except InputDataError:
-                skipped += 1              # a Git LFS pointer, an absent large file, bad audio
-                continue
-            folder = path.rsplit("/", 2)[-2] if "/" in path else "."
-            for k, start in enumerate(speech_windows(x, a.per_utterance, rng)):
-                rel = Path(folder) / f"{s}_{k}.wav"
-                (a.out / folder).mkdir(exist_ok=True)
-                (a.out / rel).write_bytes(encode_wav(x[start:start + SAMPLE_RATE]))
-                rows.append(f"{rel}\t{path}\t{start}\n")
-                speakers.add(folder)
-                if len(rows) == a.max_windows:
-                    break
-            if len(rows) == a.max_windows:
-                break
-        print(f"  {min(b + batch, len(order))}/{len(order)} utterances, {len(rows)} windows",
-              file=sys.stderr)
-        if len(rows) == a.max_windows:
-            break
+    skipped = 0
+
+    def windows() -> Iterator[tuple[str, str, int, int, np.ndarray]]:
+        """(stem, audio path, k, start sample, audio) of every window, in ``order``; the
+        audio is read 64 utterances at a time."""
+        nonlocal skipped
+        cut = 0
+        for b in range(0, len(order), 64):
+            part = order[b:b + 64]
+            data = _read_blobs(git, [audio[stems[s]] for s in part])
+            for s in part:
+                try:
+                    x = decode(data.get(audio[stems[s]], b""), stems[s])
+                except InputDataError:
+                    skipped += 1          # a Git LFS pointer, an absent large file, bad audio
+                    continue
+                for k, start in enumerate(speech_windows(x, a.per_utterance, rng)):
+                    cut += 1
+                    yield s, stems[s], k, start, x
+            print(f"  {min(b + 64, len(order))}/{len(order)} utterances, {cut} windows",
+                  file=sys.stderr)
+
+    rows, folders = [], set()
+    for s, path, k, start, x in islice(windows(), a.max_windows or None):
+        folder = path.rsplit("/", 2)[-2] if "/" in path else "."
+        rel = Path(folder) / f"{s}_{k}.wav"
+        (a.out / folder).mkdir(exist_ok=True)
+        (a.out / rel).write_bytes(encode_wav(x[start:start + SAMPLE_RATE]))
+        rows.append(f"{rel}\t{path}\t{start}\n")
+        folders.add(folder)
     gd = a.git_dir.resolve()
     holder = gd.parent.parent if gd.name == ".git" else gd.parent
     repo = a.repo or holder.name.replace("+", "/")
     (a.out / "windows.tsv").write_text("window\tutterance\tstart sample\n" + "".join(rows))
     (a.out / "PROVENANCE").write_text(
         f"repository: {repo}\ncommit: {commit}\nlicence: {a.licence or 'see the repository'}\n"
-        f"windows: {len(rows)} from {len(speakers)} folders; utterances whose transcript "
+        f"windows: {len(rows)} from {len(folders)} folders; utterances whose transcript "
         "has a keyword (or a word said like one) were left out\n")
-    print(f"{repo}: commit {commit}: {len(rows)} windows in {len(speakers)} folders"
+    print(f"{repo}: commit {commit}: {len(rows)} windows in {len(folders)} folders"
           + (f"; {skipped} audio files could not be read" if skipped else ""))
     return 0
 

@@ -355,8 +355,8 @@ def curve(results: list[dict], hours: float, rates: Sequence[float] = CURVE_RATE
     out: dict[str, dict | None] = {}
     for rate in rates:
         limit = math.floor(rate * hours + 1e-9)
-        ok = [r for r in results if r["false_alarms"] <= limit]
-        out[f"{rate:g}"] = best_within(ok, limit) if ok else None
+        quiet = any(r["false_alarms"] <= limit for r in results)
+        out[f"{rate:g}"] = best_within(results, limit) if quiet else None
     return out
 
 

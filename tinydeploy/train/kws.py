@@ -566,12 +566,13 @@ def mix_jobs(synth: Dataset | None, corpus: RealCorpus | None, mix: MixConfig
         for u in unknown:
             jobs.append(_Job("real", u, LABELS.index(UNKNOWN), True))
         if mix.unknown_word_target:
-            per_word = Counter(corpus.clips[u].word for u in unknown)
-            for w in sorted(per_word):
-                extra = -(-mix.unknown_word_target // per_word[w]) - 1
-                same = [u for u in unknown if corpus.clips[u].word == w]
+            chosen: dict[str, list[int]] = {}
+            for u in unknown:
+                chosen.setdefault(corpus.clips[u].word, []).append(u)
+            for w in sorted(chosen):
+                extra = -(-mix.unknown_word_target // len(chosen[w])) - 1
                 jobs.extend(_Job("real", u, LABELS.index(UNKNOWN), True)
-                            for _ in range(extra) for u in same)
+                            for _ in range(extra) for u in chosen[w])
         for k in KEYWORDS:
             idx = [i for i, c in train if c.word == k]
             if not idx:
